@@ -1,0 +1,73 @@
+// One inference context of a model: infer() starts a run and returns at once; wait() blocks until
+// it ends and surfaces its error. Outputs are owned by the request and shared by reference count.
+#pragma once
+
+#include <chrono>
+#include <exception>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "Optimium/Runtime/Export.h"
+#include "Optimium/Runtime/Tensor.h"
+#include "Optimium/Runtime/TensorInfo.h"
+#include "Optimium/Runtime/Utils/ArrayRef.h"
+#include "Optimium/Runtime/Utils/StringRef.h"
+
+namespace optimium {
+namespace runtime {
+
+enum class InferStatus : uint8_t { Ready = 0, Running, Fault };
+
+OPTIMIUM_RT_API const char *toString(InferStatus Status);
+
+/// Called once per run when it ends: Ready with a null error, or Fault with the error.
+using InferCallback = std::function<void(InferStatus, std::exception_ptr)>;
+
+struct RequestImpl;
+
+class OPTIMIUM_RT_API InferRequest {
+public:
+  InferRequest() {}
+
+  /// Starts a run with inputs in the model's input order. Validates count, element types and
+  /// shapes first (InvalidArgumentError / TypeError / ShapeError); InvalidOperationError while a
+  /// run is in progress. The input tensors must stay unchanged until the run ends.
+  void infer(ArrayRef<Tensor> Inputs);
+  /// Starts a run with inputs by name; every model input must be given.
+  void infer(const std::map<std::string, Tensor> &Inputs);
+
+  /// Blocks until the run ends (Timeout 0 = no limit). Returns true when the timeout was reached
+  /// first. Rethrows the run's error if it failed.
+  bool wait(std::chrono::microseconds Timeout = std::chrono::microseconds(0));
+  InferStatus getStatus() const;
+  void addCallback(InferCallback Callback);
+  /// Cooperative: the run stops before its next operation and ends in Fault (InferError).
+  void cancel();
+
+  /// Output by index or name. Shares the request's buffer (see "Output lifetime").
+  Tensor getOutput(size_t Index) const;
+  Tensor getOutput(StringRef Name) const;
+  /// Any tensor by name: inputs, outputs, constants, and intermediates that are still readable
+  /// (all of them with EnableMemoryOptimization = false).
+  Tensor getTensor(StringRef Name) const;
+
+  std::string getModelName() const;
+  ArrayRef<OpInfo> getModelOperations() const;
+  ArrayRef<TensorInfo> getModelTensors() const;
+  const TensorInfo &getTensorInfo(StringRef Name) const;
+  const TensorInfo &getInputTensorInfo(size_t Index) const;
+  const TensorInfo &getOutputTensorInfo(size_t Index) const;
+
+  explicit operator bool() const { return static_cast<bool>(Impl); }
+
+  // Internal.
+  explicit InferRequest(std::shared_ptr<RequestImpl> I) : Impl(std::move(I)) {}
+
+private:
+  std::shared_ptr<RequestImpl> Impl;
+};
+
+} // namespace runtime
+} // namespace optimium

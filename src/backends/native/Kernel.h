@@ -1,0 +1,142 @@
+// Native (CPU) kernels: the interface every op implements, the variant registry, and the test
+// cases the kernel harness (tests/backends/native/KernelHarnessTest.cpp) runs every variant on.
+//
+// Lifecycle: create (validate attributes, pack constant weights once; may be called with
+// symbolic shapes) -> run (concrete shapes and bound pointers, any number of times, possibly
+// concurrently from several requests: run() must not mutate the kernel).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/OpSchema.h"
+
+namespace optimium {
+namespace runtime {
+namespace detail {
+
+/// A concrete tensor bound for one run.
+struct TensorView {
+  ElementType Type = ElementType::Undefined;
+  std::vector<int64_t> Dims;
+  void *Data = nullptr;
+
+  size_t elementCount() const {
+    size_t N = 1;
+    for (int64_t D : Dims)
+      N *= static_cast<size_t>(D);
+    return N;
+  }
+  size_t rank() const { return Dims.size(); }
+  template <typename T> T *data() const { return static_cast<T *>(Data); }
+};
+
+/// Intra-op parallelism, backed by the model's thread pool. Fn(Begin, End) is called on disjoint
+/// ranges covering [0, N); Grain is the smallest range worth a task.
+class Parallel {
+public:
+  using RangeFn = std::function<void(size_t Begin, size_t End)>;
+  using ForFn = std::function<void(size_t N, size_t Grain, const RangeFn &Fn)>;
+  Parallel() {}
+  Parallel(ForFn F, int Threads) : For(std::move(F)), Threads(Threads) {}
+  void forRange(size_t N, size_t Grain, const RangeFn &Fn) const {
+    if (N == 0)
+      return;
+    if (!For || Threads <= 1 || N <= Grain)
+      Fn(0, N);
+    else
+      For(N, Grain, Fn);
+  }
+  int threads() const { return Threads; }
+
+private:
+  ForFn For;
+  int Threads = 1;
+};
+
+struct KernelContext {
+  const std::vector<TensorView> &Inputs;   ///< Omitted optional inputs have Data == nullptr.
+  const std::vector<TensorView> &Outputs;  ///< Allocated by the executor with inferred shapes.
+  const Parallel &Par;
+};
+
+struct KernelCreateInfo {
+  const Node &N;
+  std::vector<ValueInfo> Inputs;  ///< Types, shapes (may be symbolic), constant values.
+  std::vector<ValueInfo> Outputs;
+};
+
+class Kernel {
+public:
+  virtual ~Kernel() = default;
+  virtual Status run(const KernelContext &Ctx) const = 0;
+};
+
+using KernelFactory = std::function<Result<std::unique_ptr<Kernel>>(const KernelCreateInfo &)>;
+
+struct KernelVariant {
+  /// dtype_op__isa_variant, e.g. "f32_conv__ref", "f32_conv__im2col_gemm". The reference variant
+  /// of every op ends in "__ref".
+  std::string Name;
+  /// Highest priority among the supporting variants is chosen; the reference has priority 0.
+  int Priority = 0;
+  /// Whether this variant handles the node (types, attributes, CPU features). Null = always.
+  std::function<bool(const KernelCreateInfo &)> Supports;
+  KernelFactory Create;
+};
+
+/// One input of a harness test case: random values (uniform in [Low, High]) unless Values is set.
+struct TestInput {
+  ElementType Type = ElementType::F32;
+  std::vector<int64_t> Dims;
+  std::vector<double> Values;
+  bool Constant = false; ///< Passed as a constant at create time (weights, shape tensors).
+  bool Omitted = false;  ///< An omitted optional input.
+  double Low = -1.0, High = 1.0;
+};
+
+struct OpTestCase {
+  std::string Label;
+  std::map<std::string, AttrValue> Attrs;
+  std::vector<TestInput> Inputs;
+  int NumOutputs = 1;
+  double Tolerance = 1e-4; ///< Max abs diff relative to max(1, |reference|).
+};
+
+struct OpKernels {
+  std::string Domain;
+  std::string OpType;
+  std::vector<KernelVariant> Variants;
+  std::function<std::vector<OpTestCase>()> TestCases;
+};
+
+void registerOpKernels(OpKernels K);
+const OpKernels *findOpKernels(const std::string &Domain, const std::string &OpType);
+std::vector<const OpKernels *> allOpKernels();
+/// The highest-priority variant that supports the node, or null.
+const KernelVariant *selectKernelVariant(const OpKernels &K, const KernelCreateInfo &Info);
+
+struct KernelRegistrar {
+  explicit KernelRegistrar(OpKernels K) { registerOpKernels(std::move(K)); }
+};
+
+#define OPT_REGISTER_KERNELS(Id, ...)                                                              \
+  static ::optimium::runtime::detail::KernelRegistrar OPT_CONCAT(OptKernelRegistrar_, Id)(__VA_ARGS__)
+
+/// Helper for kernels without state: wraps a run function.
+class FunctionKernel : public Kernel {
+public:
+  using Fn = std::function<Status(const KernelContext &)>;
+  explicit FunctionKernel(Fn F) : F(std::move(F)) {}
+  Status run(const KernelContext &Ctx) const override { return F(Ctx); }
+
+private:
+  Fn F;
+};
+
+} // namespace detail
+} // namespace runtime
+} // namespace optimium

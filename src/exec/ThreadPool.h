@@ -1,0 +1,66 @@
+// The runtime's thread pool: it owns every thread that runs model work. Tasks (request drivers,
+// pipeline ops) and parallel-for fan-outs share the same workers. Idle workers spin a bounded
+// budget, optionally yield, then park on a condition variable: an idle pool uses no CPU.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace optimium {
+namespace runtime {
+namespace detail {
+
+struct PoolConfig {
+  int Threads = 1;               ///< Worker threads (>= 1).
+  std::vector<int> Cores;        ///< Worker i is pinned to Cores[i % size]; empty = no pinning.
+  int SpinIterations = 1000;     ///< 0 park at once, N bounded spin, < 0 spin while armed.
+  int SpinYieldIterations = 0;   ///< sched_yield() calls after the spin budget (SpinIterations > 0).
+  bool EnableWorkStealing = true;
+  bool DisableDenormals = true;  ///< FTZ/DAZ on every worker.
+};
+
+class ThreadPool {
+public:
+  explicit ThreadPool(const PoolConfig &Config);
+  ~ThreadPool(); ///< Runs queued tasks to completion, then joins.
+  ThreadPool(const ThreadPool &) = delete;
+  ThreadPool &operator=(const ThreadPool &) = delete;
+
+  int threadCount() const;
+  const PoolConfig &config() const;
+
+  /// Queues a task (FIFO). Runs on a worker thread.
+  void submit(std::function<void()> Task);
+
+  /// Calls Fn(Begin, End) on disjoint ranges covering [0, N), using the calling thread plus idle
+  /// workers; returns when all ranges are done. Ranges are at least Grain long (except the last).
+  /// Callable from workers (nested fan-outs and concurrent callers are fine) and outside threads.
+  /// With work stealing off the split into chunks is static and deterministic.
+  void parallelFor(size_t N, size_t Grain, const std::function<void(size_t, size_t)> &Fn);
+
+  /// Arm/disarm: while armed (a request runs) a negative SpinIterations spins instead of parking.
+  void arm();
+  void disarm();
+
+  /// Whether the calling thread is one of this pool's workers.
+  bool isWorkerThread() const;
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> P;
+};
+
+/// Sets FTZ/DAZ on the calling thread (x86 MXCSR; FZ on AArch64 FPCR); returns the old state.
+unsigned disableDenormalsOnThisThread();
+void restoreDenormalsOnThisThread(unsigned OldState);
+
+} // namespace detail
+} // namespace runtime
+} // namespace optimium

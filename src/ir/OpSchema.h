@@ -1,0 +1,73 @@
+// Operator schemas known to the runtime: arity and shape/type inference. Each op registers its
+// schema in its own file (backends/native/ops/<Op>.cpp) with OPT_REGISTER_SCHEMA.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/Graph.h"
+
+namespace optimium {
+namespace runtime {
+namespace detail {
+
+/// What inference knows about one input or output of a node.
+struct ValueInfo {
+  bool Present = false; ///< false for an omitted optional input/output
+  ElementType Type = ElementType::Undefined;
+  TensorShape Shape;
+  /// The value when it is known before running (initializers, folded constants).
+  std::shared_ptr<ConstData> Const;
+};
+
+struct ShapeContext {
+  ShapeContext(const Node &N) : N(N) {}
+  const Node &N;
+  std::vector<ValueInfo> Inputs;  ///< One per N.Inputs entry.
+  std::vector<ValueInfo> Outputs; ///< One per N.Outputs entry; the schema fills Type and Shape.
+
+  bool hasInput(size_t I) const { return I < Inputs.size() && Inputs[I].Present; }
+  /// Error with the node named first: "node 'conv1' (Conv): <parts>".
+  template <typename... Args> Status error(ErrorCode Code, const Args &...Parts) const {
+    return makeError(Code, N.describe(), ": ", Parts...);
+  }
+  /// A fresh symbol for a dimension that depends on data ("unk__<n>").
+  Expr newSymbol();
+};
+
+using ShapeFn = std::function<Status(ShapeContext &)>;
+
+struct OpSchema {
+  std::string Domain; ///< "" = ai.onnx
+  std::string OpType;
+  int MinInputs = 0;
+  int MaxInputs = 0; ///< -1 = variadic
+  int MinOutputs = 1;
+  int MaxOutputs = 1;
+  /// Highest opset version of this op whose semantics the implementation follows.
+  int MaxOpsetVersion = 1000;
+  ShapeFn Infer;
+};
+
+void registerOpSchema(OpSchema Schema);
+const OpSchema *findOpSchema(const std::string &Domain, const std::string &OpType);
+std::vector<const OpSchema *> allOpSchemas();
+
+/// Runs the schema of N on Ctx (checks arity first). ModelError for an unknown op.
+Status inferNode(ShapeContext &Ctx);
+
+/// Multidirectional (numpy) broadcasting of two shapes; ShapeError naming both when impossible.
+Result<TensorShape> broadcastShapes(const TensorShape &A, const TensorShape &B);
+
+struct SchemaRegistrar {
+  explicit SchemaRegistrar(OpSchema S) { registerOpSchema(std::move(S)); }
+};
+
+#define OPT_REGISTER_SCHEMA(Id, ...)                                                               \
+  static ::optimium::runtime::detail::SchemaRegistrar OPT_CONCAT(OptSchemaRegistrar_, Id)(__VA_ARGS__)
+
+} // namespace detail
+} // namespace runtime
+} // namespace optimium

@@ -1,0 +1,50 @@
+// Storage behind a Tensor handle. A Buffer is shared by every tensor viewing it (outputs share the
+// request's arena this way); a user buffer is wrapped without ownership.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+
+#include "Optimium/Runtime/Shape.h"
+#include "Optimium/Runtime/Tensor.h"
+
+namespace optimium {
+namespace runtime {
+
+namespace detail {
+/// A block of memory. Owned blocks are 64-byte aligned and freed with the last reference.
+struct Buffer {
+  void *Data = nullptr;
+  size_t Bytes = 0;
+  bool Owned = false;
+  ElementType ConstructedStrings = ElementType::Undefined; ///< String when it holds std::strings.
+  size_t StringCount = 0;
+  ~Buffer();
+  /// Allocates Bytes (+ padding) aligned to kTensorAlignment; null on allocation failure.
+  static std::shared_ptr<Buffer> allocate(size_t Bytes, size_t Padding = kTensorPaddingBytes);
+  static std::shared_ptr<Buffer> wrap(void *Data, size_t Bytes);
+};
+} // namespace detail
+
+struct TensorImpl {
+  ElementType Type = ElementType::Undefined;
+  TensorShape Shape;
+  std::vector<int64_t> Dims; ///< Shape as concrete dims.
+  size_t ElementCount = 0;
+  std::shared_ptr<detail::Buffer> Storage; ///< Null after release().
+  size_t Offset = 0;                       ///< Byte offset of the data in Storage.
+  bool Padding = true;
+  bool UserBuffer = false;
+
+  void *data() const { return Storage ? static_cast<char *>(Storage->Data) + Offset : nullptr; }
+  size_t bytes() const { return ElementCount * getElementSize(Type); }
+};
+
+namespace detail {
+/// A tensor viewing Bytes at Offset of a shared buffer (used for outputs and intermediates).
+Tensor makeTensorView(ElementType Type, const std::vector<int64_t> &Dims, std::shared_ptr<Buffer> Storage,
+                      size_t Offset);
+} // namespace detail
+
+} // namespace runtime
+} // namespace optimium

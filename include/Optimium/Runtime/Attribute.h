@@ -98,7 +98,7 @@ OPTIMIUM_RT_SCALAR_ATTR(BoolAttr, Bool, bool, intValue)
     CType value() const { return static_cast<CType>(intValue()); }                                 \
     float scale() const { return quantScale(); }                                                   \
     int64_t zeroPoint() const { return quantZeroPoint(); }                                         \
-    /// The real value: (value - zeroPoint) * scale.                                               \
+    /** The real value: (value - zeroPoint) * scale. */                                            \
     float dequantize() const { return static_cast<float>(intValue() - quantZeroPoint()) * quantScale(); } \
     static bool classof(AttributeKind K) { return K == AttributeKind::Kind; }                      \
     static const char *name() { return #Name; }                                                    \

@@ -1,0 +1,139 @@
+// InferRequest: thin public wrapper over RequestImpl.
+#include "Optimium/Runtime/InferRequest.h"
+#include "Optimium/Runtime/Exceptions.h"
+#include "Optimium/Runtime/Model.h"
+
+#include <algorithm>
+
+#include "core/ErrorConversion.h"
+#include "exec/Request.h"
+
+namespace optimium {
+namespace runtime {
+
+using namespace detail;
+
+namespace {
+RequestImpl &checked(const std::shared_ptr<RequestImpl> &Impl) {
+  if (!Impl)
+    throw InvalidStateError("this InferRequest is empty (default-constructed); use Model::createRequest()");
+  return *Impl;
+}
+
+/// Outputs and intermediates are only readable between runs.
+void requireFinishedRun(RequestImpl &R, std::unique_lock<std::mutex> &, const std::string &What) {
+  if (R.State == InferStatus::Running)
+    throw InvalidOperationError(What + ": the request is still running; call wait() first");
+  if (!R.HasRun)
+    throw InvalidOperationError(What + ": no inference has run on this request yet");
+  if (R.State == InferStatus::Fault)
+    throw InvalidOperationError(What + ": the last inference failed; its outputs are not valid");
+}
+} // namespace
+
+void InferRequest::infer(ArrayRef<Tensor> Inputs) { throwIfError(checked(Impl).start(Inputs.vec())); }
+
+void InferRequest::infer(const std::map<std::string, Tensor> &Inputs) {
+  RequestImpl &R = checked(Impl);
+  const ModelImpl &M = *R.M;
+  std::vector<Tensor> Ordered;
+  for (const StringRef &Name : M.InputNames) {
+    auto It = Inputs.find(Name.str());
+    if (It == Inputs.end())
+      throw InvalidArgumentError("infer: input '" + Name.str() + "' of model '" + M.Name + "' is missing");
+    Ordered.push_back(It->second);
+  }
+  for (const auto &KV : Inputs)
+    if (std::find(M.InputNames.begin(), M.InputNames.end(), StringRef(KV.first)) == M.InputNames.end())
+      throw InvalidArgumentError("infer: model '" + M.Name + "' has no input named '" + KV.first + "'");
+  throwIfError(R.start(std::move(Ordered)));
+}
+
+bool InferRequest::wait(std::chrono::microseconds Timeout) {
+  RequestImpl &R = checked(Impl);
+  if (R.isInCallback())
+    return false; // a callback runs while the run completes: waiting here would deadlock
+  std::unique_lock<std::mutex> Lock(R.Mu);
+  auto Done = [&] { return R.CompletedRuns == R.StartedRuns; };
+  if (Timeout.count() <= 0)
+    R.Cv.wait(Lock, Done);
+  else if (!R.Cv.wait_for(Lock, Timeout, Done))
+    return true;
+  if (R.State == InferStatus::Fault && R.Error)
+    std::rethrow_exception(R.Error);
+  return false;
+}
+
+InferStatus InferRequest::getStatus() const {
+  RequestImpl &R = checked(Impl);
+  std::lock_guard<std::mutex> Lock(R.Mu);
+  return R.State;
+}
+
+void InferRequest::addCallback(InferCallback Callback) {
+  RequestImpl &R = checked(Impl);
+  if (!Callback)
+    throw InvalidArgumentError("addCallback: the callback is empty");
+  std::lock_guard<std::mutex> Lock(R.Mu);
+  R.Callbacks.push_back(std::move(Callback));
+}
+
+void InferRequest::cancel() { checked(Impl).CancelFlag.store(true); }
+
+Tensor InferRequest::getOutput(size_t Index) const {
+  RequestImpl &R = checked(Impl);
+  std::unique_lock<std::mutex> Lock(R.Mu);
+  const Graph &G = *R.M->G;
+  if (Index >= G.Outputs.size())
+    throw InvalidArgumentError("getOutput: index " + std::to_string(Index) + " is out of range: model '" + R.M->Name +
+                               "' has " + std::to_string(G.Outputs.size()) + " output(s)");
+  requireFinishedRun(R, Lock, "getOutput");
+  return R.valueTensor(G.Outputs[Index]);
+}
+
+Tensor InferRequest::getOutput(StringRef Name) const {
+  RequestImpl &R = checked(Impl);
+  const Graph &G = *R.M->G;
+  for (size_t I = 0; I < G.Outputs.size(); ++I)
+    if (G.Values[G.Outputs[I]].Name == Name.str())
+      return getOutput(I);
+  std::string Names;
+  for (int O : G.Outputs)
+    Names += (Names.empty() ? "" : ", ") + G.Values[O].Name;
+  throw InvalidArgumentError("getOutput: model '" + R.M->Name + "' has no output named '" + Name.str() +
+                             "' (outputs: " + Names + ")");
+}
+
+Tensor InferRequest::getTensor(StringRef Name) const {
+  RequestImpl &R = checked(Impl);
+  const Graph &G = *R.M->G;
+  const int V = G.findValue(Name.str());
+  if (V < 0 || !R.M->findTensor(Name.str()))
+    throw InvalidArgumentError("getTensor: model '" + R.M->Name + "' has no tensor named '" + Name.str() + "'");
+  std::unique_lock<std::mutex> Lock(R.Mu);
+  const Value &Val = G.Values[V];
+  if (Val.Const)
+    return R.valueTensor(V);
+  requireFinishedRun(R, Lock, "getTensor('" + Name.str() + "')");
+  if (!Val.IsGraphInput && !R.Owned[V] && !R.Plan->Readable[V])
+    throw InvalidOperationError("getTensor: '" + Name.str() +
+                                "' is an intermediate whose memory is reused by later operations; load the model "
+                                "with EnableMemoryOptimization = false to read every intermediate");
+  return R.valueTensor(V);
+}
+
+std::string InferRequest::getModelName() const { return checked(Impl).M->Name; }
+ArrayRef<OpInfo> InferRequest::getModelOperations() const { return checked(Impl).M->Ops; }
+ArrayRef<TensorInfo> InferRequest::getModelTensors() const { return checked(Impl).M->Tensors; }
+const TensorInfo &InferRequest::getTensorInfo(StringRef Name) const {
+  return Model(checked(Impl).M).getTensorInfo(Name);
+}
+const TensorInfo &InferRequest::getInputTensorInfo(size_t Index) const {
+  return Model(checked(Impl).M).getInputTensorInfo(Index);
+}
+const TensorInfo &InferRequest::getOutputTensorInfo(size_t Index) const {
+  return Model(checked(Impl).M).getOutputTensorInfo(Index);
+}
+
+} // namespace runtime
+} // namespace optimium

@@ -1,0 +1,106 @@
+// Model: thin public wrapper over ModelImpl.
+#include "Optimium/Runtime/Model.h"
+
+#include <algorithm>
+
+#include "Optimium/Runtime/Exceptions.h"
+
+#include "core/ErrorConversion.h"
+#include "exec/Request.h"
+#include "passes/InferShapes.h"
+
+namespace optimium {
+namespace runtime {
+
+using namespace detail;
+
+namespace {
+const ModelImpl &checked(const std::shared_ptr<ModelImpl> &Impl) {
+  if (!Impl)
+    throw InvalidStateError("this Model is empty (default-constructed or moved from)");
+  return *Impl;
+}
+} // namespace
+
+std::string Model::getName() const { return checked(Impl).Name; }
+ArrayRef<StringRef> Model::getInputNames() const { return checked(Impl).InputNames; }
+ArrayRef<StringRef> Model::getOutputNames() const { return checked(Impl).OutputNames; }
+
+const TensorInfo &Model::getTensorInfo(StringRef Name) const {
+  const TensorInfo *TI = checked(Impl).findTensor(Name.str());
+  if (!TI)
+    throw InvalidArgumentError("model '" + Impl->Name + "' has no tensor named '" + Name.str() + "'");
+  return *TI;
+}
+
+const TensorInfo &Model::getInputTensorInfo(size_t Index) const {
+  const ModelImpl &M = checked(Impl);
+  if (Index >= M.InputNames.size())
+    throw InvalidArgumentError("input index " + std::to_string(Index) + " is out of range: model '" + M.Name + "' has " +
+                               std::to_string(M.InputNames.size()) + " input(s)");
+  return *M.findTensor(M.InputNames[Index].str());
+}
+
+const TensorInfo &Model::getOutputTensorInfo(size_t Index) const {
+  const ModelImpl &M = checked(Impl);
+  if (Index >= M.OutputNames.size())
+    throw InvalidArgumentError("output index " + std::to_string(Index) + " is out of range: model '" + M.Name + "' has " +
+                               std::to_string(M.OutputNames.size()) + " output(s)");
+  return *M.findTensor(M.OutputNames[Index].str());
+}
+
+ArrayRef<TensorInfo> Model::getTensors() const { return checked(Impl).Tensors; }
+ArrayRef<OpInfo> Model::getOperations() const { return checked(Impl).Ops; }
+bool Model::isDynamic() const { return checked(Impl).Dynamic; }
+
+bool Model::hasAttribute(StringRef Key) const { return checked(Impl).G->Metadata.count(Key.str()) != 0; }
+Attribute Model::getAttribute(StringRef Key) const {
+  const auto &MD = checked(Impl).G->Metadata;
+  auto It = MD.find(Key.str());
+  return It == MD.end() ? Attribute() : It->second;
+}
+ArrayRef<StringRef> Model::getAttributeKeys() const { return checked(Impl).AttributeKeyRefs; }
+
+TensorShape Model::inferShape(StringRef Name, const std::map<std::string, TensorShape> &InputShapes) const {
+  const ModelImpl &M = checked(Impl);
+  std::vector<TensorShape> Ordered;
+  for (const StringRef &In : M.InputNames) {
+    auto It = InputShapes.find(In.str());
+    if (It == InputShapes.end())
+      throw InvalidArgumentError("inferShape: no shape given for input '" + In.str() + "'");
+    Ordered.push_back(It->second);
+  }
+  for (const auto &KV : InputShapes)
+    if (!M.findTensor(KV.first) || std::find(M.InputNames.begin(), M.InputNames.end(), StringRef(KV.first)) == M.InputNames.end())
+      throw InvalidArgumentError("inferShape: '" + KV.first + "' is not an input of model '" + M.Name + "'");
+  return inferShape(Name, make_array(Ordered));
+}
+
+TensorShape Model::inferShape(StringRef Name, ArrayRef<TensorShape> InputShapes) const {
+  const ModelImpl &M = checked(Impl);
+  const Graph &G = *M.G;
+  const int Target = G.findValue(Name.str());
+  if (Target < 0)
+    throw InvalidArgumentError("inferShape: model '" + M.Name + "' has no tensor named '" + Name.str() + "'");
+  if (InputShapes.size() != G.Inputs.size())
+    throw InvalidArgumentError("inferShape: model '" + M.Name + "' has " + std::to_string(G.Inputs.size()) +
+                               " input(s), got " + std::to_string(InputShapes.size()) + " shape(s)");
+  std::vector<ValueInfo> Infos = initialValueInfos(G);
+  for (size_t I = 0; I < G.Inputs.size(); ++I) {
+    const Value &V = G.Values[G.Inputs[I]];
+    if (!InputShapes[I].isCompatible(V.Shape))
+      throw ShapeError("inferShape: input '" + V.Name + "' has shape " + InputShapes[I].toString() +
+                       ", the model expects " + V.Shape.toString());
+    Infos[G.Inputs[I]].Shape = InputShapes[I];
+  }
+  throwIfError(propagateShapes(G, Infos, /*CheckDeclared=*/false));
+  return Infos[Target].Shape;
+}
+
+InferRequest Model::createRequest() const {
+  checked(Impl);
+  return InferRequest(std::make_shared<RequestImpl>(Impl));
+}
+
+} // namespace runtime
+} // namespace optimium

@@ -1,0 +1,249 @@
+// Shared implementation of the broadcasting binary ops (Add, Sub, Mul, Div): schema, a reference
+// kernel (per-element index arithmetic), a fast kernel (same shape, scalar and row/column
+// broadcast loops split over the thread pool), and common harness cases. Each op's own file
+// supplies the arithmetic and registers it.
+#pragma once
+
+#include <type_traits>
+
+#include "backends/native/ops/common/OpUtil.h"
+
+namespace optimium {
+namespace runtime {
+namespace detail {
+namespace ops {
+
+/// Signed integer arithmetic wraps (through unsigned) instead of being undefined on overflow.
+template <typename T> using WrapType = typename std::conditional<std::is_integral<T>::value, std::make_unsigned<T>,
+                                                                 std::common_type<T>>::type::type;
+
+inline OpSchema binaryElementwiseSchema(const char *OpType) {
+  OpSchema S;
+  S.OpType = OpType;
+  S.MinInputs = S.MaxInputs = 2;
+  S.Infer = [](ShapeContext &Ctx) -> Status {
+    RETURN_IF_ERROR(requireInputType(Ctx, 0, {ElementType::F32, ElementType::F64, ElementType::I32, ElementType::I64}));
+    RETURN_IF_ERROR(requireSameType(Ctx, 0, 1));
+    auto Shape = broadcastShapes(Ctx.Inputs[0].Shape, Ctx.Inputs[1].Shape);
+    if (!Shape.isOk())
+      return Shape.status().withContext(Ctx.N.describe());
+    Ctx.Outputs[0].Type = Ctx.Inputs[0].Type;
+    Ctx.Outputs[0].Shape = *Shape;
+    return Status::ok();
+  };
+  return S;
+}
+
+/// Element strides of In broadcast to OutDims (0 along broadcast dims).
+inline std::vector<int64_t> broadcastStrides(const std::vector<int64_t> &In, const std::vector<int64_t> &OutDims) {
+  const size_t R = OutDims.size();
+  std::vector<int64_t> S(R, 0);
+  int64_t Stride = 1;
+  for (size_t I = In.size(); I-- > 0;) {
+    const size_t O = I + R - In.size();
+    S[O] = In[I] == 1 ? 0 : Stride;
+    Stride *= In[I];
+  }
+  return S;
+}
+
+inline Status checkBroadcast(const char *Name, const TensorView &A, const TensorView &B, const TensorView &Y) {
+  const size_t R = Y.rank();
+  if (A.rank() > R || B.rank() > R)
+    return runError(Name, "input rank exceeds output rank");
+  for (size_t I = 0; I < R; ++I) {
+    const int64_t DA = I + A.rank() >= R ? A.Dims[I + A.rank() - R] : 1;
+    const int64_t DB = I + B.rank() >= R ? B.Dims[I + B.rank() - R] : 1;
+    if ((DA != Y.Dims[I] && DA != 1) || (DB != Y.Dims[I] && DB != 1))
+      return runError(Name, "input shapes ", joinInts(A.Dims), " and ", joinInts(B.Dims),
+                      " do not broadcast to the output ", joinInts(Y.Dims));
+  }
+  return Status::ok();
+}
+
+/// Integer division by zero would trap (SIGFPE); report it instead of killing the host.
+template <typename Op, typename T> Status checkDivisor(const TensorView &B) {
+  if (Op::IsDivision && std::is_integral<T>::value) {
+    const T *P = B.data<T>();
+    for (size_t I = 0, N = B.elementCount(); I < N; ++I)
+      if (P[I] == 0)
+        return makeError(ErrorCode::Infer, "integer division by zero");
+  }
+  return Status::ok();
+}
+
+template <typename Op, typename T> class BinaryRefKernel : public Kernel {
+public:
+  explicit BinaryRefKernel(std::string Name) : Name(std::move(Name)) {}
+  Status run(const KernelContext &Ctx) const override {
+    const TensorView &A = Ctx.Inputs[0], &B = Ctx.Inputs[1], &Y = Ctx.Outputs[0];
+    RETURN_IF_ERROR(checkBroadcast(Name.c_str(), A, B, Y));
+    RETURN_IF_ERROR((checkDivisor<Op, T>(B)));
+    const std::vector<int64_t> SA = broadcastStrides(A.Dims, Y.Dims), SB = broadcastStrides(B.Dims, Y.Dims);
+    const T *PA = A.data<T>(), *PB = B.data<T>();
+    T *PY = Y.data<T>();
+    const size_t N = Y.elementCount(), R = Y.rank();
+    for (size_t I = 0; I < N; ++I) {
+      // Decode the output index, innermost dim first.
+      size_t Rem = I;
+      int64_t OA = 0, OB = 0;
+      for (size_t D = R; D-- > 0;) {
+        const int64_t Idx = static_cast<int64_t>(Rem % static_cast<size_t>(Y.Dims[D]));
+        Rem /= static_cast<size_t>(Y.Dims[D]);
+        OA += Idx * SA[D];
+        OB += Idx * SB[D];
+      }
+      PY[I] = Op::template apply<T>(PA[OA], PB[OB]);
+    }
+    return Status::ok();
+  }
+
+private:
+  std::string Name;
+};
+
+template <typename Op, typename T> class BinaryFastKernel : public Kernel {
+public:
+  explicit BinaryFastKernel(std::string Name) : Name(std::move(Name)) {}
+
+  Status run(const KernelContext &Ctx) const override {
+    const TensorView &A = Ctx.Inputs[0], &B = Ctx.Inputs[1], &Y = Ctx.Outputs[0];
+    RETURN_IF_ERROR(checkBroadcast(Name.c_str(), A, B, Y));
+    RETURN_IF_ERROR((checkDivisor<Op, T>(B)));
+    const T *PA = A.data<T>(), *PB = B.data<T>();
+    T *PY = Y.data<T>();
+    const size_t N = Y.elementCount(), NA = A.elementCount(), NB = B.elementCount();
+    constexpr size_t Grain = 16384;
+    if (NA == N && NB == N) {
+      Ctx.Par.forRange(N, Grain, [&](size_t Lo, size_t Hi) {
+        for (size_t I = Lo; I < Hi; ++I)
+          PY[I] = Op::template apply<T>(PA[I], PB[I]);
+      });
+      return Status::ok();
+    }
+    if (NB == 1 && NA == N) {
+      const T S = PB[0];
+      Ctx.Par.forRange(N, Grain, [&](size_t Lo, size_t Hi) {
+        for (size_t I = Lo; I < Hi; ++I)
+          PY[I] = Op::template apply<T>(PA[I], S);
+      });
+      return Status::ok();
+    }
+    if (NA == 1 && NB == N) {
+      const T S = PA[0];
+      Ctx.Par.forRange(N, Grain, [&](size_t Lo, size_t Hi) {
+        for (size_t I = Lo; I < Hi; ++I)
+          PY[I] = Op::template apply<T>(S, PB[I]);
+      });
+      return Status::ok();
+    }
+    // General case: collapse to [Outer, Inner] rows where the innermost run is either contiguous
+    // or a broadcast scalar for each operand, then loop rows in parallel.
+    const std::vector<int64_t> SA = broadcastStrides(A.Dims, Y.Dims), SB = broadcastStrides(B.Dims, Y.Dims);
+    const size_t R = Y.rank();
+    const int64_t Inner = R ? Y.Dims[R - 1] : 1;
+    const int64_t IncA = R ? SA[R - 1] : 0, IncB = R ? SB[R - 1] : 0;
+    const size_t Rows = Inner ? N / static_cast<size_t>(Inner) : 0;
+    Ctx.Par.forRange(Rows, std::max<size_t>(1, Grain / static_cast<size_t>(std::max<int64_t>(Inner, 1))),
+                     [&](size_t Lo, size_t Hi) {
+                       for (size_t Row = Lo; Row < Hi; ++Row) {
+                         size_t Rem = Row;
+                         int64_t OA = 0, OB = 0;
+                         for (size_t D = R - 1; D-- > 0;) {
+                           const int64_t Idx = static_cast<int64_t>(Rem % static_cast<size_t>(Y.Dims[D]));
+                           Rem /= static_cast<size_t>(Y.Dims[D]);
+                           OA += Idx * SA[D];
+                           OB += Idx * SB[D];
+                         }
+                         T *Out = PY + Row * static_cast<size_t>(Inner);
+                         const T *RA = PA + OA, *RB = PB + OB;
+                         if (IncA == 1 && IncB == 1) {
+                           for (int64_t J = 0; J < Inner; ++J)
+                             Out[J] = Op::template apply<T>(RA[J], RB[J]);
+                         } else if (IncA == 1) { // row of A against a broadcast scalar of B
+                           const T S = RB[0];
+                           for (int64_t J = 0; J < Inner; ++J)
+                             Out[J] = Op::template apply<T>(RA[J], S);
+                         } else if (IncB == 1) {
+                           const T S = RA[0];
+                           for (int64_t J = 0; J < Inner; ++J)
+                             Out[J] = Op::template apply<T>(S, RB[J]);
+                         } else {
+                           for (int64_t J = 0; J < Inner; ++J)
+                             Out[J] = Op::template apply<T>(RA[J * IncA], RB[J * IncB]);
+                         }
+                       }
+                     });
+    return Status::ok();
+  }
+
+private:
+  std::string Name;
+};
+
+template <typename Op, typename T>
+void addBinaryVariants(std::vector<KernelVariant> &Out, const std::string &TypeName, const std::string &OpName) {
+  const ElementType ET = ElementTypeOf<T>::value;
+  const auto Supports = [ET](const KernelCreateInfo &I) { return inputIs(I, 0, ET) && inputIs(I, 1, ET); };
+  const std::string Ref = TypeName + "_" + OpName + "__ref", Fast = TypeName + "_" + OpName + "__fast";
+  Out.push_back({Ref, 0, Supports, [Ref](const KernelCreateInfo &) { return makeKernel<BinaryRefKernel<Op, T>>(Ref); }});
+  Out.push_back({Fast, 10, Supports,
+                 [Fast](const KernelCreateInfo &) { return makeKernel<BinaryFastKernel<Op, T>>(Fast); }});
+}
+
+/// Cases every binary op runs: each broadcast pattern in f32, every other type once, and int64
+/// values beyond the int32 range. DivisorLow/High keep integer divisors away from zero.
+inline std::vector<OpTestCase> binaryElementwiseCases(bool IsDivision) {
+  std::vector<OpTestCase> Cases;
+  const auto add = [&](const std::string &Label, std::vector<int64_t> DA, std::vector<int64_t> DB, ElementType T,
+                       double Lo, double Hi) {
+    TestInput A = tensorInput(std::move(DA), T), B = tensorInput(std::move(DB), T);
+    A.Low = Lo, A.High = Hi;
+    if (IsDivision) {
+      B.Low = 1, B.High = 9; // strictly positive divisors
+    } else {
+      B.Low = Lo, B.High = Hi;
+    }
+    Cases.push_back(testCase(Label, {A, B}));
+  };
+  const ElementType F32 = ElementType::F32;
+  add("same_shape", {2, 3, 4}, {2, 3, 4}, F32, -1, 1);
+  add("large_same_shape", {4, 64, 129}, {4, 64, 129}, F32, -1, 1);
+  add("scalar_rhs", {3, 5}, {}, F32, -1, 1);
+  add("scalar_lhs", {}, {3, 5}, F32, -1, 1);
+  add("one_element_rhs", {2, 3}, {1, 1}, F32, -1, 1);
+  add("row_broadcast", {2, 3, 4}, {4}, F32, -1, 1);
+  add("column_broadcast", {2, 3, 4}, {3, 1}, F32, -1, 1);
+  add("lhs_broadcast", {4}, {2, 3, 4}, F32, -1, 1);
+  add("bidirectional", {2, 1, 4}, {3, 1}, F32, -1, 1);
+  add("middle_broadcast", {2, 1, 5}, {2, 3, 5}, F32, -1, 1);
+  add("empty", {0, 3}, {3}, F32, -1, 1);
+  add("f64", {3, 4}, {4}, ElementType::F64, -1, 1);
+  add("i32", {3, 4}, {3, 4}, ElementType::I32, -100, 100);
+  add("i32_broadcast", {3, 4}, {1, 4}, ElementType::I32, -100, 100);
+  add("i64", {3, 4}, {4}, ElementType::I64, -100, 100);
+  add("i64_beyond_i32", {2, 8}, {2, 8}, ElementType::I64, -4e12, 4e12);
+  if (IsDivision) {
+    // Negative integer divisors: truncating division.
+    TestInput A = tensorInput({4, 4}, ElementType::I32), B = tensorInput({4, 4}, ElementType::I32);
+    A.Low = -100, A.High = 100, B.Low = -9, B.High = -1;
+    Cases.push_back(testCase("i32_negative_divisor", {A, B}));
+  }
+  return Cases;
+}
+
+template <typename Op> OpKernels binaryElementwiseKernels(const char *OpType, const std::string &OpName) {
+  OpKernels K;
+  K.OpType = OpType;
+  addBinaryVariants<Op, float>(K.Variants, "f32", OpName);
+  addBinaryVariants<Op, double>(K.Variants, "f64", OpName);
+  addBinaryVariants<Op, int32_t>(K.Variants, "i32", OpName);
+  addBinaryVariants<Op, int64_t>(K.Variants, "i64", OpName);
+  K.TestCases = [] { return binaryElementwiseCases(Op::IsDivision); };
+  return K;
+}
+
+} // namespace ops
+} // namespace detail
+} // namespace runtime
+} // namespace optimium

@@ -1,0 +1,26 @@
+// Sub: elementwise subtraction with numpy broadcasting (f32, f64, i32, i64). The broadcasting
+// machinery is shared in BinaryElementwise.h; this file only supplies the arithmetic.
+#include "backends/native/ops/BinaryElementwise.h"
+
+namespace optimium {
+namespace runtime {
+namespace detail {
+namespace ops {
+namespace {
+
+struct SubOp {
+  static constexpr bool IsDivision = false;
+  template <typename T> static T apply(T A, T B) {
+    using W = WrapType<T>;
+    return static_cast<T>(static_cast<W>(A) - static_cast<W>(B));
+  }
+};
+
+OPT_REGISTER_SCHEMA(Sub, binaryElementwiseSchema("Sub"));
+OPT_REGISTER_KERNELS(Sub, binaryElementwiseKernels<SubOp>("Sub", "sub"));
+
+} // namespace
+} // namespace ops
+} // namespace detail
+} // namespace runtime
+} // namespace optimium

@@ -1,0 +1,279 @@
+// SGEMM engine: panel packing, block scheduling over the thread pool, and the microkernels. The
+// build does not use -march=native, so the AVX2/AVX-512 kernels are compiled with target
+// attributes and only called after a run-time CPU check.
+#include "backends/native/ops/common/Gemm.h"
+
+#include <algorithm>
+#include <cstring>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define OPT_GEMM_X86 1
+#endif
+
+namespace optimium {
+namespace runtime {
+namespace detail {
+namespace ops {
+
+namespace {
+
+// K block: an A panel (MR x KC) and a B panel (KC x NR) stay in L1/L2 across a tile's loop.
+constexpr int64_t KC = 256;
+
+int64_t ceilDiv(int64_t A, int64_t B) { return (A + B - 1) / B; }
+
+// --- portable microkernel: plain loops the compiler vectorizes with baseline SIMD -----------------
+constexpr int64_t PortableMR = 4, PortableNR = 16;
+
+void microPortable(int64_t Kc, const float *A, const float *B, float *C, int64_t Ldc, int64_t Mr, int64_t Nr,
+                   float Alpha, float Beta, bool Accumulate) {
+  float Acc[PortableMR][PortableNR] = {};
+  for (int64_t K = 0; K < Kc; ++K) {
+    const float *Ak = A + K * PortableMR;
+    const float *Bk = B + K * PortableNR;
+    for (int64_t I = 0; I < PortableMR; ++I)
+      for (int64_t J = 0; J < PortableNR; ++J)
+        Acc[I][J] += Ak[I] * Bk[J];
+  }
+  for (int64_t I = 0; I < Mr; ++I) {
+    float *Row = C + I * Ldc;
+    for (int64_t J = 0; J < Nr; ++J) {
+      const float V = Alpha * Acc[I][J];
+      Row[J] = Accumulate ? Row[J] + V : (Beta == 0.0f ? V : V + Beta * Row[J]);
+    }
+  }
+}
+
+#ifdef OPT_GEMM_X86
+// --- AVX2 + FMA: 6 rows x 16 columns = 12 ymm accumulators ----------------------------------------
+__attribute__((target("avx2,fma"))) void microAvx2(int64_t Kc, const float *A, const float *B, float *C, int64_t Ldc,
+                                                   int64_t Mr, int64_t Nr, float Alpha, float Beta, bool Accumulate) {
+  __m256 C00 = _mm256_setzero_ps(), C01 = _mm256_setzero_ps(), C10 = _mm256_setzero_ps(), C11 = _mm256_setzero_ps(),
+         C20 = _mm256_setzero_ps(), C21 = _mm256_setzero_ps(), C30 = _mm256_setzero_ps(), C31 = _mm256_setzero_ps(),
+         C40 = _mm256_setzero_ps(), C41 = _mm256_setzero_ps(), C50 = _mm256_setzero_ps(), C51 = _mm256_setzero_ps();
+  for (int64_t K = 0; K < Kc; ++K) {
+    const __m256 B0 = _mm256_loadu_ps(B), B1 = _mm256_loadu_ps(B + 8);
+    __m256 Av = _mm256_broadcast_ss(A + 0);
+    C00 = _mm256_fmadd_ps(Av, B0, C00), C01 = _mm256_fmadd_ps(Av, B1, C01);
+    Av = _mm256_broadcast_ss(A + 1);
+    C10 = _mm256_fmadd_ps(Av, B0, C10), C11 = _mm256_fmadd_ps(Av, B1, C11);
+    Av = _mm256_broadcast_ss(A + 2);
+    C20 = _mm256_fmadd_ps(Av, B0, C20), C21 = _mm256_fmadd_ps(Av, B1, C21);
+    Av = _mm256_broadcast_ss(A + 3);
+    C30 = _mm256_fmadd_ps(Av, B0, C30), C31 = _mm256_fmadd_ps(Av, B1, C31);
+    Av = _mm256_broadcast_ss(A + 4);
+    C40 = _mm256_fmadd_ps(Av, B0, C40), C41 = _mm256_fmadd_ps(Av, B1, C41);
+    Av = _mm256_broadcast_ss(A + 5);
+    C50 = _mm256_fmadd_ps(Av, B0, C50), C51 = _mm256_fmadd_ps(Av, B1, C51);
+    A += 6;
+    B += 16;
+  }
+  const __m256 Rows[6][2] = {{C00, C01}, {C10, C11}, {C20, C21}, {C30, C31}, {C40, C41}, {C50, C51}};
+  const __m256 Al = _mm256_set1_ps(Alpha), Be = _mm256_set1_ps(Beta);
+  const __m256i Iota0 = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), Iota1 = _mm256_setr_epi32(8, 9, 10, 11, 12, 13, 14, 15);
+  const __m256i NrV = _mm256_set1_epi32(static_cast<int>(Nr));
+  // Lane j is stored when j < Nr.
+  const __m256i M0 = _mm256_cmpgt_epi32(NrV, Iota0), M1 = _mm256_cmpgt_epi32(NrV, Iota1);
+  for (int64_t I = 0; I < Mr; ++I) {
+    float *Row = C + I * Ldc;
+    __m256 V0 = _mm256_mul_ps(Rows[I][0], Al), V1 = _mm256_mul_ps(Rows[I][1], Al);
+    if (Nr == 16) {
+      if (Accumulate) {
+        V0 = _mm256_add_ps(V0, _mm256_loadu_ps(Row)), V1 = _mm256_add_ps(V1, _mm256_loadu_ps(Row + 8));
+      } else if (Beta != 0.0f) {
+        V0 = _mm256_fmadd_ps(Be, _mm256_loadu_ps(Row), V0), V1 = _mm256_fmadd_ps(Be, _mm256_loadu_ps(Row + 8), V1);
+      }
+      _mm256_storeu_ps(Row, V0), _mm256_storeu_ps(Row + 8, V1);
+    } else {
+      if (Accumulate) {
+        V0 = _mm256_add_ps(V0, _mm256_maskload_ps(Row, M0)), V1 = _mm256_add_ps(V1, _mm256_maskload_ps(Row + 8, M1));
+      } else if (Beta != 0.0f) {
+        V0 = _mm256_fmadd_ps(Be, _mm256_maskload_ps(Row, M0), V0);
+        V1 = _mm256_fmadd_ps(Be, _mm256_maskload_ps(Row + 8, M1), V1);
+      }
+      _mm256_maskstore_ps(Row, M0, V0), _mm256_maskstore_ps(Row + 8, M1, V1);
+    }
+  }
+}
+
+// --- AVX-512F: 6 rows x 32 columns = 12 zmm accumulators, masked edges ---------------------------
+__attribute__((target("avx512f,fma"))) void microAvx512(int64_t Kc, const float *A, const float *B, float *C,
+                                                        int64_t Ldc, int64_t Mr, int64_t Nr, float Alpha, float Beta,
+                                                        bool Accumulate) {
+  __m512 C00 = _mm512_setzero_ps(), C01 = _mm512_setzero_ps(), C10 = _mm512_setzero_ps(), C11 = _mm512_setzero_ps(),
+         C20 = _mm512_setzero_ps(), C21 = _mm512_setzero_ps(), C30 = _mm512_setzero_ps(), C31 = _mm512_setzero_ps(),
+         C40 = _mm512_setzero_ps(), C41 = _mm512_setzero_ps(), C50 = _mm512_setzero_ps(), C51 = _mm512_setzero_ps();
+  for (int64_t K = 0; K < Kc; ++K) {
+    const __m512 B0 = _mm512_loadu_ps(B), B1 = _mm512_loadu_ps(B + 16);
+    __m512 Av = _mm512_set1_ps(A[0]);
+    C00 = _mm512_fmadd_ps(Av, B0, C00), C01 = _mm512_fmadd_ps(Av, B1, C01);
+    Av = _mm512_set1_ps(A[1]);
+    C10 = _mm512_fmadd_ps(Av, B0, C10), C11 = _mm512_fmadd_ps(Av, B1, C11);
+    Av = _mm512_set1_ps(A[2]);
+    C20 = _mm512_fmadd_ps(Av, B0, C20), C21 = _mm512_fmadd_ps(Av, B1, C21);
+    Av = _mm512_set1_ps(A[3]);
+    C30 = _mm512_fmadd_ps(Av, B0, C30), C31 = _mm512_fmadd_ps(Av, B1, C31);
+    Av = _mm512_set1_ps(A[4]);
+    C40 = _mm512_fmadd_ps(Av, B0, C40), C41 = _mm512_fmadd_ps(Av, B1, C41);
+    Av = _mm512_set1_ps(A[5]);
+    C50 = _mm512_fmadd_ps(Av, B0, C50), C51 = _mm512_fmadd_ps(Av, B1, C51);
+    A += 6;
+    B += 32;
+  }
+  const __m512 Rows[6][2] = {{C00, C01}, {C10, C11}, {C20, C21}, {C30, C31}, {C40, C41}, {C50, C51}};
+  const __m512 Al = _mm512_set1_ps(Alpha), Be = _mm512_set1_ps(Beta);
+  const __mmask16 M0 = Nr >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << Nr) - 1u);
+  const __mmask16 M1 = Nr >= 32   ? static_cast<__mmask16>(0xFFFF)
+                       : Nr > 16 ? static_cast<__mmask16>((1u << (Nr - 16)) - 1u)
+                                 : static_cast<__mmask16>(0);
+  for (int64_t I = 0; I < Mr; ++I) {
+    float *Row = C + I * Ldc;
+    __m512 V0 = _mm512_mul_ps(Rows[I][0], Al), V1 = _mm512_mul_ps(Rows[I][1], Al);
+    if (Accumulate) {
+      V0 = _mm512_add_ps(V0, _mm512_maskz_loadu_ps(M0, Row));
+      V1 = _mm512_add_ps(V1, _mm512_maskz_loadu_ps(M1, Row + 16));
+    } else if (Beta != 0.0f) {
+      V0 = _mm512_fmadd_ps(Be, _mm512_maskz_loadu_ps(M0, Row), V0);
+      V1 = _mm512_fmadd_ps(Be, _mm512_maskz_loadu_ps(M1, Row + 16), V1);
+    }
+    _mm512_mask_storeu_ps(Row, M0, V0);
+    _mm512_mask_storeu_ps(Row + 16, M1, V1);
+  }
+}
+#endif
+
+const GemmMicroKernel PortableKernel{GemmIsa::Portable, "portable_4x16", PortableMR, PortableNR, microPortable};
+#ifdef OPT_GEMM_X86
+const GemmMicroKernel Avx2Kernel{GemmIsa::Avx2, "avx2_6x16", 6, 16, microAvx2};
+const GemmMicroKernel Avx512Kernel{GemmIsa::Avx512, "avx512_6x32", 6, 32, microAvx512};
+#endif
+
+} // namespace
+
+bool gemmIsaAvailable(GemmIsa Isa) {
+  switch (Isa) {
+  case GemmIsa::Portable: return true;
+#ifdef OPT_GEMM_X86
+  case GemmIsa::Avx2: return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  case GemmIsa::Avx512: return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma");
+#else
+  default: return false;
+#endif
+  }
+  return false;
+}
+
+const GemmMicroKernel &gemmMicroKernel(GemmIsa Isa) {
+#ifdef OPT_GEMM_X86
+  if (Isa == GemmIsa::Avx512)
+    return Avx512Kernel;
+  if (Isa == GemmIsa::Avx2)
+    return Avx2Kernel;
+#endif
+  return PortableKernel;
+}
+
+// Packed layouts. A: for each K block kb, for each MR-row panel p: kc x MR floats (k-major),
+// zero-padded past M. B: for each kb, for each NR-column panel: kc x NR floats, zero-padded past N.
+// Every block before the last K block is KC deep, so a panel's offset is computable directly.
+void packA(const GemmMicroKernel &MK, int64_t M, int64_t K, MatrixRef A, PackedA &Out) {
+  const int64_t MR = MK.MR, Panels = ceilDiv(M, MR), Mpad = Panels * MR;
+  Out.M = M;
+  Out.K = K;
+  Out.Data.resize(static_cast<size_t>(std::max<int64_t>(1, Mpad * K)));
+  float *Dst = Out.Data.data();
+  for (int64_t K0 = 0; K0 < K; K0 += KC) {
+    const int64_t Kc = std::min(KC, K - K0);
+    for (int64_t P = 0; P < Panels; ++P) {
+      float *Panel = Dst + K0 * Mpad + P * Kc * MR;
+      for (int64_t Kk = 0; Kk < Kc; ++Kk)
+        for (int64_t I = 0; I < MR; ++I) {
+          const int64_t Row = P * MR + I;
+          Panel[Kk * MR + I] = Row < M ? A.Data[Row * A.RowStride + (K0 + Kk) * A.ColStride] : 0.0f;
+        }
+    }
+  }
+}
+
+void packB(const GemmMicroKernel &MK, int64_t K, int64_t N, MatrixRef B, PackedB &Out, const Parallel &Par) {
+  const int64_t NR = MK.NR, Panels = ceilDiv(N, NR), Npad = Panels * NR;
+  const int64_t KBlocks = ceilDiv(K, KC);
+  Out.K = K;
+  Out.N = N;
+  Out.Data.resize(static_cast<size_t>(std::max<int64_t>(1, Npad * K)));
+  float *Dst = Out.Data.data();
+  Par.forRange(static_cast<size_t>(KBlocks * Panels), 4, [&](size_t Begin, size_t End) {
+    for (size_t T = Begin; T < End; ++T) {
+      const int64_t Kb = static_cast<int64_t>(T) / Panels, P = static_cast<int64_t>(T) % Panels;
+      const int64_t K0 = Kb * KC, Kc = std::min(KC, K - K0);
+      float *Panel = Dst + K0 * Npad + P * Kc * NR;
+      const int64_t Cols = std::min(NR, N - P * NR);
+      for (int64_t Kk = 0; Kk < Kc; ++Kk) {
+        const float *Src = B.Data + (K0 + Kk) * B.RowStride + P * NR * B.ColStride;
+        float *D = Panel + Kk * NR;
+        if (B.ColStride == 1) {
+          std::memcpy(D, Src, static_cast<size_t>(Cols) * sizeof(float));
+        } else {
+          for (int64_t J = 0; J < Cols; ++J)
+            D[J] = Src[J * B.ColStride];
+        }
+        for (int64_t J = Cols; J < NR; ++J)
+          D[J] = 0.0f;
+      }
+    }
+  });
+}
+
+void gemmPacked(const GemmMicroKernel &MK, const PackedA &A, const PackedB &B, float Alpha, float Beta, float *C,
+                int64_t Ldc, const Parallel &Par) {
+  const int64_t M = A.M, N = B.N, K = A.K;
+  if (M == 0 || N == 0)
+    return;
+  if (K == 0) { // empty sum: C = Beta * C
+    for (int64_t I = 0; I < M; ++I)
+      for (int64_t J = 0; J < N; ++J)
+        C[I * Ldc + J] = Beta == 0.0f ? 0.0f : Beta * C[I * Ldc + J];
+    return;
+  }
+  const int64_t MR = MK.MR, NR = MK.NR;
+  const int64_t PanelsM = ceilDiv(M, MR), PanelsN = ceilDiv(N, NR);
+  const int64_t Mpad = PanelsM * MR, Npad = PanelsN * NR;
+  // A task is a block of up to 8 x 4 tiles; enough tasks to balance, big enough to reuse panels.
+  const int64_t BlockM = 8, BlockN = 4;
+  const int64_t TasksM = ceilDiv(PanelsM, BlockM), TasksN = ceilDiv(PanelsN, BlockN);
+  const float *PA = A.Data.data(), *PB = B.Data.data();
+  Par.forRange(static_cast<size_t>(TasksM * TasksN), 1, [&](size_t Begin, size_t End) {
+    for (size_t T = Begin; T < End; ++T) {
+      const int64_t Tm = static_cast<int64_t>(T) % TasksM, Tn = static_cast<int64_t>(T) / TasksM;
+      const int64_t P0 = Tm * BlockM, P1 = std::min(PanelsM, P0 + BlockM);
+      const int64_t Q0 = Tn * BlockN, Q1 = std::min(PanelsN, Q0 + BlockN);
+      for (int64_t K0 = 0; K0 < K; K0 += KC) {
+        const int64_t Kc = std::min(KC, K - K0);
+        for (int64_t Q = Q0; Q < Q1; ++Q) {
+          const float *Bp = PB + K0 * Npad + Q * Kc * NR;
+          const int64_t Nr = std::min(NR, N - Q * NR);
+          for (int64_t P = P0; P < P1; ++P) {
+            const float *Ap = PA + K0 * Mpad + P * Kc * MR;
+            const int64_t Mr = std::min(MR, M - P * MR);
+            MK.Fn(Kc, Ap, Bp, C + P * MR * Ldc + Q * NR, Ldc, Mr, Nr, Alpha, Beta, K0 > 0);
+          }
+        }
+      }
+    }
+  });
+}
+
+void sgemm(const GemmMicroKernel &MK, int64_t M, int64_t N, int64_t K, float Alpha, MatrixRef A, MatrixRef B,
+           float Beta, float *C, int64_t Ldc, const Parallel &Par) {
+  PackedA PA;
+  PackedB PB;
+  packA(MK, M, K, A, PA);
+  packB(MK, K, N, B, PB, Par);
+  gemmPacked(MK, PA, PB, Alpha, Beta, C, Ldc, Par);
+}
+
+} // namespace ops
+} // namespace detail
+} // namespace runtime
+} // namespace optimium

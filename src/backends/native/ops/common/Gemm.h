@@ -1,0 +1,93 @@
+// Cache-blocked single-precision GEMM shared by Conv, Gemm and MatMul: operands are packed into
+// MR-row / NR-column panels per K block, and a register-tiled microkernel (AVX-512, AVX2 or
+// portable, chosen by the caller from gemmIsaAvailable) computes one MR x NR tile at a time.
+// Constant operands (weights) are packed once at kernel creation; everything else per run.
+#pragma once
+
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <new>
+
+#include "backends/native/Kernel.h"
+
+namespace optimium {
+namespace runtime {
+namespace detail {
+namespace ops {
+
+enum class GemmIsa { Portable, Avx2, Avx512 };
+
+/// C[0:Mr, 0:Nr] (row stride Ldc) = Alpha * Apanel * Bpanel + (Accumulate ? C : Beta * C), where
+/// Apanel is Kc x MR (k-major) and Bpanel is Kc x NR (k-major). Beta == 0 never reads C.
+using GemmMicroFn = void (*)(int64_t Kc, const float *A, const float *B, float *C, int64_t Ldc, int64_t Mr,
+                             int64_t Nr, float Alpha, float Beta, bool Accumulate);
+
+struct GemmMicroKernel {
+  GemmIsa Isa;
+  const char *Name; ///< "avx512_6x32": goes into kernel variant names.
+  int64_t MR, NR;
+  GemmMicroFn Fn;
+};
+
+/// Whether this CPU (and build) can run the microkernel of Isa.
+bool gemmIsaAvailable(GemmIsa Isa);
+const GemmMicroKernel &gemmMicroKernel(GemmIsa Isa);
+
+/// A strided read-only matrix: element (R, C) is Data[R * RowStride + C * ColStride]; a transposed
+/// operand is the same memory with the strides swapped.
+struct MatrixRef {
+  const float *Data;
+  int64_t RowStride, ColStride;
+};
+
+/// 64-byte aligned float storage (packed panels, im2col buffers).
+class AlignedFloats {
+public:
+  AlignedFloats() {}
+  explicit AlignedFloats(size_t N) { resize(N); }
+  void resize(size_t N) {
+    const size_t Bytes = ((N * sizeof(float) + 63) / 64) * 64 + 64;
+    void *P = std::aligned_alloc(64, Bytes);
+    if (!P)
+      throw std::bad_alloc();
+    Ptr.reset(static_cast<float *>(P));
+    Size = N;
+  }
+  float *data() const { return Ptr.get(); }
+  size_t size() const { return Size; }
+
+private:
+  struct Free {
+    void operator()(float *P) const { std::free(P); }
+  };
+  std::unique_ptr<float, Free> Ptr;
+  size_t Size = 0;
+};
+
+/// Left operand (M x K) packed for one microkernel.
+struct PackedA {
+  int64_t M = 0, K = 0;
+  AlignedFloats Data;
+};
+/// Right operand (K x N) packed for one microkernel.
+struct PackedB {
+  int64_t K = 0, N = 0;
+  AlignedFloats Data;
+};
+
+void packA(const GemmMicroKernel &MK, int64_t M, int64_t K, MatrixRef A, PackedA &Out);
+void packB(const GemmMicroKernel &MK, int64_t K, int64_t N, MatrixRef B, PackedB &Out, const Parallel &Par);
+
+/// C (M x N, row stride Ldc) = Alpha * A * B + Beta * C on packed operands, split over Par.
+void gemmPacked(const GemmMicroKernel &MK, const PackedA &A, const PackedB &B, float Alpha, float Beta, float *C,
+                int64_t Ldc, const Parallel &Par);
+
+/// Convenience: packs both operands for this call, then gemmPacked.
+void sgemm(const GemmMicroKernel &MK, int64_t M, int64_t N, int64_t K, float Alpha, MatrixRef A, MatrixRef B,
+           float Beta, float *C, int64_t Ldc, const Parallel &Par);
+
+} // namespace ops
+} // namespace detail
+} // namespace runtime
+} // namespace optimium

@@ -1,0 +1,27 @@
+// The devices of the local host and their capabilities. The Native CPU of the build target is
+// always present (detected on first use); extension backends register theirs when they are loaded
+// at initialize() (or by loadExtension()), through registerLocalDevice().
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "Optimium/Runtime/Device.h"
+
+namespace optimium {
+namespace runtime {
+namespace detail {
+
+/// The current list of local devices, Native CPU first. The returned vector is never modified or
+/// freed: a registration publishes a new list, so ArrayRefs into an older one (e.g. a HostInfo
+/// taken earlier) stay valid but do not show devices registered after they were taken.
+const std::vector<DeviceID> &localDevices();
+
+/// Adds a local device (host 0) with its capabilities; a null Capability stands for
+/// VoidCapability. Registering an ID again replaces its capability (references to the old one
+/// stay valid). Thread-safe; meant to be called from initialize() / extension registration.
+void registerLocalDevice(DeviceID ID, std::unique_ptr<Capability> Cap);
+
+} // namespace detail
+} // namespace runtime
+} // namespace optimium

@@ -1,0 +1,118 @@
+// Builds the execution plan of one input-shape signature: concrete shapes by inference, then the
+// arena layout. Values whose shape depends on data stay unresolved and are allocated per run.
+#include <algorithm>
+
+#include "exec/ModelState.h"
+#include "passes/InferShapes.h"
+#include "plan/MemoryPlanner.h"
+
+namespace optimium {
+namespace runtime {
+namespace detail {
+
+namespace {
+
+bool allConst(const TensorShape &S) {
+  for (const Expr &E : S)
+    if (!E.isConst())
+      return false;
+  return true;
+}
+
+bool isAncestor(const ModelImpl &M, int Maybe, int Of) {
+  return (M.Ancestors[Of][Maybe / 64] >> (Maybe % 64)) & 1u;
+}
+
+Result<std::shared_ptr<const ExecutionPlan>> buildPlan(ModelImpl &M, const std::vector<std::vector<int64_t>> &InputDims) {
+  const Graph &G = *M.G;
+  std::vector<ValueInfo> Infos = initialValueInfos(G);
+  for (size_t I = 0; I < G.Inputs.size(); ++I)
+    Infos[G.Inputs[I]].Shape = TensorShape::fromDims(InputDims[I]);
+  RETURN_IF_ERROR(propagateShapes(G, Infos, /*CheckDeclared=*/false));
+
+  auto Plan = std::make_shared<ExecutionPlan>();
+  const size_t NV = G.Values.size();
+  Plan->Dims.resize(NV);
+  Plan->Types.resize(NV);
+  Plan->Resolved.assign(NV, 0);
+  Plan->Offsets.assign(NV, -1);
+  Plan->Readable.assign(NV, 0);
+  for (size_t V = 0; V < NV; ++V) {
+    if (!Infos[V].Present)
+      continue;
+    Plan->Types[V] = Infos[V].Type;
+    if (allConst(Infos[V].Shape)) {
+      Plan->Dims[V] = Infos[V].Shape.getDims();
+      Plan->Resolved[V] = 1;
+    }
+  }
+
+  // Lifetimes in node order: first step = producer, last step = last consumer (graph outputs
+  // and values read after the run live to the end).
+  const int End = static_cast<int>(G.Nodes.size());
+  struct Life {
+    int Value, First, Last;
+    std::vector<int> Readers;
+  };
+  std::vector<Life> Lives;
+  std::vector<BufferRequest> Requests;
+  for (size_t V = 0; V < NV; ++V) {
+    const Value &Val = G.Values[V];
+    if (Val.Const || Val.IsGraphInput || !Plan->Resolved[V] || !Infos[V].Present)
+      continue;
+    if (Val.Producer < 0 && !Val.IsGraphOutput)
+      continue;
+    Life L{static_cast<int>(V), Val.Producer, Val.Producer, Val.Consumers};
+    for (int C : Val.Consumers)
+      L.Last = std::max(L.Last, C);
+    if (Val.IsGraphOutput || !M.Options.EnableMemoryOptimization || !M.Options.IntermediateSavePath.empty())
+      L.Last = End;
+    size_t Count = 1;
+    for (int64_t D : Plan->Dims[V])
+      Count *= static_cast<size_t>(D);
+    Requests.push_back(BufferRequest{Count * getElementSize(Plan->Types[V])});
+    Lives.push_back(std::move(L));
+  }
+  const bool Pipeline = M.EffectiveScheduler == SchedulerType::Pipeline;
+  auto Precedes = [&](const Life &A, const Life &B) {
+    // A's bytes are free before B's producer writes: every reader (or the producer) of A has
+    // finished before B starts.
+    if (A.Last == End || B.First < 0)
+      return false;
+    if (!Pipeline)
+      return A.Last < B.First;
+    if (A.Readers.empty())
+      return A.First >= 0 && A.First != B.First && isAncestor(M, A.First, B.First);
+    for (int R : A.Readers)
+      if (R == B.First || !isAncestor(M, R, B.First))
+        return false;
+    return true;
+  };
+  MemoryPlan MP = planMemory(
+      Requests, [&](size_t A, size_t B) { return !Precedes(Lives[A], Lives[B]) && !Precedes(Lives[B], Lives[A]); },
+      M.Options.EnableMemoryOptimization);
+  for (size_t I = 0; I < Lives.size(); ++I) {
+    Plan->Offsets[Lives[I].Value] = static_cast<int64_t>(MP.Offsets[I]);
+    Plan->Readable[Lives[I].Value] = MP.Exclusive[I] || Lives[I].Last == End;
+  }
+  Plan->ArenaBytes = MP.ArenaBytes;
+  return std::shared_ptr<const ExecutionPlan>(std::move(Plan));
+}
+
+} // namespace
+
+Result<std::shared_ptr<const ExecutionPlan>> getExecutionPlan(ModelImpl &M, const std::vector<std::vector<int64_t>> &InputDims) {
+  std::lock_guard<std::mutex> Lock(M.PlanMutex);
+  auto It = M.PlanCache.find(InputDims);
+  if (It != M.PlanCache.end())
+    return It->second;
+  ASSIGN_OR_RETURN(std::shared_ptr<const ExecutionPlan> Plan, buildPlan(M, InputDims));
+  if (M.PlanCache.size() >= 16) // bound the cache for models fed ever-changing shapes
+    M.PlanCache.erase(M.PlanCache.begin());
+  M.PlanCache.emplace(InputDims, Plan);
+  return Plan;
+}
+
+} // namespace detail
+} // namespace runtime
+} // namespace optimium

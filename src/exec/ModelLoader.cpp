@@ -1,0 +1,405 @@
+// loadModel's pipeline: validate options -> import -> infer shapes -> place nodes on devices ->
+// create kernels (weights packed once) -> metadata -> thread pool and scheduler.
+#include <sched.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <set>
+#include <thread>
+
+#include "core/Log.h"
+#include "exec/Request.h"
+#include "import/onnx/OnnxImporter.h"
+#include "passes/InferShapes.h"
+
+namespace optimium {
+namespace runtime {
+
+ModelImpl::~ModelImpl() {
+  Sched.reset();
+  // The last reference may be dropped by a task on this model's own pool: a pool cannot join
+  // itself, so hand it to another thread.
+  if (Pool && Pool->isWorkerThread()) {
+    detail::ThreadPool *P = Pool.release();
+    std::thread([P] { delete P; }).detach();
+  }
+  Pool.reset();
+  Nodes.clear();
+}
+
+namespace detail {
+
+namespace {
+
+int availableCores() {
+  cpu_set_t Set;
+  CPU_ZERO(&Set);
+  if (sched_getaffinity(0, sizeof(Set), &Set) == 0)
+    return std::max(1, CPU_COUNT(&Set));
+  return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+}
+
+Status validateOptions(const ModelLoadOptions &O) {
+  if (O.ThreadCount < 0)
+    return makeError(ErrorCode::InvalidArgument, "ThreadCount must be >= 0 (0 = one per core), got ", O.ThreadCount);
+  if (O.ThreadCount > 1024)
+    return makeError(ErrorCode::InvalidArgument, "ThreadCount ", O.ThreadCount, " is unreasonably large");
+  const int Cores = static_cast<int>(std::thread::hardware_concurrency());
+  for (int C : O.Cores)
+    if (C < 0 || (Cores > 0 && C >= Cores))
+      return makeError(ErrorCode::InvalidArgument, "Cores lists core ", C, ", but this machine has cores 0..", Cores - 1);
+  if (std::set<int>(O.Cores.begin(), O.Cores.end()).size() != O.Cores.size())
+    return makeError(ErrorCode::InvalidArgument, "Cores lists a core twice");
+  if (O.SpinYieldIterations < 0)
+    return makeError(ErrorCode::InvalidArgument, "SpinYieldIterations must be >= 0, got ", O.SpinYieldIterations);
+  if (O.Scheduler != SchedulerType::Auto && O.Scheduler != SchedulerType::Exclusive &&
+      O.Scheduler != SchedulerType::Sequential && O.Scheduler != SchedulerType::Pipeline)
+    return makeError(ErrorCode::InvalidArgument, "unknown scheduler type ", static_cast<int>(O.Scheduler));
+  if (O.IndexedIntermediateSave && O.IntermediateSavePath.empty())
+    return makeError(ErrorCode::InvalidArgument, "IndexedIntermediateSave needs IntermediateSavePath");
+  if (!O.IntermediateSavePath.empty()) {
+    struct stat St;
+    if (::stat(O.IntermediateSavePath.c_str(), &St) != 0 || !S_ISDIR(St.st_mode))
+      return makeError(ErrorCode::IO, "IntermediateSavePath '", O.IntermediateSavePath, "' is not an existing folder");
+  }
+  for (const auto &KV : O.ResizableCapacities)
+    if (KV.second.isDynamic())
+      return makeError(ErrorCode::InvalidArgument, "ResizableCapacities['", KV.first, "'] must be a concrete shape, got ",
+                       KV.second.toString());
+  return Status::ok();
+}
+
+/// The backends nodes may be placed on, in order of preference.
+Result<std::vector<std::shared_ptr<RegisteredBackend>>> resolveDevices(const ModelLoadOptions &O) {
+  std::vector<std::shared_ptr<RegisteredBackend>> All = registeredBackends();
+  std::vector<std::shared_ptr<RegisteredBackend>> Out;
+  auto AvailableList = [&] {
+    std::string S;
+    for (const auto &B : All)
+      S += (S.empty() ? "" : ", ") + B->Device.toString();
+    return S;
+  };
+  if (O.Devices.empty()) {
+    // Accelerators first, the native CPU as the universal fallback.
+    for (const auto &B : All)
+      if (B->Device.getPlatform() != PlatformKind::Native)
+        Out.push_back(B);
+    for (const auto &B : All)
+      if (B->Device.getPlatform() == PlatformKind::Native)
+        Out.push_back(B);
+    return Out;
+  }
+  for (const DeviceID &Want : O.Devices) {
+    std::shared_ptr<RegisteredBackend> Found;
+    for (const auto &B : All) {
+      const DeviceID &Have = B->Device;
+      const bool KindOk = Want.getDeviceKind() == Have.getDeviceKind() || Want.getDeviceKind() == DeviceKind::Unspecified ||
+                          (Want.getDeviceKind() == DeviceKind::AnyCPU && isDeviceCPU(Have.getDeviceKind())) ||
+                          (Want.getDeviceKind() == DeviceKind::AnyGPU && isDeviceGPU(Have.getDeviceKind())) ||
+                          (Want.getDeviceKind() == DeviceKind::AnyNPU && isDeviceNPU(Have.getDeviceKind()));
+      if (Have.getPlatform() == Want.getPlatform() && KindOk && Have.getIndex() == Want.getIndex() &&
+          Want.getHostID() == 0) {
+        Found = B;
+        break;
+      }
+    }
+    if (!Found) {
+      if (O.Strict)
+        return makeError(ErrorCode::Device, "requested device ", Want.toString(), " is not available (available: ",
+                         AvailableList(), ")");
+      OPT_LOG(Warning, "requested device ", Want.toString(), " is not available; falling back to the local CPU");
+      continue;
+    }
+    if (std::find(Out.begin(), Out.end(), Found) == Out.end())
+      Out.push_back(Found);
+  }
+  if (!O.Strict) {
+    for (const auto &B : All)
+      if (B->Device.getPlatform() == PlatformKind::Native && std::find(Out.begin(), Out.end(), B) == Out.end())
+        Out.push_back(B);
+  }
+  if (Out.empty())
+    return makeError(ErrorCode::Device, "none of the requested devices is available (available: ", AvailableList(), ")");
+  return Out;
+}
+
+Attribute toAttribute(const AttrValue &A) {
+  switch (A.K) {
+  case AttrValue::Kind::Int: return Attribute::getInt(AttributeKind::I64, A.I);
+  case AttrValue::Kind::Float: return Attribute::getFloat(AttributeKind::F32, A.F);
+  case AttrValue::Kind::String: return Attribute::getString(A.S);
+  case AttrValue::Kind::Ints: {
+    std::vector<Attribute> L;
+    for (int64_t V : A.Ints)
+      L.push_back(Attribute::getInt(AttributeKind::I64, V));
+    return Attribute::getList(L);
+  }
+  case AttrValue::Kind::Floats: {
+    std::vector<Attribute> L;
+    for (float V : A.Floats)
+      L.push_back(Attribute::getFloat(AttributeKind::F32, V));
+    return Attribute::getList(L);
+  }
+  case AttrValue::Kind::Strings: {
+    std::vector<Attribute> L;
+    for (const std::string &V : A.Strings)
+      L.push_back(Attribute::getString(V));
+    return Attribute::getList(L);
+  }
+  case AttrValue::Kind::Tensor: {
+    std::string S = std::string("tensor ") + toString(A.T->Type) + "[";
+    for (size_t I = 0; I < A.T->Dims.size(); ++I)
+      S += (I ? "," : "") + std::to_string(A.T->Dims[I]);
+    return Attribute::getString(S + "]");
+  }
+  case AttrValue::Kind::Graph: return Attribute::getString("graph " + (A.G ? A.G->Name : std::string()));
+  }
+  return Attribute();
+}
+
+std::vector<OptRtTensorDesc> describeValues(const std::vector<ValueInfo> &Infos, std::vector<std::vector<int64_t>> &DimStore) {
+  std::vector<OptRtTensorDesc> Out(Infos.size());
+  DimStore.resize(Infos.size());
+  for (size_t I = 0; I < Infos.size(); ++I) {
+    const ValueInfo &VI = Infos[I];
+    OptRtTensorDesc &D = Out[I];
+    D.present = VI.Present ? 1 : 0;
+    D.type = static_cast<int32_t>(VI.Type);
+    for (const Expr &E : VI.Shape)
+      DimStore[I].push_back(E.isConst() ? E.value() : -1);
+    D.rank = static_cast<int32_t>(DimStore[I].size());
+    D.dims = DimStore[I].data();
+    D.const_data = VI.Const ? VI.Const->Data : nullptr;
+    D.const_bytes = VI.Const ? VI.Const->Bytes : 0;
+  }
+  return Out;
+}
+
+Status placeAndCreateKernels(ModelImpl &M, const std::vector<std::shared_ptr<RegisteredBackend>> &Candidates) {
+  Graph &G = *M.G;
+  auto InfoOf = [&](int V) {
+    ValueInfo VI;
+    if (V < 0)
+      return VI;
+    const Value &Val = G.Values[V];
+    VI.Present = true;
+    VI.Type = Val.Type;
+    VI.Shape = Val.Shape;
+    VI.Const = Val.Const;
+    return VI;
+  };
+  for (size_t NI = 0; NI < G.Nodes.size(); ++NI) {
+    Node &N = G.Nodes[NI];
+    auto CN = std::make_unique<CompiledNode>();
+    CN->Info.reset(new KernelCreateInfo{N, {}, {}});
+    for (int In : N.Inputs)
+      CN->Info->Inputs.push_back(InfoOf(In));
+    for (int O : N.Outputs)
+      CN->Info->Outputs.push_back(InfoOf(O));
+    CN->Handle = NodeHandle{&N, CN->Info.get()};
+    std::vector<std::vector<int64_t>> InDims, OutDims;
+    std::vector<OptRtTensorDesc> InDesc = describeValues(CN->Info->Inputs, InDims);
+    std::vector<OptRtTensorDesc> OutDesc = describeValues(CN->Info->Outputs, OutDims);
+    OptRtNode Desc{sizeof(OptRtNode), N.Name.c_str(), N.OpType.c_str(), N.Domain.c_str(), N.OpsetVersion,
+                   static_cast<uint32_t>(InDesc.size()), InDesc.data(), static_cast<uint32_t>(OutDesc.size()),
+                   OutDesc.data(), &CN->Handle};
+    for (const auto &B : Candidates) {
+      if (!B->Backend.supports_node(B->Backend.state, &Desc))
+        continue;
+      char Error[1024] = {0};
+      const int32_t RC = B->Backend.create_kernel(B->Backend.state, &Desc, &CN->Kernel, Error, sizeof(Error));
+      if (RC != OPT_RT_OK) {
+        const ErrorCode Code = static_cast<ErrorCode>(RC) == ErrorCode::Shape || static_cast<ErrorCode>(RC) == ErrorCode::Type
+                                   ? static_cast<ErrorCode>(RC)
+                                   : ErrorCode::Model;
+        return makeError(Code, "cannot create the kernel of ", N.describe(), " on ", B->Device.toString(), ": ", Error);
+      }
+      CN->Backend = B;
+      N.Device = B->Device;
+      break;
+    }
+    if (!CN->Backend) {
+      std::string Tried;
+      for (const auto &B : Candidates)
+        Tried += (Tried.empty() ? "" : ", ") + B->Device.toString();
+      return makeError(ErrorCode::Model, "unsupported op '", N.OpType, "' at ", N.describe(), ": no device supports it (tried ",
+                       Tried, ")");
+    }
+    M.Nodes.push_back(std::move(CN));
+  }
+  return Status::ok();
+}
+
+void buildMetadata(ModelImpl &M) {
+  const Graph &G = *M.G;
+  std::vector<int> Order;
+  for (int V : G.Inputs)
+    Order.push_back(V);
+  for (const Node &N : G.Nodes)
+    for (int O : N.Outputs)
+      if (O >= 0)
+        Order.push_back(O);
+  for (size_t V = 0; V < G.Values.size(); ++V)
+    if (G.Values[V].Const)
+      Order.push_back(static_cast<int>(V));
+  for (int V : Order) {
+    const Value &Val = G.Values[V];
+    if (M.TensorIndex.count(Val.Name))
+      continue;
+    TensorInfo TI;
+    TI.Name = Val.Name;
+    TI.Shape = Val.Shape;
+    TI.Type = Val.Type;
+    TI.Alignment = 64;
+    TI.Padding = 0;
+    TI.Constant = static_cast<bool>(Val.Const);
+    TI.OptOut = Val.IsGraphInput || Val.IsGraphOutput || !M.Options.EnableMemoryOptimization;
+    M.TensorIndex[Val.Name] = M.Tensors.size();
+    M.TensorValue.push_back(V);
+    M.Tensors.push_back(std::move(TI));
+  }
+  for (int V : G.Inputs)
+    M.InputNames.emplace_back(M.Tensors[M.TensorIndex[G.Values[V].Name]].Name);
+  for (int V : G.Outputs)
+    M.OutputNames.emplace_back(M.Tensors[M.TensorIndex[G.Values[V].Name]].Name);
+  for (const Node &N : G.Nodes) {
+    OpInfo Op;
+    Op.Name = N.Name;
+    Op.Type = N.Domain.empty() ? N.OpType : N.Domain + "." + N.OpType;
+    Op.Device = N.Device;
+    for (int In : N.Inputs)
+      Op.Inputs.push_back(In >= 0 ? G.Values[In].Name : std::string());
+    for (int O : N.Outputs)
+      Op.Outputs.push_back(O >= 0 ? G.Values[O].Name : std::string());
+    for (const auto &KV : N.Attrs)
+      Op.Attributes[KV.first] = toAttribute(KV.second);
+    M.Ops.push_back(std::move(Op));
+  }
+  for (const auto &KV : G.Metadata)
+    M.AttributeKeys.push_back(KV.first);
+  for (const std::string &K : M.AttributeKeys)
+    M.AttributeKeyRefs.emplace_back(K);
+  for (int V : G.Inputs)
+    M.Dynamic |= G.Values[V].Shape.isDynamic();
+}
+
+/// Node dependencies: distinct users/producers, and (for Pipeline) ancestor bitsets.
+void buildDependencies(ModelImpl &M) {
+  const Graph &G = *M.G;
+  const size_t NN = G.Nodes.size();
+  M.NodeUsers.assign(NN, {});
+  M.NodeProducerCount.assign(NN, 0);
+  std::vector<std::set<int>> Producers(NN);
+  for (size_t I = 0; I < NN; ++I)
+    for (int In : G.Nodes[I].Inputs)
+      if (In >= 0 && G.Values[In].Producer >= 0)
+        Producers[I].insert(G.Values[In].Producer);
+  for (size_t I = 0; I < NN; ++I) {
+    M.NodeProducerCount[I] = static_cast<int>(Producers[I].size());
+    for (int P : Producers[I])
+      M.NodeUsers[P].push_back(static_cast<int>(I));
+  }
+  if (M.EffectiveScheduler != SchedulerType::Pipeline)
+    return;
+  const size_t Words = (NN + 63) / 64;
+  M.Ancestors.assign(NN, std::vector<uint64_t>(Words, 0));
+  for (size_t I = 0; I < NN; ++I)
+    for (int P : Producers[I]) {
+      M.Ancestors[I][P / 64] |= 1ull << (P % 64);
+      for (size_t W = 0; W < Words; ++W)
+        M.Ancestors[I][W] |= M.Ancestors[P][W];
+    }
+}
+
+/// Auto: Pipeline when the pool has 2+ threads and some level of the graph holds 2+ independent
+/// ops (there is something to overlap); Sequential otherwise.
+SchedulerType chooseScheduler(const ModelImpl &M) {
+  if (M.Options.Scheduler != SchedulerType::Auto)
+    return M.Options.Scheduler;
+  if (M.Threads < 2)
+    return SchedulerType::Sequential;
+  const Graph &G = *M.G;
+  std::vector<int> Level(G.Nodes.size(), 0);
+  std::map<int, int> Width;
+  for (size_t I = 0; I < G.Nodes.size(); ++I) {
+    for (int In : G.Nodes[I].Inputs)
+      if (In >= 0 && G.Values[In].Producer >= 0)
+        Level[I] = std::max(Level[I], Level[G.Values[In].Producer] + 1);
+    if (++Width[Level[I]] >= 2)
+      return SchedulerType::Pipeline;
+  }
+  return SchedulerType::Sequential;
+}
+
+Status validateCapacities(const ModelImpl &M) {
+  for (const auto &KV : M.Options.ResizableCapacities) {
+    const TensorInfo *TI = M.findTensor(KV.first);
+    if (!TI)
+      return makeError(ErrorCode::Model, "ResizableCapacities names '", KV.first, "', which is not a tensor of model '",
+                       M.Name, "'");
+    if (M.Dynamic)
+      return makeError(ErrorCode::Model, "ResizableCapacities is not allowed on model '", M.Name,
+                       "', which has symbolic (dynamic) input shapes");
+    if (!TI->Resizable)
+      return makeError(ErrorCode::Model, "ResizableCapacities names '", KV.first, "', which is not a resizable tensor");
+  }
+  return Status::ok();
+}
+
+Result<std::shared_ptr<ModelImpl>> finishLoad(ImportedModel Imported, const ModelLoadOptions &Options) {
+  auto M = std::make_shared<ModelImpl>();
+  M->Name = Imported.Name;
+  M->G = std::move(Imported.G);
+  M->KeepAlive = std::move(Imported.KeepAlive);
+  M->Options = Options;
+  RETURN_IF_ERROR(inferGraphShapes(*M->G));
+  ASSIGN_OR_RETURN(auto Candidates, resolveDevices(Options));
+  RETURN_IF_ERROR(placeAndCreateKernels(*M, Candidates));
+  buildMetadata(*M);
+  RETURN_IF_ERROR(validateCapacities(*M));
+  if (!Options.Passphrase.empty())
+    OPT_LOG(Warning, "model '", M->Name, "' is not encrypted; the passphrase is ignored");
+
+  M->Threads = Options.ThreadCount > 0 ? Options.ThreadCount
+                                       : (Options.Cores.empty() ? availableCores() : static_cast<int>(Options.Cores.size()));
+  M->EffectiveScheduler = chooseScheduler(*M);
+  buildDependencies(*M);
+  PoolConfig PC;
+  PC.Threads = M->Threads;
+  PC.Cores = Options.Cores;
+  PC.SpinIterations = Options.SpinIterations;
+  PC.SpinYieldIterations = Options.SpinYieldIterations;
+  PC.EnableWorkStealing = Options.EnableWorkStealing;
+  PC.DisableDenormals = Options.DisableDenormals;
+  M->Pool = std::make_unique<ThreadPool>(PC);
+  M->Sched = Scheduler::create(M->EffectiveScheduler, *M->Pool);
+  OPT_LOG(Info, "loaded model '", M->Name, "': ", M->G->Nodes.size(), " ops, ", M->Threads, " thread(s), scheduler ",
+          toString(M->EffectiveScheduler));
+  return M;
+}
+
+} // namespace
+
+Result<std::shared_ptr<ModelImpl>> loadModelFromPath(const std::string &Path, const ModelLoadOptions &Options) {
+  RETURN_IF_ERROR(validateOptions(Options));
+  ASSIGN_OR_RETURN(ImportedModel Imported, importOnnxPath(Path));
+  auto R = finishLoad(std::move(Imported), Options);
+  if (!R.isOk())
+    return R.status().withContext("model '" + Path + "'");
+  return R;
+}
+
+Result<std::shared_ptr<ModelImpl>> loadModelFromBuffer(const uint8_t *Data, size_t Size, const ModelLoadOptions &Options) {
+  RETURN_IF_ERROR(validateOptions(Options));
+  ASSIGN_OR_RETURN(ImportedModel Imported, importOnnxBuffer(Data, Size, "", "in-memory model"));
+  auto R = finishLoad(std::move(Imported), Options);
+  if (!R.isOk())
+    return R.status().withContext("in-memory model");
+  return R;
+}
+
+} // namespace detail
+} // namespace runtime
+} // namespace optimium

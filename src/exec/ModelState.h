@@ -1,0 +1,98 @@
+// Everything a loaded model owns: the graph, kernels placed on backends, metadata, the thread
+// pool and scheduler, and execution plans cached per input-shape signature.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "Optimium/Runtime/InferRequest.h"
+#include "Optimium/Runtime/Options.h"
+#include "Optimium/Runtime/TensorInfo.h"
+#include "backends/BackendRegistry.h"
+#include "backends/NodeHandle.h"
+#include "exec/ThreadPool.h"
+#include "ir/Graph.h"
+
+namespace optimium {
+namespace runtime {
+namespace detail {
+
+/// A node placed on a backend with its kernel created.
+struct CompiledNode {
+  std::shared_ptr<RegisteredBackend> Backend;
+  void *Kernel = nullptr;
+  std::unique_ptr<KernelCreateInfo> Info;
+  NodeHandle Handle;
+  ~CompiledNode() {
+    if (Kernel && Backend && Backend->Backend.destroy_kernel)
+      Backend->Backend.destroy_kernel(Backend->Backend.state, Kernel);
+  }
+};
+
+/// Shapes and memory of one input-shape signature.
+struct ExecutionPlan {
+  std::vector<std::vector<int64_t>> Dims; ///< Per value; valid where Resolved.
+  std::vector<ElementType> Types;
+  std::vector<char> Resolved;      ///< Shape known before running (else computed per run).
+  std::vector<int64_t> Offsets;    ///< Arena offset, -1 when not in the arena.
+  std::vector<char> Readable;      ///< Intermediate keeps its bytes until the run ends.
+  size_t ArenaBytes = 0;
+};
+
+class Scheduler;
+
+} // namespace detail
+
+struct ModelImpl {
+  std::string Name;
+  std::unique_ptr<detail::Graph> G;
+  std::vector<std::shared_ptr<const void>> KeepAlive;
+  ModelLoadOptions Options;
+  SchedulerType EffectiveScheduler = SchedulerType::Sequential;
+  int Threads = 1;
+  std::vector<std::unique_ptr<detail::CompiledNode>> Nodes; ///< Parallel to G->Nodes.
+
+  // Metadata.
+  std::vector<TensorInfo> Tensors;
+  std::map<std::string, size_t> TensorIndex; ///< name -> index in Tensors
+  std::vector<int> TensorValue;              ///< index in Tensors -> value index
+  std::vector<OpInfo> Ops;
+  std::vector<StringRef> InputNames, OutputNames;
+  std::vector<std::string> AttributeKeys;
+  std::vector<StringRef> AttributeKeyRefs;
+  bool Dynamic = false;
+
+  // Execution.
+  std::unique_ptr<detail::ThreadPool> Pool;
+  std::unique_ptr<detail::Scheduler> Sched;
+  /// For Pipeline plans: Ancestors[n] has bit m set when node m must finish before node n starts.
+  std::vector<std::vector<uint64_t>> Ancestors;
+  /// Distinct consumer nodes of each node, and the number of distinct producer nodes it waits on.
+  std::vector<std::vector<int>> NodeUsers;
+  std::vector<int> NodeProducerCount;
+  std::mutex PlanMutex;
+  std::map<std::vector<std::vector<int64_t>>, std::shared_ptr<const detail::ExecutionPlan>> PlanCache;
+
+  ~ModelImpl();
+
+  const TensorInfo *findTensor(const std::string &Name) const {
+    auto It = TensorIndex.find(Name);
+    return It == TensorIndex.end() ? nullptr : &Tensors[It->second];
+  }
+};
+
+namespace detail {
+
+/// Import + inference + placement + kernel creation + metadata (exec/ModelLoader.cpp).
+Result<std::shared_ptr<ModelImpl>> loadModelFromPath(const std::string &Path, const ModelLoadOptions &Options);
+Result<std::shared_ptr<ModelImpl>> loadModelFromBuffer(const uint8_t *Data, size_t Size, const ModelLoadOptions &Options);
+
+/// The plan for concrete input dims (cached per signature).
+Result<std::shared_ptr<const ExecutionPlan>> getExecutionPlan(ModelImpl &M, const std::vector<std::vector<int64_t>> &InputDims);
+
+} // namespace detail
+} // namespace runtime
+} // namespace optimium

@@ -1,0 +1,353 @@
+// Running a request: input validation, binding, node execution (in order or as a DAG of pool
+// tasks), completion with callbacks, and reading values back.
+#include "exec/Request.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/ErrorConversion.h"
+#include "core/Log.h"
+#include "core/NpyWriter.h"
+
+namespace optimium {
+namespace runtime {
+
+using namespace detail;
+
+namespace {
+
+thread_local const RequestImpl *CallbackOwner = nullptr;
+
+void poolParallelFor(void *Pool, size_t N, size_t Grain, OptRtRangeFn Fn, void *User) {
+  static_cast<ThreadPool *>(Pool)->parallelFor(N, Grain, [Fn, User](size_t B, size_t E) { Fn(User, B, E); });
+}
+
+std::string dimsToString(const std::vector<int64_t> &Dims) {
+  if (Dims.empty())
+    return "scalar";
+  std::string S;
+  for (size_t I = 0; I < Dims.size(); ++I)
+    S += (I ? "x" : "") + std::to_string(Dims[I]);
+  return S;
+}
+
+std::string fileSafe(const std::string &Name) {
+  std::string S = Name;
+  for (char &C : S)
+    if (C == '/' || C == '\\' || C == ':' || C == ' ')
+      C = '_';
+  return S;
+}
+
+ErrorCode runErrorCode(int32_t RC) {
+  const ErrorCode C = static_cast<ErrorCode>(RC);
+  switch (C) {
+  case ErrorCode::Shape:
+  case ErrorCode::Type:
+  case ErrorCode::OutOfResource:
+  case ErrorCode::NotImplemented:
+    return C;
+  default:
+    return ErrorCode::Infer;
+  }
+}
+
+} // namespace
+
+Status RequestImpl::start(std::vector<Tensor> In) {
+  const Graph &G = *M->G;
+  if (In.size() != G.Inputs.size())
+    return makeError(ErrorCode::InvalidArgument, "model '", M->Name, "' takes ", G.Inputs.size(), " input(s), got ",
+                     In.size());
+  std::vector<std::vector<int64_t>> Dims(In.size());
+  std::map<std::string, int64_t> Symbols;
+  for (size_t I = 0; I < In.size(); ++I) {
+    const Value &V = G.Values[G.Inputs[I]];
+    const Tensor &T = In[I];
+    if (!T.impl() || !T.impl()->data())
+      return makeError(ErrorCode::InvalidArgument, "input ", I, " ('", V.Name, "') is an empty or released tensor");
+    if (T.getType() != V.Type)
+      return makeError(ErrorCode::Type, "input ", I, " ('", V.Name, "') has element type ", toString(T.getType()),
+                       ", the model expects ", toString(V.Type));
+    Dims[I] = T.impl()->Dims;
+    bool Ok = Dims[I].size() == V.Shape.getRank();
+    for (size_t D = 0; Ok && D < Dims[I].size(); ++D) {
+      const Expr &E = V.Shape[D];
+      if (E.isConst()) {
+        Ok = E.value() == Dims[I][D];
+      } else if (E.isSymbol()) {
+        auto It = Symbols.emplace(E.symbol(), Dims[I][D]).first;
+        Ok = It->second == Dims[I][D];
+      }
+    }
+    if (!Ok)
+      return makeError(ErrorCode::Shape, "input ", I, " ('", V.Name, "') has shape ", dimsToString(Dims[I]),
+                       ", the model expects ", V.Shape.toString(), Symbols.empty() ? "" : " (symbols must agree across inputs)");
+  }
+  ASSIGN_OR_RETURN(std::shared_ptr<const ExecutionPlan> NewPlan, getExecutionPlan(*M, Dims));
+  {
+    std::lock_guard<std::mutex> Lock(Mu);
+    if (State == InferStatus::Running)
+      return makeError(ErrorCode::InvalidOperation, "request of model '", M->Name,
+                       "' is already running; wait() for it before calling infer() again");
+    if (!Arena || Arena->Bytes < NewPlan->ArenaBytes) {
+      // A new arena; tensors still holding the old one keep it alive (output lifetime rule).
+      auto NewArena = Buffer::allocate(NewPlan->ArenaBytes, 0);
+      if (!NewArena)
+        return makeError(ErrorCode::OutOfResource, "cannot allocate ", NewPlan->ArenaBytes, " bytes for the tensors of model '",
+                         M->Name, "'");
+      Arena = std::move(NewArena);
+    }
+    Inputs = std::move(In);
+    Plan = std::move(NewPlan);
+    State = InferStatus::Running;
+    Error = nullptr;
+    HasRun = true;
+    CancelFlag = false;
+    ++StartedRuns;
+  }
+  M->Pool->arm();
+  M->Sched->enqueue(shared_from_this());
+  return Status::ok();
+}
+
+Status RequestImpl::prepareRun() {
+  const Graph &G = *M->G;
+  const size_t NV = G.Values.size();
+  RunDims = Plan->Dims;
+  Ptrs.assign(NV, nullptr);
+  Owned.assign(NV, nullptr);
+  for (size_t V = 0; V < NV; ++V) {
+    if (G.Values[V].Const) {
+      Ptrs[V] = G.Values[V].Const->mutableData();
+      RunDims[V] = G.Values[V].Const->Dims;
+    } else if (Plan->Offsets[V] >= 0) {
+      Ptrs[V] = static_cast<char *>(Arena->Data) + Plan->Offsets[V];
+    }
+  }
+  for (size_t I = 0; I < G.Inputs.size(); ++I) {
+    Ptrs[G.Inputs[I]] = Inputs[I].impl()->data();
+    RunDims[G.Inputs[I]] = Inputs[I].impl()->Dims;
+  }
+  return Status::ok();
+}
+
+Status RequestImpl::runNode(size_t NodeIndex) {
+  const Graph &G = *M->G;
+  const Node &N = G.Nodes[NodeIndex];
+  const CompiledNode &CN = *M->Nodes[NodeIndex];
+
+  // Outputs whose shape depends on data: infer with the actual values, then allocate.
+  bool Unresolved = false;
+  for (int O : N.Outputs)
+    Unresolved |= O >= 0 && !Plan->Resolved[O];
+  if (Unresolved) {
+    ShapeContext Ctx(N);
+    for (int In : N.Inputs) {
+      ValueInfo VI;
+      if (In >= 0) {
+        VI.Present = true;
+        VI.Type = Plan->Types[In];
+        VI.Shape = TensorShape::fromDims(RunDims[In]);
+        auto C = std::make_shared<ConstData>();
+        C->Type = VI.Type;
+        C->Dims = RunDims[In];
+        C->Data = Ptrs[In];
+        C->Bytes = C->elementCount() * getElementSize(VI.Type);
+        VI.Const = G.Values[In].Const ? G.Values[In].Const : C;
+      }
+      Ctx.Inputs.push_back(std::move(VI));
+    }
+    Ctx.Outputs.resize(N.Outputs.size());
+    for (size_t I = 0; I < N.Outputs.size(); ++I)
+      Ctx.Outputs[I].Present = N.Outputs[I] >= 0;
+    RETURN_IF_ERROR(inferNode(Ctx));
+    for (size_t I = 0; I < N.Outputs.size(); ++I) {
+      const int O = N.Outputs[I];
+      if (O < 0 || Plan->Resolved[O])
+        continue;
+      RunDims[O] = Ctx.Outputs[I].Shape.getDims();
+      size_t Count = 1;
+      for (int64_t D : RunDims[O])
+        Count *= static_cast<size_t>(D);
+      Owned[O] = Buffer::allocate(Count * getElementSize(Plan->Types[O]));
+      if (!Owned[O])
+        return makeError(ErrorCode::OutOfResource, N.describe(), ": cannot allocate output '", G.Values[O].Name, "'");
+      Ptrs[O] = Owned[O]->Data;
+    }
+  }
+
+  OptRtTensor InT[16], OutT[16];
+  std::vector<OptRtTensor> InV, OutV;
+  OptRtTensor *Ins = InT, *Outs = OutT;
+  if (N.Inputs.size() > 16) {
+    InV.resize(N.Inputs.size());
+    Ins = InV.data();
+  }
+  if (N.Outputs.size() > 16) {
+    OutV.resize(N.Outputs.size());
+    Outs = OutV.data();
+  }
+  auto Bind = [&](int V, OptRtTensor &T) {
+    if (V < 0) {
+      T = OptRtTensor{0, 0, nullptr, nullptr};
+      return;
+    }
+    T.type = static_cast<int32_t>(Plan->Types[V] == ElementType::Undefined ? G.Values[V].Type : Plan->Types[V]);
+    T.rank = static_cast<int32_t>(RunDims[V].size());
+    T.dims = RunDims[V].data();
+    T.data = Ptrs[V];
+  };
+  for (size_t I = 0; I < N.Inputs.size(); ++I)
+    Bind(N.Inputs[I], Ins[I]);
+  for (size_t I = 0; I < N.Outputs.size(); ++I)
+    Bind(N.Outputs[I], Outs[I]);
+
+  OptRtExecContext Ctx{sizeof(OptRtExecContext), M->Threads, M->Pool.get(), &poolParallelFor};
+  char ErrorBuf[1024] = {0};
+  const OptRtBackend &B = CN.Backend->Backend;
+  const int32_t RC = B.run_kernel(B.state, CN.Kernel, Ins, static_cast<uint32_t>(N.Inputs.size()), Outs,
+                                  static_cast<uint32_t>(N.Outputs.size()), &Ctx, ErrorBuf, sizeof(ErrorBuf));
+  if (RC != OPT_RT_OK)
+    return makeError(runErrorCode(RC), "while running ", N.describe(), " on ", CN.Backend->Device.toString(), ": ",
+                     ErrorBuf[0] ? ErrorBuf : "kernel failed");
+
+  if (!M->Options.IntermediateSavePath.empty()) {
+    for (int O : N.Outputs) {
+      if (O < 0)
+        continue;
+      const std::string Prefix = M->Options.IndexedIntermediateSave ? std::to_string(RunIndex) + "_" : "";
+      RETURN_IF_ERROR(writeNpy(M->Options.IntermediateSavePath + "/" + Prefix + fileSafe(G.Values[O].Name) + ".npy",
+                               Plan->Types[O], RunDims[O], Ptrs[O]));
+    }
+  }
+  return Status::ok();
+}
+
+void RequestImpl::runSequential() {
+  const unsigned OldMode = M->Options.DisableDenormals ? disableDenormalsOnThisThread() : 0;
+  Status S = prepareRun();
+  const size_t NN = M->G->Nodes.size();
+  for (size_t I = 0; S.isOk() && I < NN; ++I) {
+    if (CancelFlag.load(std::memory_order_relaxed)) {
+      S = makeError(ErrorCode::Infer, "inference of model '", M->Name, "' was cancelled before ", M->G->Nodes[I].describe());
+      break;
+    }
+    S = runNode(I);
+  }
+  if (M->Options.DisableDenormals)
+    restoreDenormalsOnThisThread(OldMode);
+  finish(S);
+}
+
+void RequestImpl::startPipeline() {
+  Status S = prepareRun();
+  const size_t NN = M->G->Nodes.size();
+  if (!S.isOk() || NN == 0) {
+    finish(S);
+    return;
+  }
+  PendingInputs.reset(new std::atomic<int>[NN]);
+  for (size_t I = 0; I < NN; ++I)
+    PendingInputs[I].store(M->NodeProducerCount[I], std::memory_order_relaxed);
+  Outstanding.store(static_cast<int>(NN));
+  Failed.store(false);
+  FirstError = Status::ok();
+  auto Self = shared_from_this();
+  std::function<void(int)> Dispatch;
+  // Each task runs one node, then releases the consumers that became ready.
+  struct Runner {
+    static void run(std::shared_ptr<RequestImpl> R, int Node) {
+      if (!R->Failed.load()) {
+        Status NS;
+        if (R->CancelFlag.load())
+          NS = makeError(ErrorCode::Infer, "inference of model '", R->M->Name, "' was cancelled before ",
+                         R->M->G->Nodes[Node].describe());
+        else
+          NS = R->runNode(static_cast<size_t>(Node));
+        if (!NS.isOk()) {
+          std::lock_guard<std::mutex> Lock(R->ErrorMu);
+          if (R->FirstError.isOk())
+            R->FirstError = NS;
+          R->Failed.store(true);
+        }
+      }
+      for (int U : R->M->NodeUsers[Node])
+        if (R->PendingInputs[U].fetch_sub(1) == 1)
+          R->M->Pool->submit([R, U] { run(R, U); });
+      if (R->Outstanding.fetch_sub(1) == 1) {
+        Status Final;
+        {
+          std::lock_guard<std::mutex> Lock(R->ErrorMu);
+          Final = R->FirstError;
+        }
+        R->finish(Final);
+      }
+    }
+  };
+  for (size_t I = 0; I < NN; ++I)
+    if (M->NodeProducerCount[I] == 0)
+      M->Pool->submit([Self, I] { Runner::run(Self, static_cast<int>(I)); });
+}
+
+void RequestImpl::finish(const Status &S) {
+  if (S.isOk())
+    ++RunIndex;
+  M->Pool->disarm();
+  std::exception_ptr E = toExceptionPtr(S);
+  std::vector<InferCallback> CBs;
+  {
+    std::lock_guard<std::mutex> Lock(Mu);
+    State = S.isOk() ? InferStatus::Ready : InferStatus::Fault;
+    Error = E;
+    CBs = Callbacks;
+  }
+  if (!S.isOk())
+    OPT_LOG(Debug, "inference failed: ", S.message());
+  const RequestImpl *Prev = CallbackOwner;
+  CallbackOwner = this;
+  for (auto &CB : CBs) {
+    try {
+      CB(S.isOk() ? InferStatus::Ready : InferStatus::Fault, E);
+    } catch (const std::exception &Ex) {
+      OPT_LOG(Warning, "an inference callback threw: ", Ex.what());
+    } catch (...) {
+      OPT_LOG(Warning, "an inference callback threw a non-standard exception");
+    }
+  }
+  CallbackOwner = Prev;
+  {
+    std::lock_guard<std::mutex> Lock(Mu);
+    ++CompletedRuns;
+  }
+  Cv.notify_all();
+}
+
+bool RequestImpl::isInCallback() const { return CallbackOwner == this; }
+
+Tensor RequestImpl::valueTensor(int V) const {
+  const Graph &G = *M->G;
+  const Value &Val = G.Values[V];
+  if (Val.Const) {
+    Tensor T = tensor(Val.Const->Type, TensorShape::fromDims(Val.Const->Dims));
+    if (Val.Const->Type == ElementType::String) {
+      auto *Dst = static_cast<std::string *>(T.data());
+      for (size_t I = 0; I < Val.Const->Strings.size(); ++I)
+        Dst[I] = Val.Const->Strings[I];
+    } else if (Val.Const->Bytes) {
+      std::memcpy(T.data(), Val.Const->Data, Val.Const->Bytes);
+    }
+    return T;
+  }
+  for (size_t I = 0; I < G.Inputs.size(); ++I)
+    if (G.Inputs[I] == V)
+      return Inputs[I];
+  if (Owned[V])
+    return makeTensorView(Plan->Types[V], RunDims[V], Owned[V], 0);
+  return makeTensorView(Plan->Types[V], RunDims[V], Arena, static_cast<size_t>(Plan->Offsets[V]));
+}
+
+} // namespace runtime
+} // namespace optimium

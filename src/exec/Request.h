@@ -1,0 +1,79 @@
+// The state machine of one InferRequest: Ready -> Running -> Ready | Fault. A run binds inputs,
+// takes the plan of their shapes, and executes the nodes on the model's thread pool.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "Optimium/Runtime/InferRequest.h"
+#include "core/TensorImpl.h"
+#include "exec/ModelState.h"
+
+namespace optimium {
+namespace runtime {
+
+struct RequestImpl : std::enable_shared_from_this<RequestImpl> {
+  explicit RequestImpl(std::shared_ptr<ModelImpl> M) : M(std::move(M)) {}
+
+  std::shared_ptr<ModelImpl> M;
+
+  // Guarded by Mu.
+  std::mutex Mu;
+  std::condition_variable Cv;
+  InferStatus State = InferStatus::Ready;
+  bool HasRun = false;
+  std::exception_ptr Error;
+  std::vector<InferCallback> Callbacks;
+  uint64_t StartedRuns = 0, CompletedRuns = 0;
+
+  // Owned by the run while Status == Running; readable after it ends.
+  std::vector<Tensor> Inputs;
+  std::shared_ptr<const detail::ExecutionPlan> Plan;
+  std::shared_ptr<detail::Buffer> Arena;
+  std::vector<std::vector<int64_t>> RunDims;          ///< Dims of every value in this run.
+  std::vector<void *> Ptrs;                           ///< Data of every value in this run.
+  std::vector<std::shared_ptr<detail::Buffer>> Owned; ///< Per-run buffers of unresolved values.
+  std::atomic<bool> CancelFlag{false};
+  uint64_t RunIndex = 0;
+
+  // Pipeline bookkeeping.
+  std::unique_ptr<std::atomic<int>[]> PendingInputs;
+  std::atomic<int> Outstanding{0};
+  std::atomic<bool> Failed{false};
+  std::mutex ErrorMu;
+  detail::Status FirstError;
+
+  /// Validates and binds inputs, then hands the run to the scheduler.
+  detail::Status start(std::vector<Tensor> Inputs);
+  /// Runs every node in order on the calling thread (Exclusive / Sequential).
+  void runSequential();
+  /// Dispatches ready nodes as pool tasks (Pipeline); the last one to finish completes the run.
+  void startPipeline();
+  /// Ends the run: callbacks, status, wake waiters.
+  void finish(const detail::Status &S);
+
+  detail::Status runNode(size_t NodeIndex);
+  detail::Status prepareRun();
+  detail::Status afterRun();
+  Tensor valueTensor(int Value) const;
+  /// Whether the calling thread is running one of this request's callbacks (wait() must not block).
+  bool isInCallback() const;
+};
+
+namespace detail {
+
+/// Decides how requests of a model share its pool.
+class Scheduler {
+public:
+  virtual ~Scheduler() = default;
+  virtual void enqueue(std::shared_ptr<RequestImpl> R) = 0;
+  static std::unique_ptr<Scheduler> create(SchedulerType Type, ThreadPool &Pool);
+};
+
+} // namespace detail
+} // namespace runtime
+} // namespace optimium

@@ -1,0 +1,397 @@
+// The runtime's thread pool: FIFO tasks plus parallel-for fan-outs with per-chunk work stealing.
+// Idle workers spin on an epoch counter, optionally yield, then park; an idle pool uses no CPU.
+#include "exec/ThreadPool.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <exception>
+#include <limits>
+
+#include <pthread.h>
+#include <sched.h>
+
+#if defined(__x86_64__) || defined(__i386__) || defined(_M_X64)
+#include <immintrin.h>
+#define OPTIMIUM_POOL_X86 1
+#endif
+
+namespace optimium {
+namespace runtime {
+namespace detail {
+
+namespace {
+
+inline void cpuRelax() {
+#if defined(OPTIMIUM_POOL_X86)
+  _mm_pause();
+#elif defined(__aarch64__) || defined(__arm__)
+  asm volatile("yield" ::: "memory");
+#else
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+#endif
+}
+
+// The pool whose worker the current thread is (null on other threads).
+thread_local const void *CurrentPool = nullptr;
+
+// A chunk's unclaimed items [Front, Back) packed into one word, so that the owner (taking from the
+// front) and thieves (taking from the back) can never claim the same item.
+constexpr uint64_t packRange(uint64_t Front, uint64_t Back) { return (Front << 32) | Back; }
+constexpr uint64_t frontOf(uint64_t S) { return S >> 32; }
+constexpr uint64_t backOf(uint64_t S) { return S & 0xFFFFFFFFull; }
+constexpr size_t NoItem = std::numeric_limits<size_t>::max();
+
+struct alignas(64) Chunk {
+  std::atomic<uint64_t> State{0};
+  size_t Begin = 0, End = 0; // Fixed item boundaries (static split).
+};
+
+/// One parallelFor call. Shared with the workers that join it; lives until the last one leaves.
+struct Job {
+  const std::function<void(size_t, size_t)> *Fn = nullptr; // Valid while items remain unclaimed.
+  size_t N = 0, Grain = 1, Items = 0, Parts = 0;
+  bool Steal = false;
+  std::atomic<size_t> NextSlot{1}; // Slot 0 is the caller's.
+  std::atomic<bool> Closed{false}; // Every item claimed: nothing left for late arrivals.
+  std::atomic<size_t> Done{0};     // Items finished (executed, or skipped after an error).
+  std::atomic<bool> Failed{false};
+  std::exception_ptr Error;        // First exception thrown by Fn; guarded by M.
+  std::mutex M;
+  std::condition_variable CV;      // The caller waits here for the last participant.
+  std::vector<Chunk> Chunks;
+
+  Job(size_t Count) : Chunks(Count) {}
+
+  bool open() const {
+    return !Closed.load(std::memory_order_acquire) &&
+           NextSlot.load(std::memory_order_relaxed) < Parts;
+  }
+
+  // Runs items [ItemBegin, ItemEnd) as one range; returns how many items it accounted for.
+  size_t runItems(size_t ItemBegin, size_t ItemEnd) {
+    if (!Failed.load(std::memory_order_relaxed)) {
+      try {
+        (*Fn)(ItemBegin * Grain, std::min(N, ItemEnd * Grain));
+      } catch (...) {
+        std::lock_guard<std::mutex> L(M);
+        if (!Error) Error = std::current_exception();
+        Failed.store(true, std::memory_order_relaxed);
+      }
+    }
+    return ItemEnd - ItemBegin;
+  }
+
+  size_t claimFront(size_t C) {
+    std::atomic<uint64_t> &S = Chunks[C].State;
+    uint64_t Cur = S.load(std::memory_order_relaxed);
+    while (frontOf(Cur) < backOf(Cur))
+      if (S.compare_exchange_weak(Cur, packRange(frontOf(Cur) + 1, backOf(Cur)),
+                                  std::memory_order_acq_rel, std::memory_order_relaxed))
+        return frontOf(Cur);
+    return NoItem;
+  }
+
+  size_t claimBack(size_t C) {
+    std::atomic<uint64_t> &S = Chunks[C].State;
+    uint64_t Cur = S.load(std::memory_order_relaxed);
+    while (frontOf(Cur) < backOf(Cur))
+      if (S.compare_exchange_weak(Cur, packRange(frontOf(Cur), backOf(Cur) - 1),
+                                  std::memory_order_acq_rel, std::memory_order_relaxed))
+        return backOf(Cur) - 1;
+    return NoItem;
+  }
+
+  /// Does the work of participant Slot. Returns after every item is claimed (by someone).
+  void participate(size_t Slot, bool IsCaller) {
+    size_t Local = 0;
+    if (!Steal) {
+      // Static split: whole chunks with fixed boundaries. A finished participant also takes the
+      // chunks whose owners have not shown up, so none is ever left behind.
+      for (size_t C = Slot; C < Parts; C = NextSlot.fetch_add(1, std::memory_order_relaxed))
+        Local += runItems(Chunks[C].Begin, Chunks[C].End);
+    } else {
+      for (size_t I; (I = claimFront(Slot)) != NoItem;)
+        Local += runItems(I, I + 1);
+      // Out of own work: take items from the tails of the other chunks. Claims only shrink a
+      // chunk, so one pass over the victims leaves nothing unclaimed behind.
+      for (size_t K = 1; K < Parts; ++K) {
+        size_t Victim = (Slot + K) % Parts;
+        for (size_t I; (I = claimBack(Victim)) != NoItem;)
+          Local += runItems(I, I + 1);
+      }
+    }
+    Closed.store(true, std::memory_order_release);
+    if (Local == 0)
+      return;
+    size_t Prev = Done.fetch_add(Local, std::memory_order_acq_rel);
+    if (Prev + Local == Items && !IsCaller) {
+      std::lock_guard<std::mutex> L(M);
+      CV.notify_one();
+    }
+  }
+};
+
+} // namespace
+
+struct ThreadPool::Impl {
+  PoolConfig Config;
+  std::vector<std::thread> Workers;
+
+  std::mutex M;                  // Guards Tasks, Jobs, Stop, Parked.
+  std::condition_variable Wake;  // Parked workers.
+  std::deque<std::function<void()>> Tasks;
+  std::vector<std::shared_ptr<Job>> Jobs; // Fan-outs that may still take helpers.
+  bool Stop = false;
+  int Parked = 0;
+  std::atomic<uint64_t> Epoch{0}; // Bumped (under M) whenever work appears; spinners watch it.
+  std::atomic<int> Armed{0};
+
+  explicit Impl(const PoolConfig &C) : Config(C) {
+    if (Config.Threads < 1)
+      Config.Threads = 1;
+  }
+
+  // Called with M held: the oldest job that still takes participants; drops finished ones.
+  std::shared_ptr<Job> takeOpenJobLocked() {
+    std::shared_ptr<Job> Found;
+    auto Out = Jobs.begin();
+    for (auto &J : Jobs) {
+      if (!J->open())
+        continue;
+      if (!Found)
+        Found = J;
+      *Out++ = std::move(J);
+    }
+    Jobs.erase(Out, Jobs.end());
+    return Found;
+  }
+
+  // Spins/yields until the epoch moves past Seen; false when the budget ran out (time to park).
+  bool spinForWork(uint64_t Seen) {
+    int Spin = Config.SpinIterations;
+    if (Spin == 0)
+      return false;
+    if (Spin < 0) {
+      while (Armed.load(std::memory_order_relaxed) > 0)
+        for (int I = 0; I < 64; ++I) {
+          if (Epoch.load(std::memory_order_relaxed) != Seen)
+            return true;
+          cpuRelax();
+        }
+      return Epoch.load(std::memory_order_relaxed) != Seen;
+    }
+    for (int I = 0; I < Spin; ++I) {
+      if (Epoch.load(std::memory_order_relaxed) != Seen)
+        return true;
+      cpuRelax();
+    }
+    for (int I = 0; I < Config.SpinYieldIterations; ++I) {
+      if (Epoch.load(std::memory_order_relaxed) != Seen)
+        return true;
+      sched_yield();
+    }
+    return Epoch.load(std::memory_order_relaxed) != Seen;
+  }
+
+  void workerMain(int Index) {
+    CurrentPool = this;
+    if (!Config.Cores.empty()) {
+      int Core = Config.Cores[static_cast<size_t>(Index) % Config.Cores.size()];
+      if (Core >= 0 && Core < CPU_SETSIZE) {
+        cpu_set_t Set;
+        CPU_ZERO(&Set);
+        CPU_SET(Core, &Set);
+        // A failure (core offline or outside our cgroup) leaves the thread unpinned: still correct.
+        (void)pthread_setaffinity_np(pthread_self(), sizeof(Set), &Set);
+      }
+    }
+    if (Config.DisableDenormals)
+      disableDenormalsOnThisThread();
+
+    std::unique_lock<std::mutex> L(M);
+    for (;;) {
+      if (std::shared_ptr<Job> J = takeOpenJobLocked()) {
+        L.unlock();
+        size_t Slot = J->NextSlot.fetch_add(1, std::memory_order_relaxed);
+        if (Slot < J->Parts)
+          J->participate(Slot, /*IsCaller=*/false);
+        J.reset();
+        L.lock();
+        continue;
+      }
+      if (!Tasks.empty()) {
+        std::function<void()> Task = std::move(Tasks.front());
+        Tasks.pop_front();
+        L.unlock();
+        try {
+          Task();
+        } catch (...) {
+          // Tasks are expected not to throw; swallowing keeps the worker alive.
+        }
+        Task = nullptr; // Destroy captures outside the lock.
+        L.lock();
+        continue;
+      }
+      if (Stop)
+        return;
+      uint64_t Seen = Epoch.load(std::memory_order_relaxed);
+      L.unlock();
+      bool Moved = spinForWork(Seen);
+      L.lock();
+      if (Moved)
+        continue;
+      ++Parked;
+      // The predicate makes spurious wakeups harmless; an armed pool with negative spin wakes
+      // its workers so they spin through the request.
+      Wake.wait(L, [&] {
+        return Stop || Epoch.load(std::memory_order_relaxed) != Seen ||
+               (Config.SpinIterations < 0 && Armed.load(std::memory_order_relaxed) > 0);
+      });
+      --Parked;
+    }
+  }
+};
+
+ThreadPool::ThreadPool(const PoolConfig &Config) : P(new Impl(Config)) {
+  P->Workers.reserve(static_cast<size_t>(P->Config.Threads));
+  for (int I = 0; I < P->Config.Threads; ++I)
+    P->Workers.emplace_back([this, I] { P->workerMain(I); });
+}
+
+ThreadPool::~ThreadPool() {
+  {
+    std::lock_guard<std::mutex> L(P->M);
+    P->Stop = true;
+    P->Epoch.fetch_add(1, std::memory_order_relaxed);
+  }
+  P->Wake.notify_all();
+  for (std::thread &T : P->Workers)
+    T.join();
+}
+
+int ThreadPool::threadCount() const { return P->Config.Threads; }
+
+const PoolConfig &ThreadPool::config() const { return P->Config; }
+
+void ThreadPool::submit(std::function<void()> Task) {
+  bool Notify;
+  {
+    std::lock_guard<std::mutex> L(P->M);
+    // Shutting down: only the pool's own tasks may still queue work (a worker drains it).
+    if (P->Stop && CurrentPool != P.get())
+      return;
+    P->Tasks.push_back(std::move(Task));
+    P->Epoch.fetch_add(1, std::memory_order_relaxed);
+    Notify = P->Parked > 0;
+  }
+  if (Notify)
+    P->Wake.notify_one();
+}
+
+void ThreadPool::parallelFor(size_t N, size_t Grain,
+                             const std::function<void(size_t, size_t)> &Fn) {
+  if (N == 0)
+    return;
+  Grain = std::max<size_t>(Grain, 1);
+  constexpr size_t MaxItems = 0xFFFFFFFFull; // Item indices must fit half of a packed word.
+  if ((N - 1) / Grain + 1 > MaxItems)
+    Grain = (N - 1) / MaxItems + 1;
+  size_t Items = (N - 1) / Grain + 1;
+  size_t Parts = std::min(static_cast<size_t>(P->Config.Threads), Items);
+  if (Parts <= 1) {
+    Fn(0, N);
+    return;
+  }
+
+  auto J = std::make_shared<Job>(Parts);
+  J->Fn = &Fn;
+  J->N = N;
+  J->Grain = Grain;
+  J->Items = Items;
+  J->Parts = Parts;
+  // With no more items than workers each chunk is one item: keep that split as it is.
+  J->Steal = P->Config.EnableWorkStealing && Items > static_cast<size_t>(P->Config.Threads);
+  for (size_t C = 0; C < Parts; ++C) {
+    Chunk &Ch = J->Chunks[C];
+    Ch.Begin = C * Items / Parts;
+    Ch.End = (C + 1) * Items / Parts;
+    Ch.State.store(packRange(Ch.Begin, Ch.End), std::memory_order_relaxed);
+  }
+
+  size_t ToWake;
+  {
+    std::lock_guard<std::mutex> L(P->M);
+    P->takeOpenJobLocked(); // Prune finished fan-outs.
+    P->Jobs.push_back(J);
+    P->Epoch.fetch_add(1, std::memory_order_relaxed);
+    ToWake = std::min(Parts - 1, static_cast<size_t>(P->Parked));
+  }
+  if (ToWake >= static_cast<size_t>(P->Config.Threads))
+    P->Wake.notify_all();
+  else
+    for (size_t I = 0; I < ToWake; ++I)
+      P->Wake.notify_one();
+
+  // The caller always participates and takes whatever nobody claimed, so it never waits for a
+  // worker that is busy elsewhere: only for items already running.
+  J->participate(0, /*IsCaller=*/true);
+
+  if (J->Done.load(std::memory_order_acquire) != Items) {
+    int Spin = P->Config.SpinIterations;
+    int Budget = Spin > 0 ? Spin : (Spin < 0 && P->Armed.load(std::memory_order_relaxed) > 0 ? 100000 : 0);
+    for (int I = 0; I < Budget && J->Done.load(std::memory_order_acquire) != Items; ++I)
+      cpuRelax();
+    std::unique_lock<std::mutex> L(J->M);
+    J->CV.wait(L, [&] { return J->Done.load(std::memory_order_acquire) == Items; });
+  }
+  std::exception_ptr Error;
+  {
+    std::lock_guard<std::mutex> L(J->M);
+    Error = J->Error;
+  }
+  if (Error)
+    std::rethrow_exception(Error);
+}
+
+void ThreadPool::arm() {
+  if (P->Armed.fetch_add(1, std::memory_order_relaxed) == 0 && P->Config.SpinIterations < 0) {
+    // Wake parked workers so they spin through the request. Taking M orders this with a worker
+    // that is about to park (it checks Armed in its wait predicate under M).
+    std::lock_guard<std::mutex> L(P->M);
+    if (P->Parked > 0)
+      P->Wake.notify_all();
+  }
+}
+
+void ThreadPool::disarm() { P->Armed.fetch_sub(1, std::memory_order_relaxed); }
+
+bool ThreadPool::isWorkerThread() const { return CurrentPool == P.get(); }
+
+unsigned disableDenormalsOnThisThread() {
+#if defined(OPTIMIUM_POOL_X86)
+  unsigned Old = _mm_getcsr();
+  _mm_setcsr(Old | 0x8040u); // FTZ (bit 15) + DAZ (bit 6).
+  return Old;
+#elif defined(__aarch64__)
+  uint64_t Old;
+  asm volatile("mrs %0, fpcr" : "=r"(Old));
+  asm volatile("msr fpcr, %0" ::"r"(Old | (uint64_t(1) << 24))); // FZ.
+  return static_cast<unsigned>(Old);
+#else
+  return 0;
+#endif
+}
+
+void restoreDenormalsOnThisThread(unsigned OldState) {
+#if defined(OPTIMIUM_POOL_X86)
+  _mm_setcsr(OldState);
+#elif defined(__aarch64__)
+  asm volatile("msr fpcr, %0" ::"r"(static_cast<uint64_t>(OldState)));
+#else
+  (void)OldState;
+#endif
+}
+
+} // namespace detail
+} // namespace runtime
+} // namespace optimium

@@ -1,0 +1,50 @@
+// mmap-based file access for model and external weight files.
+#include "import/MappedFile.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace optimium {
+namespace runtime {
+namespace detail {
+
+MappedFile::~MappedFile() {
+  if (Data && Size)
+    ::munmap(const_cast<uint8_t *>(Data), Size);
+}
+
+Result<std::shared_ptr<MappedFile>> MappedFile::open(const std::string &Path) {
+  const int Fd = ::open(Path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (Fd < 0)
+    return makeError(ErrorCode::IO, "cannot open '", Path, "': ", std::strerror(errno));
+  struct stat St;
+  if (::fstat(Fd, &St) != 0) {
+    const int E = errno;
+    ::close(Fd);
+    return makeError(ErrorCode::IO, "cannot stat '", Path, "': ", std::strerror(E));
+  }
+  auto F = std::make_shared<MappedFile>();
+  F->Path = Path;
+  F->Size = static_cast<size_t>(St.st_size);
+  if (F->Size > 0) {
+    void *P = ::mmap(nullptr, F->Size, PROT_READ, MAP_PRIVATE, Fd, 0);
+    if (P == MAP_FAILED) {
+      const int E = errno;
+      ::close(Fd);
+      F->Size = 0;
+      return makeError(ErrorCode::IO, "cannot map '", Path, "': ", std::strerror(E));
+    }
+    F->Data = static_cast<const uint8_t *>(P);
+  }
+  ::close(Fd);
+  return F;
+}
+
+} // namespace detail
+} // namespace runtime
+} // namespace optimium

@@ -1,0 +1,560 @@
+// Converts an ONNX ModelProto (parsed with Debian's protobuf/ONNX schema) into the graph IR.
+// Initializer bytes are used in place when possible (mapped file or the caller's buffer).
+#include "import/onnx/OnnxImporter.h"
+
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <onnx/onnx_pb.h>
+#include <sys/stat.h>
+
+#include <climits>
+#include <cstring>
+#include <set>
+
+#include "core/Log.h"
+#include "import/MappedFile.h"
+#include "import/onnx/RawDataScanner.h"
+
+namespace optimium {
+namespace runtime {
+namespace detail {
+
+namespace {
+
+Value namedValue(const std::string &Name) {
+  Value V;
+  V.Name = Name;
+  return V;
+}
+
+bool isDirectory(const std::string &Path) {
+  struct stat St;
+  return ::stat(Path.c_str(), &St) == 0 && S_ISDIR(St.st_mode);
+}
+bool exists(const std::string &Path) {
+  struct stat St;
+  return ::stat(Path.c_str(), &St) == 0;
+}
+std::string dirName(const std::string &Path) {
+  const size_t Slash = Path.find_last_of('/');
+  return Slash == std::string::npos ? std::string(".") : Path.substr(0, Slash);
+}
+std::string stem(const std::string &Path) {
+  std::string P = Path;
+  while (P.size() > 1 && P.back() == '/')
+    P.pop_back();
+  const size_t Slash = P.find_last_of('/');
+  std::string Base = Slash == std::string::npos ? P : P.substr(Slash + 1);
+  const size_t Dot = Base.rfind('.');
+  if (Dot != std::string::npos && Dot > 0)
+    Base = Base.substr(0, Dot);
+  return Base;
+}
+
+Result<ElementType> convertDataType(int32_t T, const std::string &What) {
+  switch (T) {
+  case onnx::TensorProto_DataType_FLOAT: return ElementType::F32;
+  case onnx::TensorProto_DataType_UINT8: return ElementType::U8;
+  case onnx::TensorProto_DataType_INT8: return ElementType::I8;
+  case onnx::TensorProto_DataType_UINT16: return ElementType::U16;
+  case onnx::TensorProto_DataType_INT16: return ElementType::I16;
+  case onnx::TensorProto_DataType_INT32: return ElementType::I32;
+  case onnx::TensorProto_DataType_INT64: return ElementType::I64;
+  case onnx::TensorProto_DataType_STRING: return ElementType::String;
+  case onnx::TensorProto_DataType_BOOL: return ElementType::Bool;
+  case onnx::TensorProto_DataType_FLOAT16: return ElementType::F16;
+  case onnx::TensorProto_DataType_DOUBLE: return ElementType::F64;
+  case onnx::TensorProto_DataType_UINT32: return ElementType::U32;
+  case onnx::TensorProto_DataType_UINT64: return ElementType::U64;
+  case onnx::TensorProto_DataType_BFLOAT16: return ElementType::BF16;
+  default: break;
+  }
+  return makeError(ErrorCode::Type, What, ": unsupported ONNX element type ", T);
+}
+
+class Importer {
+public:
+  Importer(std::string BaseDir, ImportedModel &Out) : BaseDir(std::move(BaseDir)), Out(Out) {}
+
+  Status run(onnx::ModelProto &M, const std::vector<RawSpan> &Spans, std::shared_ptr<const void> BufferOwner) {
+    if (!M.has_graph())
+      return makeError(ErrorCode::Model, "the ONNX model has no graph");
+    RETURN_IF_ERROR(readOpsets(M));
+    Out.G = std::make_unique<Graph>();
+    Graph &G = *Out.G;
+    G.OpsetImports = Opsets;
+    G.Name = M.graph().name();
+    for (const auto &P : M.metadata_props())
+      G.Metadata[P.key()] = Attribute::getString(P.value());
+    Spans_ = &Spans;
+    Owner = std::move(BufferOwner);
+    return importGraph(*M.mutable_graph(), G);
+  }
+
+private:
+  Status readOpsets(const onnx::ModelProto &M) {
+    for (const auto &O : M.opset_import()) {
+      std::string D = O.domain() == "ai.onnx" ? std::string() : O.domain();
+      Opsets[D] = static_cast<int>(O.version());
+    }
+    if (M.opset_import_size() == 0)
+      Opsets[""] = 1; // IR v2 models without opset_import meant opset 1
+    auto It = Opsets.find("");
+    if (It != Opsets.end()) {
+      if (It->second > kMaxSupportedOpset)
+        return makeError(ErrorCode::Model, "model uses ONNX opset ", It->second,
+                         ", newer than the newest this runtime supports (", kMaxSupportedOpset, ")");
+      if (It->second < kMinSupportedOpset)
+        return makeError(ErrorCode::Model, "model uses ONNX opset ", It->second,
+                         ", older than the oldest this runtime supports (", kMinSupportedOpset, ")");
+    }
+    return Status::ok();
+  }
+
+  Result<TensorShape> convertShape(const onnx::TypeProto_Tensor &T, const std::string &Name, bool &Known) {
+    Known = T.has_shape();
+    std::vector<Expr> Dims;
+    if (!T.has_shape())
+      return TensorShape();
+    for (const auto &D : T.shape().dim()) {
+      if (D.has_dim_value()) {
+        if (D.dim_value() < 0)
+          return makeError(ErrorCode::Model, "tensor '", Name, "' has a negative dimension ", D.dim_value());
+        Dims.emplace_back(static_cast<int64_t>(D.dim_value()));
+      } else if (D.has_dim_param() && !D.dim_param().empty()) {
+        Dims.emplace_back(Expr(D.dim_param()));
+      } else {
+        Dims.emplace_back(Expr("unk__" + Name + "_" + std::to_string(Dims.size())));
+      }
+    }
+    return TensorShape(std::move(Dims));
+  }
+
+  Status applyValueInfo(const onnx::ValueInfoProto &VI, Value &V) {
+    if (!VI.has_type())
+      return Status::ok();
+    if (!VI.type().has_tensor_type())
+      return makeError(ErrorCode::Model, "value '", VI.name(), "' is not a tensor (sequence, map and optional types are not supported)");
+    const auto &TT = VI.type().tensor_type();
+    if (TT.elem_type() != 0) {
+      ASSIGN_OR_RETURN(V.Type, convertDataType(TT.elem_type(), "value '" + VI.name() + "'"));
+    }
+    bool Known = false;
+    ASSIGN_OR_RETURN(TensorShape S, convertShape(TT, VI.name(), Known));
+    if (Known) {
+      V.Shape = std::move(S);
+      V.ShapeKnown = true;
+    }
+    return Status::ok();
+  }
+
+  Result<std::shared_ptr<ConstData>> convertTensor(onnx::TensorProto &T, const RawSpan *Span) {
+    const std::string What = "initializer '" + T.name() + "'";
+    auto C = std::make_shared<ConstData>();
+    ASSIGN_OR_RETURN(C->Type, convertDataType(T.data_type(), What));
+    for (int64_t D : T.dims()) {
+      if (D < 0)
+        return makeError(ErrorCode::Model, What, " has a negative dimension ", D);
+      C->Dims.push_back(D);
+    }
+    const size_t Count = C->elementCount();
+    const size_t ElemSize = getElementSize(C->Type);
+
+    if (C->Type == ElementType::String) {
+      if (static_cast<size_t>(T.string_data_size()) != Count)
+        return makeError(ErrorCode::Model, What, " has ", T.string_data_size(), " strings, expected ", Count);
+      C->Strings.assign(T.string_data().begin(), T.string_data().end());
+      C->Data = C->Strings.data();
+      C->Bytes = Count * sizeof(std::string);
+      return C;
+    }
+    const size_t Bytes = Count * ElemSize;
+
+    if (T.data_location() == onnx::TensorProto_DataLocation_EXTERNAL)
+      return readExternal(T, C, Bytes, What);
+
+    if (!T.raw_data().empty() || (Span && Span->Size)) {
+      const size_t RawSize = T.raw_data().empty() ? Span->Size : T.raw_data().size();
+      if (RawSize != Bytes)
+        return makeError(ErrorCode::Model, What, ": raw_data holds ", RawSize, " bytes, expected ", Bytes,
+                         " for ", Count, " elements of ", toString(C->Type));
+      // Zero copy: point into the model bytes when they are the same and suitably aligned.
+      if (Span && Span->Size == Bytes && Owner && reinterpret_cast<uintptr_t>(Span->Data) % ElemSize == 0 &&
+          (T.raw_data().empty() || std::memcmp(Span->Data, T.raw_data().data(), Bytes) == 0)) {
+        C->Data = Span->Data;
+        C->Bytes = Bytes;
+        C->KeepAlive = Owner;
+        std::string().swap(*T.mutable_raw_data());
+        return C;
+      }
+      auto Owned = ConstData::allocate(C->Type, C->Dims);
+      std::memcpy(Owned->mutableData(), T.raw_data().data(), Bytes);
+      std::string().swap(*T.mutable_raw_data());
+      return Owned;
+    }
+
+    auto Owned = ConstData::allocate(C->Type, C->Dims);
+    auto CheckCount = [&](int N) -> Status {
+      if (static_cast<size_t>(N) != Count)
+        return makeError(ErrorCode::Model, What, " holds ", N, " values, expected ", Count);
+      return Status::ok();
+    };
+    void *Dst = Owned->mutableData();
+    switch (C->Type) {
+    case ElementType::F32:
+      RETURN_IF_ERROR(CheckCount(T.float_data_size()));
+      std::memcpy(Dst, T.float_data().data(), Bytes);
+      break;
+    case ElementType::F64:
+      RETURN_IF_ERROR(CheckCount(T.double_data_size()));
+      std::memcpy(Dst, T.double_data().data(), Bytes);
+      break;
+    case ElementType::I64:
+      RETURN_IF_ERROR(CheckCount(T.int64_data_size()));
+      std::memcpy(Dst, T.int64_data().data(), Bytes);
+      break;
+    case ElementType::U32:
+    case ElementType::U64:
+      RETURN_IF_ERROR(CheckCount(T.uint64_data_size()));
+      for (size_t I = 0; I < Count; ++I) {
+        if (C->Type == ElementType::U32)
+          static_cast<uint32_t *>(Dst)[I] = static_cast<uint32_t>(T.uint64_data(static_cast<int>(I)));
+        else
+          static_cast<uint64_t *>(Dst)[I] = T.uint64_data(static_cast<int>(I));
+      }
+      break;
+    default: // int32_data carries i32, i16, i8, u16, u8, bool, f16 and bf16 (bits)
+      RETURN_IF_ERROR(CheckCount(T.int32_data_size()));
+      for (size_t I = 0; I < Count; ++I) {
+        const int32_t V = T.int32_data(static_cast<int>(I));
+        switch (ElemSize) {
+        case 1: static_cast<uint8_t *>(Dst)[I] = static_cast<uint8_t>(V); break;
+        case 2: static_cast<uint16_t *>(Dst)[I] = static_cast<uint16_t>(V); break;
+        default: static_cast<int32_t *>(Dst)[I] = V; break;
+        }
+      }
+      break;
+    }
+    return Owned;
+  }
+
+  Result<std::shared_ptr<ConstData>> readExternal(const onnx::TensorProto &T, std::shared_ptr<ConstData> C,
+                                                  size_t Bytes, const std::string &What) {
+    std::string Location;
+    uint64_t Offset = 0;
+    int64_t Length = -1;
+    for (const auto &E : T.external_data()) {
+      if (E.key() == "location")
+        Location = E.value();
+      else if (E.key() == "offset")
+        Offset = std::strtoull(E.value().c_str(), nullptr, 10);
+      else if (E.key() == "length")
+        Length = std::strtoll(E.value().c_str(), nullptr, 10);
+    }
+    if (Location.empty())
+      return makeError(ErrorCode::Model, What, ": external data without a location");
+    if (BaseDir.empty())
+      return makeError(ErrorCode::Model, What, ": external data file '", Location,
+                       "' cannot be resolved for a model loaded from memory; load it from its path");
+    if (Location[0] == '/' || Location.find("..") != std::string::npos)
+      return makeError(ErrorCode::Model, What, ": external data location '", Location,
+                       "' must be a relative path inside the model folder");
+    const std::string Path = BaseDir + "/" + Location;
+    auto It = ExternalFiles.find(Path);
+    if (It == ExternalFiles.end()) {
+      if (!exists(Path))
+        return makeError(ErrorCode::IO, What, ": external data file '", Path, "' does not exist");
+      ASSIGN_OR_RETURN(auto F, MappedFile::open(Path));
+      It = ExternalFiles.emplace(Path, F).first;
+      Out.KeepAlive.push_back(F);
+    }
+    const auto &F = It->second;
+    if (Length >= 0 && static_cast<uint64_t>(Length) != Bytes)
+      return makeError(ErrorCode::Model, What, ": external data length ", Length, " differs from the ", Bytes,
+                       " bytes its shape needs");
+    if (Offset > F->Size || Bytes > F->Size - Offset)
+      return makeError(ErrorCode::Model, What, ": external data [", Offset, ", ", Offset + Bytes, ") lies beyond the end of '",
+                       Path, "' (", F->Size, " bytes)");
+    const uint8_t *P = F->Data + Offset;
+    if (reinterpret_cast<uintptr_t>(P) % std::max<size_t>(1, getElementSize(C->Type)) == 0) {
+      C->Data = P;
+      C->Bytes = Bytes;
+      C->KeepAlive = F;
+      return C;
+    }
+    auto Owned = ConstData::allocate(C->Type, C->Dims);
+    std::memcpy(Owned->mutableData(), P, Bytes);
+    return Owned;
+  }
+
+  Status convertAttribute(onnx::AttributeProto &A, AttrValue &V, const std::string &NodeDesc) {
+    switch (A.type()) {
+    case onnx::AttributeProto_AttributeType_FLOAT: V.K = AttrValue::Kind::Float; V.F = A.f(); break;
+    case onnx::AttributeProto_AttributeType_INT: V.K = AttrValue::Kind::Int; V.I = A.i(); break;
+    case onnx::AttributeProto_AttributeType_STRING: V.K = AttrValue::Kind::String; V.S = A.s(); break;
+    case onnx::AttributeProto_AttributeType_FLOATS:
+      V.K = AttrValue::Kind::Floats;
+      V.Floats.assign(A.floats().begin(), A.floats().end());
+      break;
+    case onnx::AttributeProto_AttributeType_INTS:
+      V.K = AttrValue::Kind::Ints;
+      V.Ints.assign(A.ints().begin(), A.ints().end());
+      break;
+    case onnx::AttributeProto_AttributeType_STRINGS:
+      V.K = AttrValue::Kind::Strings;
+      V.Strings.assign(A.strings().begin(), A.strings().end());
+      break;
+    case onnx::AttributeProto_AttributeType_TENSOR: {
+      V.K = AttrValue::Kind::Tensor;
+      ASSIGN_OR_RETURN(V.T, convertTensor(*A.mutable_t(), nullptr));
+      break;
+    }
+    case onnx::AttributeProto_AttributeType_GRAPH: {
+      V.K = AttrValue::Kind::Graph;
+      V.G = std::make_shared<Graph>();
+      V.G->OpsetImports = Opsets;
+      RETURN_IF_ERROR(importGraph(*A.mutable_g(), *V.G));
+      break;
+    }
+    default:
+      return makeError(ErrorCode::Model, NodeDesc, ": attribute '", A.name(), "' has unsupported type ",
+                       static_cast<int>(A.type()));
+    }
+    return Status::ok();
+  }
+
+  Status importGraph(onnx::GraphProto &GP, Graph &G) {
+    const bool IsMain = &G == Out.G.get();
+    // Initializers first: they are constants (older IR versions also list them as inputs).
+    for (int I = 0; I < GP.initializer_size(); ++I) {
+      onnx::TensorProto &T = *GP.mutable_initializer(I);
+      if (T.name().empty())
+        return makeError(ErrorCode::Model, "initializer #", I, " has no name");
+      if (G.findValue(T.name()) >= 0)
+        return makeError(ErrorCode::Model, "initializer '", T.name(), "' is defined twice");
+      const RawSpan *Span = IsMain && static_cast<size_t>(I) < Spans_->size() ? &(*Spans_)[I] : nullptr;
+      Value V;
+      V.Name = T.name();
+      ASSIGN_OR_RETURN(V.Const, convertTensor(T, Span));
+      V.Type = V.Const->Type;
+      V.Shape = TensorShape::fromDims(V.Const->Dims);
+      V.ShapeKnown = true;
+      G.addValue(std::move(V));
+    }
+    for (const auto &VI : GP.input()) {
+      const int Existing = G.findValue(VI.name());
+      if (Existing >= 0 && G.Values[Existing].Const)
+        continue; // an initializer listed as input: a constant with a default (IR < 4)
+      if (Existing >= 0)
+        return makeError(ErrorCode::Model, "graph input '", VI.name(), "' is declared twice");
+      Value V;
+      V.Name = VI.name();
+      V.IsGraphInput = true;
+      RETURN_IF_ERROR(applyValueInfo(VI, V));
+      if (V.Type == ElementType::Undefined)
+        return makeError(ErrorCode::Model, "graph input '", VI.name(), "' has no element type");
+      if (!V.ShapeKnown)
+        return makeError(ErrorCode::Model, "graph input '", VI.name(), "' has no shape");
+      G.Inputs.push_back(G.addValue(std::move(V)));
+    }
+    // Nodes.
+    std::map<std::string, int> OpCounts;
+    for (int NI = 0; NI < GP.node_size(); ++NI) {
+      onnx::NodeProto &NP = *GP.mutable_node(NI);
+      Node N;
+      N.OpType = NP.op_type();
+      N.Domain = NP.domain() == "ai.onnx" ? std::string() : NP.domain();
+      N.Name = NP.name().empty() ? N.OpType + "_" + std::to_string(OpCounts[N.OpType]++) : NP.name();
+      auto OpsetIt = Opsets.find(N.Domain);
+      if (OpsetIt == Opsets.end())
+        return makeError(ErrorCode::Model, N.describe(), ": domain '", N.Domain, "' is not imported by the model");
+      N.OpsetVersion = OpsetIt->second;
+      for (auto &A : *NP.mutable_attribute()) {
+        AttrValue V;
+        RETURN_IF_ERROR(convertAttribute(A, V, N.describe()));
+        N.Attrs[A.name()] = std::move(V);
+      }
+      for (const std::string &In : NP.input())
+        N.Inputs.push_back(In.empty() ? -1 : valueFor(G, In));
+      for (const std::string &OutName : NP.output()) {
+        if (OutName.empty()) {
+          N.Outputs.push_back(-1);
+          continue;
+        }
+        const int Existing = G.findValue(OutName);
+        if (Existing >= 0 && (G.Values[Existing].Producer >= 0 || G.Values[Existing].Const ||
+                              G.Values[Existing].IsGraphInput))
+          return makeError(ErrorCode::Model, N.describe(), ": output '", OutName,
+                           "' is already produced elsewhere (ONNX requires single assignment)");
+        const int Idx = Existing >= 0 ? Existing : G.addValue(namedValue(OutName));
+        G.Values[Idx].Producer = static_cast<int>(G.Nodes.size());
+        N.Outputs.push_back(Idx);
+      }
+      G.Nodes.push_back(std::move(N));
+    }
+    for (const auto &VI : GP.value_info()) {
+      const int Idx = G.findValue(VI.name());
+      if (Idx >= 0 && !G.Values[Idx].Const && !G.Values[Idx].IsGraphInput)
+        RETURN_IF_ERROR(applyValueInfo(VI, G.Values[Idx]));
+    }
+    for (const auto &VI : GP.output()) {
+      const int Idx = G.findValue(VI.name());
+      if (Idx < 0)
+        return makeError(ErrorCode::Model, "graph output '", VI.name(), "' is not produced by any node");
+      if (!G.Values[Idx].Const && !G.Values[Idx].IsGraphInput)
+        RETURN_IF_ERROR(applyValueInfo(VI, G.Values[Idx]));
+      G.Values[Idx].IsGraphOutput = true;
+      G.Outputs.push_back(Idx);
+    }
+    RETURN_IF_ERROR(checkDefinitions(G, IsMain));
+    RETURN_IF_ERROR(sortTopologically(G));
+    G.rebuildUseLists();
+    return Status::ok();
+  }
+
+  /// Values referenced but never defined: outer-scope names are fine in subgraphs only.
+  int valueFor(Graph &G, const std::string &Name) {
+    const int Idx = G.findValue(Name);
+    return Idx >= 0 ? Idx : G.addValue(namedValue(Name));
+  }
+
+  Status checkDefinitions(const Graph &G, bool IsMain) {
+    if (!IsMain)
+      return Status::ok();
+    for (const Node &N : G.Nodes)
+      for (int In : N.Inputs)
+        if (In >= 0) {
+          const Value &V = G.Values[In];
+          if (!V.Const && !V.IsGraphInput && V.Producer < 0)
+            return makeError(ErrorCode::Model, N.describe(), ": input '", V.Name,
+                             "' is not a graph input, an initializer or the output of any node");
+        }
+    return Status::ok();
+  }
+
+  /// ONNX requires topological order but exporters occasionally break it: sort (stable) and
+  /// reject cycles.
+  Status sortTopologically(Graph &G) {
+    const size_t N = G.Nodes.size();
+    std::vector<int> Pending(N, 0);
+    std::vector<std::vector<int>> Users(N);
+    for (size_t I = 0; I < N; ++I) {
+      std::set<int> Producers;
+      for (int In : G.Nodes[I].Inputs)
+        if (In >= 0 && G.Values[In].Producer >= 0)
+          Producers.insert(G.Values[In].Producer);
+      for (int P : Producers) {
+        Users[P].push_back(static_cast<int>(I));
+        ++Pending[I];
+      }
+    }
+    std::vector<int> Order;
+    std::set<int> Ready;
+    for (size_t I = 0; I < N; ++I)
+      if (Pending[I] == 0)
+        Ready.insert(static_cast<int>(I));
+    while (!Ready.empty()) {
+      const int I = *Ready.begin();
+      Ready.erase(Ready.begin());
+      Order.push_back(I);
+      for (int U : Users[I])
+        if (--Pending[U] == 0)
+          Ready.insert(U);
+    }
+    if (Order.size() != N) {
+      for (size_t I = 0; I < N; ++I)
+        if (Pending[I] > 0)
+          return makeError(ErrorCode::Model, "the graph has a cycle through ", G.Nodes[I].describe());
+    }
+    bool Sorted = true;
+    for (size_t I = 0; I < N; ++I)
+      Sorted &= Order[I] == static_cast<int>(I);
+    if (Sorted)
+      return Status::ok();
+    std::vector<Node> Nodes;
+    Nodes.reserve(N);
+    for (int I : Order)
+      Nodes.push_back(std::move(G.Nodes[I]));
+    G.Nodes = std::move(Nodes);
+    for (size_t I = 0; I < N; ++I)
+      for (int O : G.Nodes[I].Outputs)
+        if (O >= 0)
+          G.Values[O].Producer = static_cast<int>(I);
+    return Status::ok();
+  }
+
+  std::string BaseDir;
+  ImportedModel &Out;
+  std::map<std::string, int> Opsets;
+  const std::vector<RawSpan> *Spans_ = nullptr;
+  std::shared_ptr<const void> Owner;
+  std::map<std::string, std::shared_ptr<MappedFile>> ExternalFiles;
+};
+
+Result<ImportedModel> importBytes(const uint8_t *Data, size_t Size, const std::string &BaseDir,
+                                  const std::string &SourceName, std::shared_ptr<const void> Owner) {
+  if (!Data || Size == 0)
+    return makeError(ErrorCode::Container, SourceName, ": empty model data");
+  if (Size > static_cast<size_t>(INT_MAX))
+    return makeError(ErrorCode::Container, SourceName, ": ", Size, " bytes exceed the 2 GiB protobuf limit; store the weights as external data");
+  onnx::ModelProto M;
+  {
+    google::protobuf::io::ArrayInputStream Stream(Data, static_cast<int>(Size));
+    google::protobuf::io::CodedInputStream Coded(&Stream);
+    Coded.SetTotalBytesLimit(INT_MAX);
+    Coded.SetRecursionLimit(256);
+    if (!M.ParseFromCodedStream(&Coded) || !Coded.ConsumedEntireMessage())
+      return makeError(ErrorCode::Container, SourceName, ": not a valid ONNX model (protobuf parsing failed; the file is truncated or corrupt)");
+  }
+  if (!M.has_graph() || M.ir_version() <= 0)
+    return makeError(ErrorCode::Container, SourceName, ": not an ONNX model (no ir_version or graph)");
+  std::vector<RawSpan> Spans;
+  if (!scanInitializerRawData(Data, Size, Spans))
+    Spans.clear();
+  if (!Owner)
+    Spans.clear(); // no stable owner: copy
+  ImportedModel Out;
+  Importer Imp(BaseDir, Out);
+  Status S = Imp.run(M, Spans, Owner);
+  if (!S.isOk())
+    return S.withContext(SourceName);
+  if (Owner)
+    Out.KeepAlive.push_back(Owner);
+  return Out;
+}
+
+} // namespace
+
+Result<ImportedModel> importOnnxPath(const std::string &Path) {
+  if (Path.empty())
+    return makeError(ErrorCode::InvalidArgument, "model path is empty");
+  if (!exists(Path))
+    return makeError(ErrorCode::IO, "model path '", Path, "' does not exist");
+  std::string File = Path;
+  std::string Name = stem(Path);
+  if (isDirectory(Path)) {
+    File = Path + "/model.onnx";
+    if (!exists(File))
+      return makeError(ErrorCode::Container, "model folder '", Path, "' holds no model.onnx");
+  }
+  ASSIGN_OR_RETURN(auto Mapped, MappedFile::open(File));
+  const uint8_t *Data = Mapped->Data;
+  const size_t Size = Mapped->Size;
+  std::shared_ptr<const void> Owner = Mapped;
+  ASSIGN_OR_RETURN(ImportedModel M, importBytes(Data, Size, dirName(File), "'" + File + "'", Owner));
+  M.Name = Name;
+  return M;
+}
+
+Result<ImportedModel> importOnnxBuffer(const uint8_t *Data, size_t Size, const std::string &BaseDir,
+                                       const std::string &SourceName) {
+  // The caller keeps the buffer alive: a non-owning shared_ptr lets constants point into it.
+  std::shared_ptr<const void> Borrowed(Data, [](const void *) {});
+  ASSIGN_OR_RETURN(ImportedModel M, importBytes(Data, Size, BaseDir, SourceName, Data ? Borrowed : nullptr));
+  M.Name = M.G->Name.empty() ? "model" : M.G->Name;
+  return M;
+}
+
+} // namespace detail
+} // namespace runtime
+} // namespace optimium

@@ -1,0 +1,34 @@
+// ONNX -> graph IR. Accepts a .onnx file, a folder holding one, or the bytes of a model.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "core/Status.h"
+#include "ir/Graph.h"
+
+namespace optimium {
+namespace runtime {
+namespace detail {
+
+struct ImportedModel {
+  std::unique_ptr<Graph> G;
+  std::string Name;
+  /// Owns whatever constants point into (mapped files, the caller's buffer is not owned).
+  std::vector<std::shared_ptr<const void>> KeepAlive;
+};
+
+/// Newest default-domain opset whose semantics this runtime follows.
+constexpr int kMaxSupportedOpset = 21;
+constexpr int kMinSupportedOpset = 7;
+
+/// Path: an .onnx file, or a folder holding model.onnx (or exactly one *.onnx).
+Result<ImportedModel> importOnnxPath(const std::string &Path);
+/// Bytes of an ONNX model; not copied (constants may point into them). External data files are
+/// resolved against BaseDir (empty: external data is an error).
+Result<ImportedModel> importOnnxBuffer(const uint8_t *Data, size_t Size, const std::string &BaseDir,
+                                       const std::string &SourceName);
+
+} // namespace detail
+} // namespace runtime
+} // namespace optimium

@@ -1,0 +1,138 @@
+// The op schema registry (filled by static registrars in each op's file), arity checking around
+// every schema's inference function, and numpy broadcasting over symbolic shapes.
+#include "ir/OpSchema.h"
+
+#include <algorithm>
+#include <atomic>
+#include <mutex>
+#include <utility>
+
+#include "Optimium/Runtime/Exceptions.h"
+
+namespace optimium {
+namespace runtime {
+namespace detail {
+
+namespace {
+
+struct SchemaRegistry {
+  std::mutex Lock;
+  std::map<std::pair<std::string, std::string>, std::unique_ptr<OpSchema>> Schemas;
+};
+
+// Function-local static: registrars run from other translation units' static initializers, in an
+// order we do not control.
+SchemaRegistry &registry() {
+  static SchemaRegistry R;
+  return R;
+}
+
+std::string domainName(const std::string &Domain) { return Domain.empty() ? "ai.onnx" : Domain; }
+
+} // namespace
+
+void registerOpSchema(OpSchema Schema) {
+  SchemaRegistry &R = registry();
+  std::lock_guard<std::mutex> G(R.Lock);
+  auto Key = std::make_pair(Schema.Domain, Schema.OpType);
+  // First registration wins; pointers handed out by findOpSchema stay valid.
+  if (!R.Schemas.count(Key))
+    R.Schemas.emplace(std::move(Key), std::make_unique<OpSchema>(std::move(Schema)));
+}
+
+const OpSchema *findOpSchema(const std::string &Domain, const std::string &OpType) {
+  SchemaRegistry &R = registry();
+  std::lock_guard<std::mutex> G(R.Lock);
+  // "ai.onnx" and "" are the same domain.
+  auto It = R.Schemas.find(std::make_pair(Domain == "ai.onnx" ? std::string() : Domain, OpType));
+  return It == R.Schemas.end() ? nullptr : It->second.get();
+}
+
+std::vector<const OpSchema *> allOpSchemas() {
+  SchemaRegistry &R = registry();
+  std::lock_guard<std::mutex> G(R.Lock);
+  std::vector<const OpSchema *> Out;
+  for (const auto &KV : R.Schemas)
+    Out.push_back(KV.second.get());
+  return Out;
+}
+
+Expr ShapeContext::newSymbol() {
+  static std::atomic<uint64_t> Counter{0};
+  return Expr("unk__" + std::to_string(Counter.fetch_add(1)));
+}
+
+Status inferNode(ShapeContext &Ctx) {
+  const Node &N = Ctx.N;
+  const OpSchema *S = findOpSchema(N.Domain, N.OpType);
+  if (!S)
+    return makeError(ErrorCode::Model, "unsupported op '", N.OpType, "' (domain '", domainName(N.Domain),
+                     "') at node '", N.Name, "'");
+  if (N.OpsetVersion > S->MaxOpsetVersion)
+    return Ctx.error(ErrorCode::Model, "opset ", N.OpsetVersion, " is newer than the supported opset ",
+                     S->MaxOpsetVersion, " of ", N.OpType);
+
+  const int NumIn = static_cast<int>(N.Inputs.size());
+  if (NumIn < S->MinInputs || (S->MaxInputs >= 0 && NumIn > S->MaxInputs)) {
+    if (S->MaxInputs < 0)
+      return Ctx.error(ErrorCode::Model, "expected at least ", S->MinInputs, " inputs, got ", NumIn);
+    if (S->MinInputs == S->MaxInputs)
+      return Ctx.error(ErrorCode::Model, "expected ", S->MinInputs, " inputs, got ", NumIn);
+    return Ctx.error(ErrorCode::Model, "expected ", S->MinInputs, " to ", S->MaxInputs, " inputs, got ", NumIn);
+  }
+  const int NumOut = static_cast<int>(N.Outputs.size());
+  if (NumOut < S->MinOutputs || (S->MaxOutputs >= 0 && NumOut > S->MaxOutputs)) {
+    if (S->MinOutputs == S->MaxOutputs)
+      return Ctx.error(ErrorCode::Model, "expected ", S->MinOutputs, " outputs, got ", NumOut);
+    return Ctx.error(ErrorCode::Model, "expected ", S->MinOutputs, " to ", S->MaxOutputs, " outputs, got ", NumOut);
+  }
+  if (Ctx.Inputs.size() < N.Inputs.size())
+    Ctx.Inputs.resize(N.Inputs.size());
+  for (int I = 0; I < S->MinInputs && I < NumIn; ++I)
+    if (N.Inputs[I] < 0 || !Ctx.Inputs[I].Present)
+      return Ctx.error(ErrorCode::Model, "required input ", I, " is missing");
+  Ctx.Outputs.resize(N.Outputs.size());
+  for (size_t I = 0; I < N.Outputs.size(); ++I)
+    Ctx.Outputs[I].Present = N.Outputs[I] >= 0;
+
+  if (!S->Infer)
+    return Status::ok();
+  // Expr arithmetic throws ShapeError (division by zero in a bad model); keep it a Status.
+  try {
+    return S->Infer(Ctx);
+  } catch (const Exception &E) {
+    return Ctx.error(ErrorCode::Shape, E.what());
+  }
+}
+
+Result<TensorShape> broadcastShapes(const TensorShape &A, const TensorShape &B) {
+  const size_t Rank = std::max(A.getRank(), B.getRank());
+  std::vector<Expr> Out(Rank);
+  for (size_t I = 0; I < Rank; ++I) {
+    // Align from the right; missing leading dims act as 1.
+    const Expr DA = I + A.getRank() >= Rank ? A[I + A.getRank() - Rank] : Expr(1);
+    const Expr DB = I + B.getRank() >= Rank ? B[I + B.getRank() - Rank] : Expr(1);
+    if (DA == DB) {
+      Out[I] = DA;
+    } else if (DA.isConst() && DA.value() == 1) {
+      Out[I] = DB;
+    } else if (DB.isConst() && DB.value() == 1) {
+      Out[I] = DA;
+    } else if (DA.isConst() && DB.isConst()) {
+      return makeError(ErrorCode::Shape, "cannot broadcast shapes ", A.toString(), " and ", B.toString(),
+                       " (dimension ", DA.value(), " vs ", DB.value(), ")");
+    } else if (DA.isConst()) {
+      Out[I] = DA; // a symbol meeting c > 1 must be c (or 1)
+    } else if (DB.isConst()) {
+      Out[I] = DB;
+    } else {
+      // Two different symbols: valid inputs make them equal or one of them 1, so max is exact.
+      Out[I] = max(DA, DB);
+    }
+  }
+  return TensorShape(std::move(Out));
+}
+
+} // namespace detail
+} // namespace runtime
+} // namespace optimium

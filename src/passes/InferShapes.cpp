@@ -1,0 +1,89 @@
+// Shape/type inference over the whole graph with the per-op schemas.
+#include "passes/InferShapes.h"
+
+namespace optimium {
+namespace runtime {
+namespace detail {
+
+std::vector<ValueInfo> initialValueInfos(const Graph &G) {
+  std::vector<ValueInfo> Infos(G.Values.size());
+  for (size_t I = 0; I < G.Values.size(); ++I) {
+    const Value &V = G.Values[I];
+    if (V.Const || V.IsGraphInput) {
+      Infos[I].Present = true;
+      Infos[I].Type = V.Type;
+      Infos[I].Shape = V.Shape;
+      Infos[I].Const = V.Const;
+    }
+  }
+  return Infos;
+}
+
+namespace {
+/// Per dimension, keep the more precise of the declared and the inferred shape.
+TensorShape mergeShapes(const TensorShape &Inferred, const TensorShape &Declared) {
+  std::vector<Expr> Dims;
+  for (size_t I = 0; I < Inferred.getRank(); ++I)
+    Dims.push_back(Inferred[I].isConst() || !Declared[I].isConst() ? Inferred[I] : Declared[I]);
+  return TensorShape(std::move(Dims));
+}
+} // namespace
+
+Status propagateShapes(const Graph &G, std::vector<ValueInfo> &Infos, bool CheckDeclared) {
+  for (const Node &N : G.Nodes) {
+    ShapeContext Ctx(N);
+    for (int In : N.Inputs) {
+      if (In < 0) {
+        Ctx.Inputs.emplace_back();
+        continue;
+      }
+      if (!Infos[In].Present)
+        return makeError(ErrorCode::Model, N.describe(), ": input '", G.Values[In].Name,
+                         "' has no known type/shape (it is not produced before this node)");
+      Ctx.Inputs.push_back(Infos[In]);
+    }
+    Ctx.Outputs.resize(N.Outputs.size());
+    for (size_t I = 0; I < N.Outputs.size(); ++I)
+      Ctx.Outputs[I].Present = N.Outputs[I] >= 0;
+    RETURN_IF_ERROR(inferNode(Ctx));
+    for (size_t I = 0; I < N.Outputs.size(); ++I) {
+      const int O = N.Outputs[I];
+      if (O < 0)
+        continue;
+      ValueInfo Out = Ctx.Outputs[I];
+      Out.Present = true;
+      const Value &V = G.Values[O];
+      if (CheckDeclared && V.Type != ElementType::Undefined && Out.Type != V.Type)
+        return makeError(ErrorCode::Type, N.describe(), ": output '", V.Name, "' is declared ", toString(V.Type),
+                         " but the op produces ", toString(Out.Type));
+      if (CheckDeclared && V.ShapeKnown) {
+        if (!Out.Shape.isCompatible(V.Shape))
+          return makeError(ErrorCode::Shape, N.describe(), ": output '", V.Name, "' is declared with shape ",
+                           V.Shape.toString(), " but the op produces ", Out.Shape.toString());
+        Out.Shape = mergeShapes(Out.Shape, V.Shape);
+      }
+      Infos[O] = std::move(Out);
+    }
+  }
+  return Status::ok();
+}
+
+Status inferGraphShapes(Graph &G) {
+  std::vector<ValueInfo> Infos = initialValueInfos(G);
+  RETURN_IF_ERROR(propagateShapes(G, Infos, /*CheckDeclared=*/true));
+  for (size_t I = 0; I < G.Values.size(); ++I) {
+    Value &V = G.Values[I];
+    if (!Infos[I].Present || V.Const || V.IsGraphInput)
+      continue;
+    V.Type = Infos[I].Type;
+    V.Shape = Infos[I].Shape;
+    V.ShapeKnown = true;
+    if (Infos[I].Const && !V.Const)
+      V.Const = Infos[I].Const; // the schema folded it (e.g. Shape of a static tensor)
+  }
+  return Status::ok();
+}
+
+} // namespace detail
+} // namespace runtime
+} // namespace optimium

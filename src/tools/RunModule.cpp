@@ -1024,27 +1024,17 @@ int runModuleImpl(const RunModuleOptions &O, std::ostream &Out, std::ostream &Er
 
   rt::ModelLoadOptions LoadOptions;
   LoadOptions.Devices = resolveDevice(O);
-  LoadOptions.Strict = O.DeviceGiven;
-  LoadOptions.ThreadCount = O.Threads;
 
-  const auto LoadStart = std::chrono::steady_clock::now();
-  rt::Model Model = rt::loadModel(O.Module, LoadOptions);
-  const double LoadMs = msSince(LoadStart);
-
-  const size_t NumInputs = Model.getInputNames().size();
-  const size_t NumOutputs = Model.getOutputNames().size();
-  std::vector<rt::TensorInfo> InputInfos, OutputInfos;
-  for (size_t I = 0; I < NumInputs; ++I)
-    InputInfos.push_back(Model.getInputTensorInfo(I));
-  for (size_t I = 0; I < NumOutputs; ++I)
-    OutputInfos.push_back(Model.getOutputTensorInfo(I));
-
-  // Everything is checked before running.
-  const std::vector<HostArray> Inputs = parseInputSpecs(O.Inputs, InputInfos, "--input");
-  validateInputs(Inputs, InputInfos);
-  if (!O.Outputs.empty() && O.Outputs.size() != NumOutputs)
-    return fail(Err, std::to_string(O.Outputs.size()) + " --output flags given but the model has " +
-                         std::to_string(NumOutputs) + " outputs (give one per output; an empty --output= skips one)");
+  // Specs are parsed before the (possibly slow) model load, so a typo fails fast. Only a raw file
+  // given without shape/type (`@file.bin`) needs the model's input metadata first.
+  bool InputsNeedModel = false;
+  for (const std::string &S : O.Inputs) {
+    const std::string T = trim(S);
+    InputsNeedModel |= !T.empty() && (T[0] == '@' || T[0] == '+') && !endsWith(T, ".npy");
+  }
+  std::vector<HostArray> Inputs;
+  if (!InputsNeedModel)
+    Inputs = parseInputSpecs(O.Inputs, {}, "--input");
   // Expected outputs, in order; "(ignored)" skips one output.
   std::vector<HostArray> Expected;
   std::vector<bool> Ignored;
@@ -1063,6 +1053,33 @@ int runModuleImpl(const RunModuleOptions &O, std::ostream &Out, std::ostream &Er
     }
     ExpectedStreams.checkRawFilesConsumed("--expected_output");
   }
+
+  for (const std::string &S : O.Outputs)
+    if (!S.empty() && S != "-" && ((S[0] != '@' && S[0] != '+') || S.size() == 1))
+      return fail(Err, "--output '" + S + "': expected '-', '' (skip), '@file' (write) or '+file' (append)");
+
+  LoadOptions.Strict = O.DeviceGiven;
+  LoadOptions.ThreadCount = O.Threads;
+
+  const auto LoadStart = std::chrono::steady_clock::now();
+  rt::Model Model = rt::loadModel(O.Module, LoadOptions);
+  const double LoadMs = msSince(LoadStart);
+
+  const size_t NumInputs = Model.getInputNames().size();
+  const size_t NumOutputs = Model.getOutputNames().size();
+  std::vector<rt::TensorInfo> InputInfos, OutputInfos;
+  for (size_t I = 0; I < NumInputs; ++I)
+    InputInfos.push_back(Model.getInputTensorInfo(I));
+  for (size_t I = 0; I < NumOutputs; ++I)
+    OutputInfos.push_back(Model.getOutputTensorInfo(I));
+
+  // Everything is checked before running.
+  if (InputsNeedModel)
+    Inputs = parseInputSpecs(O.Inputs, InputInfos, "--input");
+  validateInputs(Inputs, InputInfos);
+  if (!O.Outputs.empty() && O.Outputs.size() != NumOutputs)
+    return fail(Err, std::to_string(O.Outputs.size()) + " --output flags given but the model has " +
+                         std::to_string(NumOutputs) + " outputs (give one per output; an empty --output= skips one)");
   if (!O.ExpectedOutputs.empty() && Expected.size() != NumOutputs)
     return fail(Err, std::to_string(Expected.size()) + " expected outputs given but the model has " +
                          std::to_string(NumOutputs) + " outputs (use --expected_output=(ignored) to skip one)");

@@ -2,6 +2,7 @@
 // kernel construction, and shorthands for writing harness test cases.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <initializer_list>

@@ -170,3 +170,166 @@ inline WindowGeometry computeWindowGeometry(const WindowAttrs &W, const std::vec
 } // namespace detail
 } // namespace runtime
 } // namespace optimium
+
+namespace optimium {
+namespace runtime {
+namespace detail {
+namespace ops {
+
+/// MaxPool / AveragePool kernel over [N, C, spatial...] f32. Reducer supplies
+/// init/add/finish(Acc, ValidCount, PaddedCount). The reference walks any spatial rank one output
+/// element at a time; the fast path (2-D only) splits planes over the pool with hoisted bounds.
+template <typename Reducer> class PoolKernel : public Kernel {
+public:
+  PoolKernel(std::string Name, WindowAttrs W, Reducer R, bool Fast2D)
+      : Name(std::move(Name)), W(std::move(W)), R(R), Fast2D(Fast2D) {}
+
+  Status run(const KernelContext &Ctx) const override {
+    const TensorView &X = Ctx.Inputs[0], &Y = Ctx.Outputs[0];
+    const size_t S = W.spatialRank();
+    if (X.rank() != S + 2 || Y.rank() != S + 2)
+      return runError(Name.c_str(), "input ", joinInts(X.Dims), " does not have ", S, " spatial dims");
+    const WindowGeometry G = computeWindowGeometry(W, X.Dims);
+    for (size_t I = 0; I < S; ++I)
+      if (Y.Dims[I + 2] != G.Out[I])
+        return runError(Name.c_str(), "output ", joinInts(Y.Dims), " does not match the window geometry");
+    const int64_t Planes = X.Dims[0] * X.Dims[1];
+    const int64_t InPlane = product(X.Dims, 2, X.rank()), OutPlane = product(Y.Dims, 2, Y.rank());
+    const float *In = X.data<float>();
+    float *Out = Y.data<float>();
+    if (Fast2D && S == 2) {
+      Ctx.Par.forRange(static_cast<size_t>(Planes), 1, [&](size_t Lo, size_t Hi) {
+        for (size_t P = Lo; P < Hi; ++P)
+          plane2D(G, In + static_cast<int64_t>(P) * InPlane, Out + static_cast<int64_t>(P) * OutPlane);
+      });
+      return Status::ok();
+    }
+    for (int64_t P = 0; P < Planes; ++P)
+      planeND(G, In + P * InPlane, Out + P * OutPlane, OutPlane);
+    return Status::ok();
+  }
+
+private:
+  void planeND(const WindowGeometry &G, const float *In, float *Out, int64_t OutPlane) const {
+    const size_t S = W.spatialRank();
+    const int64_t Taps = product(W.Kernel, 0, S);
+    std::vector<int64_t> O(S), K(S);
+    for (int64_t OI = 0; OI < OutPlane; ++OI) {
+      int64_t Rem = OI;
+      for (size_t D = S; D-- > 0;) {
+        O[D] = Rem % G.Out[D];
+        Rem /= G.Out[D];
+      }
+      auto Acc = R.init();
+      int64_t Valid = 0, Padded = 0;
+      for (int64_t T = 0; T < Taps; ++T) {
+        int64_t TR = T, Offset = 0;
+        bool Inside = true, InPad = true;
+        for (size_t D = S; D-- > 0;) {
+          K[D] = TR % W.Kernel[D];
+          TR /= W.Kernel[D];
+        }
+        for (size_t D = 0; D < S; ++D) {
+          const int64_t Pos = O[D] * W.Strides[D] - G.PadBegin[D] + K[D] * W.Dilations[D];
+          Inside &= Pos >= 0 && Pos < G.In[D];
+          // Positions inside the explicit padding count for count_include_pad; ceil_mode
+          // overhang beyond the end padding does not.
+          InPad &= Pos >= -G.PadBegin[D] && Pos < G.In[D] + G.PadEnd[D];
+          Offset = Offset * G.In[D] + Pos;
+        }
+        Padded += InPad;
+        if (Inside) {
+          Acc = R.add(Acc, In[Offset]);
+          ++Valid;
+        }
+      }
+      Out[OI] = R.finish(Acc, Valid, Padded);
+    }
+  }
+
+  void plane2D(const WindowGeometry &G, const float *In, float *Out) const {
+    const int64_t H = G.In[0], Wd = G.In[1], OH = G.Out[0], OW = G.Out[1];
+    const int64_t SH = W.Strides[0], SW = W.Strides[1], DH = W.Dilations[0], DW = W.Dilations[1];
+    const int64_t KH = W.Kernel[0], KW = W.Kernel[1];
+    for (int64_t Oh = 0; Oh < OH; ++Oh) {
+      const int64_t H0 = Oh * SH - G.PadBegin[0];
+      // Taps of the window row range that land inside the input / inside the padding.
+      int64_t KH0 = 0, KH1 = KH, PadRows = 0;
+      while (KH0 < KH && H0 + KH0 * DH < 0)
+        ++KH0;
+      while (KH1 > KH0 && H0 + (KH1 - 1) * DH >= H)
+        --KH1;
+      for (int64_t Kh = 0; Kh < KH; ++Kh) {
+        const int64_t Pos = H0 + Kh * DH;
+        PadRows += Pos >= -G.PadBegin[0] && Pos < H + G.PadEnd[0];
+      }
+      for (int64_t Ow = 0; Ow < OW; ++Ow) {
+        const int64_t W0 = Ow * SW - G.PadBegin[1];
+        int64_t KW0 = 0, KW1 = KW, PadCols = 0;
+        while (KW0 < KW && W0 + KW0 * DW < 0)
+          ++KW0;
+        while (KW1 > KW0 && W0 + (KW1 - 1) * DW >= Wd)
+          --KW1;
+        for (int64_t Kw = 0; Kw < KW; ++Kw) {
+          const int64_t Pos = W0 + Kw * DW;
+          PadCols += Pos >= -G.PadBegin[1] && Pos < Wd + G.PadEnd[1];
+        }
+        auto Acc = R.init();
+        for (int64_t Kh = KH0; Kh < KH1; ++Kh) {
+          const float *Row = In + (H0 + Kh * DH) * Wd + W0;
+          for (int64_t Kw = KW0; Kw < KW1; ++Kw)
+            Acc = R.add(Acc, Row[Kw * DW]);
+        }
+        const int64_t Valid = std::max<int64_t>(0, KH1 - KH0) * std::max<int64_t>(0, KW1 - KW0);
+        Out[Oh * OW + Ow] = R.finish(Acc, Valid, PadRows * PadCols);
+      }
+    }
+  }
+
+  std::string Name;
+  WindowAttrs W;
+  Reducer R;
+  bool Fast2D;
+};
+
+/// Shape inference shared by MaxPool and AveragePool.
+inline Status inferPool(ShapeContext &Ctx, bool AllowCeilMode) {
+  RETURN_IF_ERROR(requireInputType(Ctx, 0, {ElementType::F32}));
+  const TensorShape &In = Ctx.Inputs[0].Shape;
+  if (In.getRank() < 3)
+    return Ctx.error(ErrorCode::Shape, "input must be [N, C, spatial...], got ", In.toString());
+  ASSIGN_OR_RETURN(const WindowAttrs W, parseWindowAttrs(Ctx.N, In.getRank() - 2, nullptr, AllowCeilMode));
+  Ctx.Outputs[0].Type = ElementType::F32;
+  return inferWindowShape(Ctx, W, In, In[1], Ctx.Outputs[0].Shape);
+}
+
+/// Window cases both pooling ops run (2-D, plus 1-D and 3-D for the reference path).
+inline std::vector<OpTestCase> poolingCases() {
+  const auto ints = [](std::vector<int64_t> V) { return attrInts(std::move(V)); };
+  return {
+      testCase("k2s2", {tensorInput({1, 2, 6, 6})}, {{"kernel_shape", ints({2, 2})}, {"strides", ints({2, 2})}}),
+      testCase("k3s1_pads", {tensorInput({2, 3, 5, 6})}, {{"kernel_shape", ints({3, 3})}, {"pads", ints({1, 1, 1, 1})}}),
+      testCase("asym_pads_strides", {tensorInput({1, 2, 7, 8})},
+               {{"kernel_shape", ints({3, 2})}, {"strides", ints({2, 3})}, {"pads", ints({0, 1, 2, 0})}}),
+      testCase("ceil_mode", {tensorInput({1, 1, 6, 7})},
+               {{"kernel_shape", ints({3, 3})}, {"strides", ints({2, 2})}, {"ceil_mode", attrInt(1)}}),
+      testCase("ceil_mode_pads", {tensorInput({1, 2, 5, 5})},
+               {{"kernel_shape", ints({2, 2})}, {"strides", ints({2, 2})}, {"pads", ints({1, 1, 1, 1})},
+                {"ceil_mode", attrInt(1)}}),
+      testCase("dilations", {tensorInput({1, 2, 7, 7})}, {{"kernel_shape", ints({2, 3})}, {"dilations", ints({2, 2})}}),
+      testCase("same_upper", {tensorInput({1, 2, 5, 6})},
+               {{"kernel_shape", ints({3, 2})}, {"strides", ints({2, 2})}, {"auto_pad", attrString("SAME_UPPER")}}),
+      testCase("same_lower", {tensorInput({1, 2, 5, 6})},
+               {{"kernel_shape", ints({2, 3})}, {"auto_pad", attrString("SAME_LOWER")}}),
+      testCase("valid", {tensorInput({1, 2, 5, 6})}, {{"kernel_shape", ints({2, 2})}, {"auto_pad", attrString("VALID")}}),
+      testCase("many_planes", {tensorInput({2, 32, 12, 12})}, {{"kernel_shape", ints({2, 2})}, {"strides", ints({2, 2})}}),
+      testCase("1d", {tensorInput({1, 3, 9})}, {{"kernel_shape", ints({3})}, {"strides", ints({2})}, {"pads", ints({1, 1})}}),
+      testCase("3d", {tensorInput({1, 2, 4, 5, 6})},
+               {{"kernel_shape", ints({2, 2, 3})}, {"strides", ints({1, 2, 2})}, {"pads", ints({0, 1, 1, 1, 0, 1})}}),
+  };
+}
+
+} // namespace ops
+} // namespace detail
+} // namespace runtime
+} // namespace optimium

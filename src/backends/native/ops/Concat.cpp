@@ -1,0 +1,120 @@
+// Concat: joins inputs along an axis (negative allowed), any element type. Non-axis dims must
+// match; a symbolic dim meeting a constant takes the constant.
+#include <cstring>
+
+#include "backends/native/ops/common/OpUtil.h"
+
+namespace optimium {
+namespace runtime {
+namespace detail {
+namespace ops {
+namespace {
+
+Status inferConcat(ShapeContext &Ctx) {
+  if (!Ctx.N.hasAttr("axis"))
+    return Ctx.error(ErrorCode::Model, "attribute 'axis' is required");
+  RETURN_IF_ERROR(requireCopyableType(Ctx, 0));
+  const TensorShape &First = Ctx.Inputs[0].Shape;
+  const size_t Rank = First.getRank();
+  if (Rank == 0)
+    return Ctx.error(ErrorCode::Shape, "cannot concatenate scalars");
+  ASSIGN_OR_RETURN(int64_t Axis, Ctx.N.getInt("axis", 0));
+  ASSIGN_OR_RETURN(Axis, normalizeAxis(Ctx.N, "axis", Axis, static_cast<int64_t>(Rank)));
+  std::vector<Expr> Dims = First.dims();
+  Expr AxisDim(0);
+  for (size_t I = 0; I < Ctx.Inputs.size(); ++I) {
+    if (!Ctx.Inputs[I].Present)
+      return Ctx.error(ErrorCode::Model, "input ", I, " is missing");
+    RETURN_IF_ERROR(requireSameType(Ctx, 0, I));
+    const TensorShape &S = Ctx.Inputs[I].Shape;
+    if (S.getRank() != Rank)
+      return Ctx.error(ErrorCode::Shape, "input ", I, " has shape ", S.toString(), " but input 0 has shape ",
+                       First.toString(), " (ranks differ)");
+    for (size_t D = 0; D < Rank; ++D) {
+      if (static_cast<int64_t>(D) == Axis)
+        continue;
+      if (S[D].isConst() && Dims[D].isConst() && S[D].value() != Dims[D].value())
+        return Ctx.error(ErrorCode::Shape, "input ", I, " has shape ", S.toString(), " but input 0 has shape ",
+                         First.toString(), ": dim ", D, " differs outside the concat axis ", Axis);
+      if (S[D].isConst())
+        Dims[D] = S[D];
+    }
+    AxisDim = AxisDim + S[static_cast<size_t>(Axis)];
+  }
+  Dims[static_cast<size_t>(Axis)] = AxisDim;
+  Ctx.Outputs[0].Type = Ctx.Inputs[0].Type;
+  Ctx.Outputs[0].Shape = TensorShape(std::move(Dims));
+  return Status::ok();
+}
+
+OpSchema concatSchema() {
+  OpSchema S;
+  S.OpType = "Concat";
+  S.MinInputs = 1;
+  S.MaxInputs = -1;
+  S.Infer = inferConcat;
+  return S;
+}
+
+class ConcatKernel : public Kernel {
+public:
+  explicit ConcatKernel(int64_t Axis) : Axis(Axis) {}
+  Status run(const KernelContext &Ctx) const override {
+    const TensorView &Y = Ctx.Outputs[0];
+    const size_t Elem = getElementSize(Y.Type);
+    const size_t A = static_cast<size_t>(Axis);
+    const int64_t Outer = product(Y.Dims, 0, A);
+    const int64_t OutRow = product(Y.Dims, A, Y.rank()); // elements per outer index in Y
+    int64_t Offset = 0, AxisSum = 0;
+    for (const TensorView &X : Ctx.Inputs) {
+      if (X.rank() != Y.rank())
+        return runError("any_concat__ref", "input rank differs from output rank");
+      AxisSum += X.Dims[A];
+      const int64_t Row = product(X.Dims, A, X.rank());
+      const char *Src = static_cast<const char *>(X.Data);
+      char *Dst = static_cast<char *>(Y.Data);
+      for (int64_t O = 0; O < Outer && Row > 0; ++O)
+        std::memcpy(Dst + static_cast<size_t>(O * OutRow + Offset) * Elem, Src + static_cast<size_t>(O * Row) * Elem,
+                    static_cast<size_t>(Row) * Elem);
+      Offset += Row;
+    }
+    if (AxisSum != Y.Dims[A])
+      return runError("any_concat__ref", "inputs add up to ", AxisSum, " along axis ", Axis, ", output has ", Y.Dims[A]);
+    return Status::ok();
+  }
+
+private:
+  int64_t Axis;
+};
+
+OpKernels concatKernels() {
+  OpKernels K;
+  K.OpType = "Concat";
+  K.Variants.push_back({"any_concat__ref", 0, nullptr, [](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
+                          ASSIGN_OR_RETURN(int64_t Axis, I.N.getInt("axis", 0));
+                          ASSIGN_OR_RETURN(Axis, normalizeAxis(I.N, "axis", Axis,
+                                                               static_cast<int64_t>(I.Inputs[0].Shape.getRank())));
+                          return makeKernel<ConcatKernel>(Axis);
+                        }});
+  K.TestCases = [] {
+    return std::vector<OpTestCase>{
+        testCase("axis0", {tensorInput({2, 3}), tensorInput({1, 3}), tensorInput({4, 3})}, {{"axis", attrInt(0)}}),
+        testCase("axis1", {tensorInput({2, 3, 2}), tensorInput({2, 1, 2})}, {{"axis", attrInt(1)}}),
+        testCase("negative_axis", {tensorInput({2, 3}), tensorInput({2, 5})}, {{"axis", attrInt(-1)}}),
+        testCase("single", {tensorInput({4})}, {{"axis", attrInt(0)}}),
+        testCase("empty_part", {tensorInput({2, 0}), tensorInput({2, 2})}, {{"axis", attrInt(1)}}),
+        testCase("i64", {typedInputs({2, 2}, ElementType::I64)[0], typedInputs({2, 1}, ElementType::I64)[0]},
+                 {{"axis", attrInt(1)}}),
+    };
+  };
+  return K;
+}
+
+OPT_REGISTER_SCHEMA(Concat, concatSchema());
+OPT_REGISTER_KERNELS(Concat, concatKernels());
+
+} // namespace
+} // namespace ops
+} // namespace detail
+} // namespace runtime
+} // namespace optimium

@@ -1,0 +1,401 @@
+// Conv (f32): 1-D/2-D/3-D convolution with groups, pads/auto_pad, strides, dilations and optional
+// bias. The reference handles any spatial rank; the optimized variants are 2-D only: im2col into
+// the blocked SGEMM (1x1 stride-1 convs skip im2col: the input already is the GEMM's B), and a
+// direct depthwise kernel. Constant weights are packed once at creation.
+#include <cstring>
+
+#include "backends/native/ops/common/Gemm.h"
+#include "backends/native/ops/common/Pooling.h"
+
+namespace optimium {
+namespace runtime {
+namespace detail {
+namespace ops {
+namespace {
+
+/// Attributes of a Conv node, validated against the input and weight shapes.
+struct ConvAttrs {
+  WindowAttrs W;
+  int64_t Group = 1;
+};
+
+/// The weight's spatial dims when they are all known.
+bool constSpatial(const TensorShape &Wt, std::vector<int64_t> &Out) {
+  Out.clear();
+  for (size_t I = 2; I < Wt.getRank(); ++I) {
+    if (!Wt[I].isConst())
+      return false;
+    Out.push_back(Wt[I].value());
+  }
+  return true;
+}
+
+Result<ConvAttrs> parseConvAttrs(const Node &N, const TensorShape &X, const TensorShape &Wt) {
+  ConvAttrs A;
+  if (X.getRank() < 3)
+    return makeError(ErrorCode::Shape, N.describe(), ": input must be [N, C, spatial...], got ", X.toString());
+  if (Wt.getRank() != X.getRank())
+    return makeError(ErrorCode::Shape, N.describe(), ": weight ", Wt.toString(), " and input ", X.toString(),
+                     " must have the same rank");
+  ASSIGN_OR_RETURN(A.Group, N.getInt("group", 1));
+  if (A.Group <= 0)
+    return makeError(ErrorCode::Model, N.describe(), ": attribute 'group' value ", A.Group, " must be positive");
+  if (X[1].isConst() && X[1].value() % A.Group != 0)
+    return makeError(ErrorCode::Model, N.describe(), ": attribute 'group' value ", A.Group,
+                     " does not divide the input channels ", X[1].value());
+  if (Wt[0].isConst() && Wt[0].value() % A.Group != 0)
+    return makeError(ErrorCode::Model, N.describe(), ": attribute 'group' value ", A.Group,
+                     " does not divide the output channels ", Wt[0].value());
+  if (X[1].isConst() && Wt[1].isConst() && X[1].value() / A.Group != Wt[1].value())
+    return makeError(ErrorCode::Shape, N.describe(), ": input ", X.toString(), " with group ", A.Group, " has ",
+                     X[1].value() / A.Group, " channels per group but the weight ", Wt.toString(), " expects ",
+                     Wt[1].value());
+  std::vector<int64_t> Kernel;
+  const bool Known = constSpatial(Wt, Kernel);
+  ASSIGN_OR_RETURN(A.W, parseWindowAttrs(N, X.getRank() - 2, Known ? &Kernel : nullptr, /*AllowCeilMode=*/false));
+  return A;
+}
+
+Status inferConv(ShapeContext &Ctx) {
+  RETURN_IF_ERROR(requireInputType(Ctx, 0, {ElementType::F32}));
+  RETURN_IF_ERROR(requireSameType(Ctx, 0, 1));
+  const TensorShape &X = Ctx.Inputs[0].Shape, &Wt = Ctx.Inputs[1].Shape;
+  ASSIGN_OR_RETURN(const ConvAttrs A, parseConvAttrs(Ctx.N, X, Wt));
+  if (Ctx.hasInput(2)) {
+    RETURN_IF_ERROR(requireSameType(Ctx, 0, 2));
+    const TensorShape &B = Ctx.Inputs[2].Shape;
+    if (B.getRank() != 1 || (B[0].isConst() && Wt[0].isConst() && B[0].value() != Wt[0].value()))
+      return Ctx.error(ErrorCode::Shape, "bias ", B.toString(), " must be 1-D with one value per output channel (",
+                       Wt[0].toString(), ")");
+  }
+  Ctx.Outputs[0].Type = ElementType::F32;
+  return inferWindowShape(Ctx, A.W, X, Wt[0], Ctx.Outputs[0].Shape);
+}
+
+OpSchema convSchema() {
+  OpSchema S;
+  S.OpType = "Conv";
+  S.MinInputs = 2;
+  S.MaxInputs = 3;
+  S.Infer = inferConv;
+  return S;
+}
+
+/// Concrete sizes of one run, checked against the output.
+struct ConvRun {
+  WindowGeometry G;
+  int64_t N, C, M, Cg, Mg, InPlane, OutPlane, Taps;
+};
+
+Result<ConvRun> planConv(const char *Name, const ConvAttrs &A, const KernelContext &Ctx) {
+  const TensorView &X = Ctx.Inputs[0], &Wt = Ctx.Inputs[1], &Y = Ctx.Outputs[0];
+  const size_t S = A.W.spatialRank();
+  if (X.rank() != S + 2 || Wt.rank() != S + 2 || Y.rank() != S + 2)
+    return runError(Name, "rank mismatch");
+  ConvRun R;
+  R.G = computeWindowGeometry(A.W, X.Dims);
+  R.N = X.Dims[0], R.C = X.Dims[1], R.M = Wt.Dims[0], R.Cg = Wt.Dims[1];
+  R.Mg = R.M / A.Group;
+  if (R.C != R.Cg * A.Group || R.M % A.Group != 0 || Y.Dims[0] != R.N || Y.Dims[1] != R.M)
+    return runError(Name, "input ", joinInts(X.Dims), ", weight ", joinInts(Wt.Dims), " and output ", joinInts(Y.Dims),
+                    " do not match group ", A.Group);
+  for (size_t I = 0; I < S; ++I)
+    if (Y.Dims[I + 2] != R.G.Out[I] || Wt.Dims[I + 2] != A.W.Kernel[I])
+      return runError(Name, "output ", joinInts(Y.Dims), " does not match the window geometry");
+  R.InPlane = product(X.Dims, 2, X.rank());
+  R.OutPlane = product(Y.Dims, 2, Y.rank());
+  R.Taps = product(A.W.Kernel, 0, S);
+  return R;
+}
+
+const float *biasOf(const KernelContext &Ctx) {
+  return Ctx.Inputs.size() > 2 && Ctx.Inputs[2].Data ? Ctx.Inputs[2].data<float>() : nullptr;
+}
+
+class ConvRefKernel : public Kernel {
+public:
+  explicit ConvRefKernel(ConvAttrs A) : A(std::move(A)) {}
+
+  Status run(const KernelContext &Ctx) const override {
+    ASSIGN_OR_RETURN(const ConvRun R, planConv("f32_conv__ref", A, Ctx));
+    const size_t S = A.W.spatialRank();
+    const float *X = Ctx.Inputs[0].data<float>(), *Wt = Ctx.Inputs[1].data<float>(), *B = biasOf(Ctx);
+    float *Y = Ctx.Outputs[0].data<float>();
+    std::vector<int64_t> O(S), K(S);
+    for (int64_t N = 0; N < R.N; ++N)
+      for (int64_t M = 0; M < R.M; ++M) {
+        const int64_t G = M / R.Mg;
+        for (int64_t OI = 0; OI < R.OutPlane; ++OI) {
+          int64_t Rem = OI;
+          for (size_t D = S; D-- > 0;) {
+            O[D] = Rem % R.G.Out[D];
+            Rem /= R.G.Out[D];
+          }
+          double Acc = B ? B[M] : 0.0;
+          for (int64_t T = 0; T < R.Taps; ++T) {
+            int64_t TR = T, Offset = 0;
+            bool Inside = true;
+            for (size_t D = S; D-- > 0;) {
+              K[D] = TR % A.W.Kernel[D];
+              TR /= A.W.Kernel[D];
+            }
+            for (size_t D = 0; D < S; ++D) {
+              const int64_t Pos = O[D] * A.W.Strides[D] - R.G.PadBegin[D] + K[D] * A.W.Dilations[D];
+              Inside &= Pos >= 0 && Pos < R.G.In[D];
+              Offset = Offset * R.G.In[D] + Pos;
+            }
+            if (!Inside)
+              continue;
+            for (int64_t C = 0; C < R.Cg; ++C) {
+              const float Xv = X[(N * R.C + G * R.Cg + C) * R.InPlane + Offset];
+              const float Wv = Wt[(M * R.Cg + C) * R.Taps + T];
+              Acc += static_cast<double>(Xv) * Wv;
+            }
+          }
+          Y[(N * R.M + M) * R.OutPlane + OI] = static_cast<float>(Acc);
+        }
+      }
+    return Status::ok();
+  }
+
+private:
+  ConvAttrs A;
+};
+
+void addBias(const KernelContext &Ctx, const ConvRun &R, float *Y) {
+  const float *B = biasOf(Ctx);
+  if (!B)
+    return;
+  Ctx.Par.forRange(static_cast<size_t>(R.N * R.M), 16, [&](size_t Lo, size_t Hi) {
+    for (size_t P = Lo; P < Hi; ++P) {
+      float *Plane = Y + static_cast<int64_t>(P) * R.OutPlane;
+      const float Bv = B[static_cast<int64_t>(P) % R.M];
+      for (int64_t I = 0; I < R.OutPlane; ++I)
+        Plane[I] += Bv;
+    }
+  });
+}
+
+/// 2-D convolution as GEMM per (image, group): Y[Mg, OH*OW] = W[Mg, Cg*KH*KW] * col[Cg*KH*KW, OH*OW].
+class ConvIm2colKernel : public Kernel {
+public:
+  ConvIm2colKernel(std::string Name, const GemmMicroKernel &MK, ConvAttrs A, std::vector<PackedA> PackedW)
+      : Name(std::move(Name)), MK(MK), A(std::move(A)), PackedW(std::move(PackedW)) {}
+
+  Status run(const KernelContext &Ctx) const override {
+    ASSIGN_OR_RETURN(const ConvRun R, planConv(Name.c_str(), A, Ctx));
+    const float *X = Ctx.Inputs[0].data<float>(), *Wt = Ctx.Inputs[1].data<float>();
+    float *Y = Ctx.Outputs[0].data<float>();
+    const WindowAttrs &W = A.W;
+    const int64_t KDim = R.Cg * R.Taps, Cols = R.OutPlane;
+    const bool Pointwise = R.Taps == 1 && W.Strides[0] == 1 && W.Strides[1] == 1 && R.G.PadBegin[0] == 0 &&
+                           R.G.PadBegin[1] == 0 && R.G.Out[0] == R.G.In[0] && R.G.Out[1] == R.G.In[1];
+    AlignedFloats Col;
+    if (!Pointwise)
+      Col.resize(static_cast<size_t>(std::max<int64_t>(1, KDim * Cols)));
+    std::vector<PackedA> LocalW;
+    const std::vector<PackedA> *Weights = &PackedW;
+    if (PackedW.empty()) { // weights were not constant at creation: pack them for this run
+      LocalW.resize(static_cast<size_t>(A.Group));
+      for (int64_t G = 0; G < A.Group; ++G)
+        packA(MK, R.Mg, KDim, MatrixRef{Wt + G * R.Mg * KDim, KDim, 1}, LocalW[G]);
+      Weights = &LocalW;
+    }
+    PackedB PB;
+    for (int64_t N = 0; N < R.N; ++N)
+      for (int64_t G = 0; G < A.Group; ++G) {
+        const float *Xg = X + (N * R.C + G * R.Cg) * R.InPlane;
+        if (Pointwise) {
+          packB(MK, KDim, Cols, MatrixRef{Xg, R.InPlane, 1}, PB, Ctx.Par);
+        } else {
+          im2col(Ctx, R, Xg, Col.data());
+          packB(MK, KDim, Cols, MatrixRef{Col.data(), Cols, 1}, PB, Ctx.Par);
+        }
+        gemmPacked(MK, (*Weights)[G], PB, 1.0f, 0.0f, Y + (N * R.M + G * R.Mg) * R.OutPlane, Cols, Ctx.Par);
+      }
+    addBias(Ctx, R, Y);
+    return Status::ok();
+  }
+
+private:
+  /// Row (c, kh, kw) of col holds, for every output position, the input under that tap (0 in padding).
+  void im2col(const KernelContext &Ctx, const ConvRun &R, const float *Xg, float *Col) const {
+    const WindowAttrs &W = A.W;
+    const int64_t H = R.G.In[0], Wd = R.G.In[1], OH = R.G.Out[0], OW = R.G.Out[1];
+    const int64_t KH = W.Kernel[0], KW = W.Kernel[1];
+    Ctx.Par.forRange(static_cast<size_t>(R.Cg * KH * KW), 4, [&](size_t Lo, size_t Hi) {
+      for (size_t Row = Lo; Row < Hi; ++Row) {
+        const int64_t C = static_cast<int64_t>(Row) / (KH * KW), Kh = (static_cast<int64_t>(Row) / KW) % KH,
+                      Kw = static_cast<int64_t>(Row) % KW;
+        const float *Plane = Xg + C * H * Wd;
+        float *Dst = Col + static_cast<int64_t>(Row) * OH * OW;
+        for (int64_t Oh = 0; Oh < OH; ++Oh) {
+          const int64_t Ih = Oh * W.Strides[0] - R.G.PadBegin[0] + Kh * W.Dilations[0];
+          float *D = Dst + Oh * OW;
+          if (Ih < 0 || Ih >= H) {
+            std::memset(D, 0, static_cast<size_t>(OW) * sizeof(float));
+            continue;
+          }
+          const float *Src = Plane + Ih * Wd;
+          const int64_t Off = Kw * W.Dilations[1] - R.G.PadBegin[1];
+          for (int64_t Ow = 0; Ow < OW; ++Ow) {
+            const int64_t Iw = Ow * W.Strides[1] + Off;
+            D[Ow] = Iw >= 0 && Iw < Wd ? Src[Iw] : 0.0f;
+          }
+        }
+      }
+    });
+  }
+
+  std::string Name;
+  const GemmMicroKernel &MK;
+  ConvAttrs A;
+  std::vector<PackedA> PackedW; ///< one per group; empty when the weights are not constant
+};
+
+/// Depthwise 2-D convolution (one input channel per group, one output channel per group): each
+/// output plane is an independent small stencil, split over the pool.
+class ConvDepthwiseKernel : public Kernel {
+public:
+  explicit ConvDepthwiseKernel(ConvAttrs A) : A(std::move(A)) {}
+
+  Status run(const KernelContext &Ctx) const override {
+    ASSIGN_OR_RETURN(const ConvRun R, planConv("f32_conv__depthwise_direct", A, Ctx));
+    const float *X = Ctx.Inputs[0].data<float>(), *Wt = Ctx.Inputs[1].data<float>(), *B = biasOf(Ctx);
+    float *Y = Ctx.Outputs[0].data<float>();
+    const WindowAttrs &W = A.W;
+    const int64_t H = R.G.In[0], Wd = R.G.In[1], OH = R.G.Out[0], OW = R.G.Out[1];
+    const int64_t KH = W.Kernel[0], KW = W.Kernel[1], SH = W.Strides[0], SW = W.Strides[1];
+    const int64_t DH = W.Dilations[0], DW = W.Dilations[1], PH = R.G.PadBegin[0], PW = R.G.PadBegin[1];
+    Ctx.Par.forRange(static_cast<size_t>(R.N * R.M), 1, [&](size_t Lo, size_t Hi) {
+      for (size_t P = Lo; P < Hi; ++P) {
+        const int64_t M = static_cast<int64_t>(P) % R.M;
+        const float *In = X + static_cast<int64_t>(P) * R.InPlane; // channel M of image P / M
+        const float *K = Wt + M * KH * KW;
+        float *Out = Y + static_cast<int64_t>(P) * R.OutPlane;
+        const float Bias = B ? B[M] : 0.0f;
+        for (int64_t Oh = 0; Oh < OH; ++Oh) {
+          for (int64_t Ow = 0; Ow < OW; ++Ow) {
+            float Acc = Bias;
+            for (int64_t Kh = 0; Kh < KH; ++Kh) {
+              const int64_t Ih = Oh * SH - PH + Kh * DH;
+              if (Ih < 0 || Ih >= H)
+                continue;
+              const float *Row = In + Ih * Wd;
+              for (int64_t Kw = 0; Kw < KW; ++Kw) {
+                const int64_t Iw = Ow * SW - PW + Kw * DW;
+                if (Iw >= 0 && Iw < Wd)
+                  Acc += Row[Iw] * K[Kh * KW + Kw];
+              }
+            }
+            Out[Oh * OW + Ow] = Acc;
+          }
+        }
+      }
+    });
+    return Status::ok();
+  }
+
+private:
+  ConvAttrs A;
+};
+
+bool convTypesOk(const KernelCreateInfo &I) {
+  return inputIs(I, 0, ElementType::F32) && inputIs(I, 1, ElementType::F32) &&
+         (I.Inputs.size() < 3 || !I.Inputs[2].Present || inputIs(I, 2, ElementType::F32));
+}
+
+bool is2D(const KernelCreateInfo &I) { return I.Inputs[0].Shape.getRank() == 4; }
+
+Result<ConvAttrs> attrsFor(const KernelCreateInfo &I) {
+  return parseConvAttrs(I.N, I.Inputs[0].Shape, I.Inputs[1].Shape);
+}
+
+KernelVariant im2colVariant(GemmIsa Isa, int Priority) {
+  const GemmMicroKernel &MK = gemmMicroKernel(Isa);
+  const std::string Name = std::string("f32_conv__im2col_gemm_") + MK.Name;
+  return {Name, Priority, [Isa](const KernelCreateInfo &I) { return convTypesOk(I) && is2D(I) && gemmIsaAvailable(Isa); },
+          [Name, &MK](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
+            ASSIGN_OR_RETURN(ConvAttrs A, attrsFor(I));
+            std::vector<PackedA> Packed;
+            if (inputIsConst(I, 1)) {
+              const ConstData &Wt = *I.Inputs[1].Const;
+              const int64_t Mg = Wt.Dims[0] / A.Group, KDim = product(Wt.Dims, 1, Wt.Dims.size());
+              Packed.resize(static_cast<size_t>(A.Group));
+              for (int64_t G = 0; G < A.Group; ++G)
+                packA(MK, Mg, KDim, MatrixRef{Wt.as<float>() + G * Mg * KDim, KDim, 1}, Packed[G]);
+            }
+            return makeKernel<ConvIm2colKernel>(Name, MK, std::move(A), std::move(Packed));
+          }};
+}
+
+KernelVariant depthwiseVariant() {
+  const auto Supports = [](const KernelCreateInfo &I) {
+    if (!convTypesOk(I) || !is2D(I))
+      return false;
+    auto Group = I.N.getInt("group", 1);
+    const TensorShape &X = I.Inputs[0].Shape, &Wt = I.Inputs[1].Shape;
+    return Group.isOk() && *Group > 1 && X[1].isConst() && X[1].value() == *Group && Wt[0].isConst() &&
+           Wt[0].value() == *Group && Wt[1].isConst() && Wt[1].value() == 1;
+  };
+  return {"f32_conv__depthwise_direct", 50, Supports, [](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
+            ASSIGN_OR_RETURN(ConvAttrs A, attrsFor(I));
+            return makeKernel<ConvDepthwiseKernel>(std::move(A));
+          }};
+}
+
+std::vector<OpTestCase> convCases() {
+  const auto X = [](std::vector<int64_t> D) { return tensorInput(std::move(D)); };
+  const auto W = [](std::vector<int64_t> D) { return constInput(std::move(D)); };
+  const auto ints = [](std::vector<int64_t> V) { return attrInts(std::move(V)); };
+  return {
+      testCase("3x3_bias", {X({1, 3, 8, 8}), W({4, 3, 3, 3}), W({4})}),
+      testCase("3x3_no_bias_pads", {X({2, 3, 7, 6}), W({5, 3, 3, 3})}, {{"pads", ints({1, 1, 1, 1})}}),
+      testCase("asym_pads", {X({1, 2, 6, 7}), W({3, 2, 3, 2})}, {{"pads", ints({0, 1, 2, 0})}}),
+      testCase("strides", {X({1, 3, 9, 10}), W({4, 3, 3, 3}), W({4})},
+               {{"strides", ints({2, 3})}, {"pads", ints({1, 1, 1, 1})}}),
+      testCase("dilations", {X({1, 2, 9, 9}), W({3, 2, 3, 3})}, {{"dilations", ints({2, 3})}}),
+      testCase("groups", {X({1, 4, 6, 6}), W({6, 2, 3, 3}), W({6})}, {{"group", attrInt(2)}, {"pads", ints({1, 1, 1, 1})}}),
+      testCase("depthwise", {X({2, 8, 7, 7}), W({8, 1, 3, 3}), W({8})},
+               {{"group", attrInt(8)}, {"pads", ints({1, 1, 1, 1})}}),
+      testCase("depthwise_strided_dilated", {X({1, 4, 9, 8}), W({4, 1, 3, 3})},
+               {{"group", attrInt(4)}, {"strides", ints({2, 2})}, {"dilations", ints({2, 1})}}),
+      testCase("depthwise_multiplier", {X({1, 3, 5, 5}), W({6, 1, 3, 3})}, {{"group", attrInt(3)}}),
+      testCase("pointwise", {X({2, 16, 5, 5}), W({8, 16, 1, 1}), W({8})}),
+      testCase("pointwise_strided", {X({1, 8, 6, 6}), W({4, 8, 1, 1})}, {{"strides", ints({2, 2})}}),
+      testCase("same_upper", {X({1, 2, 7, 8}), W({3, 2, 3, 4})},
+               {{"auto_pad", attrString("SAME_UPPER")}, {"strides", ints({2, 2})}}),
+      testCase("same_lower", {X({1, 2, 6, 6}), W({3, 2, 4, 3})}, {{"auto_pad", attrString("SAME_LOWER")}}),
+      testCase("valid", {X({1, 2, 6, 6}), W({3, 2, 3, 3})}, {{"auto_pad", attrString("VALID")}}),
+      testCase("kernel_shape_attr", {X({1, 2, 5, 5}), W({2, 2, 2, 2})}, {{"kernel_shape", ints({2, 2})}}),
+      testCase("weights_not_const", {X({1, 3, 6, 6}), X({4, 3, 3, 3}), X({4})}, {{"pads", ints({1, 1, 1, 1})}}),
+      testCase("large_k", {X({1, 64, 10, 10}), W({40, 64, 3, 3}), W({40})}, {{"pads", ints({1, 1, 1, 1})}}, 1e-4),
+      testCase("1d", {X({2, 3, 10}), W({4, 3, 3}), W({4})}, {{"pads", ints({1, 2})}, {"strides", ints({2})}}),
+      testCase("3d", {X({1, 2, 5, 6, 4}), W({3, 2, 2, 3, 2}), W({3})},
+               {{"pads", ints({1, 0, 1, 0, 1, 0})}, {"dilations", ints({1, 2, 1})}}),
+  };
+}
+
+OpKernels convKernels() {
+  OpKernels K;
+  K.OpType = "Conv";
+  K.Variants.push_back({"f32_conv__ref", 0, convTypesOk, [](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
+                          ASSIGN_OR_RETURN(ConvAttrs A, attrsFor(I));
+                          return makeKernel<ConvRefKernel>(std::move(A));
+                        }});
+  K.Variants.push_back(im2colVariant(GemmIsa::Portable, 10));
+  K.Variants.push_back(im2colVariant(GemmIsa::Avx2, 20));
+  K.Variants.push_back(im2colVariant(GemmIsa::Avx512, 30));
+  K.Variants.push_back(depthwiseVariant());
+  K.TestCases = convCases;
+  return K;
+}
+
+OPT_REGISTER_SCHEMA(Conv, convSchema());
+OPT_REGISTER_KERNELS(Conv, convKernels());
+
+} // namespace
+} // namespace ops
+} // namespace detail
+} // namespace runtime
+} // namespace optimium

@@ -1,0 +1,220 @@
+// Gemm (f32): Y = alpha * op(A) * op(B) + beta * C, with transA/transB and an optional C that
+// broadcasts unidirectionally to [M, N]. Optimized variants run the blocked SGEMM of common/Gemm.h
+// per ISA; a constant B (the usual fully connected weight) is packed once at creation.
+#include "backends/native/ops/common/Gemm.h"
+#include "backends/native/ops/common/OpUtil.h"
+
+namespace optimium {
+namespace runtime {
+namespace detail {
+namespace ops {
+namespace {
+
+struct GemmAttrs {
+  bool TransA = false, TransB = false;
+  float Alpha = 1.0f, Beta = 1.0f;
+};
+
+Result<GemmAttrs> parseGemmAttrs(const Node &N) {
+  GemmAttrs G;
+  ASSIGN_OR_RETURN(const int64_t TA, N.getInt("transA", 0));
+  ASSIGN_OR_RETURN(const int64_t TB, N.getInt("transB", 0));
+  for (auto KV : {std::make_pair("transA", TA), std::make_pair("transB", TB)})
+    if (KV.second != 0 && KV.second != 1)
+      return makeError(ErrorCode::Model, N.describe(), ": attribute '", KV.first, "' value ", KV.second,
+                       " must be 0 or 1");
+  G.TransA = TA == 1;
+  G.TransB = TB == 1;
+  ASSIGN_OR_RETURN(G.Alpha, N.getFloat("alpha", 1.0f));
+  ASSIGN_OR_RETURN(G.Beta, N.getFloat("beta", 1.0f));
+  return G;
+}
+
+Status inferGemm(ShapeContext &Ctx) {
+  RETURN_IF_ERROR(requireInputType(Ctx, 0, {ElementType::F32}));
+  RETURN_IF_ERROR(requireSameType(Ctx, 0, 1));
+  if (Ctx.hasInput(2))
+    RETURN_IF_ERROR(requireSameType(Ctx, 0, 2));
+  ASSIGN_OR_RETURN(const GemmAttrs G, parseGemmAttrs(Ctx.N));
+  const TensorShape &A = Ctx.Inputs[0].Shape, &B = Ctx.Inputs[1].Shape;
+  if (A.getRank() != 2 || B.getRank() != 2)
+    return Ctx.error(ErrorCode::Shape, "A and B must be 2-D, got ", A.toString(), " and ", B.toString());
+  const Expr M = G.TransA ? A[1] : A[0], KA = G.TransA ? A[0] : A[1];
+  const Expr KB = G.TransB ? B[1] : B[0], N = G.TransB ? B[0] : B[1];
+  if (KA.isConst() && KB.isConst() && KA.value() != KB.value())
+    return Ctx.error(ErrorCode::Shape, "inner dimensions differ: A ", A.toString(), " (transA=", G.TransA, ") and B ",
+                     B.toString(), " (transB=", G.TransB, ")");
+  if (Ctx.hasInput(2)) {
+    const TensorShape &C = Ctx.Inputs[2].Shape;
+    const Expr Target[2] = {M, N};
+    bool Ok = C.getRank() <= 2;
+    for (size_t I = 0; Ok && I < C.getRank(); ++I) {
+      const Expr &D = C[I], &T = Target[I + 2 - C.getRank()];
+      Ok = !(D.isConst() && T.isConst() && D.value() != 1 && D.value() != T.value());
+    }
+    if (!Ok)
+      return Ctx.error(ErrorCode::Shape, "C of shape ", C.toString(), " cannot broadcast to the output ",
+                       TensorShape{M, N}.toString());
+  }
+  Ctx.Outputs[0].Type = ElementType::F32;
+  Ctx.Outputs[0].Shape = TensorShape{M, N};
+  return Status::ok();
+}
+
+OpSchema gemmSchema() {
+  OpSchema S;
+  S.OpType = "Gemm";
+  S.MinInputs = 2;
+  S.MaxInputs = 3;
+  S.Infer = inferGemm;
+  return S;
+}
+
+/// Problem sizes of one run, checked against the output.
+struct GemmDims {
+  int64_t M, N, K;
+};
+
+Result<GemmDims> gemmDims(const GemmAttrs &G, const KernelContext &Ctx) {
+  const TensorView &A = Ctx.Inputs[0], &B = Ctx.Inputs[1], &Y = Ctx.Outputs[0];
+  if (A.rank() != 2 || B.rank() != 2 || Y.rank() != 2)
+    return runError("gemm", "A, B and Y must be 2-D");
+  GemmDims D{G.TransA ? A.Dims[1] : A.Dims[0], G.TransB ? B.Dims[0] : B.Dims[1], G.TransA ? A.Dims[0] : A.Dims[1]};
+  if ((G.TransB ? B.Dims[1] : B.Dims[0]) != D.K || Y.Dims[0] != D.M || Y.Dims[1] != D.N)
+    return runError("gemm", "shapes ", joinInts(A.Dims), " x ", joinInts(B.Dims), " -> ", joinInts(Y.Dims),
+                    " do not match");
+  return D;
+}
+
+/// Value of the broadcast C at (I, J).
+inline float cAt(const TensorView &C, int64_t I, int64_t J) {
+  const int64_t CM = C.rank() == 2 ? C.Dims[0] : 1, CN = C.rank() >= 1 ? C.Dims[C.rank() - 1] : 1;
+  return C.data<float>()[(CM == 1 ? 0 : I) * CN + (CN == 1 ? 0 : J)];
+}
+
+class GemmRefKernel : public Kernel {
+public:
+  explicit GemmRefKernel(GemmAttrs G) : G(G) {}
+  Status run(const KernelContext &Ctx) const override {
+    ASSIGN_OR_RETURN(const GemmDims D, gemmDims(G, Ctx));
+    const float *A = Ctx.Inputs[0].data<float>(), *B = Ctx.Inputs[1].data<float>();
+    const bool HasC = Ctx.Inputs.size() > 2 && Ctx.Inputs[2].Data && G.Beta != 0.0f;
+    float *Y = Ctx.Outputs[0].data<float>();
+    for (int64_t I = 0; I < D.M; ++I)
+      for (int64_t J = 0; J < D.N; ++J) {
+        double Acc = 0;
+        for (int64_t K = 0; K < D.K; ++K) {
+          const float Av = G.TransA ? A[K * D.M + I] : A[I * D.K + K];
+          const float Bv = G.TransB ? B[J * D.K + K] : B[K * D.N + J];
+          Acc += static_cast<double>(Av) * Bv;
+        }
+        double V = G.Alpha * Acc;
+        if (HasC)
+          V += static_cast<double>(G.Beta) * cAt(Ctx.Inputs[2], I, J);
+        Y[I * D.N + J] = static_cast<float>(V);
+      }
+    return Status::ok();
+  }
+
+private:
+  GemmAttrs G;
+};
+
+class GemmBlockedKernel : public Kernel {
+public:
+  GemmBlockedKernel(const GemmMicroKernel &MK, GemmAttrs G, std::unique_ptr<PackedB> ConstB)
+      : MK(MK), G(G), ConstB(std::move(ConstB)) {}
+
+  Status run(const KernelContext &Ctx) const override {
+    ASSIGN_OR_RETURN(const GemmDims D, gemmDims(G, Ctx));
+    const TensorView &A = Ctx.Inputs[0], &B = Ctx.Inputs[1], &Y = Ctx.Outputs[0];
+    const bool HasC = Ctx.Inputs.size() > 2 && Ctx.Inputs[2].Data && G.Beta != 0.0f;
+    float *Out = Y.data<float>();
+    if (HasC) // Y = C broadcast, then the GEMM accumulates with beta
+      for (int64_t I = 0; I < D.M; ++I)
+        for (int64_t J = 0; J < D.N; ++J)
+          Out[I * D.N + J] = cAt(Ctx.Inputs[2], I, J);
+    PackedA PA;
+    packA(MK, D.M, D.K,
+          G.TransA ? MatrixRef{A.data<float>(), 1, D.M} : MatrixRef{A.data<float>(), D.K, 1}, PA);
+    PackedB Local;
+    const PackedB *PB = ConstB.get();
+    if (!PB || PB->K != D.K || PB->N != D.N) {
+      packB(MK, D.K, D.N, G.TransB ? MatrixRef{B.data<float>(), 1, D.K} : MatrixRef{B.data<float>(), D.N, 1}, Local,
+            Ctx.Par);
+      PB = &Local;
+    }
+    gemmPacked(MK, PA, *PB, G.Alpha, HasC ? G.Beta : 0.0f, Out, D.N, Ctx.Par);
+    return Status::ok();
+  }
+
+private:
+  const GemmMicroKernel &MK;
+  GemmAttrs G;
+  std::unique_ptr<PackedB> ConstB; ///< B packed at creation when it is a constant
+};
+
+bool gemmTypesOk(const KernelCreateInfo &I) {
+  return inputIs(I, 0, ElementType::F32) && inputIs(I, 1, ElementType::F32) &&
+         (I.Inputs.size() < 3 || !I.Inputs[2].Present || inputIs(I, 2, ElementType::F32));
+}
+
+KernelVariant blockedVariant(GemmIsa Isa, int Priority) {
+  const GemmMicroKernel &MK = gemmMicroKernel(Isa);
+  return {std::string("f32_gemm__") + MK.Name, Priority,
+          [Isa](const KernelCreateInfo &I) { return gemmTypesOk(I) && gemmIsaAvailable(Isa); },
+          [&MK](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
+            ASSIGN_OR_RETURN(const GemmAttrs G, parseGemmAttrs(I.N));
+            std::unique_ptr<PackedB> ConstB;
+            if (inputIsConst(I, 1) && I.Inputs[1].Const->Dims.size() == 2) {
+              const ConstData &B = *I.Inputs[1].Const;
+              const int64_t K = G.TransB ? B.Dims[1] : B.Dims[0], N = G.TransB ? B.Dims[0] : B.Dims[1];
+              ConstB.reset(new PackedB);
+              packB(MK, K, N, G.TransB ? MatrixRef{B.as<float>(), 1, K} : MatrixRef{B.as<float>(), N, 1}, *ConstB,
+                    Parallel());
+            }
+            return makeKernel<GemmBlockedKernel>(MK, G, std::move(ConstB));
+          }};
+}
+
+OpKernels gemmKernels() {
+  OpKernels K;
+  K.OpType = "Gemm";
+  K.Variants.push_back({"f32_gemm__ref", 0, gemmTypesOk, [](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
+                          ASSIGN_OR_RETURN(const GemmAttrs G, parseGemmAttrs(I.N));
+                          return makeKernel<GemmRefKernel>(G);
+                        }});
+  K.Variants.push_back(blockedVariant(GemmIsa::Portable, 10));
+  K.Variants.push_back(blockedVariant(GemmIsa::Avx2, 20));
+  K.Variants.push_back(blockedVariant(GemmIsa::Avx512, 30));
+  K.TestCases = [] {
+    const auto T = [](std::vector<int64_t> D) { return tensorInput(std::move(D)); };
+    const auto W = [](std::vector<int64_t> D) { return constInput(std::move(D)); };
+    return std::vector<OpTestCase>{
+        testCase("plain", {T({5, 7}), T({7, 9})}),
+        testCase("const_b_bias", {T({3, 20}), W({20, 10}), W({10})}),
+        testCase("transA", {T({7, 5}), T({7, 9})}, {{"transA", attrInt(1)}}),
+        testCase("transB", {T({5, 7}), W({9, 7})}, {{"transB", attrInt(1)}}),
+        testCase("transA_transB", {T({7, 5}), T({9, 7}), T({5, 9})}, {{"transA", attrInt(1)}, {"transB", attrInt(1)}}),
+        testCase("alpha_beta", {T({4, 6}), T({6, 3}), T({4, 3})}, {{"alpha", attrFloat(0.5f)}, {"beta", attrFloat(-2.0f)}}),
+        testCase("beta_zero", {T({4, 6}), T({6, 3}), T({4, 3})}, {{"beta", attrFloat(0.0f)}}),
+        testCase("c_scalar", {T({4, 6}), T({6, 3}), T({})}),
+        testCase("c_row", {T({4, 6}), T({6, 3}), T({1, 3})}),
+        testCase("c_column", {T({4, 6}), T({6, 3}), T({4, 1})}),
+        testCase("fc_batch1", {T({1, 300}), W({300, 70}), W({70})}, {}, 1e-4),
+        testCase("large", {T({67, 300}), W({70, 300}), W({70})}, {{"transB", attrInt(1)}}, 1e-4),
+        testCase("deep_k", {T({13, 600}), T({600, 45})}, {}, 1e-4),
+        testCase("k_zero", {T({3, 0}), T({0, 4}), T({4})}),
+    };
+  };
+  return K;
+}
+
+OPT_REGISTER_SCHEMA(Gemm, gemmSchema());
+OPT_REGISTER_KERNELS(Gemm, gemmKernels());
+
+} // namespace
+} // namespace ops
+} // namespace detail
+} // namespace runtime
+} // namespace optimium

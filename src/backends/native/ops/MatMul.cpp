@@ -1,0 +1,231 @@
+// MatMul (f32) with numpy semantics: 1-D operands are promoted (and the added dim dropped again),
+// batch dims broadcast. The blocked variants fold A's batch into rows when B is one matrix, and a
+// constant 2-D B is packed once at creation.
+#include "backends/native/ops/common/Gemm.h"
+#include "backends/native/ops/common/OpUtil.h"
+
+namespace optimium {
+namespace runtime {
+namespace detail {
+namespace ops {
+namespace {
+
+Status inferMatMul(ShapeContext &Ctx) {
+  RETURN_IF_ERROR(requireInputType(Ctx, 0, {ElementType::F32}));
+  RETURN_IF_ERROR(requireSameType(Ctx, 0, 1));
+  const TensorShape &A = Ctx.Inputs[0].Shape, &B = Ctx.Inputs[1].Shape;
+  if (A.getRank() == 0 || B.getRank() == 0)
+    return Ctx.error(ErrorCode::Shape, "operands must have rank >= 1, got ", A.toString(), " and ", B.toString());
+  const size_t RA = A.getRank(), RB = B.getRank();
+  const Expr KA = A[RA - 1], KB = RB == 1 ? B[0] : B[RB - 2];
+  if (KA.isConst() && KB.isConst() && KA.value() != KB.value())
+    return Ctx.error(ErrorCode::Shape, "inner dimensions differ: ", A.toString(), " x ", B.toString());
+  const TensorShape BatchA(std::vector<Expr>(A.begin(), A.end() - std::min<size_t>(RA, 2)));
+  const TensorShape BatchB(std::vector<Expr>(B.begin(), B.end() - std::min<size_t>(RB, 2)));
+  auto Batch = broadcastShapes(BatchA, BatchB);
+  if (!Batch.isOk())
+    return Ctx.error(ErrorCode::Shape, "batch dimensions of ", A.toString(), " and ", B.toString(),
+                     " cannot broadcast");
+  std::vector<Expr> Dims = Batch->dims();
+  if (RA >= 2)
+    Dims.push_back(A[RA - 2]);
+  if (RB >= 2)
+    Dims.push_back(B[RB - 1]);
+  Ctx.Outputs[0].Type = ElementType::F32;
+  Ctx.Outputs[0].Shape = TensorShape(std::move(Dims));
+  return Status::ok();
+}
+
+OpSchema matMulSchema() {
+  OpSchema S;
+  S.OpType = "MatMul";
+  S.MinInputs = S.MaxInputs = 2;
+  S.Infer = inferMatMul;
+  return S;
+}
+
+/// One run's geometry: matrices [M, K] x [K, N] per batch, with element offsets of each batch.
+struct MatMulPlan {
+  int64_t M = 1, N = 1, K = 1;
+  std::vector<int64_t> OffA, OffB; ///< per output batch, in elements
+  bool BSingle = false;            ///< B is one matrix shared by every batch
+};
+
+Result<MatMulPlan> planMatMul(const TensorView &A, const TensorView &B, const TensorView &Y) {
+  MatMulPlan P;
+  const size_t RA = A.rank(), RB = B.rank();
+  if (RA == 0 || RB == 0)
+    return runError("matmul", "scalar operand");
+  P.M = RA >= 2 ? A.Dims[RA - 2] : 1;
+  P.K = A.Dims[RA - 1];
+  P.N = RB >= 2 ? B.Dims[RB - 1] : 1;
+  if ((RB >= 2 ? B.Dims[RB - 2] : B.Dims[0]) != P.K)
+    return runError("matmul", "inner dimensions differ: ", joinInts(A.Dims), " x ", joinInts(B.Dims));
+  const std::vector<int64_t> BA(A.Dims.begin(), A.Dims.end() - std::min<size_t>(RA, 2));
+  const std::vector<int64_t> BB(B.Dims.begin(), B.Dims.end() - std::min<size_t>(RB, 2));
+  const size_t R = std::max(BA.size(), BB.size());
+  std::vector<int64_t> Out(R), SA(R, 0), SB(R, 0);
+  int64_t StrideA = P.M * P.K, StrideB = P.K * P.N;
+  for (size_t I = R; I-- > 0;) {
+    const int64_t DA = I + BA.size() >= R ? BA[I + BA.size() - R] : 1;
+    const int64_t DB = I + BB.size() >= R ? BB[I + BB.size() - R] : 1;
+    if (DA != DB && DA != 1 && DB != 1)
+      return runError("matmul", "batch dims of ", joinInts(A.Dims), " and ", joinInts(B.Dims), " do not broadcast");
+    Out[I] = std::max(DA, DB);
+    if (DA == 0 || DB == 0)
+      Out[I] = 0;
+    SA[I] = DA == 1 ? 0 : StrideA;
+    SB[I] = DB == 1 ? 0 : StrideB;
+    StrideA *= DA;
+    StrideB *= DB;
+  }
+  const int64_t Batches = product(Out, 0, R);
+  if (static_cast<int64_t>(Y.elementCount()) != Batches * P.M * P.N)
+    return runError("matmul", "output ", joinInts(Y.Dims), " does not match ", joinInts(A.Dims), " x ",
+                    joinInts(B.Dims));
+  P.BSingle = product(BB, 0, BB.size()) == 1;
+  for (int64_t T = 0; T < Batches; ++T) {
+    int64_t Rem = T, OA = 0, OB = 0;
+    for (size_t I = R; I-- > 0;) {
+      const int64_t Idx = Rem % Out[I];
+      Rem /= Out[I];
+      OA += Idx * SA[I];
+      OB += Idx * SB[I];
+    }
+    P.OffA.push_back(OA);
+    P.OffB.push_back(OB);
+  }
+  return P;
+}
+
+class MatMulRefKernel : public Kernel {
+public:
+  Status run(const KernelContext &Ctx) const override {
+    ASSIGN_OR_RETURN(const MatMulPlan P, planMatMul(Ctx.Inputs[0], Ctx.Inputs[1], Ctx.Outputs[0]));
+    const float *A = Ctx.Inputs[0].data<float>(), *B = Ctx.Inputs[1].data<float>();
+    float *Y = Ctx.Outputs[0].data<float>();
+    for (size_t T = 0; T < P.OffA.size(); ++T) {
+      const float *Ab = A + P.OffA[T], *Bb = B + P.OffB[T];
+      float *Yb = Y + static_cast<int64_t>(T) * P.M * P.N;
+      for (int64_t I = 0; I < P.M; ++I)
+        for (int64_t J = 0; J < P.N; ++J) {
+          double Acc = 0;
+          for (int64_t K = 0; K < P.K; ++K)
+            Acc += static_cast<double>(Ab[I * P.K + K]) * Bb[K * P.N + J];
+          Yb[I * P.N + J] = static_cast<float>(Acc);
+        }
+    }
+    return Status::ok();
+  }
+};
+
+class MatMulBlockedKernel : public Kernel {
+public:
+  MatMulBlockedKernel(const GemmMicroKernel &MK, std::unique_ptr<PackedB> ConstB) : MK(MK), ConstB(std::move(ConstB)) {}
+
+  Status run(const KernelContext &Ctx) const override {
+    const TensorView &AV = Ctx.Inputs[0], &BV = Ctx.Inputs[1];
+    ASSIGN_OR_RETURN(const MatMulPlan P, planMatMul(AV, BV, Ctx.Outputs[0]));
+    const float *A = AV.data<float>(), *B = BV.data<float>();
+    float *Y = Ctx.Outputs[0].data<float>();
+    if (P.OffA.empty() || P.M == 0 || P.N == 0)
+      return Status::ok();
+    if (P.BSingle) {
+      // Every batch multiplies the same B: A's batches are consecutive rows of one tall matrix
+      // when A is not broadcast itself (offsets step by M*K).
+      bool Consecutive = true;
+      for (size_t T = 0; T < P.OffA.size(); ++T)
+        Consecutive &= P.OffA[T] == static_cast<int64_t>(T) * P.M * P.K;
+      PackedB Local;
+      const PackedB *PB = ConstB.get();
+      if (!PB || PB->K != P.K || PB->N != P.N) {
+        packB(MK, P.K, P.N, MatrixRef{B, P.N, 1}, Local, Ctx.Par);
+        PB = &Local;
+      }
+      if (Consecutive) {
+        PackedA PA;
+        const int64_t Rows = P.M * static_cast<int64_t>(P.OffA.size());
+        packA(MK, Rows, P.K, MatrixRef{A, P.K, 1}, PA);
+        gemmPacked(MK, PA, *PB, 1.0f, 0.0f, Y, P.N, Ctx.Par);
+        return Status::ok();
+      }
+      for (size_t T = 0; T < P.OffA.size(); ++T) {
+        PackedA PA;
+        packA(MK, P.M, P.K, MatrixRef{A + P.OffA[T], P.K, 1}, PA);
+        gemmPacked(MK, PA, *PB, 1.0f, 0.0f, Y + static_cast<int64_t>(T) * P.M * P.N, P.N, Ctx.Par);
+      }
+      return Status::ok();
+    }
+    for (size_t T = 0; T < P.OffA.size(); ++T)
+      sgemm(MK, P.M, P.N, P.K, 1.0f, MatrixRef{A + P.OffA[T], P.K, 1}, MatrixRef{B + P.OffB[T], P.N, 1}, 0.0f,
+            Y + static_cast<int64_t>(T) * P.M * P.N, P.N, Ctx.Par);
+    return Status::ok();
+  }
+
+private:
+  const GemmMicroKernel &MK;
+  std::unique_ptr<PackedB> ConstB;
+};
+
+bool matMulTypesOk(const KernelCreateInfo &I) {
+  return inputIs(I, 0, ElementType::F32) && inputIs(I, 1, ElementType::F32);
+}
+
+KernelVariant blockedVariant(GemmIsa Isa, int Priority) {
+  const GemmMicroKernel &MK = gemmMicroKernel(Isa);
+  return {std::string("f32_matmul__") + MK.Name, Priority,
+          [Isa](const KernelCreateInfo &I) { return matMulTypesOk(I) && gemmIsaAvailable(Isa); },
+          [&MK](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
+            std::unique_ptr<PackedB> ConstB;
+            if (inputIsConst(I, 1)) {
+              const ConstData &B = *I.Inputs[1].Const;
+              // A 1-D B is a K x 1 matrix; a batched B whose batch dims are all 1 is one matrix.
+              const size_t R = B.Dims.size();
+              if (R >= 1 && product(B.Dims, 0, R >= 2 ? R - 2 : 0) == 1) {
+                const int64_t K = R >= 2 ? B.Dims[R - 2] : B.Dims[0], N = R >= 2 ? B.Dims[R - 1] : 1;
+                ConstB.reset(new PackedB);
+                packB(MK, K, N, MatrixRef{B.as<float>(), N, 1}, *ConstB, Parallel());
+              }
+            }
+            return makeKernel<MatMulBlockedKernel>(MK, std::move(ConstB));
+          }};
+}
+
+OpKernels matMulKernels() {
+  OpKernels K;
+  K.OpType = "MatMul";
+  K.Variants.push_back({"f32_matmul__ref", 0, matMulTypesOk,
+                        [](const KernelCreateInfo &) { return makeKernel<MatMulRefKernel>(); }});
+  K.Variants.push_back(blockedVariant(GemmIsa::Portable, 10));
+  K.Variants.push_back(blockedVariant(GemmIsa::Avx2, 20));
+  K.Variants.push_back(blockedVariant(GemmIsa::Avx512, 30));
+  K.TestCases = [] {
+    const auto T = [](std::vector<int64_t> D) { return tensorInput(std::move(D)); };
+    const auto W = [](std::vector<int64_t> D) { return constInput(std::move(D)); };
+    return std::vector<OpTestCase>{
+        testCase("2d", {T({5, 7}), T({7, 9})}),
+        testCase("2d_const_b", {T({33, 70}), W({70, 40})}),
+        testCase("vec_mat", {T({7}), T({7, 9})}),
+        testCase("mat_vec", {T({5, 7}), T({7})}),
+        testCase("vec_vec", {T({7}), T({7})}),
+        testCase("batched_same", {T({3, 4, 6}), T({3, 6, 5})}),
+        testCase("batched_b_shared", {T({2, 3, 4, 6}), W({6, 5})}),
+        testCase("batched_a_broadcast", {T({4, 6}), T({3, 6, 5})}),
+        testCase("batched_bidirectional", {T({2, 1, 4, 6}), T({3, 6, 5})}),
+        testCase("batch_of_vec", {T({3, 6}), T({2, 3, 6, 4})}),
+        testCase("b_broadcast_ones", {T({2, 3, 4, 6}), T({1, 1, 6, 5})}),
+        testCase("large", {T({2, 70, 300}), W({300, 90})}, {}, 1e-4),
+        testCase("k_zero", {T({3, 0}), T({0, 4})}),
+    };
+  };
+  return K;
+}
+
+OPT_REGISTER_SCHEMA(MatMul, matMulSchema());
+OPT_REGISTER_KERNELS(MatMul, matMulKernels());
+
+} // namespace
+} // namespace ops
+} // namespace detail
+} // namespace runtime
+} // namespace optimium

@@ -1,0 +1,149 @@
+// Softmax (f32). Opset >= 13: along one axis (default -1). Opset < 13: the input is coerced to 2-D
+// at axis (default 1) and each flattened row is normalized. Node::OpsetVersion picks the rule.
+#include <cmath>
+
+#include "backends/native/ops/common/OpUtil.h"
+
+namespace optimium {
+namespace runtime {
+namespace detail {
+namespace ops {
+namespace {
+
+/// The op viewed as [Outer, Axis, Inner]: normalize over Axis for each (outer, inner) pair.
+struct SoftmaxLayout {
+  int64_t Outer, Axis, Inner;
+};
+
+Result<int64_t> softmaxAxis(const Node &N, size_t Rank) {
+  const bool Legacy = N.OpsetVersion > 0 && N.OpsetVersion < 13;
+  ASSIGN_OR_RETURN(int64_t Axis, N.getInt("axis", Legacy ? 1 : -1));
+  // Both rules accept axis in [-r, r-1].
+  return normalizeAxis(N, "axis", Axis, static_cast<int64_t>(Rank));
+}
+
+SoftmaxLayout softmaxLayout(const Node &N, int64_t Axis, const std::vector<int64_t> &Dims) {
+  const size_t A = static_cast<size_t>(Axis);
+  if (N.OpsetVersion > 0 && N.OpsetVersion < 13)
+    return {product(Dims, 0, A), product(Dims, A, Dims.size()), 1};
+  return {product(Dims, 0, A), Dims.empty() ? 1 : Dims[A], product(Dims, A + 1, Dims.size())};
+}
+
+OpSchema softmaxSchema() {
+  OpSchema S;
+  S.OpType = "Softmax";
+  S.MinInputs = S.MaxInputs = 1;
+  S.Infer = [](ShapeContext &Ctx) -> Status {
+    RETURN_IF_ERROR(requireInputType(Ctx, 0, {ElementType::F32}));
+    const TensorShape &In = Ctx.Inputs[0].Shape;
+    if (In.getRank() == 0)
+      return Ctx.error(ErrorCode::Shape, "input must have rank >= 1");
+    ASSIGN_OR_RETURN(const int64_t Axis, softmaxAxis(Ctx.N, In.getRank()));
+    (void)Axis;
+    Ctx.Outputs[0].Type = Ctx.Inputs[0].Type;
+    Ctx.Outputs[0].Shape = In;
+    return Status::ok();
+  };
+  return S;
+}
+
+class SoftmaxKernel : public Kernel {
+public:
+  SoftmaxKernel(const Node &N, int64_t Axis, bool Fast) : N(N), Axis(Axis), Fast(Fast) {}
+
+  Status run(const KernelContext &Ctx) const override {
+    const TensorView &X = Ctx.Inputs[0], &Y = Ctx.Outputs[0];
+    if (X.Dims != Y.Dims || static_cast<int64_t>(X.rank()) <= Axis)
+      return runError("softmax", "output shape ", joinInts(Y.Dims), " differs from input ", joinInts(X.Dims));
+    const SoftmaxLayout L = softmaxLayout(N, Axis, X.Dims);
+    const float *In = X.data<float>();
+    float *Out = Y.data<float>();
+    const size_t Lines = static_cast<size_t>(L.Outer * L.Inner);
+    if (!Fast) {
+      for (size_t T = 0; T < Lines; ++T)
+        refLine(In, Out, L, T);
+      return Status::ok();
+    }
+    Ctx.Par.forRange(Lines, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, L.Axis)), [&](size_t Lo, size_t Hi) {
+      for (size_t T = Lo; T < Hi; ++T)
+        fastLine(In, Out, L, T);
+    });
+    return Status::ok();
+  }
+
+private:
+  // Line T covers elements Base + k * Inner for k < Axis.
+  static int64_t base(const SoftmaxLayout &L, size_t T) {
+    const int64_t O = static_cast<int64_t>(T) / L.Inner, I = static_cast<int64_t>(T) % L.Inner;
+    return O * L.Axis * L.Inner + I;
+  }
+  static void refLine(const float *In, float *Out, const SoftmaxLayout &L, size_t T) {
+    const int64_t B = base(L, T);
+    double Max = -INFINITY, Sum = 0;
+    for (int64_t K = 0; K < L.Axis; ++K)
+      Max = std::max<double>(Max, In[B + K * L.Inner]);
+    for (int64_t K = 0; K < L.Axis; ++K)
+      Sum += std::exp(static_cast<double>(In[B + K * L.Inner]) - Max);
+    for (int64_t K = 0; K < L.Axis; ++K)
+      Out[B + K * L.Inner] = static_cast<float>(std::exp(static_cast<double>(In[B + K * L.Inner]) - Max) / Sum);
+  }
+  static void fastLine(const float *In, float *Out, const SoftmaxLayout &L, size_t T) {
+    const int64_t B = base(L, T), S = L.Inner;
+    float Max = -INFINITY;
+    for (int64_t K = 0; K < L.Axis; ++K)
+      Max = std::max(Max, In[B + K * S]);
+    float Sum = 0;
+    for (int64_t K = 0; K < L.Axis; ++K) {
+      const float E = std::exp(In[B + K * S] - Max);
+      Out[B + K * S] = E;
+      Sum += E;
+    }
+    const float Inv = 1.0f / Sum;
+    for (int64_t K = 0; K < L.Axis; ++K)
+      Out[B + K * S] *= Inv;
+  }
+
+  Node N; // a copy: only OpsetVersion is read at run time
+  int64_t Axis;
+  bool Fast;
+};
+
+KernelVariant softmaxVariant(const std::string &Name, int Priority, bool Fast) {
+  return {Name, Priority, [](const KernelCreateInfo &I) { return inputIs(I, 0, ElementType::F32); },
+          [Fast](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
+            ASSIGN_OR_RETURN(const int64_t Axis, softmaxAxis(I.N, I.Inputs[0].Shape.getRank()));
+            return makeKernel<SoftmaxKernel>(I.N, Axis, Fast);
+          }};
+}
+
+OpKernels softmaxKernels() {
+  OpKernels K;
+  K.OpType = "Softmax";
+  K.Variants.push_back(softmaxVariant("f32_softmax__ref", 0, false));
+  K.Variants.push_back(softmaxVariant("f32_softmax__parallel", 10, true));
+  K.TestCases = [] {
+    const auto wide = [](std::vector<int64_t> Dims) {
+      TestInput I = tensorInput(std::move(Dims));
+      I.Low = -10, I.High = 10;
+      return I;
+    };
+    return std::vector<OpTestCase>{
+        testCase("last_axis", {wide({3, 10})}, {}, 1e-5),
+        testCase("axis0", {wide({4, 3})}, {{"axis", attrInt(0)}}, 1e-5),
+        testCase("middle_axis", {wide({2, 5, 3})}, {{"axis", attrInt(1)}}, 1e-5),
+        testCase("negative_axis", {wide({2, 3, 4})}, {{"axis", attrInt(-2)}}, 1e-5),
+        testCase("rank1", {wide({7})}, {}, 1e-5),
+        testCase("many_rows", {wide({64, 1000})}, {}, 1e-5),
+    };
+  };
+  return K;
+}
+
+OPT_REGISTER_SCHEMA(Softmax, softmaxSchema());
+OPT_REGISTER_KERNELS(Softmax, softmaxKernels());
+
+} // namespace
+} // namespace ops
+} // namespace detail
+} // namespace runtime
+} // namespace optimium

@@ -1,0 +1,356 @@
+// Requests: asynchronous runs, concurrency under every scheduler, callbacks, cancellation, errors
+// surfaced by wait(), output lifetime, intermediates, and idle CPU.
+#include <gtest/gtest.h>
+
+#include <sys/stat.h>
+#include <time.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstdlib>
+#include <thread>
+
+#include "Optimium/Runtime.h"
+#include "OnnxBuilder.h"
+#include "TestUtil.h"
+
+namespace rt = optimium::runtime;
+using namespace optimium_test;
+
+namespace {
+
+rt::Model loadBytes(const std::string &Bytes, const rt::ModelLoadOptions &O = {}) {
+  // The model keeps pointing into the bytes: keep them alive for the whole test binary.
+  static std::vector<std::unique_ptr<std::string>> Keep;
+  Keep.push_back(std::make_unique<std::string>(Bytes));
+  return rt::loadModel(reinterpret_cast<const uint8_t *>(Keep.back()->data()), Keep.back()->size(), O);
+}
+
+rt::Tensor filled(std::vector<int64_t> Dims, float V) {
+  rt::TypedTensor<float> T = rt::tensor<float>(rt::TensorShape::fromDims(Dims));
+  T.fill(V);
+  return T;
+}
+
+double processCpuSeconds() {
+  timespec TS;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &TS);
+  return static_cast<double>(TS.tv_sec) + static_cast<double>(TS.tv_nsec) * 1e-9;
+}
+
+} // namespace
+
+TEST(InferRequest, InferReturnsAtOnceAndWaitCompletes) {
+  rt::Model M = loadBytes(slowChainModel(300, 192));
+  rt::InferRequest R = M.createRequest();
+  rt::Tensor X = filled({192, 192}, 0.5f);
+  R.infer(rt::make_array(std::vector<rt::Tensor>{X}));
+  EXPECT_EQ(R.getStatus(), rt::InferStatus::Running);
+  EXPECT_TRUE(R.wait(std::chrono::microseconds(1))); // timed out: still running
+  EXPECT_FALSE(R.wait());
+  EXPECT_EQ(R.getStatus(), rt::InferStatus::Ready);
+  rt::TypedTensor<float> Y(R.getOutput(0));
+  EXPECT_FLOAT_EQ(Y[0], 0.5f);
+}
+
+TEST(InferRequest, InferOnARunningRequestIsRejected) {
+  rt::Model M = loadBytes(slowChainModel(300, 192));
+  rt::InferRequest R = M.createRequest();
+  rt::Tensor X = filled({192, 192}, 1.0f);
+  R.infer(rt::make_array(std::vector<rt::Tensor>{X}));
+  EXPECT_THROW(R.infer(rt::make_array(std::vector<rt::Tensor>{X})), rt::InvalidOperationError);
+  EXPECT_THROW(R.getOutput(0), rt::InvalidOperationError);
+  R.wait();
+  EXPECT_NO_THROW(R.getOutput(0));
+}
+
+TEST(InferRequest, CancelEndsInFaultAndTheRequestIsReusable) {
+  rt::Model M = loadBytes(slowChainModel(300, 192));
+  rt::InferRequest R = M.createRequest();
+  std::atomic<int> Calls{0}, Faults{0};
+  R.addCallback([&](rt::InferStatus S, std::exception_ptr E) {
+    ++Calls;
+    if (S == rt::InferStatus::Fault && E)
+      ++Faults;
+  });
+  rt::Tensor X = filled({192, 192}, 1.0f);
+  R.infer(rt::make_array(std::vector<rt::Tensor>{X}));
+  R.cancel();
+  try {
+    R.wait();
+    FAIL() << "a cancelled run must surface an InferError";
+  } catch (const rt::InferError &E) {
+    EXPECT_NE(std::string(E.what()).find("cancel"), std::string::npos) << E.what();
+  }
+  EXPECT_EQ(R.getStatus(), rt::InferStatus::Fault);
+  EXPECT_THROW(R.wait(), rt::InferError); // the fault stays until the next good run
+  EXPECT_EQ(Calls.load(), 1);
+  EXPECT_EQ(Faults.load(), 1);
+  R.infer(rt::make_array(std::vector<rt::Tensor>{X}));
+  EXPECT_FALSE(R.wait());
+  EXPECT_EQ(R.getStatus(), rt::InferStatus::Ready);
+  EXPECT_EQ(Calls.load(), 2);
+  EXPECT_EQ(Faults.load(), 1);
+}
+
+TEST(InferRequest, CallbacksFireOncePerRun) {
+  rt::Model M = rt::loadModel(dataPath("tests/models/mlp"));
+  rt::InferRequest R = M.createRequest();
+  std::atomic<int> Ready{0};
+  R.addCallback([&](rt::InferStatus S, std::exception_ptr E) {
+    EXPECT_EQ(S, rt::InferStatus::Ready);
+    EXPECT_FALSE(E);
+    ++Ready;
+  });
+  rt::Tensor X = readNpy(dataPath("tests/models/mlp/input_0.npy"));
+  for (int I = 0; I < 5; ++I) {
+    R.infer(rt::make_array(std::vector<rt::Tensor>{X}));
+    R.wait();
+  }
+  EXPECT_EQ(Ready.load(), 5);
+  EXPECT_THROW(R.addCallback(nullptr), rt::InvalidArgumentError);
+}
+
+class ConcurrentRequests : public ::testing::TestWithParam<rt::SchedulerType> {};
+
+TEST_P(ConcurrentRequests, ManyRequestsOfOneModelDoNotInterfere) {
+  rt::ModelLoadOptions O;
+  O.Scheduler = GetParam();
+  O.ThreadCount = 2;
+  rt::Model M = rt::loadModel(dataPath("tests/models/cnn"), O);
+  constexpr int N = 6;
+  std::vector<rt::Tensor> Inputs, Expected;
+  rt::Tensor Base = readNpy(dataPath("tests/models/cnn/input_0.npy"));
+  for (int I = 0; I < N; ++I) {
+    rt::Tensor In = Base.clone();
+    float *P = static_cast<float *>(In.data());
+    for (size_t J = 0; J < In.getElementCount(); ++J)
+      P[J] = P[J] * static_cast<float>(I + 1) * 0.5f;
+    Inputs.push_back(In);
+    rt::InferRequest R = M.createRequest();
+    R.infer(rt::make_array(std::vector<rt::Tensor>{In}));
+    R.wait();
+    Expected.push_back(R.getOutput(0).clone());
+  }
+  for (int Round = 0; Round < 3; ++Round) {
+    std::vector<rt::InferRequest> Reqs;
+    for (int I = 0; I < N; ++I) {
+      Reqs.push_back(M.createRequest());
+      Reqs.back().infer(rt::make_array(std::vector<rt::Tensor>{Inputs[I]}));
+    }
+    for (int I = 0; I < N; ++I) {
+      Reqs[I].wait();
+      EXPECT_EQ(maxAbsDiff(Reqs[I].getOutput(0), Expected[I]), 0.0) << "request " << I;
+    }
+  }
+  // From several user threads at once, too.
+  std::vector<std::thread> Threads;
+  std::atomic<int> Mismatches{0};
+  for (int T = 0; T < 4; ++T)
+    Threads.emplace_back([&, T] {
+      rt::InferRequest R = M.createRequest();
+      for (int K = 0; K < 10; ++K) {
+        const int I = (T + K) % N;
+        R.infer(rt::make_array(std::vector<rt::Tensor>{Inputs[I]}));
+        R.wait();
+        if (maxAbsDiff(R.getOutput(0), Expected[I]) != 0.0)
+          ++Mismatches;
+      }
+    });
+  for (auto &T : Threads)
+    T.join();
+  EXPECT_EQ(Mismatches.load(), 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Schedulers, ConcurrentRequests,
+                         ::testing::Values(rt::SchedulerType::Auto, rt::SchedulerType::Exclusive,
+                                           rt::SchedulerType::Sequential, rt::SchedulerType::Pipeline));
+
+TEST(InferRequest, ExclusiveSchedulerRunsRequestsOneAtATimeInOrder) {
+  rt::ModelLoadOptions O;
+  O.Scheduler = rt::SchedulerType::Exclusive;
+  O.ThreadCount = 2;
+  rt::Model M = loadBytes(slowChainModel(40, 128), O);
+  std::mutex Mu;
+  std::vector<int> Order;
+  std::vector<rt::InferRequest> Reqs;
+  rt::Tensor X = filled({128, 128}, 1.0f);
+  for (int I = 0; I < 4; ++I) {
+    Reqs.push_back(M.createRequest());
+    Reqs.back().addCallback([&, I](rt::InferStatus, std::exception_ptr) {
+      std::lock_guard<std::mutex> L(Mu);
+      Order.push_back(I);
+    });
+  }
+  for (auto &R : Reqs)
+    R.infer(rt::make_array(std::vector<rt::Tensor>{X}));
+  for (auto &R : Reqs)
+    R.wait();
+  EXPECT_EQ(Order, (std::vector<int>{0, 1, 2, 3}));
+}
+
+TEST(InferRequest, InputsAreValidated) {
+  rt::Model M = rt::loadModel(dataPath("models/digits"));
+  rt::InferRequest R = M.createRequest();
+  EXPECT_THROW(R.infer(rt::make_array(std::vector<rt::Tensor>{})), rt::InvalidArgumentError);
+  EXPECT_THROW(R.infer(rt::make_array(std::vector<rt::Tensor>{rt::tensor<float>({1, 1, 8, 8}), rt::tensor<float>({1})})),
+               rt::InvalidArgumentError);
+  try {
+    R.infer(rt::make_array(std::vector<rt::Tensor>{rt::tensor<int64_t>({1, 1, 8, 8})}));
+    FAIL();
+  } catch (const rt::TypeError &E) {
+    EXPECT_NE(std::string(E.what()).find("image"), std::string::npos) << E.what();
+  }
+  try {
+    R.infer(rt::make_array(std::vector<rt::Tensor>{rt::tensor<float>({1, 3, 8, 8})}));
+    FAIL();
+  } catch (const rt::ShapeError &E) {
+    EXPECT_NE(std::string(E.what()).find("1x3x8x8"), std::string::npos) << E.what();
+    EXPECT_NE(std::string(E.what()).find("1x1x8x8"), std::string::npos) << E.what();
+  }
+  rt::Tensor Released = rt::tensor<float>({1, 1, 8, 8});
+  Released.release();
+  EXPECT_THROW(R.infer(rt::make_array(std::vector<rt::Tensor>{Released})), rt::InvalidArgumentError);
+  EXPECT_THROW(R.infer(rt::make_array(std::vector<rt::Tensor>{rt::Tensor()})), rt::InvalidArgumentError);
+  EXPECT_EQ(R.getStatus(), rt::InferStatus::Ready); // rejected inputs never start a run
+  EXPECT_THROW(R.getOutput(0), rt::InvalidOperationError); // nothing has run
+}
+
+TEST(InferRequest, InputsByNameAndOutputLookup) {
+  rt::Model M = rt::loadModel(dataPath("tests/models/two_inputs"));
+  rt::InferRequest R = M.createRequest();
+  rt::Tensor A = readNpy(dataPath("tests/models/two_inputs/input_0.npy"));
+  rt::Tensor B = readNpy(dataPath("tests/models/two_inputs/input_1.npy"));
+  R.infer(std::map<std::string, rt::Tensor>{{"b", B}, {"a", A}});
+  R.wait();
+  EXPECT_LE(maxAbsDiff(R.getOutput("sum_times_a"), readNpy(dataPath("tests/models/two_inputs/output_0.npy"))), 1e-6);
+  EXPECT_THROW(R.infer(std::map<std::string, rt::Tensor>{{"a", A}}), rt::InvalidArgumentError);
+  EXPECT_THROW(R.infer(std::map<std::string, rt::Tensor>{{"a", A}, {"b", B}, {"c", A}}), rt::InvalidArgumentError);
+  EXPECT_THROW(R.getOutput(1), rt::InvalidArgumentError);
+  try {
+    R.getOutput("nope");
+    FAIL();
+  } catch (const rt::InvalidArgumentError &E) {
+    EXPECT_NE(std::string(E.what()).find("sum_times_a"), std::string::npos) << E.what();
+  }
+  EXPECT_EQ(R.getModelName(), "two_inputs");
+  EXPECT_EQ(R.getInputTensorInfo(1).Name, "b");
+  EXPECT_EQ(R.getOutputTensorInfo(0).Name, "sum_times_a");
+  EXPECT_EQ(R.getModelOperations().size(), 2u);
+  EXPECT_GE(R.getModelTensors().size(), 4u);
+  EXPECT_EQ(R.getTensorInfo("a").Shape, rt::TensorShape({2, 3}));
+}
+
+TEST(InferRequest, OutputsShareTheRequestBufferAndAreOverwrittenInPlace) {
+  rt::Model M = rt::loadModel(dataPath("tests/models/mlp"));
+  rt::InferRequest R = M.createRequest();
+  rt::Tensor X = readNpy(dataPath("tests/models/mlp/input_0.npy"));
+  R.infer(rt::make_array(std::vector<rt::Tensor>{X}));
+  R.wait();
+  rt::Tensor Held = R.getOutput(0);
+  rt::Tensor Snapshot = rt::tensor(Held.getType(), Held.getShape());
+  Held.copyTo(Snapshot);
+  EXPECT_EQ(R.getOutput(0).data(), Held.data()); // same buffer, no copy
+  rt::Tensor Y = X.clone();
+  static_cast<float *>(Y.data())[0] += 10.0f;
+  R.infer(rt::make_array(std::vector<rt::Tensor>{Y}));
+  R.wait();
+  EXPECT_EQ(R.getOutput(0).data(), Held.data());
+  EXPECT_GT(maxAbsDiff(Held, Snapshot), 0.0); // overwritten in place, as the spec says
+  // The buffer outlives the request and the model.
+  rt::Tensor Kept = R.getOutput(0);
+  R = rt::InferRequest();
+  M = rt::Model();
+  EXPECT_EQ(Kept.getElementCount(), 20u);
+  EXPECT_TRUE(std::isfinite(static_cast<const float *>(Kept.data())[19]));
+}
+
+TEST(InferRequest, IntermediatesAreReadableWithoutMemoryOptimization) {
+  rt::ModelLoadOptions O;
+  O.EnableMemoryOptimization = false;
+  rt::Model M = rt::loadModel(dataPath("tests/models/cnn"), O);
+  rt::InferRequest R = M.createRequest();
+  R.infer(rt::make_array(std::vector<rt::Tensor>{readNpy(dataPath("tests/models/cnn/input_0.npy"))}));
+  R.wait();
+  size_t Read = 0;
+  for (const rt::TensorInfo &T : M.getTensors()) {
+    rt::Tensor V = R.getTensor(T.Name);
+    EXPECT_EQ(V.getShape(), T.Shape) << T.Name;
+    ++Read;
+  }
+  EXPECT_GE(Read, 10u);
+  EXPECT_THROW(R.getTensor("no_such_tensor"), rt::InvalidArgumentError);
+
+  // With memory optimization on, a reused intermediate is refused with a clear error.
+  rt::Model Shared = rt::loadModel(dataPath("tests/models/cnn"));
+  rt::InferRequest R2 = Shared.createRequest();
+  R2.infer(rt::make_array(std::vector<rt::Tensor>{readNpy(dataPath("tests/models/cnn/input_0.npy"))}));
+  R2.wait();
+  size_t Refused = 0;
+  for (const rt::TensorInfo &T : Shared.getTensors()) {
+    try {
+      R2.getTensor(T.Name);
+    } catch (const rt::InvalidOperationError &) {
+      ++Refused;
+    }
+  }
+  EXPECT_GE(Refused, 1u);
+}
+
+TEST(InferRequest, IntermediateValuesAreCorrect) {
+  rt::ModelLoadOptions O;
+  O.EnableMemoryOptimization = false;
+  rt::Model M = rt::loadModel(dataPath("tests/models/two_inputs"), O);
+  rt::InferRequest R = M.createRequest();
+  rt::Tensor A = readNpy(dataPath("tests/models/two_inputs/input_0.npy"));
+  rt::Tensor B = readNpy(dataPath("tests/models/two_inputs/input_1.npy"));
+  R.infer(rt::make_array(std::vector<rt::Tensor>{A, B}));
+  R.wait();
+  const rt::OpInfo &Add = M.getOperations()[0];
+  rt::Tensor Sum = R.getTensor(Add.Outputs[0]);
+  for (size_t I = 0; I < 6; ++I)
+    EXPECT_FLOAT_EQ(static_cast<const float *>(Sum.data())[I],
+                    static_cast<const float *>(A.data())[I] + static_cast<const float *>(B.data())[I]);
+}
+
+TEST(InferRequest, IntermediateSavePathDumpsNpyPerRun) {
+  const std::string Dir = ::testing::TempDir() + "/optimium_dump";
+  ::mkdir(Dir.c_str(), 0755);
+  rt::ModelLoadOptions O;
+  O.IntermediateSavePath = Dir;
+  O.IndexedIntermediateSave = true;
+  rt::Model M = rt::loadModel(dataPath("tests/models/two_inputs"), O);
+  rt::InferRequest R = M.createRequest();
+  rt::Tensor A = readNpy(dataPath("tests/models/two_inputs/input_0.npy"));
+  rt::Tensor B = readNpy(dataPath("tests/models/two_inputs/input_1.npy"));
+  for (int I = 0; I < 2; ++I) {
+    R.infer(rt::make_array(std::vector<rt::Tensor>{A, B}));
+    R.wait();
+  }
+  struct stat St;
+  EXPECT_EQ(::stat((Dir + "/0_sum_times_a.npy").c_str(), &St), 0);
+  EXPECT_EQ(::stat((Dir + "/1_sum_times_a.npy").c_str(), &St), 0);
+  rt::Tensor Saved = readNpy(Dir + "/1_sum_times_a.npy");
+  EXPECT_EQ(maxAbsDiff(Saved, R.getOutput(0)), 0.0);
+}
+
+TEST(InferRequest, AnIdleLoadedModelUsesNoCpu) {
+  for (int Spin : {rt::kDefaultSpinIterations, -1, 0}) {
+    rt::ModelLoadOptions O;
+    O.ThreadCount = 2;
+    O.SpinIterations = Spin;
+    rt::Model M = rt::loadModel(dataPath("models/digits"), O);
+    rt::InferRequest R = M.createRequest();
+    rt::Tensor X = rt::tensor<float>({1, 1, 8, 8});
+    for (int I = 0; I < 20; ++I) {
+      R.infer(rt::make_array(std::vector<rt::Tensor>{X}));
+      R.wait();
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50)); // let the bounded spin run out
+    const double Before = processCpuSeconds();
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    const double Used = processCpuSeconds() - Before;
+    std::cout << "idle CPU over 1 s with SpinIterations=" << Spin << ": " << Used * 1000 << " ms" << std::endl;
+    EXPECT_LT(Used, 0.02);
+  }
+}

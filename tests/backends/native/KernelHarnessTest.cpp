@@ -1,0 +1,500 @@
+// The kernel harness: every registered native op, every one of its test cases, every kernel
+// variant that supports the case, checked against the op's "__ref" variant on the same random
+// inputs. Plus hand-computed checks that the reference kernels themselves are right.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <set>
+#include <thread>
+
+#include "backends/native/Kernel.h"
+
+using namespace optimium::runtime;
+using namespace optimium::runtime::detail;
+
+namespace {
+
+constexpr int HarnessOpset = 17;
+
+bool endsWith(const std::string &S, const std::string &Suffix) {
+  return S.size() >= Suffix.size() && S.compare(S.size() - Suffix.size(), Suffix.size(), Suffix) == 0;
+}
+
+/// Owned memory for one tensor.
+struct Buffer {
+  ElementType Type = ElementType::F32;
+  std::vector<int64_t> Dims;
+  std::vector<uint8_t> Bytes;
+
+  size_t count() const {
+    size_t N = 1;
+    for (int64_t D : Dims)
+      N *= static_cast<size_t>(D);
+    return N;
+  }
+  TensorView view() {
+    TensorView V;
+    V.Type = Type;
+    V.Dims = Dims;
+    V.Data = Bytes.empty() ? nullptr : Bytes.data();
+    return V;
+  }
+  double get(size_t I) const {
+    const void *P = Bytes.data();
+    switch (Type) {
+    case ElementType::F32: return static_cast<const float *>(P)[I];
+    case ElementType::F64: return static_cast<const double *>(P)[I];
+    case ElementType::I8: return static_cast<const int8_t *>(P)[I];
+    case ElementType::U8: return static_cast<const uint8_t *>(P)[I];
+    case ElementType::I32: return static_cast<const int32_t *>(P)[I];
+    case ElementType::I64: return static_cast<double>(static_cast<const int64_t *>(P)[I]);
+    case ElementType::Bool: return static_cast<const uint8_t *>(P)[I];
+    default: return 0;
+    }
+  }
+  void set(size_t I, double V) {
+    void *P = Bytes.data();
+    switch (Type) {
+    case ElementType::F32: static_cast<float *>(P)[I] = static_cast<float>(V); break;
+    case ElementType::F64: static_cast<double *>(P)[I] = V; break;
+    case ElementType::I8: static_cast<int8_t *>(P)[I] = static_cast<int8_t>(std::llround(V)); break;
+    case ElementType::U8: static_cast<uint8_t *>(P)[I] = static_cast<uint8_t>(std::llround(V)); break;
+    case ElementType::I32: static_cast<int32_t *>(P)[I] = static_cast<int32_t>(std::llround(V)); break;
+    case ElementType::I64: static_cast<int64_t *>(P)[I] = static_cast<int64_t>(std::llround(V)); break;
+    case ElementType::Bool: static_cast<uint8_t *>(P)[I] = V != 0; break;
+    default: break;
+    }
+  }
+  bool isInteger() const { return Type != ElementType::F32 && Type != ElementType::F64; }
+};
+
+Buffer makeBuffer(ElementType T, std::vector<int64_t> Dims) {
+  Buffer B;
+  B.Type = T;
+  B.Dims = std::move(Dims);
+  B.Bytes.assign(B.count() * getElementSize(T), 0);
+  return B;
+}
+
+/// A pool stand-in: splits into up to 4 chunks and runs them in reverse order on this thread, so
+/// kernels that assume a range starts at 0 or that chunks run in order fail.
+Parallel reversedChunksParallel() {
+  return Parallel(
+      [](size_t N, size_t Grain, const Parallel::RangeFn &Fn) {
+        const size_t Chunks = std::min<size_t>(4, (N + Grain - 1) / std::max<size_t>(Grain, 1));
+        const size_t Step = (N + Chunks - 1) / Chunks;
+        for (size_t C = Chunks; C-- > 0;) {
+          const size_t B = C * Step, E = std::min(N, B + Step);
+          if (B < E)
+            Fn(B, E);
+        }
+      },
+      4);
+}
+
+/// A node and its inputs, with inferred outputs, ready to create kernels for.
+struct PreparedCase {
+  Node N;
+  std::vector<Buffer> Inputs;
+  std::vector<ValueInfo> InputInfos, OutputInfos;
+  std::vector<std::vector<int64_t>> OutputDims;
+};
+
+Status prepare(const OpKernels &K, const OpTestCase &C, unsigned Seed, PreparedCase &P) {
+  P.N.Name = K.OpType + "_" + C.Label;
+  P.N.OpType = K.OpType;
+  P.N.Domain = K.Domain;
+  P.N.OpsetVersion = HarnessOpset;
+  P.N.Attrs = C.Attrs;
+  std::mt19937 Rng(Seed);
+  for (size_t I = 0; I < C.Inputs.size(); ++I) {
+    const TestInput &In = C.Inputs[I];
+    P.N.Inputs.push_back(In.Omitted ? -1 : static_cast<int>(I));
+    ValueInfo VI;
+    Buffer B;
+    if (!In.Omitted) {
+      B = makeBuffer(In.Type, In.Dims);
+      std::uniform_real_distribution<double> Dist(In.Low, In.High);
+      for (size_t E = 0; E < B.count(); ++E)
+        B.set(E, In.Values.empty() ? Dist(Rng) : In.Values[E % In.Values.size()]);
+      VI.Present = true;
+      VI.Type = In.Type;
+      VI.Shape = TensorShape::fromDims(In.Dims);
+      if (In.Constant) {
+        VI.Const = ConstData::allocate(In.Type, In.Dims);
+        if (!B.Bytes.empty())
+          std::memcpy(VI.Const->mutableData(), B.Bytes.data(), B.Bytes.size());
+      }
+    }
+    P.Inputs.push_back(std::move(B));
+    P.InputInfos.push_back(VI);
+  }
+  for (int I = 0; I < C.NumOutputs; ++I)
+    P.N.Outputs.push_back(static_cast<int>(C.Inputs.size()) + I);
+  ShapeContext Ctx(P.N);
+  Ctx.Inputs = P.InputInfos;
+  RETURN_IF_ERROR(inferNode(Ctx));
+  P.OutputInfos = Ctx.Outputs;
+  for (const ValueInfo &O : Ctx.Outputs)
+    P.OutputDims.push_back(O.Shape.getDims());
+  return Status::ok();
+}
+
+/// Creates V for the prepared case and runs it; outputs start as 0xFF bytes (NaN for floats) so
+/// an element the kernel forgets to write shows up.
+Status runVariant(const KernelVariant &V, PreparedCase &P, const Parallel &Par, std::vector<Buffer> &Outputs) {
+  KernelCreateInfo Info{P.N, P.InputInfos, P.OutputInfos};
+  auto KernelOr = V.Create(Info);
+  if (!KernelOr.isOk())
+    return KernelOr.status();
+  std::vector<TensorView> In, Out;
+  for (Buffer &B : P.Inputs)
+    In.push_back(B.view());
+  Outputs.clear();
+  for (size_t I = 0; I < P.OutputDims.size(); ++I) {
+    Buffer B = makeBuffer(P.OutputInfos[I].Type, P.OutputDims[I]);
+    std::fill(B.Bytes.begin(), B.Bytes.end(), 0xFF);
+    Outputs.push_back(std::move(B));
+  }
+  for (Buffer &B : Outputs)
+    Out.push_back(B.view());
+  KernelContext Ctx{In, Out, Par};
+  return (*KernelOr)->run(Ctx);
+}
+
+bool supports(const KernelVariant &V, const PreparedCase &P) {
+  KernelCreateInfo Info{P.N, P.InputInfos, P.OutputInfos};
+  return !V.Supports || V.Supports(Info);
+}
+
+/// First mismatch as text, or "" when every element is within tolerance.
+std::string compare(const Buffer &Ref, const Buffer &Got, double Tolerance) {
+  if (Ref.Dims != Got.Dims || Ref.Type != Got.Type)
+    return "output shape or type differs";
+  if (Ref.isInteger())
+    return Ref.Bytes == Got.Bytes ? "" : "integer output differs";
+  for (size_t I = 0; I < Ref.count(); ++I) {
+    const double R = Ref.get(I), G = Got.get(I);
+    if (std::isnan(R) && std::isnan(G))
+      continue;
+    const double Err = std::fabs(R - G) / std::max(1.0, std::fabs(R));
+    if (!(Err <= Tolerance))
+      return "element " + std::to_string(I) + ": reference " + std::to_string(R) + ", got " + std::to_string(G);
+  }
+  return "";
+}
+
+TEST(KernelHarness, EveryVariantMatchesReference) {
+  const std::vector<const OpKernels *> All = allOpKernels();
+  ASSERT_FALSE(All.empty());
+  size_t CasesRun = 0, VariantRuns = 0;
+  std::set<std::string> VariantsExercised, AllVariants;
+  for (const OpKernels *K : All) {
+    SCOPED_TRACE("op " + K->OpType);
+    bool HasRef = false;
+    for (const KernelVariant &V : K->Variants) {
+      HasRef |= endsWith(V.Name, "__ref");
+      AllVariants.insert(V.Name);
+    }
+    EXPECT_TRUE(HasRef) << K->OpType << " has no __ref variant";
+    ASSERT_TRUE(static_cast<bool>(K->TestCases)) << K->OpType << " has no test cases";
+    const std::vector<OpTestCase> Cases = K->TestCases();
+    EXPECT_FALSE(Cases.empty()) << K->OpType << " has no test cases";
+    EXPECT_NE(findOpSchema(K->Domain, K->OpType), nullptr) << K->OpType << " has kernels but no schema";
+    unsigned Seed = 1234;
+    for (const OpTestCase &C : Cases) {
+      SCOPED_TRACE("case " + C.Label);
+      PreparedCase P;
+      const Status S = prepare(*K, C, Seed++, P);
+      ASSERT_TRUE(S.isOk()) << S.message();
+      const KernelVariant *Ref = nullptr;
+      for (const KernelVariant &V : K->Variants)
+        if (endsWith(V.Name, "__ref") && supports(V, P)) {
+          Ref = &V;
+          break;
+        }
+      ASSERT_NE(Ref, nullptr) << "no __ref variant supports the case";
+      std::vector<Buffer> Expected;
+      const Parallel Serial;
+      const Status RS = runVariant(*Ref, P, Serial, Expected);
+      ASSERT_TRUE(RS.isOk()) << Ref->Name << ": " << RS.message();
+      ++CasesRun;
+      const Parallel Par = reversedChunksParallel();
+      for (const KernelVariant &V : K->Variants) {
+        if (!supports(V, P))
+          continue;
+        SCOPED_TRACE("variant " + V.Name);
+        VariantsExercised.insert(V.Name);
+        std::vector<Buffer> Got;
+        const Status VS = runVariant(V, P, Par, Got);
+        ASSERT_TRUE(VS.isOk()) << VS.message();
+        ++VariantRuns;
+        ASSERT_EQ(Got.size(), Expected.size());
+        for (size_t O = 0; O < Got.size(); ++O) {
+          const std::string Diff = compare(Expected[O], Got[O], C.Tolerance);
+          EXPECT_EQ(Diff, "") << "output " << O;
+        }
+      }
+    }
+  }
+  // A variant no case reaches is untested code (unless this CPU lacks its ISA).
+  for (const std::string &Name : AllVariants)
+    if (!VariantsExercised.count(Name))
+      std::cout << "[ note ] variant not exercised on this machine: " << Name << "\n";
+  std::cout << "[ info ] " << All.size() << " ops, " << CasesRun << " cases, " << VariantRuns << " variant runs\n";
+}
+
+// run() is const and may be called by several requests at once: one kernel object (the variant the
+// registry selects), several threads, each with its own outputs, all equal to the reference.
+TEST(KernelHarness, OneKernelRunsConcurrently) {
+  for (const OpKernels *K : allOpKernels()) {
+    SCOPED_TRACE("op " + K->OpType);
+    const std::vector<OpTestCase> Cases = K->TestCases();
+    ASSERT_FALSE(Cases.empty());
+    PreparedCase P;
+    ASSERT_TRUE(prepare(*K, Cases[0], 99, P).isOk());
+    KernelCreateInfo Info{P.N, P.InputInfos, P.OutputInfos};
+    const KernelVariant *Best = selectKernelVariant(*K, Info);
+    ASSERT_NE(Best, nullptr);
+    const KernelVariant *Ref = nullptr;
+    for (const KernelVariant &V : K->Variants)
+      if (endsWith(V.Name, "__ref") && supports(V, P) && !Ref)
+        Ref = &V;
+    ASSERT_NE(Ref, nullptr);
+    std::vector<Buffer> Expected;
+    ASSERT_TRUE(runVariant(*Ref, P, Parallel(), Expected).isOk());
+    auto KernelOr = Best->Create(Info);
+    ASSERT_TRUE(KernelOr.isOk()) << KernelOr.status().message();
+    const Kernel &Shared = **KernelOr;
+    constexpr int Threads = 4;
+    std::vector<std::vector<Buffer>> Outs(Threads);
+    std::vector<Status> Results(Threads);
+    std::vector<std::thread> Pool;
+    for (int T = 0; T < Threads; ++T)
+      Pool.emplace_back([&, T] {
+        std::vector<TensorView> In, Out;
+        for (Buffer &B : P.Inputs)
+          In.push_back(B.view());
+        for (size_t I = 0; I < P.OutputDims.size(); ++I)
+          Outs[T].push_back(makeBuffer(P.OutputInfos[I].Type, P.OutputDims[I]));
+        for (Buffer &B : Outs[T])
+          Out.push_back(B.view());
+        const Parallel Serial;
+        KernelContext Ctx{In, Out, Serial};
+        for (int Rep = 0; Rep < 3 && Results[T].isOk(); ++Rep)
+          Results[T] = Shared.run(Ctx);
+      });
+    for (std::thread &T : Pool)
+      T.join();
+    for (int T = 0; T < Threads; ++T) {
+      ASSERT_TRUE(Results[T].isOk()) << Best->Name << ": " << Results[T].message();
+      for (size_t O = 0; O < Expected.size(); ++O)
+        EXPECT_EQ(compare(Expected[O], Outs[T][O], Cases[0].Tolerance), "") << Best->Name;
+    }
+  }
+}
+
+TEST(KernelHarness, ExpectedOpsAreRegistered) {
+  for (const char *Op : {"Conv", "Gemm", "MatMul", "Add", "Mul", "Sub", "Div", "Relu", "MaxPool", "AveragePool",
+                         "GlobalAveragePool", "Flatten", "Reshape", "Softmax", "Transpose", "Concat", "Identity"}) {
+    EXPECT_NE(findOpKernels("", Op), nullptr) << Op;
+    EXPECT_NE(findOpSchema("", Op), nullptr) << Op;
+  }
+}
+
+// --- the reference kernels against hand-computed values ----------------------------------------
+
+struct HandInput {
+  ElementType Type;
+  std::vector<int64_t> Dims;
+  std::vector<double> Values;
+  bool Constant = false;
+};
+
+/// Runs the op's __ref variant for Type on the given inputs and returns output 0 as doubles.
+std::vector<double> runReference(const std::string &Op, const std::map<std::string, AttrValue> &Attrs,
+                                 const std::vector<HandInput> &Inputs, int Opset = HarnessOpset,
+                                 std::vector<int64_t> *OutDims = nullptr) {
+  const OpKernels *K = findOpKernels("", Op);
+  EXPECT_NE(K, nullptr);
+  if (!K)
+    return {};
+  OpKernels Single = *K;
+  OpTestCase C;
+  C.Label = "hand";
+  C.Attrs = Attrs;
+  for (const HandInput &H : Inputs) {
+    TestInput T;
+    T.Type = H.Type;
+    T.Dims = H.Dims;
+    T.Values = H.Values;
+    T.Constant = H.Constant;
+    C.Inputs.push_back(T);
+  }
+  PreparedCase P;
+  // Prepare with the harness opset, then re-run inference at the requested one.
+  Status S = prepare(Single, C, 1, P);
+  EXPECT_TRUE(S.isOk()) << S.message();
+  if (!S.isOk())
+    return {};
+  P.N.OpsetVersion = Opset;
+  for (const KernelVariant &V : K->Variants) {
+    if (!endsWith(V.Name, "__ref") || !supports(V, P))
+      continue;
+    std::vector<Buffer> Out;
+    S = runVariant(V, P, Parallel(), Out);
+    EXPECT_TRUE(S.isOk()) << S.message();
+    if (!S.isOk())
+      return {};
+    if (OutDims)
+      *OutDims = Out[0].Dims;
+    std::vector<double> R;
+    for (size_t I = 0; I < Out[0].count(); ++I)
+      R.push_back(Out[0].get(I));
+    return R;
+  }
+  ADD_FAILURE() << "no reference variant for " << Op;
+  return {};
+}
+
+void expectNear(const std::vector<double> &Got, const std::vector<double> &Want, double Tol = 1e-5) {
+  ASSERT_EQ(Got.size(), Want.size());
+  for (size_t I = 0; I < Got.size(); ++I)
+    EXPECT_NEAR(Got[I], Want[I], Tol) << "element " << I;
+}
+
+AttrValue ints(std::vector<int64_t> V) {
+  AttrValue A;
+  A.K = AttrValue::Kind::Ints;
+  A.Ints = std::move(V);
+  return A;
+}
+AttrValue intAttr(int64_t V) {
+  AttrValue A;
+  A.K = AttrValue::Kind::Int;
+  A.I = V;
+  return A;
+}
+AttrValue floatAttr(float V) {
+  AttrValue A;
+  A.K = AttrValue::Kind::Float;
+  A.F = V;
+  return A;
+}
+
+const ElementType F32 = ElementType::F32;
+
+TEST(ReferenceKernels, ConvTiny) {
+  // 1x1x3x3 input 1..9, 2x2 kernel of ones, bias 10: window sums + 10.
+  auto Y = runReference("Conv", {}, {{F32, {1, 1, 3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9}},
+                                     {F32, {1, 1, 2, 2}, {1, 1, 1, 1}},
+                                     {F32, {1}, {10}}});
+  expectNear(Y, {22, 26, 34, 38});
+  // Padding 1, stride 2, kernel [[1,0],[0,-1]]: y = x[i-1][j-1] - x[i][j] over the padded input.
+  Y = runReference("Conv", {{"pads", ints({1, 1, 1, 1})}, {"strides", ints({2, 2})}},
+                   {{F32, {1, 1, 3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9}}, {F32, {1, 1, 2, 2}, {1, 0, 0, -1}}});
+  expectNear(Y, {-1, -3, -7, 5 - 9});
+  // Grouped: 2 channels, 2 groups, 1x1 kernels scale 2 and 3.
+  Y = runReference("Conv", {{"group", intAttr(2)}},
+                   {{F32, {1, 2, 1, 2}, {1, 2, 3, 4}}, {F32, {2, 1, 1, 1}, {2, 3}}});
+  expectNear(Y, {2, 4, 9, 12});
+}
+
+TEST(ReferenceKernels, Softmax) {
+  const double E1 = std::exp(1.0), E2 = std::exp(2.0);
+  // Opset 13: along the last axis.
+  auto Y = runReference("Softmax", {}, {{F32, {2, 2}, {0, 1, 0, 2}}});
+  expectNear(Y, {1 / (1 + E1), E1 / (1 + E1), 1 / (1 + E2), E2 / (1 + E2)});
+  // Opset 11, axis 1 on [1, 2, 2]: the trailing 2x2 is one flattened row of 4.
+  Y = runReference("Softmax", {{"axis", intAttr(1)}}, {{F32, {1, 2, 2}, {0, 1, 0, 2}}}, 11);
+  const double Sum = 1 + E1 + 1 + E2;
+  expectNear(Y, {1 / Sum, E1 / Sum, 1 / Sum, E2 / Sum});
+  // Opset 13, axis 1 on [1, 2, 2]: columns.
+  Y = runReference("Softmax", {{"axis", intAttr(1)}}, {{F32, {1, 2, 2}, {0, 1, 0, 2}}}, 13);
+  expectNear(Y, {0.5, E1 / (E1 + E2), 0.5, E2 / (E1 + E2)});
+}
+
+TEST(ReferenceKernels, Pooling) {
+  // 4x4 input 0..15, kernel 3, stride 2, ceil_mode: windows start at 0 and 2 -> 2x2.
+  std::vector<double> X(16);
+  for (int I = 0; I < 16; ++I)
+    X[I] = I;
+  std::vector<int64_t> Dims;
+  auto Y = runReference("MaxPool", {{"kernel_shape", ints({3, 3})}, {"strides", ints({2, 2})}, {"ceil_mode", intAttr(1)}},
+                        {{F32, {1, 1, 4, 4}, X}}, HarnessOpset, &Dims);
+  EXPECT_EQ(Dims, (std::vector<int64_t>{1, 1, 2, 2}));
+  expectNear(Y, {10, 11, 14, 15});
+  // Average 2x2 with pad 1: corner window covers one real element.
+  Y = runReference("AveragePool", {{"kernel_shape", ints({2, 2})}, {"pads", ints({1, 1, 0, 0})}},
+                   {{F32, {1, 1, 2, 2}, {1, 2, 3, 4}}});
+  expectNear(Y, {1, 1.5, 2, 2.5});
+  Y = runReference("AveragePool",
+                   {{"kernel_shape", ints({2, 2})}, {"pads", ints({1, 1, 0, 0})}, {"count_include_pad", intAttr(1)}},
+                   {{F32, {1, 1, 2, 2}, {1, 2, 3, 4}}});
+  expectNear(Y, {0.25, 0.75, 1, 2.5});
+  Y = runReference("GlobalAveragePool", {}, {{F32, {1, 2, 2, 1}, {1, 3, 5, 9}}});
+  expectNear(Y, {2, 7});
+}
+
+TEST(ReferenceKernels, GemmAndMatMul) {
+  // Y = 2 * A^T B + 0.5 * C, A^T = [[1,2],[3,4]], B = I, C = [10, 20] broadcast over rows.
+  auto Y = runReference("Gemm", {{"transA", intAttr(1)}, {"alpha", floatAttr(2)}, {"beta", floatAttr(0.5f)}},
+                        {{F32, {2, 2}, {1, 3, 2, 4}}, {F32, {2, 2}, {1, 0, 0, 1}}, {F32, {2}, {10, 20}}});
+  expectNear(Y, {2 + 5, 4 + 10, 6 + 5, 8 + 10});
+  // 1-D x 2-D: [1, 2] @ [[1, 2, 3], [4, 5, 6]] = [9, 12, 15], rank 1.
+  std::vector<int64_t> Dims;
+  Y = runReference("MatMul", {}, {{F32, {2}, {1, 2}}, {F32, {2, 3}, {1, 2, 3, 4, 5, 6}}}, HarnessOpset, &Dims);
+  EXPECT_EQ(Dims, (std::vector<int64_t>{3}));
+  expectNear(Y, {9, 12, 15});
+}
+
+TEST(ReferenceKernels, IntegerArithmeticIsExact) {
+  const double Big = 4000000000123.0; // beyond int32 and beyond float precision
+  auto Y = runReference("Add", {}, {{ElementType::I64, {2}, {Big, -Big}}, {ElementType::I64, {2}, {1, -1}}});
+  ASSERT_EQ(Y.size(), 2u);
+  EXPECT_EQ(static_cast<int64_t>(Y[0]), 4000000000124LL);
+  EXPECT_EQ(static_cast<int64_t>(Y[1]), -4000000000124LL);
+  // Truncating integer division.
+  Y = runReference("Div", {}, {{ElementType::I32, {3}, {7, -7, 7}}, {ElementType::I32, {3}, {2, 2, -2}}});
+  expectNear(Y, {3, -3, -3});
+}
+
+TEST(ReferenceKernels, IntegerDivisionByZeroIsAnError) {
+  const OpKernels *K = findOpKernels("", "Div");
+  ASSERT_NE(K, nullptr);
+  OpTestCase C;
+  C.Label = "div0";
+  C.Inputs = {TestInput{ElementType::I32, {2}, {1, 2}}, TestInput{ElementType::I32, {2}, {1, 0}}};
+  PreparedCase P;
+  ASSERT_TRUE(prepare(*K, C, 1, P).isOk());
+  for (const KernelVariant &V : K->Variants) {
+    if (!supports(V, P))
+      continue;
+    std::vector<Buffer> Out;
+    const Status S = runVariant(V, P, Parallel(), Out);
+    EXPECT_EQ(S.code(), ErrorCode::Infer) << V.Name;
+    EXPECT_NE(S.message().find("division by zero"), std::string::npos) << S.message();
+  }
+}
+
+TEST(ReferenceKernels, ReshapeTransposeConcat) {
+  std::vector<int64_t> Dims;
+  auto Y = runReference("Transpose", {}, {{F32, {2, 3}, {1, 2, 3, 4, 5, 6}}}, HarnessOpset, &Dims);
+  EXPECT_EQ(Dims, (std::vector<int64_t>{3, 2}));
+  expectNear(Y, {1, 4, 2, 5, 3, 6});
+  Y = runReference("Concat", {{"axis", intAttr(-1)}},
+                   {{F32, {2, 1}, {1, 2}}, {F32, {2, 2}, {3, 4, 5, 6}}}, HarnessOpset, &Dims);
+  EXPECT_EQ(Dims, (std::vector<int64_t>{2, 3}));
+  expectNear(Y, {1, 3, 4, 2, 5, 6});
+  Y = runReference("Reshape", {}, {{F32, {2, 3}, {1, 2, 3, 4, 5, 6}}, {ElementType::I64, {2}, {0, -1}, true}}, HarnessOpset,
+                   &Dims);
+  EXPECT_EQ(Dims, (std::vector<int64_t>{2, 3}));
+  expectNear(Y, {1, 2, 3, 4, 5, 6});
+  Y = runReference("Relu", {}, {{ElementType::I8, {3}, {-5, 0, 7}}});
+  expectNear(Y, {0, 0, 7});
+}
+
+} // namespace

@@ -1,0 +1,94 @@
+// The ONNX importer: zero-copy initializers, dim_param symbols, node order, error messages.
+#include <gtest/gtest.h>
+
+#include "OnnxBuilder.h"
+#include "TestUtil.h"
+#include "import/onnx/OnnxImporter.h"
+#include "import/onnx/RawDataScanner.h"
+
+using namespace optimium::runtime;
+using namespace optimium::runtime::detail;
+using namespace optimium_test;
+
+TEST(OnnxImporter, InitializersPointIntoTheCallersBuffer) {
+  OnnxBuilder B;
+  B.input("x", onnx::TensorProto_DataType_FLOAT, {4});
+  B.initializer("w", {4}, {1, 2, 3, 4});
+  B.node("Add", {"x", "w"}, {"y"});
+  B.output("y", onnx::TensorProto_DataType_FLOAT);
+  // Place the bytes so the raw data lands on a 4-byte boundary whatever the header length is.
+  const std::string Bytes = B.bytes();
+  std::vector<RawSpan> Spans;
+  ASSERT_TRUE(scanInitializerRawData(reinterpret_cast<const uint8_t *>(Bytes.data()), Bytes.size(), Spans));
+  ASSERT_EQ(Spans.size(), 1u);
+  ASSERT_EQ(Spans[0].Size, 16u);
+  const size_t RawOffset = static_cast<size_t>(Spans[0].Data - reinterpret_cast<const uint8_t *>(Bytes.data()));
+  std::vector<uint8_t> Aligned(Bytes.size() + 64);
+  uint8_t *Base = Aligned.data();
+  while ((reinterpret_cast<uintptr_t>(Base) + RawOffset) % 4 != 0)
+    ++Base;
+  std::copy(Bytes.begin(), Bytes.end(), Base);
+  auto R = importOnnxBuffer(Base, Bytes.size(), "", "test");
+  ASSERT_TRUE(R.isOk()) << R.status().message();
+  const Graph &G = *R.value().G;
+  const Value &W = G.Values[G.findValue("w")];
+  ASSERT_TRUE(W.Const);
+  EXPECT_EQ(static_cast<const uint8_t *>(W.Const->Data), Base + RawOffset); // zero copy
+  EXPECT_EQ(W.Const->as<float>()[3], 4.0f);
+}
+
+TEST(OnnxImporter, SymbolicDimsAreKept) {
+  OnnxBuilder B;
+  B.input("x", onnx::TensorProto_DataType_FLOAT, {0, 16}, {"batch", ""});
+  B.node("Relu", {"x"}, {"y"});
+  B.output("y", onnx::TensorProto_DataType_FLOAT);
+  const std::string Bytes = B.bytes();
+  auto R = importOnnxBuffer(reinterpret_cast<const uint8_t *>(Bytes.data()), Bytes.size(), "", "test");
+  ASSERT_TRUE(R.isOk()) << R.status().message();
+  const Value &X = R.value().G->Values[R.value().G->Inputs[0]];
+  EXPECT_TRUE(X.Shape[0].isSymbol());
+  EXPECT_EQ(X.Shape[0].symbol(), "batch");
+  EXPECT_EQ(X.Shape[1].value(), 16);
+}
+
+TEST(OnnxImporter, OutOfOrderNodesAreSortedAndCyclesRejected) {
+  OnnxBuilder B;
+  B.input("x", onnx::TensorProto_DataType_FLOAT, {2});
+  B.node("Relu", {"t"}, {"y"}, "second");
+  B.node("Relu", {"x"}, {"t"}, "first");
+  B.output("y", onnx::TensorProto_DataType_FLOAT);
+  std::string Bytes = B.bytes();
+  auto R = importOnnxBuffer(reinterpret_cast<const uint8_t *>(Bytes.data()), Bytes.size(), "", "test");
+  ASSERT_TRUE(R.isOk()) << R.status().message();
+  EXPECT_EQ(R.value().G->Nodes[0].Name, "first");
+
+  OnnxBuilder C;
+  C.input("x", onnx::TensorProto_DataType_FLOAT, {2});
+  C.node("Add", {"x", "b"}, {"a"}, "loop_a");
+  C.node("Relu", {"a"}, {"b"}, "loop_b");
+  C.output("b", onnx::TensorProto_DataType_FLOAT);
+  Bytes = C.bytes();
+  auto R2 = importOnnxBuffer(reinterpret_cast<const uint8_t *>(Bytes.data()), Bytes.size(), "", "test");
+  ASSERT_FALSE(R2.isOk());
+  EXPECT_EQ(R2.status().code(), ErrorCode::Model);
+  EXPECT_NE(R2.status().message().find("cycle"), std::string::npos) << R2.status().message();
+}
+
+TEST(OnnxImporter, WrongInitializerSizeIsAModelError) {
+  OnnxBuilder B;
+  B.input("x", onnx::TensorProto_DataType_FLOAT, {4});
+  B.initializer("w", {5}, {1, 2, 3, 4}); // 5 elements declared, 4 stored
+  B.node("Add", {"x", "w"}, {"y"});
+  B.output("y", onnx::TensorProto_DataType_FLOAT);
+  const std::string Bytes = B.bytes();
+  auto R = importOnnxBuffer(reinterpret_cast<const uint8_t *>(Bytes.data()), Bytes.size(), "", "test");
+  ASSERT_FALSE(R.isOk());
+  EXPECT_EQ(R.status().code(), ErrorCode::Model);
+  EXPECT_NE(R.status().message().find("'w'"), std::string::npos) << R.status().message();
+}
+
+TEST(OnnxImporter, ScannerRejectsGarbageWithoutReadingOutOfBounds) {
+  std::vector<uint8_t> Junk{0x3a, 0xff, 0xff, 0xff, 0xff, 0x0f}; // field 7 claiming a huge length
+  std::vector<RawSpan> Spans;
+  EXPECT_FALSE(scanInitializerRawData(Junk.data(), Junk.size(), Spans));
+}

@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "backends/NodeHandle.h"
+#include "core/DeviceRegistry.h"
 #include "core/Log.h"
 
 namespace optimium {
@@ -143,6 +144,7 @@ Status loadExtensionLibrary(const std::string &Path) {
     }
   }
   registry().push_back(B);
+  registerLocalDevice(B->Device, nullptr);
   OPT_LOG(Info, "loaded extension '", Path, "' (", B->Backend.name ? B->Backend.name : "?", ")");
   return Status::ok();
 }

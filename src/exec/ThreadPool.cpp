@@ -337,8 +337,10 @@ void ThreadPool::parallelFor(size_t N, size_t Grain,
   J->participate(0, /*IsCaller=*/true);
 
   if (J->Done.load(std::memory_order_acquire) != Items) {
+    // Wait for items still running elsewhere: spin a while (longer when armed), then block.
     int Spin = P->Config.SpinIterations;
-    int Budget = Spin > 0 ? Spin : (Spin < 0 && P->Armed.load(std::memory_order_relaxed) > 0 ? 100000 : 0);
+    bool Armed = P->Armed.load(std::memory_order_relaxed) > 0;
+    int Budget = Spin > 0 ? Spin : (Spin < 0 && Armed ? 100000 : 0);
     for (int I = 0; I < Budget && J->Done.load(std::memory_order_acquire) != Items; ++I)
       cpuRelax();
     std::unique_lock<std::mutex> L(J->M);

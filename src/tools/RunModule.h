@@ -15,7 +15,8 @@
 //   --input=*file.npy                every remaining array of file.npy, as successive inputs
 // A raw file (`@`/`+` on a non-.npy path) must be consumed exactly by the inputs reading it.
 // Element types: i1 (bool), i8 si8 ui8 i16 si16 ui16 i32 si32 ui32 i64 si64 ui64 f16 bf16 f32 f64.
-//   --output=-            print (default when no --output is given)
+//   --output=-            print (default when no --output is given, unless --expected_output is:
+//                         then, as iree-run-module, results are compared, not printed)
 //   --output=             skip this output
 //   --output=@out.npy     write a .npy file (truncating); +out.npy appends another array
 //   --output=@out.bin     raw bytes (any extension other than .npy); +out.bin appends
@@ -129,7 +130,10 @@ void writeOutput(const std::string &Spec, size_t Index, const HostArray &A, std:
 /// mismatch (shape/type, or the first differing element with both values and the mismatch count).
 std::string compareArrays(const HostArray &Expected, const HostArray &Actual, double Tolerance = 1e-4);
 
-/// Runs the tool; returns the exit code (0 ok, 1 any error or mismatch). Never throws.
+/// Runs the tool; returns the exit code (0 ok, 1 any error or mismatch). Never throws: every error
+/// prints as one line "optimium-run: error: <message>" on Err. Specs are parsed before the model
+/// loads (except `@file.bin` without shape, which needs the model's input), inputs are validated
+/// against the model before it runs. After the results: "optimium-run: inference took X.XXX ms".
 int runModule(const RunModuleOptions &Options, std::ostream &Out, std::ostream &Err);
 /// The bundled digits demo over ModelDir (model.onnx, test_images.npy, test_labels.npy).
 int runBundledModel(const std::string &ModelDir, std::ostream &Out, std::ostream &Err);

@@ -12,6 +12,7 @@
 #include <Optimium/Runtime/ElementType.h>
 #include <Optimium/Runtime/Exceptions.h>
 #include <Optimium/Runtime/Export.h>
+#include <Optimium/Runtime/Extension/Backend.h>
 #include <Optimium/Runtime/InferRequest.h>
 #include <Optimium/Runtime/Logging/AndroidLogWriter.h>
 #include <Optimium/Runtime/Logging/ConsoleWriter.h>

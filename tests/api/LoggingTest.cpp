@@ -170,19 +170,22 @@ TEST_F(LoggingTest, LevelNames) {
   EXPECT_STREQ(rt::toString(rt::LogLevel::Error), "Error");
 }
 
-// The environment is read once per process, so it is checked in a child process.
+// The environment is read once per process (possibly already during static initialization), so
+// it is set here and checked in a freshly executed child ("threadsafe" death tests re-exec the
+// binary, which inherits the environment).
 TEST(LoggingEnvTest, LevelFromEnvironment) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
-  EXPECT_EXIT(
-      {
-        setenv("OPTIMIUM_RT_LOG_LEVEL", "DeBuG", 1);
-        std::exit(rt::logging::getLogLevel() == rt::LogLevel::Debug ? 0 : 1);
-      },
-      ::testing::ExitedWithCode(0), "");
-  EXPECT_EXIT(
-      {
-        setenv("OPTIMIUM_RT_LOG_LEVEL", "error", 1);
-        std::exit(rt::logging::getLogLevel() == rt::LogLevel::Error ? 0 : 1);
-      },
-      ::testing::ExitedWithCode(0), "");
+  const char *Old = std::getenv("OPTIMIUM_RT_LOG_LEVEL");
+  const std::string Saved = Old ? Old : "";
+  setenv("OPTIMIUM_RT_LOG_LEVEL", "DeBuG", 1);
+  EXPECT_EXIT(std::exit(rt::logging::getLogLevel() == rt::LogLevel::Debug ? 0 : 1), ::testing::ExitedWithCode(0), "");
+  setenv("OPTIMIUM_RT_LOG_LEVEL", "error", 1);
+  EXPECT_EXIT(std::exit(rt::logging::getLogLevel() == rt::LogLevel::Error ? 0 : 1), ::testing::ExitedWithCode(0), "");
+  setenv("OPTIMIUM_RT_LOG_LEVEL", "bogus", 1);
+  EXPECT_EXIT(std::exit(rt::logging::getLogLevel() == rt::LogLevel::Warning ? 0 : 1), ::testing::ExitedWithCode(0),
+              "");
+  if (Old)
+    setenv("OPTIMIUM_RT_LOG_LEVEL", Saved.c_str(), 1);
+  else
+    unsetenv("OPTIMIUM_RT_LOG_LEVEL");
 }

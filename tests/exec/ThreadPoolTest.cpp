@@ -163,7 +163,8 @@ TEST(ThreadPoolTest, ParallelForCoversEveryIndexOnce) {
           for (size_t N : Sizes)
             for (size_t Grain : Grains)
               expectCoversOnce(Pool, N, Grain,
-                               Config + " N=" + std::to_string(N) + " grain=" + std::to_string(Grain));
+                               Config + " N=" + std::to_string(N) +
+                                   " grain=" + std::to_string(Grain));
         })) << "parallelFor did not return: " << Config;
       }
 }

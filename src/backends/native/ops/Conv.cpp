@@ -162,21 +162,11 @@ private:
   ConvAttrs A;
 };
 
-void addBias(const KernelContext &Ctx, const ConvRun &R, float *Y) {
-  const float *B = biasOf(Ctx);
-  if (!B)
-    return;
-  Ctx.Par.forRange(static_cast<size_t>(R.N * R.M), 16, [&](size_t Lo, size_t Hi) {
-    for (size_t P = Lo; P < Hi; ++P) {
-      float *Plane = Y + static_cast<int64_t>(P) * R.OutPlane;
-      const float Bv = B[static_cast<int64_t>(P) % R.M];
-      for (int64_t I = 0; I < R.OutPlane; ++I)
-        Plane[I] += Bv;
-    }
-  });
-}
-
 /// 2-D convolution as GEMM per (image, group): Y[Mg, OH*OW] = W[Mg, Cg*KH*KW] * col[Cg*KH*KW, OH*OW].
+/// The im2col matrix is never materialized: each task packs a narrow block of its columns straight
+/// from the input into the microkernel's panel layout (small enough to stay in cache), multiplies,
+/// and adds the bias while the block is hot. A 1x1 stride-1 conv takes the same path with plain
+/// row copies.
 class ConvIm2colKernel : public Kernel {
 public:
   ConvIm2colKernel(std::string Name, const GemmMicroKernel &MK, ConvAttrs A, std::vector<PackedA> PackedW)
@@ -184,15 +174,9 @@ public:
 
   Status run(const KernelContext &Ctx) const override {
     ASSIGN_OR_RETURN(const ConvRun R, planConv(Name.c_str(), A, Ctx));
-    const float *X = Ctx.Inputs[0].data<float>(), *Wt = Ctx.Inputs[1].data<float>();
+    const float *X = Ctx.Inputs[0].data<float>(), *Wt = Ctx.Inputs[1].data<float>(), *B = biasOf(Ctx);
     float *Y = Ctx.Outputs[0].data<float>();
-    const WindowAttrs &W = A.W;
     const int64_t KDim = R.Cg * R.Taps, Cols = R.OutPlane;
-    const bool Pointwise = R.Taps == 1 && W.Strides[0] == 1 && W.Strides[1] == 1 && R.G.PadBegin[0] == 0 &&
-                           R.G.PadBegin[1] == 0 && R.G.Out[0] == R.G.In[0] && R.G.Out[1] == R.G.In[1];
-    AlignedFloats Col;
-    if (!Pointwise)
-      Col.resize(static_cast<size_t>(std::max<int64_t>(1, KDim * Cols)));
     std::vector<PackedA> LocalW;
     const std::vector<PackedA> *Weights = &PackedW;
     if (PackedW.empty()) { // weights were not constant at creation: pack them for this run
@@ -201,50 +185,79 @@ public:
         packA(MK, R.Mg, KDim, MatrixRef{Wt + G * R.Mg * KDim, KDim, 1}, LocalW[G]);
       Weights = &LocalW;
     }
-    PackedB PB;
-    for (int64_t N = 0; N < R.N; ++N)
-      for (int64_t G = 0; G < A.Group; ++G) {
-        const float *Xg = X + (N * R.C + G * R.Cg) * R.InPlane;
-        if (Pointwise) {
-          packB(MK, KDim, Cols, MatrixRef{Xg, R.InPlane, 1}, PB, Ctx.Par);
-        } else {
-          im2col(Ctx, R, Xg, Col.data());
-          packB(MK, KDim, Cols, MatrixRef{Col.data(), Cols, 1}, PB, Ctx.Par);
-        }
-        gemmPacked(MK, (*Weights)[G], PB, 1.0f, 0.0f, Y + (N * R.M + G * R.Mg) * R.OutPlane, Cols, Ctx.Par);
+    if (Cols == 0 || R.Mg == 0)
+      return Status::ok();
+    // Column block: a multiple of NR, at least 4 panels, packed size about 256 KiB (L2-resident
+    // together with the packed weights).
+    const int64_t TargetPanels = std::max<int64_t>(4, 65536 / std::max<int64_t>(KDim, 1) / MK.NR);
+    const int64_t BlockCols = std::min(((Cols + MK.NR - 1) / MK.NR) * MK.NR, TargetPanels * MK.NR);
+    const int64_t Blocks = (Cols + BlockCols - 1) / BlockCols;
+    const int64_t Tasks = R.N * A.Group * Blocks;
+    Ctx.Par.forRange(static_cast<size_t>(Tasks), 1, [&](size_t Lo, size_t Hi) {
+      PackedB PB;
+      PB.Data.resize(static_cast<size_t>(std::max<int64_t>(1, KDim * BlockCols)));
+      for (size_t T = Lo; T < Hi; ++T) {
+        const int64_t Blk = static_cast<int64_t>(T) % Blocks, NG = static_cast<int64_t>(T) / Blocks;
+        const int64_t N = NG / A.Group, G = NG % A.Group;
+        const int64_t J0 = Blk * BlockCols, NCols = std::min(BlockCols, Cols - J0);
+        packColumns(R, X + (N * R.C + G * R.Cg) * R.InPlane, J0, NCols, PB);
+        float *Yg = Y + (N * R.M + G * R.Mg) * R.OutPlane;
+        gemmPacked(MK, (*Weights)[G], PB, 1.0f, 0.0f, Yg + J0, Cols, Parallel());
+        if (B)
+          for (int64_t M = 0; M < R.Mg; ++M) {
+            float *Row = Yg + M * Cols + J0;
+            const float Bv = B[G * R.Mg + M];
+            for (int64_t J = 0; J < NCols; ++J)
+              Row[J] += Bv;
+          }
       }
-    addBias(Ctx, R, Y);
+    });
     return Status::ok();
   }
 
 private:
-  /// Row (c, kh, kw) of col holds, for every output position, the input under that tap (0 in padding).
-  void im2col(const KernelContext &Ctx, const ConvRun &R, const float *Xg, float *Col) const {
+  /// Packs columns [J0, J0 + NCols) of this group's im2col matrix into PB (the layout of packB).
+  void packColumns(const ConvRun &R, const float *Xg, int64_t J0, int64_t NCols, PackedB &PB) const {
     const WindowAttrs &W = A.W;
-    const int64_t H = R.G.In[0], Wd = R.G.In[1], OH = R.G.Out[0], OW = R.G.Out[1];
-    const int64_t KH = W.Kernel[0], KW = W.Kernel[1];
-    Ctx.Par.forRange(static_cast<size_t>(R.Cg * KH * KW), 4, [&](size_t Lo, size_t Hi) {
-      for (size_t Row = Lo; Row < Hi; ++Row) {
-        const int64_t C = static_cast<int64_t>(Row) / (KH * KW), Kh = (static_cast<int64_t>(Row) / KW) % KH,
-                      Kw = static_cast<int64_t>(Row) % KW;
-        const float *Plane = Xg + C * H * Wd;
-        float *Dst = Col + static_cast<int64_t>(Row) * OH * OW;
-        for (int64_t Oh = 0; Oh < OH; ++Oh) {
-          const int64_t Ih = Oh * W.Strides[0] - R.G.PadBegin[0] + Kh * W.Dilations[0];
-          float *D = Dst + Oh * OW;
-          if (Ih < 0 || Ih >= H) {
-            std::memset(D, 0, static_cast<size_t>(OW) * sizeof(float));
-            continue;
+    const int64_t H = R.G.In[0], Wd = R.G.In[1], OW = R.G.Out[1];
+    const int64_t KH = W.Kernel[0], KW = W.Kernel[1], SH = W.Strides[0], SW = W.Strides[1];
+    const int64_t DH = W.Dilations[0], DW = W.Dilations[1], PH = R.G.PadBegin[0], PW = R.G.PadBegin[1];
+    const int64_t NR = MK.NR, KDim = R.Cg * KH * KW, Panels = (NCols + NR - 1) / NR, Npad = Panels * NR;
+    constexpr int64_t KC = GemmKC;
+    PB.K = KDim;
+    PB.N = NCols;
+    float *Dst = PB.Data.data();
+    std::vector<int64_t> RowBase(NR), ColBase(NR);
+    for (int64_t P = 0; P < Panels; ++P) {
+      const int64_t Width = std::min(NR, NCols - P * NR);
+      for (int64_t J = 0; J < NR; ++J) {
+        const int64_t Pos = J0 + P * NR + std::min(J, Width - 1);
+        RowBase[J] = (Pos / OW) * SH - PH;
+        ColBase[J] = (Pos % OW) * SW - PW;
+      }
+      // The whole panel lies in one output row with unit stride: a tap's values are contiguous.
+      const bool OneRow = Width == NR && SW == 1 && RowBase[0] == RowBase[NR - 1];
+      for (int64_t K0 = 0; K0 < KDim; K0 += KC) {
+        const int64_t Kc = std::min(KC, KDim - K0);
+        float *Panel = Dst + K0 * Npad + P * Kc * NR;
+        for (int64_t Kk = 0; Kk < Kc; ++Kk) {
+          const int64_t K = K0 + Kk, C = K / (KH * KW), Kh = (K / KW) % KH, Kw = K % KW;
+          const float *Plane = Xg + C * R.InPlane;
+          float *D = Panel + Kk * NR;
+          if (OneRow) {
+            const int64_t Ih = RowBase[0] + Kh * DH, Iw = ColBase[0] + Kw * DW;
+            if (Ih >= 0 && Ih < H && Iw >= 0 && Iw + NR <= Wd) {
+              std::memcpy(D, Plane + Ih * Wd + Iw, static_cast<size_t>(NR) * sizeof(float));
+              continue;
+            }
           }
-          const float *Src = Plane + Ih * Wd;
-          const int64_t Off = Kw * W.Dilations[1] - R.G.PadBegin[1];
-          for (int64_t Ow = 0; Ow < OW; ++Ow) {
-            const int64_t Iw = Ow * W.Strides[1] + Off;
-            D[Ow] = Iw >= 0 && Iw < Wd ? Src[Iw] : 0.0f;
+          for (int64_t J = 0; J < NR; ++J) {
+            const int64_t Ih = RowBase[J] + Kh * DH, Iw = ColBase[J] + Kw * DW;
+            D[J] = J < Width && Ih >= 0 && Ih < H && Iw >= 0 && Iw < Wd ? Plane[Ih * Wd + Iw] : 0.0f;
           }
         }
       }
-    });
+    }
   }
 
   std::string Name;
@@ -274,21 +287,34 @@ public:
         const float *K = Wt + M * KH * KW;
         float *Out = Y + static_cast<int64_t>(P) * R.OutPlane;
         const float Bias = B ? B[M] : 0.0f;
+        // Valid output columns of each kernel column: iw = ow*SW - PW + kw*DW in [0, Wd).
+        int64_t OwLo[64], OwHi[64];
+        for (int64_t Kw = 0; Kw < KW; ++Kw) {
+          const int64_t Off = Kw * DW - PW;
+          OwLo[Kw] = std::min<int64_t>(OW, Off >= 0 ? 0 : (-Off + SW - 1) / SW);
+          OwHi[Kw] = Wd - 1 - Off < 0 ? 0 : std::min<int64_t>(OW, (Wd - 1 - Off) / SW + 1);
+        }
         for (int64_t Oh = 0; Oh < OH; ++Oh) {
-          for (int64_t Ow = 0; Ow < OW; ++Ow) {
-            float Acc = Bias;
-            for (int64_t Kh = 0; Kh < KH; ++Kh) {
-              const int64_t Ih = Oh * SH - PH + Kh * DH;
-              if (Ih < 0 || Ih >= H)
-                continue;
-              const float *Row = In + Ih * Wd;
-              for (int64_t Kw = 0; Kw < KW; ++Kw) {
-                const int64_t Iw = Ow * SW - PW + Kw * DW;
-                if (Iw >= 0 && Iw < Wd)
-                  Acc += Row[Iw] * K[Kh * KW + Kw];
+          float *OutRow = Out + Oh * OW;
+          for (int64_t Ow = 0; Ow < OW; ++Ow)
+            OutRow[Ow] = Bias;
+          // Tap-major: each tap is a scaled, strided row added to the output row (vectorizes).
+          for (int64_t Kh = 0; Kh < KH; ++Kh) {
+            const int64_t Ih = Oh * SH - PH + Kh * DH;
+            if (Ih < 0 || Ih >= H)
+              continue;
+            const float *Row = In + Ih * Wd;
+            for (int64_t Kw = 0; Kw < KW; ++Kw) {
+              const float Kv = K[Kh * KW + Kw];
+              const int64_t Off = Kw * DW - PW;
+              if (SW == 1) {
+                for (int64_t Ow = OwLo[Kw]; Ow < OwHi[Kw]; ++Ow)
+                  OutRow[Ow] += Kv * Row[Ow + Off];
+              } else {
+                for (int64_t Ow = OwLo[Kw]; Ow < OwHi[Kw]; ++Ow)
+                  OutRow[Ow] += Kv * Row[Ow * SW + Off];
               }
             }
-            Out[Oh * OW + Ow] = Acc;
           }
         }
       }
@@ -336,7 +362,8 @@ KernelVariant depthwiseVariant() {
     auto Group = I.N.getInt("group", 1);
     const TensorShape &X = I.Inputs[0].Shape, &Wt = I.Inputs[1].Shape;
     return Group.isOk() && *Group > 1 && X[1].isConst() && X[1].value() == *Group && Wt[0].isConst() &&
-           Wt[0].value() == *Group && Wt[1].isConst() && Wt[1].value() == 1;
+           Wt[0].value() == *Group && Wt[1].isConst() && Wt[1].value() == 1 && Wt[3].isConst() &&
+           Wt[3].value() <= 64;
   };
   return {"f32_conv__depthwise_direct", 50, Supports, [](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
             ASSIGN_OR_RETURN(ConvAttrs A, attrsFor(I));

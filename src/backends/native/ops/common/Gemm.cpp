@@ -19,7 +19,7 @@ namespace ops {
 namespace {
 
 // K block: an A panel (MR x KC) and a B panel (KC x NR) stay in L1/L2 across a tile's loop.
-constexpr int64_t KC = 256;
+constexpr int64_t KC = GemmKC;
 
 int64_t ceilDiv(int64_t A, int64_t B) { return (A + B - 1) / B; }
 

@@ -18,6 +18,10 @@ namespace ops {
 
 enum class GemmIsa { Portable, Avx2, Avx512 };
 
+/// K block of the packed layouts: every K block but the last is this deep. Code that packs panels
+/// itself (Conv's direct im2col packing) must use the same value.
+constexpr int64_t GemmKC = 256;
+
 /// C[0:Mr, 0:Nr] (row stride Ldc) = Alpha * Apanel * Bpanel + (Accumulate ? C : Beta * C), where
 /// Apanel is Kc x MR (k-major) and Bpanel is Kc x NR (k-major). Beta == 0 never reads C.
 using GemmMicroFn = void (*)(int64_t Kc, const float *A, const float *B, float *C, int64_t Ldc, int64_t Mr,

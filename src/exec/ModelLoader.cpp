@@ -13,6 +13,7 @@
 #include "exec/Request.h"
 #include "import/onnx/OnnxImporter.h"
 #include "passes/InferShapes.h"
+#include "passes/RemoveFoldedNodes.h"
 
 namespace optimium {
 namespace runtime {
@@ -355,6 +356,7 @@ Result<std::shared_ptr<ModelImpl>> finishLoad(ImportedModel Imported, const Mode
   M->KeepAlive = std::move(Imported.KeepAlive);
   M->Options = Options;
   RETURN_IF_ERROR(inferGraphShapes(*M->G));
+  removeFoldedNodes(*M->G);
   ASSIGN_OR_RETURN(auto Candidates, resolveDevices(Options));
   RETURN_IF_ERROR(placeAndCreateKernels(*M, Candidates));
   buildMetadata(*M);

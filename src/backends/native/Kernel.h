@@ -104,6 +104,7 @@ struct OpTestCase {
   std::vector<TestInput> Inputs;
   int NumOutputs = 1;
   double Tolerance = 1e-4; ///< Max abs diff relative to max(1, |reference|).
+  int OpsetVersion = 0;    ///< Opset the node is built with; 0 = the harness default (17).
 };
 
 struct OpKernels {

@@ -107,7 +107,7 @@ Status prepare(const OpKernels &K, const OpTestCase &C, unsigned Seed, PreparedC
   P.N.Name = K.OpType + "_" + C.Label;
   P.N.OpType = K.OpType;
   P.N.Domain = K.Domain;
-  P.N.OpsetVersion = HarnessOpset;
+  P.N.OpsetVersion = C.OpsetVersion > 0 ? C.OpsetVersion : HarnessOpset;
   P.N.Attrs = C.Attrs;
   std::mt19937 Rng(Seed);
   for (size_t I = 0; I < C.Inputs.size(); ++I) {

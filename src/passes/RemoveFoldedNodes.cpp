@@ -16,13 +16,9 @@ size_t removeFoldedNodes(Graph &G) {
       Kept.push_back(std::move(N));
   }
   const size_t Removed = G.Nodes.size() - Kept.size();
-  if (Removed) {
-    G.Nodes = std::move(Kept);
-    for (Value &V : G.Values)
-      if (V.Const)
-        V.Producer = -1;
+  G.Nodes = std::move(Kept);
+  if (Removed)
     G.rebuildUseLists();
-  }
   return Removed;
 }
 

@@ -3,6 +3,10 @@
 set -euo pipefail
 PACKAGES=(build-essential cmake ninja-build git pkg-config
           libprotobuf-dev protobuf-compiler libonnx-dev libgtest-dev googletest)
+# Test-only packages: Debian's PyTorch exports the reference models; Python venvs host pip packages.
+if [ "${1:-}" = "--test" ]; then
+  PACKAGES+=(python3-torch python3-torchvision python3-onnx python3-numpy python3-venv python3-pip npm)
+fi
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

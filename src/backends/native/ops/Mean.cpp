@@ -1,0 +1,23 @@
+// Mean: elementwise mean of one or more inputs with multidirectional broadcasting. The machinery is shared in common/ElementwiseBinary.h.
+#include "backends/native/ops/common/ElementwiseBinary.h"
+
+namespace optimium {
+namespace runtime {
+namespace detail {
+namespace ops {
+namespace {
+
+struct SumOp {
+  template <typename C> static C apply(C A, C B, const BinaryParams &) { return A + B; }
+};
+
+using MeanTypes = TypeList<float, double, float16, bfloat16>;
+
+OPT_REGISTER_SCHEMA(Mean, variadicSchema<SumOp>("Mean", "mean", true, MeanTypes()));
+OPT_REGISTER_KERNELS(Mean, variadicKernels<SumOp>("Mean", "mean", true, MeanTypes()));
+
+} // namespace
+} // namespace ops
+} // namespace detail
+} // namespace runtime
+} // namespace optimium

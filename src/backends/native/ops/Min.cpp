@@ -1,0 +1,20 @@
+// Min: elementwise minimum of one or more inputs with multidirectional broadcasting (NaN propagates). The machinery is shared in common/ElementwiseBinary.h.
+#include "backends/native/ops/common/ElementwiseBinary.h"
+
+namespace optimium {
+namespace runtime {
+namespace detail {
+namespace ops {
+namespace {
+
+
+using MinTypes = TypeList<float, double, float16, bfloat16, int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t>;
+
+OPT_REGISTER_SCHEMA(Min, variadicSchema<MinOp>("Min", "min", false, MinTypes()));
+OPT_REGISTER_KERNELS(Min, variadicKernels<MinOp>("Min", "min", false, MinTypes()));
+
+} // namespace
+} // namespace ops
+} // namespace detail
+} // namespace runtime
+} // namespace optimium

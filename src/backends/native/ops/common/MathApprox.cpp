@@ -1,0 +1,106 @@
+// Vectorizable float32 approximations (see MathApprox.h). Written as branch-free scalar code
+// that GCC vectorizes; target_clones builds AVX-512, AVX2 and baseline versions of each loop.
+#include "backends/native/ops/common/MathApprox.h"
+
+#include <cstdint>
+#include <cstring>
+
+namespace optimium {
+namespace runtime {
+namespace detail {
+namespace ops {
+namespace approx {
+namespace {
+
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+#define OPT_MATH_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define OPT_MATH_CLONES
+#endif
+
+inline float bitsToFloat(int32_t B) {
+  float F;
+  std::memcpy(&F, &B, 4);
+  return F;
+}
+
+/// exp(x) for x in float range: Cody-Waite reduction by ln2 and a degree-6 polynomial (Cephes).
+inline float expApprox(float X) {
+  X = X < -87.0f ? -87.0f : (X > 88.0f ? 88.0f : X);
+  const float Magic = 12582912.0f; // 1.5 * 2^23: adding it rounds to an integer
+  const float N = (X * 1.44269504088896341f + Magic) - Magic;
+  const float R = (X - N * 0.693359375f) - N * -2.12194440e-4f;
+  float P = 1.9875691500E-4f;
+  P = P * R + 1.3981999507E-3f;
+  P = P * R + 8.3334519073E-3f;
+  P = P * R + 4.1665795894E-2f;
+  P = P * R + 1.6666665459E-1f;
+  P = P * R + 5.0000001201E-1f;
+  const float E = P * R * R + R + 1.0f;
+  return E * bitsToFloat((static_cast<int32_t>(N) + 127) << 23);
+}
+
+inline float tanhApprox(float X) {
+  const float A = X < 0 ? -X : X;
+  // Large |x|: 1 - 2 / (exp(2|x|) + 1); small |x|: odd Taylor series (no cancellation).
+  const float Big = 1.0f - 2.0f / (expApprox(2.0f * A) + 1.0f);
+  const float X2 = X * X;
+  const float Small = X * (1.0f + X2 * (-1.0f / 3 + X2 * (2.0f / 15 + X2 * (-17.0f / 315 + X2 * (62.0f / 2835)))));
+  const float T = X < 0 ? -Big : Big;
+  return A < 0.125f ? Small : T;
+}
+
+inline float erfApprox(float X) {
+  const float A = X < 0 ? -X : X;
+  // |x| < 0.5: Maclaurin series; otherwise Abramowitz-Stegun 7.1.26 (abs. error <= 1.5e-7).
+  const float X2 = X * X;
+  const float Small =
+      1.1283791670955126f * X *
+      (1.0f + X2 * (-1.0f / 3 + X2 * (1.0f / 10 + X2 * (-1.0f / 42 + X2 * (1.0f / 216 + X2 * (-1.0f / 1320))))));
+  const float T = 1.0f / (1.0f + 0.3275911f * A);
+  const float Poly =
+      T * (0.254829592f + T * (-0.284496736f + T * (1.421413741f + T * (-1.453152027f + T * 1.061405429f))));
+  const float Big = 1.0f - Poly * expApprox(-A * A);
+  const float S = X < 0 ? -Big : Big;
+  return A < 0.5f ? Small : S;
+}
+
+} // namespace
+
+OPT_MATH_CLONES void expF32(const float *X, float *Y, size_t N) {
+  for (size_t I = 0; I < N; ++I)
+    Y[I] = expApprox(X[I]);
+}
+
+OPT_MATH_CLONES void sigmoidF32(const float *X, float *Y, size_t N) {
+  for (size_t I = 0; I < N; ++I)
+    Y[I] = 1.0f / (1.0f + expApprox(-X[I]));
+}
+
+OPT_MATH_CLONES void tanhF32(const float *X, float *Y, size_t N) {
+  for (size_t I = 0; I < N; ++I)
+    Y[I] = tanhApprox(X[I]);
+}
+
+OPT_MATH_CLONES void erfF32(const float *X, float *Y, size_t N) {
+  for (size_t I = 0; I < N; ++I)
+    Y[I] = erfApprox(X[I]);
+}
+
+OPT_MATH_CLONES void geluErfF32(const float *X, float *Y, size_t N) {
+  for (size_t I = 0; I < N; ++I)
+    Y[I] = 0.5f * X[I] * (1.0f + erfApprox(X[I] * 0.70710678118654752f));
+}
+
+OPT_MATH_CLONES void geluTanhF32(const float *X, float *Y, size_t N) {
+  for (size_t I = 0; I < N; ++I) {
+    const float V = X[I];
+    Y[I] = 0.5f * V * (1.0f + tanhApprox(0.7978845608028654f * (V + 0.044715f * V * V * V)));
+  }
+}
+
+} // namespace approx
+} // namespace ops
+} // namespace detail
+} // namespace runtime
+} // namespace optimium

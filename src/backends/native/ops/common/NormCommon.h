@@ -1,0 +1,105 @@
+// Helpers shared by the normalization ops (BatchNormalization, LayerNormalization, ...) and the
+// other float ops that also accept float16 (computed in float32): type checks, float16 <-> float
+// loads, and one-line registration of an f32 + f16 kernel pair (serial __ref, parallel fast).
+#pragma once
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "Optimium/Runtime/Types/Float16.h"
+#include "backends/native/ops/common/OpUtil.h"
+
+namespace optimium {
+namespace runtime {
+namespace detail {
+namespace ops {
+
+/// TypeError unless input I is float32 or float16.
+inline Status requireFloatInput(const ShapeContext &Ctx, size_t I) {
+  return requireInputType(Ctx, I, {ElementType::F32, ElementType::F16});
+}
+
+/// TypeError unless optional input I (when present) has the type of input 0.
+inline Status requireSameTypeIfPresent(const ShapeContext &Ctx, size_t I) {
+  if (!Ctx.hasInput(I))
+    return Status::ok();
+  return requireSameType(Ctx, 0, I);
+}
+
+/// Reads element I of a float32 / float16 view as float.
+inline float loadFloat(const TensorView &V, size_t I) {
+  return V.Type == ElementType::F16 ? static_cast<float>(V.data<const float16>()[I]) : V.data<const float>()[I];
+}
+
+/// Copies a float32 / float16 view into a float vector (used for small parameter tensors).
+inline std::vector<float> loadFloats(const TensorView &V) {
+  std::vector<float> Out(V.elementCount());
+  for (size_t I = 0; I < Out.size(); ++I)
+    Out[I] = loadFloat(V, I);
+  return Out;
+}
+
+inline void storeFloat(const TensorView &V, size_t I, float X) {
+  if (V.Type == ElementType::F16)
+    V.data<float16>()[I] = float16(X);
+  else
+    V.data<float>()[I] = X;
+}
+
+/// Whether input I is present (non-null) in a run.
+inline bool hasRunInput(const KernelContext &Ctx, size_t I) {
+  return I < Ctx.Inputs.size() && Ctx.Inputs[I].Data != nullptr;
+}
+inline bool hasRunOutput(const KernelContext &Ctx, size_t I) {
+  return I < Ctx.Outputs.size() && Ctx.Outputs[I].Data != nullptr;
+}
+
+/// A kernel run function that receives whether it may split work over the pool.
+using FloatRunFn = std::function<Status(const KernelContext &, bool Parallel)>;
+
+/// Registers "<t>_<op>__ref" (serial) and "<t>_<op>__parallel" for t in f32, f16. Make builds the
+/// run function from the node (validated attributes); the element type is read from the views.
+inline void addFloatVariants(OpKernels &K, const std::string &Op,
+                             std::function<Result<FloatRunFn>(const KernelCreateInfo &)> Make) {
+  for (ElementType T : {ElementType::F32, ElementType::F16}) {
+    const std::string Prefix = T == ElementType::F32 ? "f32_" : "f16_";
+    const auto Supports = [T](const KernelCreateInfo &I) { return inputIs(I, 0, T); };
+    for (bool Par : {false, true}) {
+      const std::string Name = Prefix + Op + (Par ? "__parallel" : "__ref");
+      K.Variants.push_back({Name, Par ? 10 : 0, Supports,
+                            [Make, Par](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
+                              ASSIGN_OR_RETURN(FloatRunFn Fn, Make(I));
+                              return makeKernel<FunctionKernel>(
+                                  [Fn, Par](const KernelContext &C) { return Fn(C, Par); });
+                            }});
+    }
+  }
+}
+
+/// Runs Fn over [0, N) on the pool when Parallel, else serially.
+inline void forRangeMaybe(const KernelContext &Ctx, bool Parallel, size_t N, size_t Grain,
+                          const Parallel::RangeFn &Fn) {
+  if (Parallel)
+    Ctx.Par.forRange(N, Grain, Fn);
+  else if (N)
+    Fn(0, N);
+}
+
+inline AttrValue attrFloats(std::vector<float> V) {
+  AttrValue A;
+  A.K = AttrValue::Kind::Floats;
+  A.Floats = std::move(V);
+  return A;
+}
+inline AttrValue attrStrings(std::vector<std::string> V) {
+  AttrValue A;
+  A.K = AttrValue::Kind::Strings;
+  A.Strings = std::move(V);
+  return A;
+}
+
+} // namespace ops
+} // namespace detail
+} // namespace runtime
+} // namespace optimium

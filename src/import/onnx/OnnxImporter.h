@@ -19,7 +19,7 @@ struct ImportedModel {
 };
 
 /// Newest default-domain opset whose semantics this runtime follows.
-constexpr int kMaxSupportedOpset = 21;
+constexpr int kMaxSupportedOpset = 28;
 constexpr int kMinSupportedOpset = 7;
 
 /// Path: an .onnx file, or a folder holding model.onnx (or exactly one *.onnx).

@@ -2,6 +2,7 @@
 // match; a symbolic dim meeting a constant takes the constant.
 #include <cstring>
 
+#include "backends/native/ops/common/Indexing.h"
 #include "backends/native/ops/common/OpUtil.h"
 
 namespace optimium {
@@ -9,6 +10,30 @@ namespace runtime {
 namespace detail {
 namespace ops {
 namespace {
+
+Status concatRun(const KernelContext &Ctx, int64_t Axis) {
+  const TensorView &Y = Ctx.Outputs[0];
+  const size_t Elem = getElementSize(Y.Type);
+  const size_t A = static_cast<size_t>(Axis);
+  const int64_t Outer = product(Y.Dims, 0, A);
+  const int64_t OutRow = product(Y.Dims, A, Y.rank()); // elements per outer index in Y
+  int64_t Offset = 0, AxisSum = 0;
+  for (const TensorView &X : Ctx.Inputs) {
+    if (X.rank() != Y.rank())
+      return runError("any_concat__ref", "input rank differs from output rank");
+    AxisSum += X.Dims[A];
+    const int64_t Row = product(X.Dims, A, X.rank());
+    const char *Src = static_cast<const char *>(X.Data);
+    char *Dst = static_cast<char *>(Y.Data);
+    for (int64_t O = 0; O < Outer && Row > 0; ++O)
+      std::memcpy(Dst + static_cast<size_t>(O * OutRow + Offset) * Elem, Src + static_cast<size_t>(O * Row) * Elem,
+                  static_cast<size_t>(Row) * Elem);
+    Offset += Row;
+  }
+  if (AxisSum != Y.Dims[A])
+    return runError("any_concat__ref", "inputs add up to ", AxisSum, " along axis ", Axis, ", output has ", Y.Dims[A]);
+  return Status::ok();
+}
 
 Status inferConcat(ShapeContext &Ctx) {
   if (!Ctx.N.hasAttr("axis"))
@@ -44,7 +69,12 @@ Status inferConcat(ShapeContext &Ctx) {
   Dims[static_cast<size_t>(Axis)] = AxisDim;
   Ctx.Outputs[0].Type = Ctx.Inputs[0].Type;
   Ctx.Outputs[0].Shape = TensorShape(std::move(Dims));
-  return Status::ok();
+  // Small constant inputs (PyTorch's shape computations) fold at load.
+  const int64_t FoldAxis = Axis;
+  return foldIfConstant(Ctx, [FoldAxis](const Node &, const std::vector<TensorView> &In,
+                                         const std::vector<TensorView> &Out, const Parallel &Par) {
+    return concatRun(KernelContext{In, Out, Par}, FoldAxis);
+  });
 }
 
 OpSchema concatSchema() {
@@ -59,29 +89,7 @@ OpSchema concatSchema() {
 class ConcatKernel : public Kernel {
 public:
   explicit ConcatKernel(int64_t Axis) : Axis(Axis) {}
-  Status run(const KernelContext &Ctx) const override {
-    const TensorView &Y = Ctx.Outputs[0];
-    const size_t Elem = getElementSize(Y.Type);
-    const size_t A = static_cast<size_t>(Axis);
-    const int64_t Outer = product(Y.Dims, 0, A);
-    const int64_t OutRow = product(Y.Dims, A, Y.rank()); // elements per outer index in Y
-    int64_t Offset = 0, AxisSum = 0;
-    for (const TensorView &X : Ctx.Inputs) {
-      if (X.rank() != Y.rank())
-        return runError("any_concat__ref", "input rank differs from output rank");
-      AxisSum += X.Dims[A];
-      const int64_t Row = product(X.Dims, A, X.rank());
-      const char *Src = static_cast<const char *>(X.Data);
-      char *Dst = static_cast<char *>(Y.Data);
-      for (int64_t O = 0; O < Outer && Row > 0; ++O)
-        std::memcpy(Dst + static_cast<size_t>(O * OutRow + Offset) * Elem, Src + static_cast<size_t>(O * Row) * Elem,
-                    static_cast<size_t>(Row) * Elem);
-      Offset += Row;
-    }
-    if (AxisSum != Y.Dims[A])
-      return runError("any_concat__ref", "inputs add up to ", AxisSum, " along axis ", Axis, ", output has ", Y.Dims[A]);
-    return Status::ok();
-  }
+  Status run(const KernelContext &Ctx) const override { return concatRun(Ctx, Axis); }
 
 private:
   int64_t Axis;

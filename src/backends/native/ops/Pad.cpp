@@ -163,11 +163,12 @@ Status inferPad(ShapeContext &Ctx) {
     }
     if (Ctx.hasInput(3)) {
       RETURN_IF_ERROR(requireIndexType(Ctx, 3));
-      if (!isConstInput(Ctx, 3))
-        return Ctx.error(ErrorCode::Shape, "input 3 (axes) must be constant");
-      ASSIGN_OR_RETURN(Axes, constInts(Ctx, 3));
+      if (isConstInput(Ctx, 3)) {
+        ASSIGN_OR_RETURN(Axes, constInts(Ctx, 3));
+      }
     }
-    if (!isConstInput(Ctx, 1)) {
+    if (!isConstInput(Ctx, 1) || (Ctx.hasInput(3) && !isConstInput(Ctx, 3))) {
+      // Data-dependent pads or axes: same rank, dims resolved at run time.
       std::vector<Expr> Dims;
       for (int64_t I = 0; I < Rank; ++I)
         Dims.push_back(Ctx.newSymbol());

@@ -1,5 +1,5 @@
 // Range: [start, start + delta, ...) up to limit, as a 1-D tensor of max(ceil((limit - start) /
-// delta), 0) elements; f32, f64, i16, i32, i64 scalars. Folded at load for constant inputs;
+// delta), 0) elements; f32, f64, i16, i32, i64 (and f16, bf16 of recent opsets) scalars. Folded at load for constant inputs;
 // otherwise the length is a fresh symbol resolved at run time.
 #include "backends/native/ops/common/Indexing.h"
 
@@ -12,7 +12,7 @@ namespace {
 /// Element count for scalar views Start, Limit, Delta of type T.
 template <typename T> Result<int64_t> rangeCount(const void *S, const void *L, const void *D) {
   const T Start = *static_cast<const T *>(S), Limit = *static_cast<const T *>(L), Delta = *static_cast<const T *>(D);
-  if (Delta == T(0))
+  if (static_cast<double>(Delta) == 0.0)
     return makeError(ErrorCode::Infer, "Range: delta is 0");
   if (std::is_integral<T>::value) {
     const int64_t Diff = static_cast<int64_t>(Limit) - static_cast<int64_t>(Start), Dl = static_cast<int64_t>(Delta);
@@ -33,6 +33,8 @@ Result<int64_t> rangeCountOf(ElementType T, const void *S, const void *L, const 
   case ElementType::I16: return rangeCount<int16_t>(S, L, D);
   case ElementType::I32: return rangeCount<int32_t>(S, L, D);
   case ElementType::I64: return rangeCount<int64_t>(S, L, D);
+  case ElementType::F16: return rangeCount<float16>(S, L, D);
+  case ElementType::BF16: return rangeCount<bfloat16>(S, L, D);
   default: return makeError(ErrorCode::Type, "Range: unsupported element type ", toString(T));
   }
 }
@@ -43,10 +45,11 @@ Status computeRange(const Node &, const std::vector<TensorView> &In, const std::
   const size_t N = Y.elementCount();
   visitNumeric(Y.Type, [&](auto Tag) {
     using T = typename decltype(Tag)::type;
-    const T Start = *In[0].data<const T>(), Delta = *In[2].data<const T>();
-    // The spec's loop: out[i] = start + i * delta, accumulated in the element type.
+    using C = typename ComputeType<T>::type;
+    const C Start = static_cast<C>(*In[0].data<const T>()), Delta = static_cast<C>(*In[2].data<const T>());
+    // The spec's loop: out[i] = start + i * delta.
     for (size_t I = 0; I < N; ++I)
-      Y.data<T>()[I] = static_cast<T>(Start + static_cast<T>(I) * Delta);
+      Y.data<T>()[I] = static_cast<T>(static_cast<C>(Start + static_cast<C>(I) * Delta));
   });
   return Status::ok();
 }
@@ -57,7 +60,7 @@ OpSchema rangeSchema() {
   S.MinInputs = S.MaxInputs = 3;
   S.Infer = [](ShapeContext &Ctx) -> Status {
     RETURN_IF_ERROR(requireInputType(Ctx, 0, {ElementType::F32, ElementType::F64, ElementType::I16, ElementType::I32,
-                                              ElementType::I64}));
+                                              ElementType::I64, ElementType::F16, ElementType::BF16}));
     RETURN_IF_ERROR(requireSameType(Ctx, 0, 1));
     RETURN_IF_ERROR(requireSameType(Ctx, 0, 2));
     for (size_t I = 0; I < 3; ++I) {

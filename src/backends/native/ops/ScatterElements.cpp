@@ -1,6 +1,6 @@
 // ScatterElements: output = data with output[idx[i][j]][j] = updates[i][j] (axis 0; any axis,
-// negative counts from the end), combined per 'reduction'. Any numeric or bool type. Also serves
-// the deprecated Scatter op (opsets 9-10, no reduction).
+// negative counts from the end), combined per 'reduction'. Any numeric or bool type. Also the
+// deprecated Scatter (opsets 9-10: the same without reduction).
 #include "backends/native/ops/common/Scatter.h"
 
 namespace optimium {
@@ -68,11 +68,28 @@ OpSchema scatterSchema(const char *Op) {
   return S;
 }
 
+std::vector<OpTestCase> scatterElementsCases();
+
 OpKernels scatterKernels(const char *Op, const char *Name) {
   OpKernels K;
   K.OpType = Op;
   K.Variants.push_back(computeVariant(Name, 0, computeScatterElements));
-  K.TestCases = [] {
+  if (std::string(Op) == "Scatter") {
+    K.TestCases = [] {
+      std::vector<OpTestCase> C = scatterElementsCases();
+      C.resize(2); // the cases without reduction, at Scatter's last opset
+      for (OpTestCase &T : C)
+        T.OpsetVersion = 10;
+      return C;
+    };
+  } else {
+    K.TestCases = scatterElementsCases;
+  }
+  return K;
+}
+
+std::vector<OpTestCase> scatterElementsCases() {
+  {
     const auto idx = [](std::vector<int64_t> Dims, std::vector<double> V, ElementType T = ElementType::I64) {
       return valuesInput(std::move(Dims), std::move(V), T, false);
     };
@@ -83,16 +100,17 @@ OpKernels scatterKernels(const char *Op, const char *Name) {
         testCase("add_dup", {tensorInput({1, 5}), idx({1, 2}, {1, 1}), tensorInput({1, 2})},
                  {{"axis", attrInt(1)}, {"reduction", attrString("add")}}),
         testCase("mul", {tensorInput({3, 2}), idx({2, 2}, {0, 0, 2, 0}, ElementType::I32), tensorInput({2, 2})}, red("mul")),
-        testCase("max", {tensorInput({3, 2}), idx({2, 2}, {1, 1, 1, 1}), tensorInput({2, 2})}, red("max")),
-        testCase("min_i64", {typedInputs({4}, ElementType::I64)[0], idx({3}, {3, 3, 0}), typedInputs({3}, ElementType::I64)[0]},
-                 red("min")),
+        withOpset(testCase("max", {tensorInput({3, 2}), idx({2, 2}, {1, 1, 1, 1}), tensorInput({2, 2})}, red("max")), 18),
+        withOpset(testCase("min_i64", {typedInputs({4}, ElementType::I64)[0], idx({3}, {3, 3, 0}),
+                           typedInputs({3}, ElementType::I64)[0]}, red("min")), 18),
     };
-  };
-  return K;
+  }
 }
 
 OPT_REGISTER_SCHEMA(ScatterElements, scatterSchema("ScatterElements"));
 OPT_REGISTER_KERNELS(ScatterElements, scatterKernels("ScatterElements", "any_scatterelements__ref"));
+OPT_REGISTER_SCHEMA(Scatter, scatterSchema("Scatter"));
+OPT_REGISTER_KERNELS(Scatter, scatterKernels("Scatter", "any_scatter__ref"));
 
 } // namespace
 } // namespace ops

@@ -81,7 +81,7 @@ OpKernels scatterNDKernels() {
         testCase("slices", {tensorInput({4, 4, 4}), idx({2, 1}, {0, 2}), tensorInput({2, 4, 4})}),
         testCase("add_dup", {tensorInput({4, 3}), idx({3, 1}, {1, 1, -1}), tensorInput({3, 3})}, red("add")),
         testCase("mul", {tensorInput({4, 3}), idx({2, 2}, {0, 1, 2, 2}), tensorInput({2})}, red("mul")),
-        testCase("max", {tensorInput({4, 3}), idx({2, 1}, {3, 3}), tensorInput({2, 3})}, red("max")),
+        withOpset(testCase("max", {tensorInput({4, 3}), idx({2, 1}, {3, 3}), tensorInput({2, 3})}, red("max")), 18),
         withOpset(testCase("min", {tensorInput({4, 3}), idx({2, 1}, {0, 0}), tensorInput({2, 3})}, red("min")), 18),
         testCase("i64", {typedInputs({5}, ElementType::I64)[0], idx({2, 1}, {0, 4}), typedInputs({2}, ElementType::I64)[0]}),
     };

@@ -41,8 +41,16 @@ OpSchema shapeSchema() {
     ASSIGN_OR_RETURN(const auto Range, shapeRange(Ctx.N, static_cast<int64_t>(In.getRank())));
     Ctx.Outputs[0].Type = ElementType::I64;
     Ctx.Outputs[0].Shape = TensorShape({Expr(static_cast<long long>(Range.second - Range.first))});
-    // Only the input's dims are read: fold whenever they are constant.
-    return foldIfConstant(Ctx, computeShape, /*ShapeOnlyMask=*/1u);
+    // Only the selected dims are read: fold whenever they are constant (Shape(x)[1:] of a
+    // [batch, 3, 4] input folds even though the batch is symbolic).
+    for (int64_t I = Range.first; I < Range.second; ++I)
+      if (!In[static_cast<size_t>(I)].isConst())
+        return Status::ok();
+    auto C = ConstData::allocate(ElementType::I64, {Range.second - Range.first});
+    for (int64_t I = Range.first; I < Range.second; ++I)
+      static_cast<int64_t *>(C->mutableData())[I - Range.first] = In[static_cast<size_t>(I)].value();
+    Ctx.Outputs[0].Const = std::move(C);
+    return Status::ok();
   };
   return S;
 }

@@ -34,8 +34,19 @@ Status inferSqueeze(ShapeContext &Ctx) {
     ASSIGN_OR_RETURN(Axes, Ctx.N.getInts("axes", {}));
   } else if (Ctx.hasInput(1)) {
     RETURN_IF_ERROR(requireInputType(Ctx, 1, {ElementType::I64}));
-    if (!isConstInput(Ctx, 1))
-      return Ctx.error(ErrorCode::Shape, "input 1 (axes) must be constant: the output rank depends on it");
+    if (!isConstInput(Ctx, 1)) {
+      // Data-dependent axes: the rank follows from their count, the dims are resolved at run time.
+      const TensorShape &AS = Ctx.Inputs[1].Shape;
+      if (AS.getRank() != 1 || !AS[0].isConst() || AS[0].value() > Rank)
+        return Ctx.error(ErrorCode::Shape, "input 1 (axes) is not constant and its length is unknown (", AS.toString(),
+                         ")");
+      std::vector<Expr> Dims;
+      for (int64_t I = 0; I < Rank - AS[0].value(); ++I)
+        Dims.push_back(Ctx.newSymbol());
+      Ctx.Outputs[0].Type = Ctx.Inputs[0].Type;
+      Ctx.Outputs[0].Shape = TensorShape(std::move(Dims));
+      return Status::ok();
+    }
     HasAxes = true;
     ASSIGN_OR_RETURN(Axes, constInts(Ctx, 1));
   }

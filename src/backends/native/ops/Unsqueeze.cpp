@@ -35,8 +35,19 @@ Status inferUnsqueeze(ShapeContext &Ctx) {
     if (!Ctx.hasInput(1))
       return Ctx.error(ErrorCode::Model, "input 1 (axes) is required since opset 13");
     RETURN_IF_ERROR(requireInputType(Ctx, 1, {ElementType::I64}));
-    if (!isConstInput(Ctx, 1))
-      return Ctx.error(ErrorCode::Shape, "input 1 (axes) must be constant: the output rank depends on it");
+    if (!isConstInput(Ctx, 1)) {
+      // Data-dependent axes: the rank follows from their count, the dims are resolved at run time.
+      const TensorShape &AS = Ctx.Inputs[1].Shape;
+      if (AS.getRank() != 1 || !AS[0].isConst())
+        return Ctx.error(ErrorCode::Shape, "input 1 (axes) is not constant and its length is unknown (", AS.toString(),
+                         ")");
+      std::vector<Expr> Dims;
+      for (int64_t I = 0; I < static_cast<int64_t>(X.getRank()) + AS[0].value(); ++I)
+        Dims.push_back(Ctx.newSymbol());
+      Ctx.Outputs[0].Type = Ctx.Inputs[0].Type;
+      Ctx.Outputs[0].Shape = TensorShape(std::move(Dims));
+      return Status::ok();
+    }
     ASSIGN_OR_RETURN(Axes, constInts(Ctx, 1));
   }
   const int64_t OutRank = static_cast<int64_t>(X.getRank() + Axes.size());

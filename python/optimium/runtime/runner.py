@@ -1,0 +1,360 @@
+"""High-level runner over optimium.runtime (the Torq ``VMFBInferenceRunner`` API, on our runtime).
+
+    from optimium.runtime.runner import InferenceRunner
+    runner = InferenceRunner("models/digits/model.onnx", device_uri="native")
+    outputs = runner.infer([np.zeros((1, 1, 8, 8), np.float32)])
+    print(f"Inference took {runner.infer_time_ms:.2f} ms")
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, List, Mapping, Optional, Sequence, Union
+
+import numpy as np
+
+from . import _core
+from . import DeviceID, ElementType, PlatformKind, Tensor, get_local_info, load_model, tensor
+
+__all__ = [
+    "DeviceArray",
+    "InferenceRunner",
+    "TensorInfo",
+    "random_inputs_from_info",
+    "run_module",
+    "parse_runtime_flags",
+]
+
+_DEVICE_ALIASES = {"local-task": "native", "local-sync": "native", "cpu": "native", "llvm-cpu": "native"}
+
+
+@dataclass
+class TensorInfo:
+    """dtype and shape of a model input or output (symbolic dimensions are strings)."""
+
+    dtype: Any
+    shape: List[Union[int, str]] = field(default_factory=list)
+
+    def is_valid(self) -> bool:
+        """True if every dimension is an integer (no dynamic dimensions)."""
+        return all(isinstance(d, (int, np.integer)) and not isinstance(d, bool) for d in self.shape)
+
+
+class DeviceArray:
+    """A buffer owned by the runtime (on the model's device; host memory for the native driver).
+
+    Passing it to ``InferenceRunner.infer`` hands the runtime tensor over without a host copy.
+    """
+
+    __slots__ = ("_tensor",)
+
+    def __init__(self, t: Tensor):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"DeviceArray wraps an optimium.runtime.Tensor, not {type(t).__name__}")
+        self._tensor = t
+
+    @property
+    def tensor(self) -> Tensor:
+        """The underlying runtime tensor."""
+        return self._tensor
+
+    @property
+    def shape(self) -> tuple:
+        return tuple(self._tensor.shape.dims)
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._tensor.type.to_dtype()
+
+    def to_host(self) -> np.ndarray:
+        """Copies the data to a new numpy array."""
+        return self._tensor.to_numpy()
+
+    def __array__(self, dtype=None, copy=None):
+        arr = self.to_host()
+        return arr if dtype is None else arr.astype(dtype, copy=False)
+
+    def __repr__(self) -> str:
+        return f"DeviceArray(shape={self.shape}, dtype={self.dtype})"
+
+
+def parse_runtime_flags(flags: Optional[Iterable[str]]) -> dict:
+    """Parses ``--flag=value`` strings (the ``optimium-run`` flags that configure the runtime).
+
+    Known: ``--threads=N``, ``--device=NAME``, ``--hw_type=NAME``, ``--device_allocator=auto|cpu|dmabuf``,
+    ``--function=NAME``, ``--scheduler=auto|exclusive|sequential|pipeline``, ``--spin_iterations=N``,
+    ``--memory_optimization=true|false``. Anything else raises ValueError.
+    """
+    out: dict = {}
+    if flags is None:
+        return out
+    if isinstance(flags, str):
+        flags = [flags]
+    for flag in flags:
+        if not isinstance(flag, str) or not flag.startswith("--") or "=" not in flag:
+            raise ValueError(f"runtime flag {flag!r}: expected --name=value")
+        name, value = flag[2:].split("=", 1)
+        if name == "threads":
+            try:
+                out["threads"] = int(value)
+            except ValueError:
+                raise ValueError(f"--threads={value}: expected an integer") from None
+            if out["threads"] < 0:
+                raise ValueError(f"--threads={value}: must be >= 0")
+        elif name == "spin_iterations":
+            out["spin_iterations"] = int(value)
+        elif name in ("device", "hw_type", "function"):
+            out[name] = value
+        elif name == "device_allocator":
+            if value not in ("auto", "cpu", "dmabuf"):
+                raise ValueError(f"--device_allocator={value}: expected auto, cpu or dmabuf")
+            out[name] = value
+        elif name == "scheduler":
+            try:
+                out["scheduler"] = _core.SchedulerType[value.upper()]
+            except KeyError:
+                raise ValueError(f"--scheduler={value}: expected auto, exclusive, sequential or pipeline") from None
+        elif name == "memory_optimization":
+            if value.lower() not in ("true", "false", "1", "0"):
+                raise ValueError(f"--memory_optimization={value}: expected true or false")
+            out[name] = value.lower() in ("true", "1")
+        else:
+            raise ValueError(f"unknown runtime flag --{name} (known: --threads, --device, --hw_type, "
+                             "--device_allocator, --function, --scheduler, --spin_iterations, --memory_optimization)")
+    return out
+
+
+def _resolve_device(name: str, hw_type: Optional[str], allocator: str) -> List[DeviceID]:
+    """--device semantics of optimium-run: a driver name present on this host."""
+    lname = _DEVICE_ALIASES.get(name.lower(), name.lower())
+    devices = list(get_local_info().devices)
+    available = sorted({d.platform.name.lower() for d in devices})
+    try:
+        platform = PlatformKind[lname.upper()]
+    except KeyError:
+        raise ValueError(f"device {name!r}: unknown device; available devices: {', '.join(available) or 'none'} "
+                         "(local-task and local-sync are aliases of native)") from None
+    picked = [d for d in devices if d.platform == platform]
+    if not picked:
+        raise ValueError(f"device {name!r}: no such device on this host; available devices: {', '.join(available)}")
+    if hw_type:
+        raise ValueError(f"hw_type={hw_type!r}: device {lname!r} has no selectable hardware backends")
+    if allocator == "dmabuf":
+        raise ValueError(f"device_allocator=dmabuf: device {lname!r} allocates host memory only (use auto or cpu)")
+    return picked
+
+
+def _info_of(t) -> TensorInfo:
+    shape: List[Union[int, str]] = []
+    for d in t.shape:
+        shape.append(int(d) if isinstance(d, int) else str(d))
+    try:
+        dtype = t.type.to_dtype()
+    except TypeError:
+        dtype = None
+    return TensorInfo(dtype=dtype, shape=shape)
+
+
+class InferenceRunner:
+    """Loads a model and runs it: ``infer(inputs) -> list[np.ndarray]`` (or ``DeviceArray``)."""
+
+    def __init__(
+        self,
+        model_path: Union[str, os.PathLike],
+        *,
+        function: str = "main",
+        device_uri: str = "native",
+        n_threads: Optional[int] = None,
+        load_method: str = "preload",
+        load_model_to_mem: bool = True,
+        runtime_flags: Optional[Iterable[str]] = None,
+        device_outputs: bool = False,
+        hw_type: Optional[str] = None,
+    ):
+        flags = parse_runtime_flags(runtime_flags)
+        if load_method not in ("preload", "mmap"):
+            raise ValueError(f"load_method={load_method!r}: expected 'preload' or 'mmap'")
+        self._model_path = Path(model_path)
+        if not self._model_path.exists():
+            raise FileNotFoundError(f"model path '{model_path}' does not exist")
+        self._function = flags.get("function", function)
+        self._device_name = flags.get("device", device_uri)
+        self._devices = _resolve_device(self._device_name, flags.get("hw_type", hw_type),
+                                        flags.get("device_allocator", "auto"))
+        self._threads = flags.get("threads", n_threads if n_threads is not None else 0)
+        if self._threads is None or self._threads < 0:
+            raise ValueError(f"n_threads={n_threads!r}: expected None or an integer >= 0")
+        self._load_method = load_method
+        self._device_outputs = bool(device_outputs)
+        self._load_kwargs = {
+            "devices": self._devices,
+            "threads": self._threads,
+        }
+        if "scheduler" in flags:
+            self._load_kwargs["scheduler_type"] = flags["scheduler"]
+        if "spin_iterations" in flags:
+            self._load_kwargs["spin_iterations"] = flags["spin_iterations"]
+        if "memory_optimization" in flags:
+            self._load_kwargs["memory_optimization"] = flags["memory_optimization"]
+        self._model = None
+        self._request = None
+        self.infer_time_ms: float = 0.0
+        if self._function not in self.function_names:
+            raise ValueError(f"function {self._function!r} not found; the model exports {self.function_names}")
+        if load_model_to_mem:
+            self._load()
+
+    # -- loading -----------------------------------------------------------------------------
+    def _load(self) -> None:
+        if self._model is not None:
+            return
+        path = self._model_path
+        if self._load_method == "preload" and path.is_file():
+            # "preload": read the file into memory and load from the bytes (no mapping stays open).
+            self._model = load_model(path.read_bytes(), **self._load_kwargs)
+        else:
+            # "mmap" (and folders, whose external weights are resolved next to model.onnx).
+            self._model = load_model(str(path), **self._load_kwargs)
+        self._request = self._model.create_request()
+
+    # -- properties --------------------------------------------------------------------------
+    @property
+    def model_path(self) -> Path:
+        return self._model_path
+
+    @property
+    def device(self) -> DeviceID:
+        """The runtime device the model runs on (an ``optimium.runtime.DeviceID``)."""
+        return self._devices[0]
+
+    @property
+    def function_names(self) -> List[str]:
+        """Exported function names (our models export ``main`` only)."""
+        return ["main"]
+
+    @property
+    def model(self):
+        """The underlying ``optimium.runtime.Model`` (loads it if load_model_to_mem=False)."""
+        self._load()
+        return self._model
+
+    @property
+    def inputs_info(self) -> Optional[List[TensorInfo]]:
+        m = self.model
+        return [_info_of(m.get_input_tensor(i)) for i in range(len(m.input_names))]
+
+    @property
+    def outputs_info(self) -> Optional[List[TensorInfo]]:
+        m = self.model
+        return [_info_of(m.get_output_tensor(i)) for i in range(len(m.output_names))]
+
+    # -- running -----------------------------------------------------------------------------
+    def allocate_device_array(self, array) -> DeviceArray:
+        """Copies a host array into a runtime-owned buffer usable as an input without further copies."""
+        return DeviceArray(tensor(np.ascontiguousarray(array), copy=True))
+
+    @staticmethod
+    def _unwrap(value):
+        if isinstance(value, DeviceArray):
+            return value.tensor
+        if isinstance(value, (Tensor, np.ndarray)):
+            return value
+        return np.asarray(value)
+
+    def infer(self, inputs: Union[Sequence[Any], Mapping[str, Any]]) -> list:
+        """Runs one inference; returns numpy arrays, or DeviceArrays when device_outputs=True."""
+        self._load()
+        if isinstance(inputs, Mapping):
+            feed: Any = {k: self._unwrap(v) for k, v in inputs.items()}
+        elif isinstance(inputs, (np.ndarray, DeviceArray, Tensor)):
+            feed = [self._unwrap(inputs)]
+        else:
+            feed = [self._unwrap(v) for v in inputs]
+        req = self._request
+        start = time.perf_counter()
+        req.infer(feed)
+        req.wait()
+        n = len(self._model.output_names)
+        if self._device_outputs:
+            # The request reuses its output buffers on the next run, so a device output is a
+            # device-side copy (clone) the caller owns: feeding it back in is safe.
+            outs = [DeviceArray(req.get_output(i).clone()) for i in range(n)]
+        else:
+            outs = [req.get_output(i).to_numpy() for i in range(n)]
+        self.infer_time_ms = (time.perf_counter() - start) * 1e3
+        return outs
+
+    def __repr__(self) -> str:
+        return f"InferenceRunner({str(self._model_path)!r}, device_uri={self._device_name!r})"
+
+
+def random_inputs_from_info(inputs_info: Iterable[TensorInfo], seed: Optional[int] = None) -> List[np.ndarray]:
+    """Random arrays matching the metadata (floats in [0, 1), integers in a small range, bools)."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for i, info in enumerate(inputs_info):
+        if not info.is_valid():
+            raise ValueError(f"input {i} has dynamic dimensions {info.shape}; give concrete inputs")
+        dtype = np.dtype(info.dtype)
+        shape = tuple(int(d) for d in info.shape)
+        if dtype == np.bool_:
+            arr = rng.integers(0, 2, size=shape).astype(np.bool_)
+        elif np.issubdtype(dtype, np.integer):
+            info_i = np.iinfo(dtype)
+            arr = rng.integers(max(info_i.min, -128), min(info_i.max, 127) + 1, size=shape, dtype=dtype)
+        else:
+            arr = rng.random(size=shape, dtype=np.float32).astype(dtype)
+        out.append(arr)
+    return out
+
+
+def _find_binary(binary: Optional[Union[str, os.PathLike]]) -> str:
+    if binary is not None:
+        if not Path(binary).exists():
+            raise FileNotFoundError(f"optimium-run binary '{binary}' does not exist")
+        return str(binary)
+    env = os.environ.get("OPTIMIUM_RUN")
+    if env and Path(env).exists():
+        return env
+    found = shutil.which("optimium-run")
+    if found:
+        return found
+    # The build tree: <repo>/build/optimium-run, from a source checkout or the current directory.
+    here = Path(__file__).resolve()
+    for root in [Path.cwd(), *here.parents]:
+        cand = root / "build" / "optimium-run"
+        if cand.is_file() and os.access(cand, os.X_OK):
+            return str(cand)
+    raise FileNotFoundError("cannot find the optimium-run binary: pass binary=, put it on PATH, "
+                            "set OPTIMIUM_RUN, or build it (cmake --build build)")
+
+
+def run_module(
+    model_path: Union[str, os.PathLike],
+    inputs: Iterable[str],
+    outputs: Iterable[str],
+    device: str = "native",
+    n_threads: Optional[int] = None,
+    binary: Optional[Union[str, os.PathLike]] = None,
+) -> float:
+    """Runs the model with the ``optimium-run`` CLI and returns the wall-clock time in ms.
+
+    ``inputs``/``outputs`` are ``--input``/``--output`` specs (e.g. ``"@in.npy"``, ``"1x8xf32=0.5"``,
+    ``"@out.npy"``). ``n_threads`` defaults to ``os.cpu_count()``.
+    """
+    exe = _find_binary(binary)
+    cmd = [exe, f"--module={os.fspath(model_path)}", f"--device={device}",
+           f"--threads={n_threads if n_threads is not None else (os.cpu_count() or 1)}"]
+    cmd += [f"--input={spec}" for spec in inputs]
+    cmd += [f"--output={spec}" for spec in outputs]
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    elapsed = (time.perf_counter() - start) * 1e3
+    if proc.returncode != 0:
+        raise RuntimeError(f"optimium-run failed (exit {proc.returncode}): {' '.join(cmd)}\n{proc.stderr.strip()}")
+    return elapsed

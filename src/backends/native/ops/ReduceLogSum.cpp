@@ -1,0 +1,18 @@
+// ReduceLogSum: log of the sum over the given axes. Axes come from the attribute before opset 18 and from the
+// optional input 1 from opset 18; keepdims, noop_with_empty_axes. Shared code: common/Reduce.h.
+#include "backends/native/ops/common/Reduce.h"
+
+namespace optimium {
+namespace runtime {
+namespace detail {
+namespace ops {
+namespace {
+
+OPT_REGISTER_SCHEMA(ReduceLogSum, reduceSchema<ReduceKind::LogSum>("ReduceLogSum", ReduceNumericTypes()));
+OPT_REGISTER_KERNELS(ReduceLogSum, reduceKernels<ReduceKind::LogSum>("ReduceLogSum", "reducelogsum", 0.1, 3, ReduceNumericTypes()));
+
+} // namespace
+} // namespace ops
+} // namespace detail
+} // namespace runtime
+} // namespace optimium

@@ -1,0 +1,307 @@
+"""The spec's Python samples (optimium-runtime-4.4.txt sections 2-7 and 12; torq-runtime.txt's runner
+and profiling examples), adapted only in model paths / tensor names."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from conftest import DIGITS, TEST_MODELS
+
+MODEL = str(DIGITS / "model.onnx")
+
+
+def test_section2_import_and_logging(rt, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    try:
+        rt.logging.set_loglevel(rt.logging.LogLevel.DEBUG)
+        rt.logging.enable_console_log()
+        rt.logging.enable_file_log("output.log")
+        rt.load_model(MODEL)
+        assert (tmp_path / "output.log").stat().st_size > 0
+    finally:
+        rt.logging.clear_log_writers()
+        rt.logging.set_loglevel(rt.logging.LogLevel.WARNING)
+
+
+def test_section2_defer_init():
+    code = ('import os\nos.environ["OPTIMIUM_RT_DEFER_INIT"] = "TRUE"\n\nimport optimium.runtime as rt\n'
+            'rt.initialize()  # must be called before using any runtime component\nprint(rt.is_initialized())\n')
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.strip() == "True", out.stderr
+
+
+def test_section2_version(rt, capsys):
+    version = rt.get_version()
+    print(f"Optimium Runtime v{version.major}.{version.minor}.{version.patch}{version.tag}")
+    print(f"Commit: {version.commit_id}")
+    print(f"Build:  {version.build_info}")
+    print(rt.__version__)
+    assert "Optimium Runtime v4.4.0" in capsys.readouterr().out
+
+
+def test_section2_devices(rt, capsys):
+    local = rt.get_local_info()
+    found = any(dev.platform == rt.PlatformKind.NATIVE for dev in local.devices)
+    if not found:
+        print("cannot find needed device")
+    assert found and capsys.readouterr().out == ""
+
+
+def test_section3_load(rt):
+    model = rt.load_model(str(DIGITS))
+    model = rt.load_model(
+        str(DIGITS),
+        devices=None,
+        strict=False,
+        memory_optimization=True,
+        disable_denormals=True,
+        intermediate_save_path=None,
+        passphrase=None,
+        threads=4,
+        cores=[0, 1, 2, 3][: os.cpu_count()],
+        scheduler_type=rt.SchedulerType.AUTO,
+        spin_iterations=1000,
+        spin_yield_iterations=0,
+        enable_work_stealing=True,
+        resizable_capacities={},
+    )
+    assert model.name
+
+
+def test_section4_model_information(rt, digits, capsys):
+    model = digits
+    print(f"model name: {model.name}")
+    print("input tensors")
+    for name in model.input_names:
+        print(model.get_tensor(name))
+    print("output tensors")
+    for name in model.output_names:
+        print(model.get_tensor(name))
+    first_input = model.get_input_tensor(0)
+    first_output = model.get_output_tensor(0)
+    for info in model.tensors:
+        print(info)
+    for op in model.operations:
+        print(f"op: {op.name} on device: {op.device}")
+    print(f"dynamic: {model.is_dynamic}")
+
+    info = model.get_tensor("image")  # the spec's "input_0"
+    print(f"name:      {info.name}")
+    print(f"shape:     {info.shape}")
+    print(f"alignment: {info.alignment}")
+    print(f"type:      {info.type}")
+    print(f"padding:   {info.padding}")
+    print(f"bytes:     {info.size}")
+    print(f"opt out:   {info.opt_out}")
+    print(f"constant:  {info.constant}")
+    print(f"resizable: {info.resizable}")
+    if info.scheme:
+        if info.scheme.per_channel:
+            print(f"per-channel on axis: {info.scheme.axis}")
+            for i in range(len(info.scheme)):
+                p = info.scheme[i]
+                print(f"  channel {i}: scale={p.scale}, zero_point={p.zero_point}")
+        else:
+            p = info.scheme.get_param()
+            print(f"per-tensor: scale={p.scale}, zero_point={p.zero_point}")
+
+    if model.has_attribute("model_type"):
+        print(model.get_attribute("model_type"))
+    for key in model.attribute_keys:
+        print(key, "=", model.get_attribute(key))
+    out = capsys.readouterr().out
+    assert "model name: model" in out and "shape:     1x1x8x8" in out and "op: " in out
+    assert first_input.name == "image" and first_output.name == "probabilities"
+
+
+def test_section4_dynamic_shapes(rt):
+    model = rt.load_model(str(TEST_MODELS / "dynamic_batch"))
+    output_shape = model.infer_shape("y", {"x": rt.TensorShape(1, 16)})
+    assert output_shape == (1, 10)
+    output_shape = model.infer_shape("y", [rt.TensorShape(3, 16)])
+    assert output_shape == (3, 10)
+
+
+def test_section5_6_inputs(rt, digits):
+    request = digits.create_request()
+    f32_tensor = rt.tensor(shape=(32, 32), dtype=rt.ElementType.F32)
+    f32_tensor = rt.tensor(shape=(32, 32), dtype=rt.float32)
+    i16_tensor = rt.tensor(123, shape=(8,), dtype=rt.int16)
+    tensor_from_list = rt.tensor([[1, 2, 3], [4, 5, 6], [7, 8, 9]])
+    arr = np.random.random((32, 32)).astype(np.float16)
+    tensor_from_np = rt.tensor(arr)
+    tensor_zero_copy = rt.tensor(arr, copy=False)
+    np_dtype = rt.ElementType.F32.to_dtype()
+    elem_type = rt.ElementType.from_dtype(np.dtype(np.float32))
+    assert np_dtype == np.float32 and elem_type == rt.float32
+    assert i16_tensor.type == rt.int16 and tensor_from_list.type == rt.float32
+    assert tensor_from_np.type == tensor_zero_copy.type == rt.float16 and f32_tensor.shape == (32, 32)
+
+    tensor = rt.tensor(shape=(32, 32), dtype=rt.float32)
+    snapshot = tensor.to_numpy()
+    tensor.fill(0.0)
+    print(tensor.shape, tensor.type)
+    arr = np.zeros((1, 1, 8, 8), dtype=np.float32)  # the spec's (32, 32), shaped for our model
+    arr[0, 0] = 1.0
+    tensor = rt.tensor(arr, copy=False)
+    request.infer([arr])
+    request.wait()
+    assert snapshot.shape == (32, 32)
+    rt.config.set_print_threshold(10)
+    rt.config.set_print_precision(4)
+    rt.config.set_print_threshold(8)
+    rt.config.set_print_precision(6)
+
+
+def test_section7_running(rt):
+    model = rt.load_model(str(TEST_MODELS / "two_inputs"))
+    request = model.create_request()
+    # by index
+    inputs = []
+    for name in model.input_names:
+        info = model.get_tensor(name)
+        inputs.append(rt.tensor(shape=info.shape, dtype=info.type))
+    request.infer(inputs)
+    request.wait()
+    out0 = request.get_output(0)
+    out_named = request.get_output("sum_times_a")  # the spec's "output_0"
+    print(out0.to_numpy(), out_named)
+    # by name
+    inputs = {}
+    for name in model.input_names:
+        info = model.get_tensor(name)
+        inputs[name] = rt.tensor(shape=info.shape, dtype=info.type)
+    request.infer(inputs)
+    request.wait()
+    # numpy arrays work directly
+    inputs = [np.random.random((2, 3)).astype(np.float32), np.random.random((2, 3)).astype(np.float32)]
+    request.infer(inputs)
+    request.wait()
+    result = request.get_output(0).to_numpy()
+    np.testing.assert_allclose(result, (inputs[0] + inputs[1]) * inputs[0], rtol=1e-6)
+    # wait with timeout
+    request.infer(inputs)
+    request.wait()
+    request.infer(inputs)
+    if request.wait(500000):
+        print("inference not finished after 500ms")
+    else:
+        print("inference finished within 500ms")
+    print(f"current state of request: {request.status}")
+
+    def on_complete(status, error):
+        if status == rt.InferStatus.FAULT:
+            print(f"Inference error: {error}")
+
+    request.set_callback(on_complete)
+    request.infer(inputs)
+    request.wait()
+    request.infer(inputs)
+    request.cancel()
+    try:
+        request.wait()
+    except rt.RuntimeException:
+        assert request.status == rt.InferStatus.FAULT
+
+
+def test_section7_intermediate(rt, digits_input):
+    model = rt.load_model(MODEL, memory_optimization=False)
+    request = model.create_request()
+    request.infer([digits_input])
+    request.wait()
+    name = model.operations[0].outputs[0]  # the spec's "intermediate_tensor_name"
+    intermediate = request.get_tensor(name)
+    print(intermediate.to_numpy())
+
+
+def test_section12_errors(rt, tmp_path):
+    # A nonexistent path is an OSError (FileNotFoundError) in this runtime: it escapes the sample.
+    with pytest.raises(FileNotFoundError):
+        try:
+            model = rt.load_model("nonexistent/path")
+        except rt.ContainerError as e:
+            print(f"Container error: {e}")
+        except rt.ModelError as e:
+            print(f"Model error: {e}")
+    bad = tmp_path / "broken.onnx"
+    bad.write_bytes(b"\x08\x07garbage")
+    caught = None
+    try:
+        model = rt.load_model(str(bad))
+    except rt.ContainerError as e:
+        caught = e
+    except rt.ModelError as e:
+        caught = e
+    assert caught is not None
+
+
+# -- torq-runtime.txt ---------------------------------------------------------------------
+def test_torq_quick_start_and_custom_inputs():
+    from optimium.runtime.runner import InferenceRunner
+
+    runner = InferenceRunner(MODEL, device_uri="native")
+    input_data = np.random.rand(1, 1, 8, 8).astype(np.float32)  # the spec's int8 224x224 image
+    outputs = runner.infer([input_data])
+    print(f"Inference took {runner.infer_time_ms:.2f} ms")
+    assert outputs[0].shape == (1, 10) and runner.infer_time_ms > 0
+    input_data = np.load(DIGITS / "sample_input.npy")
+    outputs = runner.infer([input_data])
+    np.testing.assert_allclose(outputs[0], np.load(DIGITS / "sample_output.npy"), rtol=1e-4, atol=1e-6)
+
+
+def test_torq_inspect_io(capsys):
+    from optimium.runtime.runner import InferenceRunner
+
+    runner = InferenceRunner(MODEL, device_uri="native")
+    if runner.inputs_info:
+        for i, info in enumerate(runner.inputs_info):
+            print(f"Input {i}: dtype={info.dtype}, shape={info.shape}")
+    if runner.outputs_info:
+        for i, info in enumerate(runner.outputs_info):
+            print(f"Output {i}: dtype={info.dtype}, shape={info.shape}")
+    out = capsys.readouterr().out
+    assert "Input 0: dtype=float32, shape=[1, 1, 8, 8]" in out
+    assert "Output 0: dtype=float32, shape=[1, 10]" in out
+
+
+def test_torq_profile_latency():
+    from optimium.runtime.profiling import profile_inference_time
+
+    avg_ms = profile_inference_time(MODEL, n_iters=10, do_warmup=True, device="native")
+    print(f"Average inference time: {avg_ms:.2f} ms")
+    assert avg_ms > 0
+
+
+def test_torq_profile_resources(capsys):
+    from optimium.runtime.profiling import profile_resources
+
+    stats = profile_resources(MODEL, n_iters=10, do_warmup=True, device="native")
+    print(f"Average inference time: {stats.avg_inference_time_ms:.2f} ms")
+    print(f"Average DRAM footprint: {stats.avg_dram_footprint_bytes / 1024 / 1024:.1f} MB")
+    print(f"Peak DRAM footprint: {stats.peak_dram_footprint_bytes / 1024 / 1024:.1f} MB")
+    print(f"Average memory usage: {stats.avg_anon_mem_bytes / 1024 / 1024:.1f} MB")
+    print(f"Peak memory usage: {stats.peak_anon_mem_bytes / 1024 / 1024:.1f} MB")
+    print(f"Average CPU usage: {stats.avg_cpu_percent:.1f}%")
+    if stats.avg_npu_load_percent is not None:
+        print(f"Average NPU usage: {stats.avg_npu_load_percent:.1f}%")
+    print(stats.summary())
+    out = capsys.readouterr().out
+    assert "Avg inference time:" in out and "Peak DRAM footprint:" in out
+    assert stats.peak_dram_footprint_bytes >= stats.avg_dram_footprint_bytes > 0
+
+
+def test_torq_zero_copy_device_outputs():
+    from optimium.runtime.runner import InferenceRunner
+
+    # The spec's KV-cache loop, on the two_inputs model: output fed back as input `a`.
+    runner = InferenceRunner(str(TEST_MODELS / "two_inputs"), device_uri="native", device_outputs=True)
+    kv_cache = runner.allocate_device_array(np.ones((2, 3), dtype=np.float32))
+    input_data = np.full((2, 3), 1.0, dtype=np.float32)
+    results = runner.infer([kv_cache, input_data])
+    new_kv = results[0]
+    kv_cache = new_kv
+    results = runner.infer([kv_cache, input_data])
+    logits_np = results[0].to_host()
+    np.testing.assert_allclose(logits_np, np.full((2, 3), (2 + 1) * 2, np.float32))

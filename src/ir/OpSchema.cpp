@@ -2,6 +2,8 @@
 // every schema's inference function, and numpy broadcasting over symbolic shapes.
 #include "ir/OpSchema.h"
 
+#include "ir/HalfPromotion.h"
+
 #include <algorithm>
 #include <atomic>
 #include <mutex>
@@ -99,7 +101,24 @@ Status inferNode(ShapeContext &Ctx) {
     return Status::ok();
   // Expr arithmetic throws ShapeError (division by zero in a bad model); keep it a Status.
   try {
-    return S->Infer(Ctx);
+    Status Result = S->Infer(Ctx);
+    if (Result.isOk() || Result.code() != ErrorCode::Type || !hasHalfValues(Ctx.Inputs))
+      return Result;
+    // A float32-only op given float16/bfloat16: infer as float32, produce the half type
+    // (the native backend converts at the op boundary; see ir/HalfPromotion.h).
+    ShapeContext Promoted(N);
+    Promoted.Inputs = promoteHalfToFloat(Ctx.Inputs);
+    Promoted.Outputs = Ctx.Outputs;
+    if (!S->Infer(Promoted).isOk())
+      return Result;
+    const ElementType Half = halfTypeOf(Ctx.Inputs);
+    for (size_t I = 0; I < Ctx.Outputs.size(); ++I) {
+      Ctx.Outputs[I] = Promoted.Outputs[I];
+      Ctx.Outputs[I].Const = nullptr; // not folded: the value would be float32
+      if (Ctx.Outputs[I].Type == ElementType::F32)
+        Ctx.Outputs[I].Type = Half;
+    }
+    return Status::ok();
   } catch (const Exception &E) {
     return Ctx.error(ErrorCode::Shape, E.what());
   }

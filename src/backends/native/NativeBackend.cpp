@@ -5,6 +5,7 @@
 #include "backends/BackendRegistry.h"
 #include "backends/NodeHandle.h"
 #include "backends/native/Kernel.h"
+#include "ir/HalfPromotion.h"
 
 namespace optimium {
 namespace runtime {
@@ -17,12 +18,74 @@ const KernelCreateInfo *createInfoOf(const OptRtNode *Node) {
   return H ? H->Info : nullptr;
 }
 
+/// The float32 view of a node working in float16/bfloat16 (null when it has no half values).
+std::unique_ptr<KernelCreateInfo> promotedInfo(const KernelCreateInfo &Info) {
+  if (!hasHalfValues(Info.Inputs) && !hasHalfValues(Info.Outputs))
+    return nullptr;
+  std::unique_ptr<KernelCreateInfo> P(new KernelCreateInfo{Info.N, promoteHalfToFloat(Info.Inputs),
+                                                           promoteHalfToFloat(Info.Outputs)});
+  return P;
+}
+
+/// Runs a float32 kernel on float16/bfloat16 tensors: converts half inputs to float32 scratch,
+/// runs, rounds float32 results into the half outputs.
+class HalfAdapterKernel : public Kernel {
+public:
+  HalfAdapterKernel(std::unique_ptr<KernelCreateInfo> Info, std::unique_ptr<Kernel> Inner)
+      : Info(std::move(Info)), Inner(std::move(Inner)) {}
+
+  Status run(const KernelContext &Ctx) const override {
+    std::vector<std::vector<float>> Scratch;
+    Scratch.reserve(Ctx.Inputs.size() + Ctx.Outputs.size());
+    auto Promote = [&](const TensorView &V, bool Convert) {
+      TensorView F = V;
+      if (!isHalfType(V.Type) || !V.Data)
+        return F;
+      Scratch.emplace_back(V.elementCount());
+      float *Dst = Scratch.back().data();
+      if (Convert) {
+        const uint16_t *Src = static_cast<const uint16_t *>(V.Data);
+        for (size_t I = 0; I < Scratch.back().size(); ++I)
+          Dst[I] = V.Type == ElementType::F16 ? float16::toFloat(Src[I]) : bfloat16::toFloat(Src[I]);
+      }
+      F.Type = ElementType::F32;
+      F.Data = Dst;
+      return F;
+    };
+    std::vector<TensorView> In, Out;
+    for (const TensorView &V : Ctx.Inputs)
+      In.push_back(Promote(V, true));
+    for (const TensorView &V : Ctx.Outputs)
+      Out.push_back(Promote(V, false));
+    RETURN_IF_ERROR(Inner->run(KernelContext{In, Out, Ctx.Par}));
+    for (size_t O = 0; O < Out.size(); ++O) {
+      const TensorView &H = Ctx.Outputs[O];
+      if (!isHalfType(H.Type) || !H.Data)
+        continue;
+      const float *Src = static_cast<const float *>(Out[O].Data);
+      uint16_t *Dst = static_cast<uint16_t *>(H.Data);
+      for (size_t I = 0; I < H.elementCount(); ++I)
+        Dst[I] = H.Type == ElementType::F16 ? float16::fromFloat(Src[I]) : bfloat16::fromFloat(Src[I]);
+    }
+    return Status::ok();
+  }
+
+private:
+  std::unique_ptr<KernelCreateInfo> Info; // the float32 view the inner kernel was created from
+  std::unique_ptr<Kernel> Inner;
+};
+
 int32_t nativeSupports(void *, const OptRtNode *Node) {
   const KernelCreateInfo *Info = createInfoOf(Node);
   if (!Info)
     return 0;
   const OpKernels *K = findOpKernels(Info->N.Domain, Info->N.OpType);
-  return K && selectKernelVariant(*K, *Info) ? 1 : 0;
+  if (!K)
+    return 0;
+  if (selectKernelVariant(*K, *Info))
+    return 1;
+  auto Promoted = promotedInfo(*Info);
+  return Promoted && selectKernelVariant(*K, *Promoted) ? 1 : 0;
 }
 
 int32_t nativeCreate(void *, const OptRtNode *Node, void **Out, char *Error, size_t ErrorSize) {
@@ -33,6 +96,19 @@ int32_t nativeCreate(void *, const OptRtNode *Node, void **Out, char *Error, siz
   }
   const OpKernels *K = findOpKernels(Info->N.Domain, Info->N.OpType);
   const KernelVariant *V = K ? selectKernelVariant(*K, *Info) : nullptr;
+  if (!V && K) {
+    if (auto Promoted = promotedInfo(*Info)) {
+      if (const KernelVariant *PV = selectKernelVariant(*K, *Promoted)) {
+        Result<std::unique_ptr<Kernel>> R = PV->Create(*Promoted);
+        if (!R.isOk()) {
+          writeAbiError(R.status().message(), Error, ErrorSize);
+          return static_cast<int32_t>(R.status().code());
+        }
+        *Out = new HalfAdapterKernel(std::move(Promoted), std::move(R).value());
+        return OPT_RT_OK;
+      }
+    }
+  }
   if (!V) {
     writeAbiError(Info->N.describe() + ": no native kernel supports this node", Error, ErrorSize);
     return OPT_RT_ERROR_NOT_IMPLEMENTED;

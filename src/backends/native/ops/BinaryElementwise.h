@@ -1,4 +1,5 @@
-// Shared implementation of the broadcasting binary ops (Add, Sub, Mul, Div): schema, a reference
+// Shared implementation of the broadcasting binary ops (Add, Sub, Mul, Div; f32, f64 and every
+// integer width): schema, a reference
 // kernel (per-element index arithmetic), a fast kernel (same shape, scalar and row/column
 // broadcast loops split over the thread pool), and common harness cases. Each op's own file
 // supplies the arithmetic and registers it.
@@ -13,16 +14,24 @@ namespace runtime {
 namespace detail {
 namespace ops {
 
-/// Signed integer arithmetic wraps (through unsigned) instead of being undefined on overflow.
-template <typename T> using WrapType = typename std::conditional<std::is_integral<T>::value, std::make_unsigned<T>,
-                                                                 std::common_type<T>>::type::type;
+/// Integer arithmetic wraps (through an unsigned type at least as wide as `unsigned`, so small
+/// types do not promote to signed int and overflow) instead of being undefined on overflow.
+template <typename T, bool = std::is_integral<T>::value> struct WrapTypeOf { using type = T; };
+template <typename T> struct WrapTypeOf<T, true> {
+  using type = typename std::conditional<(sizeof(T) < sizeof(unsigned)), unsigned,
+                                         typename std::make_unsigned<T>::type>::type;
+};
+template <typename T> using WrapType = typename WrapTypeOf<T>::type;
 
 inline OpSchema binaryElementwiseSchema(const char *OpType) {
   OpSchema S;
   S.OpType = OpType;
   S.MinInputs = S.MaxInputs = 2;
   S.Infer = [](ShapeContext &Ctx) -> Status {
-    RETURN_IF_ERROR(requireInputType(Ctx, 0, {ElementType::F32, ElementType::F64, ElementType::I32, ElementType::I64}));
+    // Every integer width: the ONNX node tests use all of them.
+    RETURN_IF_ERROR(requireInputType(Ctx, 0,
+                                     {ElementType::F32, ElementType::F64, ElementType::I8, ElementType::I16, ElementType::I32,
+                                      ElementType::I64, ElementType::U8, ElementType::U16, ElementType::U32, ElementType::U64}));
     RETURN_IF_ERROR(requireSameType(Ctx, 0, 1));
     auto Shape = broadcastShapes(Ctx.Inputs[0].Shape, Ctx.Inputs[1].Shape);
     if (!Shape.isOk())
@@ -239,6 +248,12 @@ template <typename Op> OpKernels binaryElementwiseKernels(const char *OpType, co
   addBinaryVariants<Op, double>(K.Variants, "f64", OpName);
   addBinaryVariants<Op, int32_t>(K.Variants, "i32", OpName);
   addBinaryVariants<Op, int64_t>(K.Variants, "i64", OpName);
+  addBinaryVariants<Op, int8_t>(K.Variants, "i8", OpName);
+  addBinaryVariants<Op, int16_t>(K.Variants, "i16", OpName);
+  addBinaryVariants<Op, uint8_t>(K.Variants, "u8", OpName);
+  addBinaryVariants<Op, uint16_t>(K.Variants, "u16", OpName);
+  addBinaryVariants<Op, uint32_t>(K.Variants, "u32", OpName);
+  addBinaryVariants<Op, uint64_t>(K.Variants, "u64", OpName);
   K.TestCases = [] { return binaryElementwiseCases(Op::IsDivision); };
   return K;
 }

@@ -1,4 +1,4 @@
-// Div: elementwise division with numpy broadcasting (f32, f64, i32, i64). Integer division
+// Div: elementwise division with numpy broadcasting (f32, f64, integers). Integer division
 // truncates toward zero (as ONNX Runtime does); division by zero is an error, not a trap.
 #include "backends/native/ops/BinaryElementwise.h"
 
@@ -11,7 +11,7 @@ namespace {
 struct DivOp {
   static constexpr bool IsDivision = true;
   template <typename T> static T apply(T A, T B) {
-    if (std::is_integral<T>::value && B == static_cast<T>(-1)) {
+    if (std::is_signed<T>::value && std::is_integral<T>::value && B == static_cast<T>(-1)) {
       // INT_MIN / -1 traps on x86; negation through unsigned wraps instead.
       using W = WrapType<T>;
       return static_cast<T>(W(0) - static_cast<W>(A));

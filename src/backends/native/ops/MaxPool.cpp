@@ -1,6 +1,9 @@
-// MaxPool (f32): kernel_shape, strides, pads, auto_pad, dilations, ceil_mode. storage_order only
-// affects the optional Indices output, which the native backend does not produce (ModelError).
+// MaxPool: kernel_shape, strides, pads, auto_pad, dilations, ceil_mode, and the optional Indices
+// output (flat index into the input; storage_order 1 numbers the spatial dims column-major).
+// f32 without Indices takes the shared pooling kernels; other types (f64, i8, u8) and Indices take
+// the generic N-d kernel below.
 #include <cmath>
+#include <limits>
 
 #include "backends/native/ops/common/Pooling.h"
 
@@ -21,10 +24,105 @@ Status checkMaxPoolAttrs(const Node &N) {
   if (StorageOrder != 0 && StorageOrder != 1)
     return makeError(ErrorCode::Model, N.describe(), ": attribute 'storage_order' value ", StorageOrder,
                      " must be 0 or 1");
-  if (N.Outputs.size() > 1 && N.Outputs[1] >= 0)
-    return makeError(ErrorCode::Model, N.describe(),
-                     ": the optional 'Indices' output of MaxPool is not supported by the native backend");
   return Status::ok();
+}
+
+bool wantsIndices(const Node &N) { return N.Outputs.size() > 1 && N.Outputs[1] >= 0; }
+
+/// Any spatial rank, any element type, optional Indices. The first maximum wins (as ONNX's
+/// reference); NaN propagates. A window entirely in padding yields the lowest value and index -1.
+template <typename T> class MaxPoolWithIndicesKernel : public Kernel {
+public:
+  MaxPoolWithIndicesKernel(std::string Name, WindowAttrs W, bool ColumnMajor)
+      : Name(std::move(Name)), W(std::move(W)), ColumnMajor(ColumnMajor) {}
+
+  Status run(const KernelContext &Ctx) const override {
+    const TensorView &X = Ctx.Inputs[0], &Y = Ctx.Outputs[0];
+    const TensorView *Idx = Ctx.Outputs.size() > 1 && Ctx.Outputs[1].Data ? &Ctx.Outputs[1] : nullptr;
+    const size_t S = W.spatialRank();
+    if (X.rank() != S + 2 || Y.rank() != S + 2)
+      return runError(Name.c_str(), "input ", joinInts(X.Dims), " does not have ", S, " spatial dims");
+    const WindowGeometry G = computeWindowGeometry(W, X.Dims);
+    for (size_t I = 0; I < S; ++I)
+      if (Y.Dims[I + 2] != G.Out[I])
+        return runError(Name.c_str(), "output ", joinInts(Y.Dims), " does not match the window geometry");
+    const int64_t Planes = X.Dims[0] * X.Dims[1];
+    const int64_t InPlane = product(X.Dims, 2, X.rank()), OutPlane = product(Y.Dims, 2, Y.rank());
+    // Strides of each spatial dim in the index numbering (row- or column-major).
+    std::vector<int64_t> IndexStride(S, 1);
+    for (size_t D = 0; D < S; ++D)
+      for (size_t E = 0; E < S; ++E)
+        if (ColumnMajor ? E < D : E > D)
+          IndexStride[D] *= G.In[E];
+    const T *In = X.data<T>();
+    T *Out = Y.data<T>();
+    int64_t *OutIdx = Idx ? Idx->data<int64_t>() : nullptr;
+    Ctx.Par.forRange(static_cast<size_t>(Planes), 1, [&](size_t Lo, size_t Hi) {
+      for (size_t P = Lo; P < Hi; ++P)
+        plane(G, IndexStride, In + static_cast<int64_t>(P) * InPlane, Out + static_cast<int64_t>(P) * OutPlane,
+              OutIdx ? OutIdx + static_cast<int64_t>(P) * OutPlane : nullptr, static_cast<int64_t>(P) * InPlane,
+              OutPlane);
+    });
+    return Status::ok();
+  }
+
+private:
+  void plane(const WindowGeometry &G, const std::vector<int64_t> &IndexStride, const T *In, T *Out, int64_t *OutIdx,
+             int64_t PlaneBase, int64_t OutPlane) const {
+    const size_t S = W.spatialRank();
+    const int64_t Taps = product(W.Kernel, 0, S);
+    std::vector<int64_t> O(S), K(S);
+    for (int64_t OI = 0; OI < OutPlane; ++OI) {
+      int64_t Rem = OI;
+      for (size_t D = S; D-- > 0;) {
+        O[D] = Rem % G.Out[D];
+        Rem /= G.Out[D];
+      }
+      T Best = std::numeric_limits<T>::lowest();
+      int64_t BestIndex = -1;
+      bool Found = false;
+      for (int64_t Tap = 0; Tap < Taps; ++Tap) {
+        int64_t TR = Tap, Offset = 0, Index = 0;
+        bool Inside = true;
+        for (size_t D = S; D-- > 0;) {
+          K[D] = TR % W.Kernel[D];
+          TR /= W.Kernel[D];
+        }
+        for (size_t D = 0; D < S; ++D) {
+          const int64_t Pos = O[D] * W.Strides[D] - G.PadBegin[D] + K[D] * W.Dilations[D];
+          Inside &= Pos >= 0 && Pos < G.In[D];
+          Offset = Offset * G.In[D] + Pos;
+          Index += Pos * IndexStride[D];
+        }
+        if (!Inside)
+          continue;
+        const T V = In[Offset];
+        if (!Found || V > Best || (V != V && Best == Best)) { // NaN != NaN: the first NaN wins
+          Best = V;
+          BestIndex = PlaneBase + Index;
+          Found = true;
+        }
+      }
+      Out[OI] = Best;
+      if (OutIdx)
+        OutIdx[OI] = BestIndex;
+    }
+  }
+
+  std::string Name;
+  WindowAttrs W;
+  bool ColumnMajor;
+};
+
+template <typename T> KernelVariant maxPoolGenericVariant(const std::string &Name) {
+  const ElementType ET = ElementTypeOf<T>::value;
+  const auto Supports = [ET](const KernelCreateInfo &I) { return inputIs(I, 0, ET); };
+  return {Name, ET == ElementType::F32 ? -1 : 0, Supports, [Name](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
+            RETURN_IF_ERROR(checkMaxPoolAttrs(I.N));
+            ASSIGN_OR_RETURN(WindowAttrs W, parseWindowAttrs(I.N, I.Inputs[0].Shape.getRank() - 2, nullptr, true));
+            ASSIGN_OR_RETURN(const int64_t StorageOrder, I.N.getInt("storage_order", 0));
+            return makeKernel<MaxPoolWithIndicesKernel<T>>(Name, std::move(W), StorageOrder == 1);
+          }};
 }
 
 OpSchema maxPoolSchema() {
@@ -35,14 +133,25 @@ OpSchema maxPoolSchema() {
   S.MaxOutputs = 2;
   S.Infer = [](ShapeContext &Ctx) -> Status {
     RETURN_IF_ERROR(checkMaxPoolAttrs(Ctx.N));
-    return inferPool(Ctx, /*AllowCeilMode=*/true);
+    RETURN_IF_ERROR(requireInputType(Ctx, 0, {ElementType::F32, ElementType::F64, ElementType::I8, ElementType::U8}));
+    const TensorShape &In = Ctx.Inputs[0].Shape;
+    if (In.getRank() < 3)
+      return Ctx.error(ErrorCode::Shape, "input must be [N, C, spatial...], got ", In.toString());
+    ASSIGN_OR_RETURN(const WindowAttrs W, parseWindowAttrs(Ctx.N, In.getRank() - 2, nullptr, true));
+    Ctx.Outputs[0].Type = Ctx.Inputs[0].Type;
+    RETURN_IF_ERROR(inferWindowShape(Ctx, W, In, In[1], Ctx.Outputs[0].Shape));
+    if (Ctx.Outputs.size() > 1 && Ctx.Outputs[1].Present) {
+      Ctx.Outputs[1].Type = ElementType::I64;
+      Ctx.Outputs[1].Shape = Ctx.Outputs[0].Shape;
+    }
+    return Status::ok();
   };
   return S;
 }
 
 KernelVariant maxPoolVariant(const std::string &Name, int Priority, bool Fast2D) {
   const auto Supports = [Fast2D](const KernelCreateInfo &I) {
-    return inputIs(I, 0, ElementType::F32) && (!Fast2D || I.Inputs[0].Shape.getRank() == 4);
+    return inputIs(I, 0, ElementType::F32) && !wantsIndices(I.N) && (!Fast2D || I.Inputs[0].Shape.getRank() == 4);
   };
   return {Name, Priority, Supports, [Name, Fast2D](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
             RETURN_IF_ERROR(checkMaxPoolAttrs(I.N));
@@ -56,10 +165,25 @@ OpKernels maxPoolKernels() {
   K.OpType = "MaxPool";
   K.Variants.push_back(maxPoolVariant("f32_maxpool__ref", 0, false));
   K.Variants.push_back(maxPoolVariant("f32_maxpool__2d", 10, true));
+  K.Variants.push_back(maxPoolGenericVariant<float>("f32_maxpool_indices__ref"));
+  K.Variants.push_back(maxPoolGenericVariant<double>("f64_maxpool__ref"));
+  K.Variants.push_back(maxPoolGenericVariant<int8_t>("i8_maxpool__ref"));
+  K.Variants.push_back(maxPoolGenericVariant<uint8_t>("u8_maxpool__ref"));
   K.TestCases = [] {
     std::vector<OpTestCase> Cases = poolingCases();
     Cases.push_back(testCase("storage_order", {tensorInput({1, 1, 4, 4})},
                              {{"kernel_shape", attrInts({2, 2})}, {"storage_order", attrInt(1)}}));
+    OpTestCase Indices = testCase("indices", {tensorInput({2, 2, 5, 5})},
+                                  {{"kernel_shape", attrInts({3, 3})}, {"strides", attrInts({2, 2})}, {"pads", attrInts({1, 1, 1, 1})}});
+    Indices.NumOutputs = 2;
+    Cases.push_back(Indices);
+    OpTestCase IndicesColumnMajor = Indices;
+    IndicesColumnMajor.Label = "indices_storage_order";
+    IndicesColumnMajor.Attrs["storage_order"] = attrInt(1);
+    Cases.push_back(IndicesColumnMajor);
+    TestInput Bytes = tensorInput({1, 2, 5, 5}, ElementType::U8);
+    Bytes.Low = 0, Bytes.High = 255;
+    Cases.push_back(testCase("u8", {Bytes}, {{"kernel_shape", attrInts({2, 2})}}));
     return Cases;
   };
   return K;

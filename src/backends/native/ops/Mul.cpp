@@ -1,4 +1,4 @@
-// Mul: elementwise multiplication with numpy broadcasting (f32, f64, i32, i64). The broadcasting
+// Mul: elementwise multiplication with numpy broadcasting (f32, f64, integers). The broadcasting
 // machinery is shared in BinaryElementwise.h; this file only supplies the arithmetic.
 #include "backends/native/ops/BinaryElementwise.h"
 

@@ -1,4 +1,4 @@
-// Sub: elementwise subtraction with numpy broadcasting (f32, f64, i32, i64). The broadcasting
+// Sub: elementwise subtraction with numpy broadcasting (f32, f64, integers). The broadcasting
 // machinery is shared in BinaryElementwise.h; this file only supplies the arithmetic.
 #include "backends/native/ops/BinaryElementwise.h"
 

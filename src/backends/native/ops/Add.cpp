@@ -16,7 +16,7 @@ struct AddOp {
   }
 };
 
-OPT_REGISTER_SCHEMA(Add, binaryElementwiseSchema("Add"));
+OPT_REGISTER_SCHEMA(Add, binaryElementwiseSchema<AddOp>("Add"));
 OPT_REGISTER_KERNELS(Add, binaryElementwiseKernels<AddOp>("Add", "add"));
 
 } // namespace

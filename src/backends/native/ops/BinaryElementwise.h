@@ -7,6 +7,7 @@
 
 #include <type_traits>
 
+#include "backends/native/ops/common/ElementwiseCommon.h"
 #include "backends/native/ops/common/OpUtil.h"
 
 namespace optimium {
@@ -22,26 +23,6 @@ template <typename T> struct WrapTypeOf<T, true> {
                                          typename std::make_unsigned<T>::type>::type;
 };
 template <typename T> using WrapType = typename WrapTypeOf<T>::type;
-
-inline OpSchema binaryElementwiseSchema(const char *OpType) {
-  OpSchema S;
-  S.OpType = OpType;
-  S.MinInputs = S.MaxInputs = 2;
-  S.Infer = [](ShapeContext &Ctx) -> Status {
-    // Every integer width: the ONNX node tests use all of them.
-    RETURN_IF_ERROR(requireInputType(Ctx, 0,
-                                     {ElementType::F32, ElementType::F64, ElementType::I8, ElementType::I16, ElementType::I32,
-                                      ElementType::I64, ElementType::U8, ElementType::U16, ElementType::U32, ElementType::U64}));
-    RETURN_IF_ERROR(requireSameType(Ctx, 0, 1));
-    auto Shape = broadcastShapes(Ctx.Inputs[0].Shape, Ctx.Inputs[1].Shape);
-    if (!Shape.isOk())
-      return Shape.status().withContext(Ctx.N.describe());
-    Ctx.Outputs[0].Type = Ctx.Inputs[0].Type;
-    Ctx.Outputs[0].Shape = *Shape;
-    return Status::ok();
-  };
-  return S;
-}
 
 /// Element strides of In broadcast to OutDims (0 along broadcast dims).
 inline std::vector<int64_t> broadcastStrides(const std::vector<int64_t> &In, const std::vector<int64_t> &OutDims) {
@@ -239,6 +220,46 @@ inline std::vector<OpTestCase> binaryElementwiseCases(bool IsDivision) {
     Cases.push_back(testCase("i32_negative_divisor", {A, B}));
   }
   return Cases;
+}
+
+/// The reference kernel for the node's element type (load-time folding).
+template <typename Op> Result<std::unique_ptr<Kernel>> binaryRefKernelFor(const KernelCreateInfo &I) {
+  const std::string Name = std::string("fold_") + I.N.OpType;
+  switch (I.Inputs[0].Type) {
+  case ElementType::F32: return makeKernel<BinaryRefKernel<Op, float>>(Name);
+  case ElementType::F64: return makeKernel<BinaryRefKernel<Op, double>>(Name);
+  case ElementType::I8: return makeKernel<BinaryRefKernel<Op, int8_t>>(Name);
+  case ElementType::I16: return makeKernel<BinaryRefKernel<Op, int16_t>>(Name);
+  case ElementType::I32: return makeKernel<BinaryRefKernel<Op, int32_t>>(Name);
+  case ElementType::I64: return makeKernel<BinaryRefKernel<Op, int64_t>>(Name);
+  case ElementType::U8: return makeKernel<BinaryRefKernel<Op, uint8_t>>(Name);
+  case ElementType::U16: return makeKernel<BinaryRefKernel<Op, uint16_t>>(Name);
+  case ElementType::U32: return makeKernel<BinaryRefKernel<Op, uint32_t>>(Name);
+  case ElementType::U64: return makeKernel<BinaryRefKernel<Op, uint64_t>>(Name);
+  default: return makeError(ErrorCode::Type, I.N.describe(), ": no kernel for element type ", toString(I.Inputs[0].Type));
+  }
+}
+
+/// Schema: types, broadcasting, and folding of small constant operands at load (exported shape
+/// arithmetic such as Sub(Size(Shape(x)), axis) must be known for the Reshape that follows).
+template <typename Op> OpSchema binaryElementwiseSchema(const char *OpType) {
+  OpSchema S;
+  S.OpType = OpType;
+  S.MinInputs = S.MaxInputs = 2;
+  S.Infer = [](ShapeContext &Ctx) -> Status {
+    // Every integer width: the ONNX node tests use all of them.
+    RETURN_IF_ERROR(requireInputType(Ctx, 0,
+                                     {ElementType::F32, ElementType::F64, ElementType::I8, ElementType::I16, ElementType::I32,
+                                      ElementType::I64, ElementType::U8, ElementType::U16, ElementType::U32, ElementType::U64}));
+    RETURN_IF_ERROR(requireSameType(Ctx, 0, 1));
+    auto Shape = broadcastShapes(Ctx.Inputs[0].Shape, Ctx.Inputs[1].Shape);
+    if (!Shape.isOk())
+      return Shape.status().withContext(Ctx.N.describe());
+    Ctx.Outputs[0].Type = Ctx.Inputs[0].Type;
+    Ctx.Outputs[0].Shape = *Shape;
+    return foldWithKernel(Ctx, binaryRefKernelFor<Op>);
+  };
+  return S;
 }
 
 template <typename Op> OpKernels binaryElementwiseKernels(const char *OpType, const std::string &OpName) {

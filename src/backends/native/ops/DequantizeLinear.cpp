@@ -9,9 +9,10 @@ namespace detail {
 namespace ops {
 namespace {
 
-Result<int64_t> dequantAxis(const Node &N, size_t Rank) {
+Result<int64_t> dequantAxis(const Node &N, size_t Rank, bool PerAxis) {
   ASSIGN_OR_RETURN(const int64_t Axis, N.getInt("axis", 1));
-  if (Rank == 0)
+  // The axis only matters for per-axis parameters; per-tensor ones ignore it (any rank).
+  if (Rank == 0 || !PerAxis)
     return int64_t(0);
   return normalizeAxis(N, "axis", Axis, static_cast<int64_t>(Rank));
 }
@@ -27,7 +28,7 @@ Status inferDequantize(ShapeContext &Ctx) {
     return Ctx.error(ErrorCode::Model, "attribute 'block_size' value ", Block,
                      " (blocked dequantization) is not supported by the native backend");
   const TensorShape &X = Ctx.Inputs[0].Shape;
-  ASSIGN_OR_RETURN(const int64_t Axis, dequantAxis(Ctx.N, X.getRank()));
+  ASSIGN_OR_RETURN(const int64_t Axis, dequantAxis(Ctx.N, X.getRank(), Ctx.Inputs[1].Shape.getRank() == 1 && paramCount(Ctx, 1) != 1));
   for (size_t I : {size_t(1), size_t(2)}) {
     if (!Ctx.hasInput(I))
       continue;
@@ -47,9 +48,9 @@ Status inferDequantize(ShapeContext &Ctx) {
 
 Status runDequantize(const Node &N, const KernelContext &Ctx, bool Par) {
   const TensorView &X = Ctx.Inputs[0], &Y = Ctx.Outputs[0];
-  ASSIGN_OR_RETURN(const int64_t Axis, dequantAxis(N, X.rank()));
   const std::vector<float> Scale = loadFloats(Ctx.Inputs[1]);
   const std::vector<int32_t> Zp = loadZeroPoints(Ctx, 2);
+  ASSIGN_OR_RETURN(const int64_t Axis, dequantAxis(N, X.rank(), Scale.size() > 1 || Zp.size() > 1));
   const int64_t Len = X.rank() ? X.Dims[static_cast<size_t>(Axis)] : 1;
   const int64_t Inner = X.rank() ? product(X.Dims, static_cast<size_t>(Axis) + 1, X.rank()) : 1;
   if ((Scale.size() != 1 && static_cast<int64_t>(Scale.size()) != Len) ||

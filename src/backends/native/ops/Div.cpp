@@ -20,7 +20,7 @@ struct DivOp {
   }
 };
 
-OPT_REGISTER_SCHEMA(Div, binaryElementwiseSchema("Div"));
+OPT_REGISTER_SCHEMA(Div, binaryElementwiseSchema<DivOp>("Div"));
 OPT_REGISTER_KERNELS(Div, binaryElementwiseKernels<DivOp>("Div", "div"));
 
 } // namespace

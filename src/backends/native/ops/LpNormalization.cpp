@@ -1,5 +1,5 @@
-// LpNormalization (f32, f16): x / ||x||_p along one axis (p = 1 or 2). A zero norm divides by zero
-// (inf/NaN), as the ONNX reference does.
+// LpNormalization (f32, f16): x / ||x||_p along one axis (p = 1 or 2). A zero norm gives 0 (not
+// 0/0 = NaN), as the ONNX reference and node tests define it.
 #include "backends/native/ops/common/NormCommon.h"
 
 namespace optimium {
@@ -59,7 +59,7 @@ Status runLp(const Node &N, const KernelContext &Ctx, bool Par) {
       if (A.P == 2)
         Norm = std::sqrt(Norm);
       for (int64_t K = 0; K < Len; ++K)
-        storeFloat(Y, Base + K * Inner, loadFloat(X, Base + K * Inner) / Norm);
+        storeFloat(Y, Base + K * Inner, Norm == 0 ? 0.0f : loadFloat(X, Base + K * Inner) / Norm);
     }
   });
   return Status::ok();

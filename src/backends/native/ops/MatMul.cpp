@@ -1,6 +1,8 @@
-// MatMul (f32) with numpy semantics: 1-D operands are promoted (and the added dim dropped again),
-// batch dims broadcast. The blocked variants fold A's batch into rows when B is one matrix, and a
-// constant 2-D B is packed once at creation.
+// MatMul with numpy semantics: 1-D operands are promoted (and the added dim dropped again), batch
+// dims broadcast. f32 has blocked variants that fold A's batch into rows when B is one matrix and
+// pack a constant 2-D B once at creation; f64 and the integer types have the reference only.
+#include <type_traits>
+
 #include "backends/native/ops/common/Gemm.h"
 #include "backends/native/ops/common/OpUtil.h"
 
@@ -11,7 +13,9 @@ namespace ops {
 namespace {
 
 Status inferMatMul(ShapeContext &Ctx) {
-  RETURN_IF_ERROR(requireInputType(Ctx, 0, {ElementType::F32}));
+  RETURN_IF_ERROR(requireInputType(Ctx, 0,
+                                   {ElementType::F32, ElementType::F64, ElementType::I32, ElementType::I64,
+                                    ElementType::U32, ElementType::U64}));
   RETURN_IF_ERROR(requireSameType(Ctx, 0, 1));
   const TensorShape &A = Ctx.Inputs[0].Shape, &B = Ctx.Inputs[1].Shape;
   if (A.getRank() == 0 || B.getRank() == 0)
@@ -31,7 +35,7 @@ Status inferMatMul(ShapeContext &Ctx) {
     Dims.push_back(A[RA - 2]);
   if (RB >= 2)
     Dims.push_back(B[RB - 1]);
-  Ctx.Outputs[0].Type = ElementType::F32;
+  Ctx.Outputs[0].Type = Ctx.Inputs[0].Type;
   Ctx.Outputs[0].Shape = TensorShape(std::move(Dims));
   return Status::ok();
 }
@@ -98,26 +102,37 @@ Result<MatMulPlan> planMatMul(const TensorView &A, const TensorView &B, const Te
   return P;
 }
 
-class MatMulRefKernel : public Kernel {
+/// Accumulates in double for floats; integers wrap (through unsigned) as ONNX Runtime's do.
+template <typename T> using MatMulAcc =
+    typename std::conditional<std::is_floating_point<T>::value, double, typename std::make_unsigned<T>::type>::type;
+
+template <typename T> class MatMulRefKernel : public Kernel {
 public:
   Status run(const KernelContext &Ctx) const override {
+    using Acc = MatMulAcc<T>;
     ASSIGN_OR_RETURN(const MatMulPlan P, planMatMul(Ctx.Inputs[0], Ctx.Inputs[1], Ctx.Outputs[0]));
-    const float *A = Ctx.Inputs[0].data<float>(), *B = Ctx.Inputs[1].data<float>();
-    float *Y = Ctx.Outputs[0].data<float>();
-    for (size_t T = 0; T < P.OffA.size(); ++T) {
-      const float *Ab = A + P.OffA[T], *Bb = B + P.OffB[T];
-      float *Yb = Y + static_cast<int64_t>(T) * P.M * P.N;
+    const T *A = Ctx.Inputs[0].data<T>(), *B = Ctx.Inputs[1].data<T>();
+    T *Y = Ctx.Outputs[0].data<T>();
+    for (size_t Batch = 0; Batch < P.OffA.size(); ++Batch) {
+      const T *Ab = A + P.OffA[Batch], *Bb = B + P.OffB[Batch];
+      T *Yb = Y + static_cast<int64_t>(Batch) * P.M * P.N;
       for (int64_t I = 0; I < P.M; ++I)
         for (int64_t J = 0; J < P.N; ++J) {
-          double Acc = 0;
+          Acc Sum = 0;
           for (int64_t K = 0; K < P.K; ++K)
-            Acc += static_cast<double>(Ab[I * P.K + K]) * Bb[K * P.N + J];
-          Yb[I * P.N + J] = static_cast<float>(Acc);
+            Sum += static_cast<Acc>(static_cast<Acc>(Ab[I * P.K + K]) * static_cast<Acc>(Bb[K * P.N + J]));
+          Yb[I * P.N + J] = static_cast<T>(Sum);
         }
     }
     return Status::ok();
   }
 };
+
+template <typename T> KernelVariant matMulRefVariant(const std::string &Name) {
+  const ElementType ET = ElementTypeOf<T>::value;
+  return {Name, 0, [ET](const KernelCreateInfo &I) { return inputIs(I, 0, ET) && inputIs(I, 1, ET); },
+          [](const KernelCreateInfo &) { return makeKernel<MatMulRefKernel<T>>(); }};
+}
 
 class MatMulBlockedKernel : public Kernel {
 public:
@@ -194,8 +209,12 @@ KernelVariant blockedVariant(GemmIsa Isa, int Priority) {
 OpKernels matMulKernels() {
   OpKernels K;
   K.OpType = "MatMul";
-  K.Variants.push_back({"f32_matmul__ref", 0, matMulTypesOk,
-                        [](const KernelCreateInfo &) { return makeKernel<MatMulRefKernel>(); }});
+  K.Variants.push_back(matMulRefVariant<float>("f32_matmul__ref"));
+  K.Variants.push_back(matMulRefVariant<double>("f64_matmul__ref"));
+  K.Variants.push_back(matMulRefVariant<int32_t>("i32_matmul__ref"));
+  K.Variants.push_back(matMulRefVariant<int64_t>("i64_matmul__ref"));
+  K.Variants.push_back(matMulRefVariant<uint32_t>("u32_matmul__ref"));
+  K.Variants.push_back(matMulRefVariant<uint64_t>("u64_matmul__ref"));
   K.Variants.push_back(blockedVariant(GemmIsa::Portable, 10));
   K.Variants.push_back(blockedVariant(GemmIsa::Avx2, 20));
   K.Variants.push_back(blockedVariant(GemmIsa::Avx512, 30));
@@ -216,6 +235,8 @@ OpKernels matMulKernels() {
         testCase("b_broadcast_ones", {T({2, 3, 4, 6}), T({1, 1, 6, 5})}),
         testCase("large", {T({2, 70, 300}), W({300, 90})}, {}, 1e-4),
         testCase("k_zero", {T({3, 0}), T({0, 4})}),
+        testCase("f64_batched", {tensorInput({2, 3, 4}, ElementType::F64), tensorInput({4, 5}, ElementType::F64)}),
+        testCase("i64", {tensorInput({3, 4}, ElementType::I64), tensorInput({4, 2}, ElementType::I64)}),
     };
   };
   return K;

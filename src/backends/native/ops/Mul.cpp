@@ -16,7 +16,7 @@ struct MulOp {
   }
 };
 
-OPT_REGISTER_SCHEMA(Mul, binaryElementwiseSchema("Mul"));
+OPT_REGISTER_SCHEMA(Mul, binaryElementwiseSchema<MulOp>("Mul"));
 OPT_REGISTER_KERNELS(Mul, binaryElementwiseKernels<MulOp>("Mul", "mul"));
 
 } // namespace

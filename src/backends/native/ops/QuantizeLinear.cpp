@@ -21,9 +21,10 @@ ElementType fromTensorProto(int64_t Code) {
 }
 
 /// Per-axis layout shared with DequantizeLinear: [Outer, AxisLen, Inner].
-Result<int64_t> quantAxis(const Node &N, size_t Rank) {
+Result<int64_t> quantAxis(const Node &N, size_t Rank, bool PerAxis) {
   ASSIGN_OR_RETURN(const int64_t Axis, N.getInt("axis", 1));
-  if (Rank == 0)
+  // The axis only matters for per-axis parameters; per-tensor ones ignore it (any rank).
+  if (Rank == 0 || !PerAxis)
     return int64_t(0);
   return normalizeAxis(N, "axis", Axis, static_cast<int64_t>(Rank));
 }
@@ -39,7 +40,7 @@ Status checkBlockSize(const Node &N) {
 /// Checks scale / zero point shapes: scalars, or 1-D with the axis' length.
 Status checkQuantParams(const ShapeContext &Ctx, size_t ScaleI, size_t ZpI) {
   const TensorShape &X = Ctx.Inputs[0].Shape;
-  ASSIGN_OR_RETURN(const int64_t Axis, quantAxis(Ctx.N, X.getRank()));
+  ASSIGN_OR_RETURN(const int64_t Axis, quantAxis(Ctx.N, X.getRank(), Ctx.Inputs[ScaleI].Shape.getRank() == 1 && paramCount(Ctx, ScaleI) != 1));
   for (size_t I : {ScaleI, ZpI}) {
     if (!Ctx.hasInput(I))
       continue;
@@ -85,9 +86,9 @@ Status inferQuantize(ShapeContext &Ctx) {
 
 Status runQuantize(const Node &N, const KernelContext &Ctx, bool Par) {
   const TensorView &X = Ctx.Inputs[0], &Y = Ctx.Outputs[0];
-  ASSIGN_OR_RETURN(const int64_t Axis, quantAxis(N, X.rank()));
   const std::vector<float> Scale = loadFloats(Ctx.Inputs[1]);
   const std::vector<int32_t> Zp = loadZeroPoints(Ctx, 2);
+  ASSIGN_OR_RETURN(const int64_t Axis, quantAxis(N, X.rank(), Scale.size() > 1 || Zp.size() > 1));
   const int64_t Len = X.rank() ? X.Dims[static_cast<size_t>(Axis)] : 1;
   const int64_t Inner = X.rank() ? product(X.Dims, static_cast<size_t>(Axis) + 1, X.rank()) : 1;
   if ((Scale.size() != 1 && static_cast<int64_t>(Scale.size()) != Len) ||

@@ -14,8 +14,10 @@ namespace {
 std::vector<OpTestCase> resizeCases() {
   const auto X = [](std::vector<int64_t> D) { return tensorInput(std::move(D)); };
   const TestInput NoRoi = omittedInput(), NoScales = omittedInput();
-  const auto S = [](std::vector<double> V) { return f32Values({static_cast<int64_t>(V.size())}, std::move(V)); };
-  const auto Sz = [](std::vector<double> V) { return i64Values({static_cast<int64_t>(V.size())}, std::move(V)); };
+  const auto S = [](std::vector<double> V) { const int64_t N = static_cast<int64_t>(V.size());
+    return f32Values({N}, std::move(V)); };
+  const auto Sz = [](std::vector<double> V) { const int64_t N = static_cast<int64_t>(V.size());
+    return i64Values({N}, std::move(V)); };
   const auto str = [](const char *V) { return attrString(V); };
   std::vector<OpTestCase> C = {
       testCase("nearest_up_scales", {X({1, 2, 3, 4}), NoRoi, S({1, 1, 2, 3})}),

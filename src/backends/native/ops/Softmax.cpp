@@ -1,4 +1,4 @@
-// Softmax (f32). Opset >= 13: along one axis (default -1). Opset < 13: the input is coerced to 2-D
+// Softmax (f32, f64). Opset >= 13: along one axis (default -1). Opset < 13: the input is coerced to 2-D
 // at axis (default 1) and each flattened row is normalized. Node::OpsetVersion picks the rule.
 #include <cmath>
 
@@ -34,7 +34,7 @@ OpSchema softmaxSchema() {
   S.OpType = "Softmax";
   S.MinInputs = S.MaxInputs = 1;
   S.Infer = [](ShapeContext &Ctx) -> Status {
-    RETURN_IF_ERROR(requireInputType(Ctx, 0, {ElementType::F32}));
+    RETURN_IF_ERROR(requireInputType(Ctx, 0, {ElementType::F32, ElementType::F64}));
     const TensorShape &In = Ctx.Inputs[0].Shape;
     if (In.getRank() == 0)
       return Ctx.error(ErrorCode::Shape, "input must have rank >= 1");
@@ -47,7 +47,8 @@ OpSchema softmaxSchema() {
   return S;
 }
 
-class SoftmaxKernel : public Kernel {
+/// The reference (any T, accumulated in double) and, for f32, the parallel fast path.
+template <typename T> class SoftmaxKernel : public Kernel {
 public:
   SoftmaxKernel(const Node &N, int64_t Axis, bool Fast) : N(N), Axis(Axis), Fast(Fast) {}
 
@@ -56,49 +57,49 @@ public:
     if (X.Dims != Y.Dims || static_cast<int64_t>(X.rank()) <= Axis)
       return runError("softmax", "output shape ", joinInts(Y.Dims), " differs from input ", joinInts(X.Dims));
     const SoftmaxLayout L = softmaxLayout(N, Axis, X.Dims);
-    const float *In = X.data<float>();
-    float *Out = Y.data<float>();
+    const T *In = X.data<T>();
+    T *Out = Y.data<T>();
     const size_t Lines = static_cast<size_t>(L.Outer * L.Inner);
     if (!Fast) {
-      for (size_t T = 0; T < Lines; ++T)
-        refLine(In, Out, L, T);
+      for (size_t Line = 0; Line < Lines; ++Line)
+        refLine(In, Out, L, Line);
       return Status::ok();
     }
     Ctx.Par.forRange(Lines, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, L.Axis)), [&](size_t Lo, size_t Hi) {
-      for (size_t T = Lo; T < Hi; ++T)
-        fastLine(In, Out, L, T);
+      for (size_t Line = Lo; Line < Hi; ++Line)
+        fastLine(In, Out, L, Line);
     });
     return Status::ok();
   }
 
 private:
   // Line T covers elements Base + k * Inner for k < Axis.
-  static int64_t base(const SoftmaxLayout &L, size_t T) {
-    const int64_t O = static_cast<int64_t>(T) / L.Inner, I = static_cast<int64_t>(T) % L.Inner;
+  static int64_t base(const SoftmaxLayout &L, size_t Line) {
+    const int64_t O = static_cast<int64_t>(Line) / L.Inner, I = static_cast<int64_t>(Line) % L.Inner;
     return O * L.Axis * L.Inner + I;
   }
-  static void refLine(const float *In, float *Out, const SoftmaxLayout &L, size_t T) {
-    const int64_t B = base(L, T);
+  static void refLine(const T *In, T *Out, const SoftmaxLayout &L, size_t Line) {
+    const int64_t B = base(L, Line);
     double Max = -INFINITY, Sum = 0;
     for (int64_t K = 0; K < L.Axis; ++K)
       Max = std::max<double>(Max, In[B + K * L.Inner]);
     for (int64_t K = 0; K < L.Axis; ++K)
       Sum += std::exp(static_cast<double>(In[B + K * L.Inner]) - Max);
     for (int64_t K = 0; K < L.Axis; ++K)
-      Out[B + K * L.Inner] = static_cast<float>(std::exp(static_cast<double>(In[B + K * L.Inner]) - Max) / Sum);
+      Out[B + K * L.Inner] = static_cast<T>(std::exp(static_cast<double>(In[B + K * L.Inner]) - Max) / Sum);
   }
-  static void fastLine(const float *In, float *Out, const SoftmaxLayout &L, size_t T) {
-    const int64_t B = base(L, T), S = L.Inner;
-    float Max = -INFINITY;
+  static void fastLine(const T *In, T *Out, const SoftmaxLayout &L, size_t Line) {
+    const int64_t B = base(L, Line), S = L.Inner;
+    T Max = -INFINITY;
     for (int64_t K = 0; K < L.Axis; ++K)
       Max = std::max(Max, In[B + K * S]);
-    float Sum = 0;
+    T Sum = 0;
     for (int64_t K = 0; K < L.Axis; ++K) {
-      const float E = std::exp(In[B + K * S] - Max);
+      const T E = std::exp(In[B + K * S] - Max);
       Out[B + K * S] = E;
       Sum += E;
     }
-    const float Inv = 1.0f / Sum;
+    const T Inv = T(1) / Sum;
     for (int64_t K = 0; K < L.Axis; ++K)
       Out[B + K * S] *= Inv;
   }
@@ -108,19 +109,22 @@ private:
   bool Fast;
 };
 
-KernelVariant softmaxVariant(const std::string &Name, int Priority, bool Fast) {
-  return {Name, Priority, [](const KernelCreateInfo &I) { return inputIs(I, 0, ElementType::F32); },
+template <typename T> KernelVariant softmaxVariant(const std::string &Name, int Priority, bool Fast) {
+  const ElementType ET = ElementTypeOf<T>::value;
+  return {Name, Priority, [ET](const KernelCreateInfo &I) { return inputIs(I, 0, ET); },
           [Fast](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
             ASSIGN_OR_RETURN(const int64_t Axis, softmaxAxis(I.N, I.Inputs[0].Shape.getRank()));
-            return makeKernel<SoftmaxKernel>(I.N, Axis, Fast);
+            return makeKernel<SoftmaxKernel<T>>(I.N, Axis, Fast);
           }};
 }
 
 OpKernels softmaxKernels() {
   OpKernels K;
   K.OpType = "Softmax";
-  K.Variants.push_back(softmaxVariant("f32_softmax__ref", 0, false));
-  K.Variants.push_back(softmaxVariant("f32_softmax__parallel", 10, true));
+  K.Variants.push_back(softmaxVariant<float>("f32_softmax__ref", 0, false));
+  K.Variants.push_back(softmaxVariant<float>("f32_softmax__parallel", 10, true));
+  K.Variants.push_back(softmaxVariant<double>("f64_softmax__ref", 0, false));
+  K.Variants.push_back(softmaxVariant<double>("f64_softmax__parallel", 10, true));
   K.TestCases = [] {
     const auto wide = [](std::vector<int64_t> Dims) {
       TestInput I = tensorInput(std::move(Dims));
@@ -134,6 +138,7 @@ OpKernels softmaxKernels() {
         testCase("negative_axis", {wide({2, 3, 4})}, {{"axis", attrInt(-2)}}, 1e-5),
         testCase("rank1", {wide({7})}, {}, 1e-5),
         testCase("many_rows", {wide({64, 1000})}, {}, 1e-5),
+        testCase("f64", typedInputs({3, 2, 5}, ElementType::F64), {{"axis", attrInt(1)}}, 1e-5),
     };
   };
   return K;

@@ -16,7 +16,7 @@ struct SubOp {
   }
 };
 
-OPT_REGISTER_SCHEMA(Sub, binaryElementwiseSchema("Sub"));
+OPT_REGISTER_SCHEMA(Sub, binaryElementwiseSchema<SubOp>("Sub"));
 OPT_REGISTER_KERNELS(Sub, binaryElementwiseKernels<SubOp>("Sub", "sub"));
 
 } // namespace

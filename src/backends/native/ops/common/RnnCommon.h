@@ -340,7 +340,8 @@ inline std::vector<OpTestCase> rnnCases(RnnKind Kind) {
   const auto X = [](std::vector<int64_t> D) { return tensorInput(std::move(D)); };
   const auto W = [](std::vector<int64_t> D) { return constInput(std::move(D)); };
   const auto Lens = [](std::vector<double> V) {
-    return valuesInput({static_cast<int64_t>(V.size())}, std::move(V), ElementType::I32, false);
+    const int64_t N = static_cast<int64_t>(V.size());
+    return valuesInput({N}, std::move(V), ElementType::I32, false);
   };
   const int64_t H = 4, In = 3, Seq = 5, Bt = 2;
   std::vector<OpTestCase> C;

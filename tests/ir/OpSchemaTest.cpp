@@ -196,8 +196,11 @@ TEST(OpSchema, PoolingShapes) {
                       {{"kernel_shape", ints({3, 3})}, {"strides", ints({2, 2})}, {"ceil_mode", intAttr(1)}});
   ASSERT_TRUE(R.S.isOk()) << R.S.message();
   EXPECT_EQ(R.Outputs[0].Shape, (TensorShape{1, 1, 2, 2}));
+  // The optional Indices output: int64, the shape of the pooled output.
   R = infer("MaxPool", {info({1, 1, 4, 4})}, {{"kernel_shape", ints({2, 2})}}, 2);
-  EXPECT_ERROR(R, ErrorCode::Model, "Indices");
+  ASSERT_TRUE(R.S.isOk()) << R.S.message();
+  EXPECT_EQ(R.Outputs[1].Type, ElementType::I64);
+  EXPECT_EQ(R.Outputs[1].Shape, (TensorShape{1, 1, 3, 3}));
   R = infer("AveragePool", {info({1, 1, 4, 4})});
   EXPECT_ERROR(R, ErrorCode::Model, "'kernel_shape'", "required");
   R = infer("AveragePool", {info({1, 1, 4, 4})}, {{"kernel_shape", ints({2, 2})}, {"count_include_pad", intAttr(2)}});

@@ -1,4 +1,5 @@
-// Equal: elementwise ==, a bool tensor (bool, integer and float inputs), with numpy broadcasting. The machinery is shared in common/ElementwiseBinary.h.
+// Equal: elementwise ==, a bool tensor (bool, integer, float and, from opset 19, string inputs), with
+// numpy broadcasting. The machinery is shared in common/ElementwiseBinary.h.
 #include "backends/native/ops/common/ElementwiseBinary.h"
 
 namespace optimium {
@@ -27,8 +28,18 @@ BinaryDesc equalDesc() {
   return D;
 }
 
-OPT_REGISTER_SCHEMA(Equal, binarySchema<EqualOp>(equalDesc(), EqualTypes()));
-OPT_REGISTER_KERNELS(Equal, binaryKernels<EqualOp>(equalDesc(), EqualTypes()));
+using EqualTypesWithString = TypeList<bool, float, double, float16, bfloat16, int8_t, int16_t, int32_t, int64_t,
+                                      uint8_t, uint16_t, uint32_t, uint64_t, std::string>;
+
+OpKernels equalKernels() {
+  OpKernels K = binaryKernels<EqualOp>(equalDesc(), EqualTypes());
+  // Strings (std::string objects): no harness case, since harness buffers hold raw bytes.
+  pushBinaryVariants<EqualOp>(K.Variants, equalDesc(), TypeList<std::string>());
+  return K;
+}
+
+OPT_REGISTER_SCHEMA(Equal, binarySchema<EqualOp>(equalDesc(), EqualTypesWithString()));
+OPT_REGISTER_KERNELS(Equal, equalKernels());
 
 } // namespace
 } // namespace ops

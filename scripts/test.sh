@@ -3,6 +3,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh --test
+# ccache lets the Python wheel's build (pip install . below) reuse the objects of this build.
+if command -v ccache >/dev/null 2>&1; then
+  export CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache
+fi
 cmake --preset release >/dev/null
 cmake --build build
 ctest --test-dir build --output-on-failure -j "$(nproc)" "$@"

@@ -3,8 +3,17 @@
 # GPT-style decoder) with Debian's PyTorch into OUTDIR, once. Exit 77 when PyTorch is missing.
 set -euo pipefail
 OUT=${1:?usage: export-models.sh OUTDIR}
-SCRIPT="$(cd "$(dirname "$0")/../.." && pwd)/shared/models/export_models.py"
-[ -f "$SCRIPT" ] || SCRIPT="$(cd "$(dirname "$0")/.." && pwd)/../shared/models/export_models.py"
+# ../shared sits beside the project's root (OPTIMIUM_SHARED_DIR overrides; /work/shared is where
+# developer machines keep it).
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+SCRIPT=""
+for D in "${OPTIMIUM_SHARED_DIR:-}" "$ROOT/../shared" /work/shared; do
+  if [ -n "$D" ] && [ -f "$D/models/export_models.py" ]; then SCRIPT="$D/models/export_models.py"; break; fi
+done
+if [ -z "$SCRIPT" ]; then
+  echo "SKIP: ../shared/models/export_models.py not found beside the project (set OPTIMIUM_SHARED_DIR)"
+  exit 77
+fi
 if [ -f "$OUT/export_summary.json" ] && [ "$OUT/export_summary.json" -nt "$SCRIPT" ]; then
   exit 0
 fi

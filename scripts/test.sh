@@ -10,6 +10,9 @@ fi
 cmake --preset release >/dev/null
 cmake --build build
 ctest --test-dir build --output-on-failure -j "$(nproc)" "$@"
+# The ONNX conformance summary (N passed, N failed, N skipped over every node test).
+grep -h -E "^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped|failure\(s\) not in the known-failures list" \
+  build/Testing/Temporary/LastTest.log 2>/dev/null | sed 's/^/onnx conformance: /' || true
 
 # --- Python package optimium.runtime: pip install . into a venv, then pytest ----------------------
 # The venv (.venv-py) and the wheel's build folder (build-py/skbuild, reused between runs) are ignored.

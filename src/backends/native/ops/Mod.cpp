@@ -1,6 +1,6 @@
-// Mod: elementwise remainder with numpy broadcasting. fmod=0 (integers only): the result takes the
-// divisor's sign (Python %); fmod=1: C fmod, the dividend's sign. Floats require fmod=1, as the
-// spec says. Integer division by zero is an error instead of a trap.
+// Mod: elementwise remainder with numpy broadcasting. fmod=0: the result takes the divisor's sign
+// (Python %, A - floor(A / B) * B); fmod=1: C fmod, the dividend's sign. Floats require fmod=1
+// before opset 28, which defines fmod=0 for them too. Integer division by zero is an error.
 #include "backends/native/ops/common/ElementwiseBinary.h"
 
 namespace optimium {
@@ -22,9 +22,11 @@ template <typename C> typename std::enable_if<std::is_integral<C>::value, C>::ty
 template <typename C> typename std::enable_if<!std::is_integral<C>::value, C>::type modValue(C A, C B, bool Fmod) {
   if (Fmod)
     return std::fmod(A, B);
-  C R = std::fmod(A, B); // numpy mod: sign of the divisor
+  C R = std::fmod(A, B); // numpy mod: sign of the divisor; a zero takes the divisor's sign
   if (R != C(0) && ((R < C(0)) != (B < C(0))))
     R += B;
+  else if (R == C(0))
+    R = std::copysign(C(0), B);
   return R;
 }
 
@@ -49,9 +51,10 @@ BinaryDesc modDesc() {
   };
   D.Validate = [](const ShapeContext &Ctx) -> Status {
     ASSIGN_OR_RETURN(const int64_t Fmod, Ctx.N.getInt("fmod", 0));
-    if (isFloatType(Ctx.Inputs[0].Type) && Fmod != 1)
+    if (isFloatType(Ctx.Inputs[0].Type) && Fmod != 1 && Ctx.N.OpsetVersion > 0 && Ctx.N.OpsetVersion < 28)
       return Ctx.error(ErrorCode::Model, "attribute 'fmod' must be 1 for floating-point inputs (",
-                       toString(Ctx.Inputs[0].Type), "), got ", Fmod);
+                       toString(Ctx.Inputs[0].Type), ") before opset 28, got ", Fmod, " at opset ",
+                       Ctx.N.OpsetVersion);
     return Status::ok();
   };
   D.IntLow = 1, D.IntHigh = 100; // generic cases: nonzero divisors
@@ -71,6 +74,10 @@ BinaryDesc modDesc() {
         testCase("mixed_sign_python", {A, B}),
         testCase("mixed_sign_fmod", {A, B}, {{"fmod", attrInt(1)}}),
         testCase("mixed_sign_float", {FA, FB}, {{"fmod", attrInt(1)}}),
+        withOpset(testCase("mixed_sign_float_python", {FA, FB}), 28),
+        withOpset(testCase("float_edge_cases", {valuesInput({8}, {0.0, -0.0, INFINITY, 5, NAN, 3, -3, -2}, ElementType::F32, false),
+                                                valuesInput({8}, {-2, 3, 2, 0, 1, INFINITY, -INFINITY, -INFINITY}, ElementType::F32, false)}),
+                  28),
         testCase("int_min_by_minus_one", {Big, MinusOne}),
     };
   };

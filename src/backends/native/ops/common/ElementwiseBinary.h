@@ -38,6 +38,7 @@ struct BinaryDesc {
   double Tolerance = 1e-4;
   std::function<std::vector<OpTestCase>()> ExtraCases;
   std::map<std::string, AttrValue> DefaultAttrs; ///< attributes of the generic harness cases
+  int DefaultOpset = 0;                           ///< opset of the generic harness cases (0: default)
   std::function<Status(const ShapeContext &)> Validate; ///< extra schema checks (type/attribute pairs)
 };
 
@@ -191,8 +192,9 @@ inline bool harnessFillable(ElementType T) {
 template <typename T> void addBinaryTypeCase(std::vector<OpTestCase> &Cases, const BinaryDesc &D) {
   if (D.ZeroDivisorCheck && std::is_integral<T>::value && !harnessFillable(ElementTypeOf<T>::value))
     return; // zero-filled divisors would only test the division-by-zero error
-  Cases.push_back(testCase(typeName<T>(), {binaryInput<T>(D, {2, 3, 4}), binaryInput<T>(D, {2, 3, 4})},
-                           D.DefaultAttrs, D.Tolerance));
+  Cases.push_back(withOpset(testCase(typeName<T>(), {binaryInput<T>(D, {2, 3, 4}), binaryInput<T>(D, {2, 3, 4})},
+                                     D.DefaultAttrs, D.Tolerance),
+                            D.DefaultOpset));
 }
 
 template <typename... Ts> std::vector<OpTestCase> binaryCases(const BinaryDesc &D, TypeList<Ts...>) {
@@ -201,8 +203,9 @@ template <typename... Ts> std::vector<OpTestCase> binaryCases(const BinaryDesc &
   (void)Expand{0, (addBinaryTypeCase<Ts>(Cases, D), 0)...};
   using F = typename std::tuple_element<0, std::tuple<Ts...>>::type;
   const auto add = [&](const char *Label, std::vector<int64_t> DA, std::vector<int64_t> DB) {
-    Cases.push_back(testCase(Label, {binaryInput<F>(D, std::move(DA)), binaryInput<F>(D, std::move(DB))},
-                             D.DefaultAttrs, D.Tolerance));
+    Cases.push_back(withOpset(testCase(Label, {binaryInput<F>(D, std::move(DA)), binaryInput<F>(D, std::move(DB))},
+                                       D.DefaultAttrs, D.Tolerance),
+                              D.DefaultOpset));
   };
   add("large_same_shape", {4, 64, 129}, {4, 64, 129});
   add("scalar_rhs", {3, 5}, {});

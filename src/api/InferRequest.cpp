@@ -123,6 +123,9 @@ Tensor InferRequest::getTensor(StringRef Name) const {
     return R.preservedTensor(static_cast<size_t>(S - R.M->Stateful.data()));
   }
   requireFinishedRun(R, Lock, "getTensor('" + Name.str() + "')");
+  for (const StatefulInput &SI : R.M->Stateful)
+    if (SI.Preserved && SI.UpdateFrom == V)
+      return R.valueTensor(V); // swapped in as its input's value
   if (!Val.IsGraphInput && !R.Owned[V] && !R.Plan->Readable[V])
     throw InvalidOperationError("getTensor: '" + Name.str() +
                                 "' is an intermediate whose memory is reused by later operations; load the model "
@@ -172,6 +175,11 @@ void InferRequest::setTensorShape(StringRef Name, const TensorShape &Shape) {
     if (D < 0)
       throw InvalidArgumentError("setTensorShape: shape " + Shape.toString() + " for '" + Name.str() +
                                  "' has a negative dimension");
+  size_t Count = 1;
+  for (int64_t D : Dims)
+    if (__builtin_mul_overflow(Count, static_cast<size_t>(D), &Count) || Count > (SIZE_MAX >> 5))
+      throw InvalidArgumentError("setTensorShape: shape " + Shape.toString() + " for '" + Name.str() +
+                                 "' has too many elements");
   if (Dims.size() != S.BaseDims.size())
     throw ShapeError("setTensorShape: shape " + Shape.toString() + " for '" + Name.str() + "' has rank " +
                      std::to_string(Dims.size()) + ", the tensor's base shape " + dimsText(S.BaseDims) + " has rank " +

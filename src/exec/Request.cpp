@@ -138,7 +138,9 @@ Status RequestImpl::start(std::vector<Tensor> In) {
     if (Need > elementCountOf(St.Cap))
       St.Cap = Out;
     const size_t Bytes = elementCountOf(St.Cap) * getElementSize(G.Values[S.Value].Type);
-    if (St.Spare->Bytes < elementCountOf(Out) * getElementSize(G.Values[S.Value].Type)) {
+    // Keep the spare at full capacity: after the swap it holds the value, and later resizes
+    // within capacity rely on the value's buffer holding Cap elements.
+    if (St.Spare->Bytes < Bytes) {
       auto B = Buffer::allocate(Bytes);
       if (!B)
         return makeError(ErrorCode::OutOfResource, "cannot allocate ", Bytes, " bytes for preserved tensor '",

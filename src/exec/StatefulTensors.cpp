@@ -1,6 +1,7 @@
 // Preserved and Resizable tensors of a request (spec section 10): capacity-sized double buffers,
 // lazy/eager shape application with content migration, ShrinkToFit, and the post-run swap that
 // makes each update_from output the next value of its input.
+#include <algorithm>
 #include <cstring>
 
 #include "Optimium/Runtime/Exceptions.h"
@@ -215,8 +216,9 @@ Status RequestImpl::commitPreservedLocked() {
                          ", beyond the declared capacity ", dimsText(S.DeclaredCap), " of '", G.Values[S.Value].Name,
                          "'");
       const size_t Bytes = countOf(Out) * getElementSize(G.Values[S.Value].Type);
-      if (St.Spare->Bytes < Bytes) {
-        auto B = Buffer::allocate(Bytes);
+      const size_t CapBytes = std::max(countOf(Out), countOf(St.Cap)) * getElementSize(G.Values[S.Value].Type);
+      if (St.Spare->Bytes < CapBytes) {
+        auto B = Buffer::allocate(CapBytes);
         if (!B)
           return makeError(ErrorCode::OutOfResource, "cannot allocate ", Bytes, " bytes for preserved tensor '",
                            G.Values[S.Value].Name, "'");

@@ -243,6 +243,9 @@ nb::object attributeToPython(const rt::Attribute &A) {
 struct PyTensor {
   rt::Tensor T;
   nb::object Owner; ///< keeps user memory (a numpy array, a request's inputs) alive
+  /// to_numpy() returns a writable view of T's memory instead of a copy (the `new` tensor of a
+  /// resize-migration callback, which the callback fills in place).
+  bool NumpyView = false;
 };
 
 void requireValid(const PyTensor &P, const char *What) {
@@ -335,6 +338,11 @@ nb::object tensorToNumpy(const PyTensor &P) {
   case rt::ElementType::F32:
   case rt::ElementType::F64: DT.code = (uint8_t)nb::dlpack::dtype_code::Float; break;
   default: throw nb::type_error("to_numpy: the tensor has an undefined element type");
+  }
+  if (P.NumpyView) {
+    auto *Keep = new rt::Tensor(T);
+    nb::capsule ViewOwner(Keep, [](void *Ptr) noexcept { delete static_cast<rt::Tensor *>(Ptr); });
+    return nb::cast(nb::ndarray<nb::numpy>(T.data(), Shape.size(), Shape.data(), ViewOwner, nullptr, DT));
   }
   const size_t Bytes = T.getTensorSize();
   char *Buf = new char[Bytes ? Bytes : 1];
@@ -580,6 +588,30 @@ void requestSetCallback(PyRequest &Q, nb::object Fn) {
 }
 
 PyTensor outputTensor(PyRequest &Q, rt::Tensor T) { return PyTensor{std::move(T), Q.Keep}; }
+
+/// set_resize_migration: fn(old, new) gets rt.Tensor objects; new.to_numpy() is a writable view.
+/// The runtime calls it on the thread applying the resize (infer() releases the GIL: take it).
+void requestSetResizeMigration(PyRequest &Q, const std::string &Name, nb::object Fn) {
+  if (Fn.is_none()) {
+    Q.R.setResizeMigration(rt::StringRef(Name), nullptr);
+    return;
+  }
+  if (!PyCallable_Check(Fn.ptr()))
+    throw nb::type_error("set_resize_migration: expected a callable fn(old, new) or None");
+  std::shared_ptr<PyObject> Held(Fn.inc_ref().ptr(), [](PyObject *O) {
+    if (Finalizing.load() || !Py_IsInitialized())
+      return;
+    nb::gil_scoped_acquire G;
+    Py_DECREF(O);
+  });
+  Q.R.setResizeMigration(rt::StringRef(Name), [Held](const rt::Tensor &Old, rt::Tensor &New) {
+    nb::gil_scoped_acquire G;
+    nb::object F = nb::borrow(Held.get());
+    PyTensor OldT{Old, nb::none()};
+    PyTensor NewT{New, nb::none(), /*NumpyView=*/true};
+    F(nb::cast(OldT), nb::cast(NewT));
+  });
+}
 
 rt::ModelLoadOptions loadOptions(nb::object Devices, bool Strict, bool MemOpt, bool Denormals,
                                  std::optional<std::string> SavePath, std::optional<std::string> Passphrase,
@@ -1085,6 +1117,14 @@ NB_MODULE(_core, m) {
       .def("get_tensor",
            [](PyRequest &Q, const std::string &Name) { return outputTensor(Q, Q.R.getTensor(rt::StringRef(Name))); },
            "name"_a)
+      .def("set_tensor_shape",
+           [](PyRequest &Q, const std::string &Name, nb::handle Shape) {
+             Q.R.setTensorShape(rt::StringRef(Name), toShape(Shape));
+           },
+           "name"_a, "shape"_a)
+      .def("apply_shape_changes", [](PyRequest &Q, bool Shrink) { Q.R.applyShapeChanges(Shrink); },
+           "shrink_to_fit"_a = false)
+      .def("set_resize_migration", &requestSetResizeMigration, "name"_a, "callback"_a.none())
       .def_prop_ro("model_name", [](const PyRequest &Q) { return Q.R.getModelName(); })
       .def("__repr__", [](const PyRequest &Q) {
         return "<optimium.runtime.InferRequest of '" + Q.R.getModelName() + "' " +

@@ -4,6 +4,7 @@
 #include "Optimium/Runtime/Model.h"
 
 #include <algorithm>
+#include <cstdint>
 
 #include "core/ErrorConversion.h"
 #include "exec/Request.h"
@@ -114,12 +115,107 @@ Tensor InferRequest::getTensor(StringRef Name) const {
   const Value &Val = G.Values[V];
   if (Val.Const)
     return R.valueTensor(V);
+  const StatefulInput *S = R.M->findStateful(Name.str());
+  if (S && S->Preserved) {
+    // The request's own value: readable and writable between runs, even before the first one.
+    if (R.State == InferStatus::Running)
+      throw InvalidOperationError("getTensor('" + Name.str() + "'): the request is still running; call wait() first");
+    return R.preservedTensor(static_cast<size_t>(S - R.M->Stateful.data()));
+  }
   requireFinishedRun(R, Lock, "getTensor('" + Name.str() + "')");
+  for (const StatefulInput &SI : R.M->Stateful)
+    if (SI.Preserved && SI.UpdateFrom == V)
+      return R.valueTensor(V); // swapped in as its input's value
   if (!Val.IsGraphInput && !R.Owned[V] && !R.Plan->Readable[V])
     throw InvalidOperationError("getTensor: '" + Name.str() +
                                 "' is an intermediate whose memory is reused by later operations; load the model "
                                 "with EnableMemoryOptimization = false to read every intermediate");
   return R.valueTensor(V);
+}
+
+namespace {
+std::string dimsText(const std::vector<int64_t> &Dims) {
+  std::string S = "[";
+  for (size_t I = 0; I < Dims.size(); ++I)
+    S += (I ? "," : "") + std::to_string(Dims[I]);
+  return S + "]";
+}
+
+size_t countOf(const std::vector<int64_t> &Dims) {
+  size_t N = 1;
+  for (int64_t D : Dims)
+    N *= static_cast<size_t>(D);
+  return N;
+}
+
+/// The manifest entry of a tensor by name, with the errors section 10 specifies.
+size_t statefulIndex(const RequestImpl &R, StringRef Name, const char *What) {
+  const ModelImpl &M = *R.M;
+  if (!M.findTensor(Name.str()))
+    throw InvalidArgumentError(std::string(What) + ": model '" + M.Name + "' has no tensor named '" + Name.str() + "'");
+  const StatefulInput *S = M.findStateful(Name.str());
+  return S ? static_cast<size_t>(S - M.Stateful.data()) : SIZE_MAX;
+}
+} // namespace
+
+void InferRequest::setTensorShape(StringRef Name, const TensorShape &Shape) {
+  RequestImpl &R = checked(Impl);
+  const size_t SI = statefulIndex(R, Name, "setTensorShape");
+  const TensorInfo &TI = *R.M->findTensor(Name.str());
+  if (SI == SIZE_MAX || !R.M->Stateful[SI].Resizable)
+    throw InvalidArgumentError("setTensorShape: tensor '" + Name.str() + "' (shape " + TI.Shape.toString() +
+                               ") is not resizable; cannot set shape " + Shape.toString() +
+                               " (mark it \"resizable\" in the model's optimium.json)");
+  const StatefulInput &S = R.M->Stateful[SI];
+  if (Shape.isDynamic())
+    throw InvalidArgumentError("setTensorShape: shape " + Shape.toString() + " for '" + Name.str() +
+                               "' is symbolic; a resizable tensor takes a concrete shape");
+  const std::vector<int64_t> Dims = Shape.getDims();
+  for (int64_t D : Dims)
+    if (D < 0)
+      throw InvalidArgumentError("setTensorShape: shape " + Shape.toString() + " for '" + Name.str() +
+                                 "' has a negative dimension");
+  size_t Count = 1;
+  for (int64_t D : Dims)
+    if (__builtin_mul_overflow(Count, static_cast<size_t>(D), &Count) || Count > (SIZE_MAX >> 5))
+      throw InvalidArgumentError("setTensorShape: shape " + Shape.toString() + " for '" + Name.str() +
+                                 "' has too many elements");
+  if (Dims.size() != S.BaseDims.size())
+    throw ShapeError("setTensorShape: shape " + Shape.toString() + " for '" + Name.str() + "' has rank " +
+                     std::to_string(Dims.size()) + ", the tensor's base shape " + dimsText(S.BaseDims) + " has rank " +
+                     std::to_string(S.BaseDims.size()));
+  if (!S.DeclaredCap.empty() && countOf(Dims) > countOf(S.DeclaredCap))
+    throw InvalidArgumentError("setTensorShape: shape " + Shape.toString() + " for '" + Name.str() + "' (" +
+                               std::to_string(countOf(Dims)) + " elements) is beyond its declared capacity " +
+                               dimsText(S.DeclaredCap) + " (" + std::to_string(countOf(S.DeclaredCap)) + " elements)");
+  std::lock_guard<std::mutex> Lock(R.Mu);
+  R.States[SI].Pending = Dims;
+  R.States[SI].HasPending = true;
+}
+
+void InferRequest::applyShapeChanges(bool ShrinkToFit) {
+  RequestImpl &R = checked(Impl);
+  std::lock_guard<std::mutex> Lock(R.Mu);
+  if (R.State == InferStatus::Running)
+    throw InvalidStateError("applyShapeChanges: an inference of model '" + R.M->Name +
+                            "' is running on this request; call wait() first");
+  R.applyShapeChangesLocked(ShrinkToFit);
+}
+
+void InferRequest::releaseStaleShapeMemory() {
+  RequestImpl &R = checked(Impl);
+  std::lock_guard<std::mutex> Lock(R.Mu);
+  R.Stale.clear();
+}
+
+void InferRequest::setResizeMigration(StringRef Name, ResizeMigrateFn Fn) {
+  RequestImpl &R = checked(Impl);
+  const size_t SI = statefulIndex(R, Name, "setResizeMigration");
+  if (SI == SIZE_MAX || !R.M->Stateful[SI].Preserved)
+    throw InvalidArgumentError("setResizeMigration: tensor '" + Name.str() + "' of model '" + R.M->Name +
+                               "' is not a preserved (cached) tensor");
+  std::lock_guard<std::mutex> Lock(R.Mu);
+  R.States[SI].Migrate = std::move(Fn);
 }
 
 std::string InferRequest::getModelName() const { return checked(Impl).M->Name; }

@@ -64,16 +64,24 @@ ArrayRef<StringRef> Model::getAttributeKeys() const { return checked(Impl).Attri
 
 TensorShape Model::inferShape(StringRef Name, const std::map<std::string, TensorShape> &InputShapes) const {
   const ModelImpl &M = checked(Impl);
+  // Every graph input; a Preserved one may be omitted (its base shape is used).
   std::vector<TensorShape> Ordered;
-  for (const StringRef &In : M.InputNames) {
-    auto It = InputShapes.find(In.str());
-    if (It == InputShapes.end())
-      throw InvalidArgumentError("inferShape: no shape given for input '" + In.str() + "'");
-    Ordered.push_back(It->second);
+  for (int V : M.G->Inputs) {
+    const std::string &In = M.G->Values[V].Name;
+    auto It = InputShapes.find(In);
+    const detail::StatefulInput *S = M.findStateful(In);
+    if (It != InputShapes.end())
+      Ordered.push_back(It->second);
+    else if (S && S->Preserved)
+      Ordered.push_back(TensorShape::fromDims(S->BaseDims));
+    else
+      throw InvalidArgumentError("inferShape: no shape given for input '" + In + "'");
   }
-  for (const auto &KV : InputShapes)
-    if (!M.findTensor(KV.first) || std::find(M.InputNames.begin(), M.InputNames.end(), StringRef(KV.first)) == M.InputNames.end())
+  for (const auto &KV : InputShapes) {
+    const int V = M.G->findValue(KV.first);
+    if (V < 0 || !M.G->Values[V].IsGraphInput)
       throw InvalidArgumentError("inferShape: '" + KV.first + "' is not an input of model '" + M.Name + "'");
+  }
   return inferShape(Name, make_array(Ordered));
 }
 
@@ -83,6 +91,17 @@ TensorShape Model::inferShape(StringRef Name, ArrayRef<TensorShape> InputShapes)
   const int Target = G.findValue(Name.str());
   if (Target < 0)
     throw InvalidArgumentError("inferShape: model '" + M.Name + "' has no tensor named '" + Name.str() + "'");
+  std::vector<TensorShape> Expanded;
+  if (InputShapes.size() == M.UserInputs.size() && M.UserInputs.size() != G.Inputs.size()) {
+    // The inputs infer() takes (getInputNames order): Preserved inputs get their base shape.
+    Expanded.resize(G.Inputs.size());
+    for (size_t K = 0; K < M.UserInputs.size(); ++K)
+      Expanded[M.UserInputs[K]] = InputShapes[K];
+    for (const detail::StatefulInput &S : M.Stateful)
+      if (S.Preserved)
+        Expanded[S.InputIndex] = TensorShape::fromDims(S.BaseDims);
+    InputShapes = make_array(Expanded);
+  }
   if (InputShapes.size() != G.Inputs.size())
     throw InvalidArgumentError("inferShape: model '" + M.Name + "' has " + std::to_string(G.Inputs.size()) +
                                " input(s), got " + std::to_string(InputShapes.size()) + " shape(s)");
@@ -104,7 +123,9 @@ TensorShape Model::inferShape(StringRef Name, ArrayRef<TensorShape> InputShapes)
 
 InferRequest Model::createRequest() const {
   checked(Impl);
-  return InferRequest(std::make_shared<RequestImpl>(Impl));
+  auto R = std::make_shared<RequestImpl>(Impl);
+  throwIfError(R->initStateful());
+  return InferRequest(std::move(R));
 }
 
 } // namespace runtime

@@ -56,9 +56,14 @@ Result<std::shared_ptr<const ExecutionPlan>> buildPlan(ModelImpl &M, const std::
   };
   std::vector<Life> Lives;
   std::vector<BufferRequest> Requests;
+  // Outputs that update a Preserved input are written into that input's spare buffer instead.
+  std::vector<char> External(NV, 0);
+  for (const StatefulInput &S : M.Stateful)
+    if (S.Preserved && S.UpdateFrom >= 0)
+      External[S.UpdateFrom] = 1;
   for (size_t V = 0; V < NV; ++V) {
     const Value &Val = G.Values[V];
-    if (Val.Const || Val.IsGraphInput || !Plan->Resolved[V] || !Infos[V].Present)
+    if (Val.Const || Val.IsGraphInput || External[V] || !Plan->Resolved[V] || !Infos[V].Present)
       continue;
     if (Val.Producer < 0 && !Val.IsGraphOutput)
       continue;

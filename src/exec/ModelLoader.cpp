@@ -11,12 +11,20 @@
 
 #include "core/Log.h"
 #include "exec/Request.h"
+#include "import/Manifest.h"
 #include "import/onnx/OnnxImporter.h"
 #include "passes/InferShapes.h"
 #include "passes/RemoveFoldedNodes.h"
 
 namespace optimium {
 namespace runtime {
+
+const detail::StatefulInput *ModelImpl::findStateful(const std::string &Name) const {
+  const int V = G->findValue(Name);
+  if (V < 0 || static_cast<size_t>(V) >= StatefulOf.size() || StatefulOf[V] < 0)
+    return nullptr;
+  return &Stateful[StatefulOf[V]];
+}
 
 ModelImpl::~ModelImpl() {
   Sched.reset();
@@ -334,7 +342,116 @@ SchedulerType chooseScheduler(const ModelImpl &M) {
   return SchedulerType::Sequential;
 }
 
-Status validateCapacities(const ModelImpl &M) {
+std::string dimsText(const std::vector<int64_t> &Dims) {
+  std::string S = "[";
+  for (size_t I = 0; I < Dims.size(); ++I)
+    S += (I ? "," : "") + std::to_string(Dims[I]);
+  return S + "]";
+}
+
+size_t elementCount(const std::vector<int64_t> &Dims) {
+  size_t N = 1;
+  for (int64_t D : Dims)
+    N *= static_cast<size_t>(D);
+  return N;
+}
+
+/// Checks the manifest against the graph and marks the graph inputs it names: a Resizable input's
+/// dims become symbols (kernels are created shape-generic; each run plans its concrete shape), a
+/// Preserved-only input gets its concrete shape. Runs before shape inference.
+Status applyManifest(ModelImpl &M, const Manifest &Man) {
+  Graph &G = *M.G;
+  auto Bad = [&](const std::string &Name, const std::string &Why) {
+    return makeError(ErrorCode::Model, "manifest '", Man.Path, "': 'tensors.", Name, "': ", Why);
+  };
+  std::set<int> UpdateSources;
+  for (const ManifestEntry &E : Man.Tensors) {
+    const int V = G.findValue(E.Name);
+    if (V < 0)
+      return Bad(E.Name, "the model has no tensor of that name");
+    Value &Val = G.Values[V];
+    if (!Val.IsGraphInput) {
+      if (E.Preserved && E.UpdateFrom.empty())
+        return Bad(E.Name, "is not a graph input; a preserved tensor must be a graph input (its next value comes "
+                           "from the output named by update_from)");
+      return Bad(E.Name, "is not a graph input; only graph inputs can be preserved or resizable");
+    }
+    if (!E.Preserved && !E.Resizable)
+      return Bad(E.Name, "marks nothing (set \"preserved\" and/or \"resizable\")");
+    StatefulInput S;
+    S.Value = V;
+    S.InputIndex = static_cast<size_t>(std::find(G.Inputs.begin(), G.Inputs.end(), V) - G.Inputs.begin());
+    S.Preserved = E.Preserved;
+    S.Resizable = E.Resizable;
+    if (Val.Type == ElementType::String && E.Preserved)
+      return Bad(E.Name, "string tensors cannot be preserved");
+    if (!E.UpdateFrom.empty()) {
+      const int O = G.findValue(E.UpdateFrom);
+      if (O < 0 || !G.Values[O].IsGraphOutput)
+        return Bad(E.Name + ".update_from", "'" + E.UpdateFrom + "' is not a graph output");
+      if (G.Values[O].Type != Val.Type)
+        return Bad(E.Name + ".update_from", "output '" + E.UpdateFrom + "' has element type " +
+                                                toString(G.Values[O].Type) + ", the input has " + toString(Val.Type));
+      if (G.Values[O].ShapeKnown && G.Values[O].Shape.getRank() != Val.Shape.getRank())
+        return Bad(E.Name + ".update_from", "output '" + E.UpdateFrom + "' has rank " +
+                                                std::to_string(G.Values[O].Shape.getRank()) + ", the input has rank " +
+                                                std::to_string(Val.Shape.getRank()));
+      if (!UpdateSources.insert(O).second)
+        return Bad(E.Name + ".update_from", "output '" + E.UpdateFrom + "' already updates another tensor");
+      S.UpdateFrom = O;
+    }
+    if (E.HasBaseShape) {
+      if (E.BaseShape.size() != Val.Shape.getRank())
+        return Bad(E.Name + ".base_shape", "has rank " + std::to_string(E.BaseShape.size()) + ", the model declares " +
+                                               Val.Shape.toString() + " (rank " + std::to_string(Val.Shape.getRank()) + ")");
+      S.BaseDims = E.BaseShape;
+    } else if (!Val.Shape.isDynamic()) {
+      S.BaseDims = Val.Shape.getDims();
+    } else {
+      return Bad(E.Name, "the model declares the symbolic shape " + Val.Shape.toString() +
+                             "; give a concrete \"base_shape\"");
+    }
+    if (S.Resizable) {
+      std::vector<Expr> Dims;
+      for (size_t D = 0; D < Val.Shape.getRank(); ++D)
+        Dims.push_back(Val.Shape[D].isSymbol() ? Val.Shape[D] : Expr(E.Name + ":" + std::to_string(D)));
+      Val.Shape = TensorShape(Dims);
+    } else {
+      Val.Shape = TensorShape::fromDims(S.BaseDims);
+    }
+    M.Stateful.push_back(std::move(S));
+  }
+  return Status::ok();
+}
+
+/// Metadata of the manifest's tensors: Resizable flags and base shapes, and the inputs infer()
+/// takes (every graph input but the Preserved ones).
+void applyStatefulMetadata(ModelImpl &M) {
+  const Graph &G = *M.G;
+  M.StatefulOf.assign(G.Values.size(), -1);
+  for (size_t I = 0; I < M.Stateful.size(); ++I) {
+    const StatefulInput &S = M.Stateful[I];
+    M.StatefulOf[S.Value] = static_cast<int>(I);
+    TensorInfo &TI = M.Tensors[M.TensorIndex[G.Values[S.Value].Name]];
+    TI.Resizable = S.Resizable;
+    TI.Shape = TensorShape::fromDims(S.BaseDims);
+  }
+  M.InputNames.clear();
+  M.UserInputs.clear();
+  M.Dynamic = false;
+  for (size_t I = 0; I < G.Inputs.size(); ++I) {
+    const int V = G.Inputs[I];
+    const StatefulInput *S = M.StatefulOf[V] >= 0 ? &M.Stateful[M.StatefulOf[V]] : nullptr;
+    if (!S)
+      M.Dynamic |= G.Values[V].Shape.isDynamic();
+    if (S && S->Preserved)
+      continue;
+    M.UserInputs.push_back(I);
+    M.InputNames.emplace_back(M.Tensors[M.TensorIndex[G.Values[V].Name]].Name);
+  }
+}
+
+Status validateCapacities(ModelImpl &M) {
   for (const auto &KV : M.Options.ResizableCapacities) {
     const TensorInfo *TI = M.findTensor(KV.first);
     if (!TI)
@@ -343,23 +460,44 @@ Status validateCapacities(const ModelImpl &M) {
     if (M.Dynamic)
       return makeError(ErrorCode::Model, "ResizableCapacities is not allowed on model '", M.Name,
                        "', which has symbolic (dynamic) input shapes");
-    if (!TI->Resizable)
+    const StatefulInput *S = M.findStateful(KV.first);
+    if (!TI->Resizable || !S || !S->Resizable)
       return makeError(ErrorCode::Model, "ResizableCapacities names '", KV.first, "', which is not a resizable tensor");
+    if (KV.second.isDynamic())
+      return makeError(ErrorCode::Model, "ResizableCapacities['", KV.first, "'] must be a concrete shape, got ",
+                       KV.second.toString());
+    const std::vector<int64_t> Cap = KV.second.getDims();
+    if (Cap.size() != S->BaseDims.size())
+      return makeError(ErrorCode::Model, "ResizableCapacities['", KV.first, "'] is ", dimsText(Cap), " (rank ", Cap.size(),
+                       "), but the base shape of '", KV.first, "' is ", dimsText(S->BaseDims), " (rank ",
+                       S->BaseDims.size(), ")");
+    if (elementCount(Cap) < elementCount(S->BaseDims))
+      return makeError(ErrorCode::Model, "ResizableCapacities['", KV.first, "'] is ", dimsText(Cap), " (",
+                       elementCount(Cap), " elements), smaller than the base shape ", dimsText(S->BaseDims), " (",
+                       elementCount(S->BaseDims), " elements)");
+    M.Stateful[M.StatefulOf[M.G->findValue(KV.first)]].DeclaredCap = Cap;
   }
   return Status::ok();
 }
 
-Result<std::shared_ptr<ModelImpl>> finishLoad(ImportedModel Imported, const ModelLoadOptions &Options) {
+Result<std::shared_ptr<ModelImpl>> finishLoad(ImportedModel Imported, const ModelLoadOptions &Options,
+                                              const std::string &ManifestPath) {
   auto M = std::make_shared<ModelImpl>();
   M->Name = Imported.Name;
   M->G = std::move(Imported.G);
   M->KeepAlive = std::move(Imported.KeepAlive);
   M->Options = Options;
+  if (!ManifestPath.empty()) {
+    ASSIGN_OR_RETURN(Manifest Man, readManifest(ManifestPath));
+    M->ManifestPath = ManifestPath;
+    RETURN_IF_ERROR(applyManifest(*M, Man));
+  }
   RETURN_IF_ERROR(inferGraphShapes(*M->G));
   removeFoldedNodes(*M->G);
   ASSIGN_OR_RETURN(auto Candidates, resolveDevices(Options));
   RETURN_IF_ERROR(placeAndCreateKernels(*M, Candidates));
   buildMetadata(*M);
+  applyStatefulMetadata(*M);
   RETURN_IF_ERROR(validateCapacities(*M));
   if (!Options.Passphrase.empty())
     OPT_LOG(Warning, "model '", M->Name, "' is not encrypted; the passphrase is ignored");
@@ -387,7 +525,7 @@ Result<std::shared_ptr<ModelImpl>> finishLoad(ImportedModel Imported, const Mode
 Result<std::shared_ptr<ModelImpl>> loadModelFromPath(const std::string &Path, const ModelLoadOptions &Options) {
   RETURN_IF_ERROR(validateOptions(Options));
   ASSIGN_OR_RETURN(ImportedModel Imported, importOnnxPath(Path));
-  auto R = finishLoad(std::move(Imported), Options);
+  auto R = finishLoad(std::move(Imported), Options, manifestPathFor(Path));
   if (!R.isOk())
     return R.status().withContext("model '" + Path + "'");
   return R;
@@ -396,7 +534,7 @@ Result<std::shared_ptr<ModelImpl>> loadModelFromPath(const std::string &Path, co
 Result<std::shared_ptr<ModelImpl>> loadModelFromBuffer(const uint8_t *Data, size_t Size, const ModelLoadOptions &Options) {
   RETURN_IF_ERROR(validateOptions(Options));
   ASSIGN_OR_RETURN(ImportedModel Imported, importOnnxBuffer(Data, Size, "", "in-memory model"));
-  auto R = finishLoad(std::move(Imported), Options);
+  auto R = finishLoad(std::move(Imported), Options, "");
   if (!R.isOk())
     return R.status().withContext("in-memory model");
   return R;

@@ -44,6 +44,17 @@ struct ExecutionPlan {
 
 class Scheduler;
 
+/// A graph input marked by the model manifest as Preserved and/or Resizable.
+struct StatefulInput {
+  int Value = -1;          ///< Value index of the graph input.
+  size_t InputIndex = 0;   ///< Position in Graph::Inputs.
+  bool Preserved = false;  ///< Kept in the request between runs (not an infer() argument).
+  bool Resizable = false;  ///< Shape may change at run time.
+  int UpdateFrom = -1;     ///< Output value whose result becomes the next value (-1: none).
+  std::vector<int64_t> BaseDims;     ///< Initial (and floor) shape.
+  std::vector<int64_t> DeclaredCap;  ///< ResizableCapacities entry; empty when none.
+};
+
 } // namespace detail
 
 struct ModelImpl {
@@ -64,6 +75,13 @@ struct ModelImpl {
   std::vector<std::string> AttributeKeys;
   std::vector<StringRef> AttributeKeyRefs;
   bool Dynamic = false;
+
+  // Manifest (optimium.json): Preserved / Resizable graph inputs.
+  std::string ManifestPath;
+  std::vector<detail::StatefulInput> Stateful;
+  std::vector<int> StatefulOf;        ///< Per value: index in Stateful, -1 when not stateful.
+  std::vector<size_t> UserInputs;     ///< Positions in Graph::Inputs that infer() takes.
+  const detail::StatefulInput *findStateful(const std::string &Name) const;
 
   // Execution.
   std::unique_ptr<detail::ThreadPool> Pool;

@@ -25,6 +25,13 @@ void poolParallelFor(void *Pool, size_t N, size_t Grain, OptRtRangeFn Fn, void *
   static_cast<ThreadPool *>(Pool)->parallelFor(N, Grain, [Fn, User](size_t B, size_t E) { Fn(User, B, E); });
 }
 
+size_t elementCountOf(const std::vector<int64_t> &Dims) {
+  size_t N = 1;
+  for (int64_t D : Dims)
+    N *= static_cast<size_t>(D);
+  return N;
+}
+
 std::string fileSafe(const std::string &Name) {
   std::string S = Name;
   for (char &C : S)
@@ -50,44 +57,97 @@ ErrorCode runErrorCode(int32_t RC) {
 
 Status RequestImpl::start(std::vector<Tensor> In) {
   const Graph &G = *M->G;
-  if (In.size() != G.Inputs.size())
-    return makeError(ErrorCode::InvalidArgument, "model '", M->Name, "' takes ", G.Inputs.size(), " input(s), got ",
-                     In.size());
-  std::vector<std::vector<int64_t>> Dims(In.size());
+  if (In.size() != M->UserInputs.size())
+    return makeError(ErrorCode::InvalidArgument, "model '", M->Name, "' takes ", M->UserInputs.size(), " input(s), got ",
+                     In.size(), M->UserInputs.size() == G.Inputs.size() ? "" : " (preserved inputs live in the request)");
+  std::unique_lock<std::mutex> Lock(Mu);
+  if (State == InferStatus::Running)
+    return makeError(ErrorCode::InvalidOperation, "request of model '", M->Name,
+                     "' is already running; wait() for it before calling infer() again");
+  applyShapeChangesLocked(/*ShrinkToFit=*/false); // throws on failure
+
+  std::vector<Tensor> Full(G.Inputs.size());
+  std::vector<std::vector<int64_t>> Dims(G.Inputs.size());
   SymbolBindings Symbols;
-  for (size_t I = 0; I < In.size(); ++I) {
+  for (size_t K = 0; K < In.size(); ++K) {
+    const size_t I = M->UserInputs[K];
     const Value &V = G.Values[G.Inputs[I]];
-    const Tensor &T = In[I];
+    const Tensor &T = In[K];
     if (!T.impl() || !T.impl()->data())
-      return makeError(ErrorCode::InvalidArgument, "input ", I, " ('", V.Name, "') is an empty or released tensor");
+      return makeError(ErrorCode::InvalidArgument, "input ", K, " ('", V.Name, "') is an empty or released tensor");
     if (T.getType() != V.Type)
-      return makeError(ErrorCode::Type, "input ", I, " ('", V.Name, "') has element type ", toString(T.getType()),
+      return makeError(ErrorCode::Type, "input ", K, " ('", V.Name, "') has element type ", toString(T.getType()),
                        ", the model expects ", toString(V.Type));
     Dims[I] = T.impl()->Dims;
+    const int SI = M->StatefulOf[G.Inputs[I]];
+    if (SI >= 0) {
+      // A resizable input: its shape is the request's current one (setTensorShape changes it).
+      if (Dims[I] != States[SI].Dims)
+        return makeError(ErrorCode::Shape, "input ", K, " ('", V.Name, "') has shape ", dimsToString(Dims[I]),
+                         ", the request expects ", dimsToString(States[SI].Dims),
+                         " (a resizable input: call setTensorShape to change it)");
+      Full[I] = T;
+      continue;
+    }
     RETURN_IF_ERROR(bindInputShape(G, I, TensorShape::fromDims(Dims[I]), Symbols));
+    Full[I] = T;
+  }
+  for (size_t SI = 0; SI < M->Stateful.size(); ++SI) {
+    const StatefulInput &S = M->Stateful[SI];
+    if (!S.Preserved)
+      continue;
+    Full[S.InputIndex] = preservedTensor(SI);
+    Dims[S.InputIndex] = States[SI].Dims;
   }
   ASSIGN_OR_RETURN(std::shared_ptr<const ExecutionPlan> NewPlan, getExecutionPlan(*M, Dims));
-  {
-    std::lock_guard<std::mutex> Lock(Mu);
-    if (State == InferStatus::Running)
-      return makeError(ErrorCode::InvalidOperation, "request of model '", M->Name,
-                       "' is already running; wait() for it before calling infer() again");
-    if (!Arena || Arena->Bytes < NewPlan->ArenaBytes) {
-      // A new arena; tensors still holding the old one keep it alive (output lifetime rule).
-      auto NewArena = Buffer::allocate(NewPlan->ArenaBytes, 0);
-      if (!NewArena)
-        return makeError(ErrorCode::OutOfResource, "cannot allocate ", NewPlan->ArenaBytes, " bytes for the tensors of model '",
-                         M->Name, "'");
-      Arena = std::move(NewArena);
+  // Each update_from output is written straight into its input's spare buffer: grow it when the
+  // output will not fit (a declared capacity is a hard cap).
+  for (size_t SI = 0; SI < M->Stateful.size(); ++SI) {
+    const StatefulInput &S = M->Stateful[SI];
+    StatefulState &St = States[SI];
+    if (!S.Preserved || S.UpdateFrom < 0 || !NewPlan->Resolved[S.UpdateFrom])
+      continue;
+    const std::vector<int64_t> &Out = NewPlan->Dims[S.UpdateFrom];
+    if (Out.size() != S.BaseDims.size())
+      return makeError(ErrorCode::Shape, "output '", G.Values[S.UpdateFrom].Name, "' would have shape ", dimsToString(Out),
+                       ", not the rank of the preserved input '", G.Values[S.Value].Name, "' it updates");
+    const size_t Need = elementCountOf(Out);
+    if (!S.DeclaredCap.empty() && Need > elementCountOf(S.DeclaredCap))
+      return makeError(ErrorCode::Shape, "output '", G.Values[S.UpdateFrom].Name, "' would have shape ", dimsToString(Out),
+                       ", beyond the declared capacity ", dimsToString(S.DeclaredCap), " of '", G.Values[S.Value].Name, "'");
+    if (Need > elementCountOf(St.Cap))
+      St.Cap = Out;
+    const size_t Bytes = elementCountOf(St.Cap) * getElementSize(G.Values[S.Value].Type);
+    // Keep the spare at full capacity: after the swap it holds the value, and later resizes
+    // within capacity rely on the value's buffer holding Cap elements.
+    if (St.Spare->Bytes < Bytes) {
+      auto B = Buffer::allocate(Bytes);
+      if (!B)
+        return makeError(ErrorCode::OutOfResource, "cannot allocate ", Bytes, " bytes for preserved tensor '",
+                         G.Values[S.Value].Name, "'");
+      St.Spare = std::move(B);
     }
-    Inputs = std::move(In);
-    Plan = std::move(NewPlan);
-    State = InferStatus::Running;
-    Error = nullptr;
-    HasRun = true;
-    CancelFlag = false;
-    ++StartedRuns;
   }
+  if (Dirty) {
+    Arena.reset();
+    Dirty = false;
+  }
+  if (!Arena || Arena->Bytes < NewPlan->ArenaBytes) {
+    // A new arena; tensors still holding the old one keep it alive (output lifetime rule).
+    auto NewArena = Buffer::allocate(NewPlan->ArenaBytes, 0);
+    if (!NewArena)
+      return makeError(ErrorCode::OutOfResource, "cannot allocate ", NewPlan->ArenaBytes, " bytes for the tensors of model '",
+                       M->Name, "'");
+    Arena = std::move(NewArena);
+  }
+  Inputs = std::move(Full);
+  Plan = std::move(NewPlan);
+  State = InferStatus::Running;
+  Error = nullptr;
+  HasRun = true;
+  CancelFlag = false;
+  ++StartedRuns;
+  Lock.unlock();
   M->Pool->arm();
   M->Sched->enqueue(shared_from_this());
   return Status::ok();
@@ -110,6 +170,12 @@ Status RequestImpl::prepareRun() {
   for (size_t I = 0; I < G.Inputs.size(); ++I) {
     Ptrs[G.Inputs[I]] = Inputs[I].impl()->data();
     RunDims[G.Inputs[I]] = Inputs[I].impl()->Dims;
+  }
+  // update_from outputs are not in the arena: they go to the spare buffer of their input.
+  for (size_t SI = 0; SI < M->Stateful.size(); ++SI) {
+    const StatefulInput &S = M->Stateful[SI];
+    if (S.Preserved && S.UpdateFrom >= 0 && Plan->Resolved[S.UpdateFrom])
+      Ptrs[S.UpdateFrom] = States[SI].Spare->Data;
   }
   return Status::ok();
 }
@@ -272,14 +338,18 @@ void RequestImpl::startPipeline() {
       M->Pool->submit([Self, I] { Runner::run(Self, static_cast<int>(I)); });
 }
 
-void RequestImpl::finish(const Status &S) {
-  if (S.isOk())
-    ++RunIndex;
+void RequestImpl::finish(const Status &RunStatus) {
   M->Pool->disarm();
-  std::exception_ptr E = toExceptionPtr(S);
+  Status S = RunStatus;
+  std::exception_ptr E;
   std::vector<InferCallback> CBs;
   {
     std::lock_guard<std::mutex> Lock(Mu);
+    if (S.isOk())
+      S = commitPreservedLocked(); // the cache advances only when the whole run succeeded
+    if (S.isOk())
+      ++RunIndex;
+    E = toExceptionPtr(S);
     State = S.isOk() ? InferStatus::Ready : InferStatus::Fault;
     Error = E;
     CBs = Callbacks;
@@ -310,6 +380,11 @@ bool RequestImpl::isInCallback() const { return CallbackOwner == this; }
 Tensor RequestImpl::valueTensor(int V) const {
   const Graph &G = *M->G;
   const Value &Val = G.Values[V];
+  for (size_t SI = 0; SI < M->Stateful.size(); ++SI) {
+    const StatefulInput &S = M->Stateful[SI];
+    if (S.Preserved && (S.Value == V || S.UpdateFrom == V))
+      return preservedTensor(SI); // after a run the output was swapped in as the input's value
+  }
   if (Val.Const) {
     Tensor T = tensor(Val.Const->Type, TensorShape::fromDims(Val.Const->Dims));
     if (Val.Const->Type == ElementType::String) {

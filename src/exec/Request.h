@@ -16,10 +16,37 @@
 namespace optimium {
 namespace runtime {
 
+/// Run-time state of one manifest-marked input (parallel to ModelImpl::Stateful).
+struct StatefulState {
+  std::vector<int64_t> Dims;    ///< Current logical shape.
+  bool HasPending = false;
+  std::vector<int64_t> Pending; ///< Recorded by setTensorShape, applied lazily.
+  std::vector<int64_t> Cap;     ///< Capacity (compared by element count).
+  /// Preserved only: the value (Cur) and the buffer the update_from output is written to (Spare);
+  /// they swap when a run succeeds.
+  std::shared_ptr<detail::Buffer> Cur, Spare;
+  ResizeMigrateFn Migrate;
+};
+
 struct RequestImpl : std::enable_shared_from_this<RequestImpl> {
   explicit RequestImpl(std::shared_ptr<ModelImpl> M) : M(std::move(M)) {}
 
   std::shared_ptr<ModelImpl> M;
+
+  // Preserved / Resizable tensors. Guarded by Mu; a run commits update_from outputs in finish().
+  std::vector<StatefulState> States;
+  std::vector<std::shared_ptr<detail::Buffer>> Stale; ///< Retained by a reallocating applyShapeChanges.
+  bool Dirty = false; ///< A reallocation failed: the next run starts from a fresh arena.
+
+  /// Allocates the Preserved buffers at capacity, zero-filled at the base shape.
+  detail::Status initStateful();
+  /// Applies pending shapes (and ShrinkToFit); Mu held, not running. Throws the runtime's errors,
+  /// or rethrows a migration callback's exception after moving the request to Fault.
+  void applyShapeChangesLocked(bool ShrinkToFit);
+  /// After a successful run: each update_from output becomes its input's value (buffer swap).
+  detail::Status commitPreservedLocked();
+  /// A view of a Preserved tensor's current value.
+  Tensor preservedTensor(size_t StatefulIndex) const;
 
   // Guarded by Mu.
   std::mutex Mu;
@@ -47,7 +74,8 @@ struct RequestImpl : std::enable_shared_from_this<RequestImpl> {
   std::mutex ErrorMu;
   detail::Status FirstError;
 
-  /// Validates and binds inputs, then hands the run to the scheduler.
+  /// Validates and binds inputs (those infer() takes: every graph input but the Preserved ones),
+  /// then hands the run to the scheduler. Pending shape changes are applied first (may throw).
   detail::Status start(std::vector<Tensor> Inputs);
   /// Runs every node in order on the calling thread (Exclusive / Sequential).
   void runSequential();

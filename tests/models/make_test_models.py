@@ -398,6 +398,7 @@ def main():
     write_case("two_inputs", build_two_inputs(), [rnd(rng, 2, 3), rnd(rng, 2, 3)])
     write_case("int64_input", build_int64_input(),
                [np.array([5, 7, -9, 1 << 33], dtype=np.int64)], cross_check=False)
+    write_resizable_cache()
 
     total = 0
     for root, _, files in sorted(os.walk(HERE)):

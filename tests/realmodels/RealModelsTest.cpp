@@ -8,7 +8,11 @@
 #include <sys/stat.h>
 
 #include <cmath>
+#include <unistd.h>
+
 #include <cstdlib>
+#include <cstring>
+#include <fstream>
 #include <map>
 #include <regex>
 
@@ -90,6 +94,62 @@ TEST(RealModels, MobileNetV2) { checkModel("mobilenet_v2"); }
 TEST(RealModels, ResNet18) { checkModel("resnet18"); }
 TEST(RealModels, BertMini) { checkModel("bert_mini"); }
 TEST(RealModels, Gpt2TinyDecoder) { checkModel("gpt2_tiny_decoder"); }
+
+// The same decoder with examples/llm_decode's manifest: the KV cache stays in the request, and
+// after every step the logits match the unmarked model fed past/present from the host.
+TEST(RealModels, Gpt2TinyDecoderKvCacheInRequest) {
+  const std::string Root = envDir("OPTIMIUM_EXPORTED_MODELS");
+  const std::string Dir = Root + "/gpt2_tiny_decoder";
+  struct stat St;
+  if (Root.empty() || ::stat((Dir + "/model.onnx").c_str(), &St) != 0)
+    GTEST_SKIP() << "gpt2_tiny_decoder is not available";
+  char Tmpl[] = "/tmp/optimium_gpt2_kv_XXXXXX";
+  const std::string Marked = mkdtemp(Tmpl);
+  DIR *D = opendir(Dir.c_str());
+  while (dirent *E = readdir(D)) {
+    const std::string N = E->d_name;
+    if (N != "." && N != ".." && N != "optimium.json")
+      ASSERT_EQ(::symlink((Dir + "/" + N).c_str(), (Marked + "/" + N).c_str()), 0);
+  }
+  closedir(D);
+  {
+    std::ifstream In(dataPath("examples/llm_decode/gpt2_tiny_decoder.optimium.json"));
+    std::ofstream Out(Marked + "/optimium.json");
+    Out << In.rdbuf();
+  }
+  rt::Model Plain = rt::loadModel(Dir);
+  rt::ModelLoadOptions O;
+  rt::Model Cached = rt::loadModel(Marked, O);
+  ASSERT_EQ(Cached.getInputNames().size(), 1u);
+  rt::InferRequest RP = Plain.createRequest(), RC = Cached.createRequest();
+  std::map<std::string, rt::Tensor> Host;
+  for (rt::StringRef N : Plain.getInputNames())
+    if (N.str() != "input_ids")
+      Host[N.str()] = rt::tensor(rt::ElementType::F32, rt::TensorShape({1, 8, 0, 64}));
+  const int64_t Tokens[] = {5, 17, 42, 7, 1000};
+  for (int64_t Token : Tokens) {
+    rt::TypedTensor<int64_t> Ids = rt::tensor<int64_t>({1, 1});
+    Ids.fill(Token);
+    Host["input_ids"] = Ids;
+    RP.infer(Host);
+    RP.wait();
+    RC.infer({Ids});
+    RC.wait();
+    const double Diff = maxAbsDiff(RP.getOutput("logits"), RC.getOutput("logits"));
+    EXPECT_LE(Diff, 1e-4) << "token " << Token;
+    for (auto &KV : Host) {
+      if (KV.first == "input_ids")
+        continue;
+      const std::string Present = "present_" + KV.first.substr(5);
+      rt::Tensor P = RP.getOutput(Present);
+      rt::Tensor Copy = rt::tensor(P.getType(), P.getShape());
+      std::memcpy(Copy.data(), P.data(), P.getTensorSize());
+      KV.second = Copy;
+    }
+  }
+  EXPECT_EQ(RC.getTensor("past_key_0").getShape(), rt::TensorShape({1, 8, 5, 64}));
+  EXPECT_EQ(maxAbsDiff(RC.getTensor("past_value_3"), Host["past_value_3"]), 0.0);
+}
 // Reduced precision against the float32 PyTorch outputs: float16 (converted by
 // scripts/convert_fp16.py; every op boundary rounds to float16) within 2% of the output scale, int8 QDQ (ONNX Runtime's static
 // quantizer, calibrated on generated data: scripts/quantize_int8.py) within 10%.

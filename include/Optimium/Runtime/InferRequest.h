@@ -25,6 +25,10 @@ OPTIMIUM_RT_API const char *toString(InferStatus Status);
 /// Called once per run when it ends: Ready with a null error, or Fault with the error.
 using InferCallback = std::function<void(InferStatus, std::exception_ptr)>;
 
+/// Moves a Preserved tensor's content across a resize: Old is a read-only view laid out for the
+/// pre-resize shape, New is writable and zero-initialized for the new shape (spec section 10).
+using ResizeMigrateFn = std::function<void(const Tensor &Old, Tensor &New)>;
+
 struct RequestImpl;
 
 class OPTIMIUM_RT_API InferRequest {
@@ -53,6 +57,21 @@ public:
   /// (all of them with EnableMemoryOptimization = false).
   Tensor getTensor(StringRef Name) const;
 
+  /// Resizable tensors (spec section 10). setTensorShape records a concrete shape of the same
+  /// rank for a Resizable tensor (InvalidArgumentError: unknown or not resizable, symbolic, or
+  /// beyond a declared capacity; ShapeError: other rank); it takes effect at applyShapeChanges()
+  /// or the next infer().
+  void setTensorShape(StringRef Name, const TensorShape &Shape);
+  /// Applies pending shapes now: metadata-only within capacity, reallocation (content preserved,
+  /// previous buffers retained) on overflow; ShrinkToFit also lowers capacities to
+  /// max(current shape, floor) by element count. InvalidStateError while a run is in progress.
+  void applyShapeChanges(bool ShrinkToFit = false);
+  /// Frees the buffers a reallocating applyShapeChanges() retained; no-op when none are.
+  void releaseStaleShapeMemory();
+  /// Replaces the default index-preserving migration of a Preserved tensor; nullptr restores it.
+  /// InvalidArgumentError for an unknown or non-Preserved tensor.
+  void setResizeMigration(StringRef Name, ResizeMigrateFn Fn);
+
   std::string getModelName() const;
   ArrayRef<OpInfo> getModelOperations() const;
   ArrayRef<TensorInfo> getModelTensors() const;
@@ -64,6 +83,7 @@ public:
 
   // Internal.
   explicit InferRequest(std::shared_ptr<RequestImpl> I) : Impl(std::move(I)) {}
+  const std::shared_ptr<RequestImpl> &impl() const { return Impl; }
 
 private:
   std::shared_ptr<RequestImpl> Impl;

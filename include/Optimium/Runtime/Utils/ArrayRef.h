@@ -23,8 +23,16 @@ public:
   template <typename A> ArrayRef(const std::vector<T, A> &V) : Data(V.data()), Length(V.size()) {}
   template <size_t N> ArrayRef(const std::array<T, N> &A) : Data(A.data()), Length(N) {}
   template <size_t N> ArrayRef(const T (&A)[N]) : Data(A), Length(N) {}
-  // Only valid while the initializer list lives (i.e. within the full expression).
+  // Only valid while the initializer list lives (i.e. within the full expression), which is what
+  // call sites like infer({X}) need; GCC's -Winit-list-lifetime flags it anyway, so hush it here.
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 9
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Winit-list-lifetime"
+#endif
   ArrayRef(const std::initializer_list<T> &L) : Data(L.begin()), Length(L.size()) {}
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 9
+#pragma GCC diagnostic pop
+#endif
 
   const T *data() const { return Data; }
   size_t size() const { return Length; }

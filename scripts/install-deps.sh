@@ -2,7 +2,8 @@
 # Installs the Debian 12 packages the runtime needs to build and test (only what is missing).
 set -euo pipefail
 PACKAGES=(build-essential cmake ninja-build git pkg-config ccache
-          libprotobuf-dev protobuf-compiler libonnx-dev libgtest-dev googletest)
+          libprotobuf-dev protobuf-compiler libonnx-dev libgtest-dev googletest
+          nlohmann-json3-dev)  # nlohmann-json: the optimium-benchmark tests parse its JSON
 # Test-only packages: Debian's PyTorch exports the reference models; Python venvs host pip packages.
 if [ "${1:-}" = "--test" ]; then
   PACKAGES+=(python3-torch python3-torchvision python3-onnx python3-numpy python3-venv python3-pip python3-dev)

@@ -315,8 +315,9 @@ TEST(Profile, RecorderTakesConcurrentAppends) {
       ASSERT_EQ(E.Kind, rt::ProfileEventKind::CopyBegin);
       ASSERT_TRUE(E.Operation >= 0 && E.Operation < Threads);
       auto It = LastSeen.find(E.Operation);
-      if (It != LastSeen.end())
+      if (It != LastSeen.end()) {
         EXPECT_GT(E.TensorID, It->second);
+      }
       LastSeen[E.Operation] = E.TensorID;
       Seen.insert({E.Operation, E.TensorID});
     }

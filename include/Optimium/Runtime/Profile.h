@@ -47,7 +47,8 @@ enum class ProfileEventKind : uint8_t {
   LayerExecuteEnd,
   LaunchBegin,           ///< The backend kernel call of an operation.
   LaunchEnd,
-  DeviceExecuteBegin,    ///< One parallel range of an operation's kernel, on the thread running it.
+  DeviceExecuteBegin,    ///< One range of a kernel's parallel-for on the pool, on the thread running it
+                         ///< (none when a kernel does not fan out: 1 thread, or too little work).
   DeviceExecuteEnd,
   CopyBegin,             ///< The runtime converts/copies a tensor's data (TensorID, devices).
   CopyEnd,

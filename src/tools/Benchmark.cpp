@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
@@ -382,8 +383,7 @@ int runBenchmarkImpl(const BenchmarkOptions &O, std::ostream &Out, std::ostream 
     Out << benchmarkUsage();
     return 0;
   }
-  // Parse the input specs first: a bad spec fails before the model loads.
-  std::vector<HostArray> Parsed;
+  std::vector<HostArray> Parsed; // --input specs, parsed against the model's inputs once it is loaded
   rt::AutoInit Init;
   rt::ModelLoadOptions LoadOptions;
   LoadOptions.ThreadCount = O.Threads;

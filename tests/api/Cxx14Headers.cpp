@@ -97,6 +97,14 @@ int optimiumCxx14HeadersCheck() {
   Info.Type = rt::ElementType::F32;
   std::cout << Info << std::endl;
 
+  rt::ProfileOptions Profile;
+  Profile.WarmUpTime = std::chrono::microseconds(1000);
+  auto Recorder = std::make_shared<rt::ProfileEventRecorder>(16);
+  Recorder->record(rt::ProfileEventKind::QueueBegin);
+  for (const rt::ProfileEvent &E : Recorder->events())
+    std::cout << rt::toString(E.Kind) << ' ' << Profile.Repeat << std::endl;
+  std::cout << rt::summarizeLayerDurations(Recorder->events(), {}).size() << std::endl;
+
   try {
     T.copyTo(rt::tensor(rt::ElementType::I32, {2, 3}));
   } catch (const rt::TypeError &E) {

@@ -86,3 +86,50 @@ def test_small_event_buffer_drops(rt):
     request.profile([np.load(DIGITS / "sample_input.npy")], repeat=5, warmup=0, event_buffer_size=8)
     assert len(request.get_profile_events()) == 8
     assert request.dropped_profile_events > 0
+
+
+def test_spec_basic_and_batch_profiler(tmp_path, capsys):
+    from optimium.runtime.profile import BasicProfiler, BatchProfiler
+
+    profiler = BasicProfiler(
+        str(DIGITS),
+        memory_optimization=True,
+        disable_denormals=False,
+        threads=1,
+        cores=None,
+        intermediate_save_path="",
+    )
+
+    profiler.profile(repeat=100, warmup=10, warmup_time=1000000)
+
+    print(f"Model: min={profiler.model_stat.min}, "
+          f"max={profiler.model_stat.max}, "
+          f"mean={profiler.model_stat.mean:.2f}")
+
+    for stat in profiler.layer_stats:
+        print(f"  Layer {stat.name}: mean={stat.mean:.2f}")
+
+    profiler.dump_json(tmp_path / "profile_results.json")
+
+    assert profiler.model_stat.count == 100
+    assert 0 < profiler.model_stat.min <= profiler.model_stat.mean <= profiler.model_stat.max
+    assert len(profiler.layer_stats) == len(profiler.model.operations)
+    import json
+    report = json.loads((tmp_path / "profile_results.json").read_text())
+    assert report["model_stat"]["count"] == 100 and len(report["layer_stats"]) == len(profiler.layer_stats)
+
+    with pytest.raises(NotImplementedError):
+        BasicProfiler(str(DIGITS), remote_address="192.168.1.100", remote_port=32264)
+
+    batch1_inputs = [np.ones((1, 16), np.float32)]
+    batch2_inputs = [np.ones((3, 16), np.float32)]
+    profiler = BatchProfiler(str(TEST_MODELS / "dynamic_batch" / "model.onnx"))
+    profiler.profile(100, inputs=[batch1_inputs, batch2_inputs])
+
+    for i, stat in enumerate(profiler.batch_stat):
+        print(f"Batch {i}: mean={stat.model_stat.mean:.2f}")
+    print(f"Total: mean={profiler.total_stat.model_stat.mean:.2f}")
+
+    assert len(profiler.batch_stat) == 2
+    assert profiler.total_stat.model_stat.count == 200
+    assert "Total: mean=" in capsys.readouterr().out

@@ -19,6 +19,7 @@
 #include <mutex>
 #include <numeric>
 #include <random>
+#include <set>
 #include <sstream>
 #include <thread>
 #include <unordered_map>
@@ -344,6 +345,12 @@ std::string chromeTraceJson(rt::ArrayRef<ProfileEvent> Events, rt::ArrayRef<rt::
   std::ostringstream OS;
   OS << "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n";
   OS << "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"tid\":0,\"args\":{\"name\":\"optimium-runtime\"}}";
+  std::set<uint32_t> Threads;
+  for (const ProfileEvent &E : Events)
+    Threads.insert(E.ThreadID);
+  for (uint32_t T : Threads)
+    OS << ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":" << T
+       << ",\"args\":{\"name\":\"runtime thread " << T << "\"}}";
   for (const Interval &P : Pairs) {
     std::string Name, Cat, Args;
     switch (P.Begin) {

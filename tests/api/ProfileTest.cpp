@@ -148,8 +148,9 @@ TEST_P(ProfileScheduler, CountsPairingAndNesting) {
     EXPECT_LE(X.MinNs, X.MaxNs);
     EXPECT_FALSE(X.Type.empty());
   }
-  // The outputs of the last run are readable as after infer() + wait().
+  // The outputs of the last run are readable as after infer() + wait(), and recording changed nothing.
   EXPECT_EQ(R.getOutput(0).getShape(), rt::TensorShape({1, 10}));
+  EXPECT_LT(maxAbsDiff(R.getOutput(0), readNpy(dataPath("models/digits/sample_output.npy"))), 1e-5);
 }
 
 INSTANTIATE_TEST_SUITE_P(Schedulers, ProfileScheduler,

@@ -4,8 +4,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh --test
 # ccache lets the Python wheel's build (pip install . below) reuse the objects of this build.
+# Paths relative to the checkout (CCACHE_BASEDIR) let a clone in another folder hit the same cache.
 if command -v ccache >/dev/null 2>&1; then
   export CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache
+  export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
 fi
 cmake --preset release >/dev/null
 cmake --build build

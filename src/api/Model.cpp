@@ -6,6 +6,7 @@
 #include "Optimium/Runtime/Exceptions.h"
 
 #include "core/ErrorConversion.h"
+#include "exec/InputShapes.h"
 #include "exec/Request.h"
 #include "passes/InferShapes.h"
 
@@ -86,8 +87,12 @@ TensorShape Model::inferShape(StringRef Name, ArrayRef<TensorShape> InputShapes)
     throw InvalidArgumentError("inferShape: model '" + M.Name + "' has " + std::to_string(G.Inputs.size()) +
                                " input(s), got " + std::to_string(InputShapes.size()) + " shape(s)");
   std::vector<ValueInfo> Infos = initialValueInfos(G);
+  SymbolBindings Symbols;
   for (size_t I = 0; I < G.Inputs.size(); ++I) {
     const Value &V = G.Values[G.Inputs[I]];
+    Status S = bindInputShape(G, I, InputShapes[I], Symbols);
+    if (!S.isOk())
+      throwIfError(makeError(ErrorCode::Shape, "inferShape: ", S.message()));
     if (!InputShapes[I].isCompatible(V.Shape))
       throw ShapeError("inferShape: input '" + V.Name + "' has shape " + InputShapes[I].toString() +
                        ", the model expects " + V.Shape.toString());

@@ -107,6 +107,7 @@ Result<std::shared_ptr<const ExecutionPlan>> getExecutionPlan(ModelImpl &M, cons
   if (It != M.PlanCache.end())
     return It->second;
   ASSIGN_OR_RETURN(std::shared_ptr<const ExecutionPlan> Plan, buildPlan(M, InputDims));
+  ++M.PlanBuilds;
   if (M.PlanCache.size() >= 16) // bound the cache for models fed ever-changing shapes
     M.PlanCache.erase(M.PlanCache.begin());
   M.PlanCache.emplace(InputDims, Plan);

@@ -75,6 +75,7 @@ struct ModelImpl {
   std::vector<int> NodeProducerCount;
   std::mutex PlanMutex;
   std::map<std::vector<std::vector<int64_t>>, std::shared_ptr<const detail::ExecutionPlan>> PlanCache;
+  size_t PlanBuilds = 0; ///< Plans built so far (guarded by PlanMutex; tests check the cache with it).
 
   ~ModelImpl();
 

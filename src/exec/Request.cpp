@@ -10,6 +10,7 @@
 #include "core/ErrorConversion.h"
 #include "core/Log.h"
 #include "core/NpyWriter.h"
+#include "exec/InputShapes.h"
 #include "exec/Profiler.h"
 
 namespace optimium {
@@ -23,15 +24,6 @@ thread_local const RequestImpl *CallbackOwner = nullptr;
 
 void poolParallelFor(void *Pool, size_t N, size_t Grain, OptRtRangeFn Fn, void *User) {
   static_cast<ThreadPool *>(Pool)->parallelFor(N, Grain, [Fn, User](size_t B, size_t E) { Fn(User, B, E); });
-}
-
-std::string dimsToString(const std::vector<int64_t> &Dims) {
-  if (Dims.empty())
-    return "scalar";
-  std::string S;
-  for (size_t I = 0; I < Dims.size(); ++I)
-    S += (I ? "x" : "") + std::to_string(Dims[I]);
-  return S;
 }
 
 std::string fileSafe(const std::string &Name) {
@@ -63,7 +55,7 @@ Status RequestImpl::start(std::vector<Tensor> In) {
     return makeError(ErrorCode::InvalidArgument, "model '", M->Name, "' takes ", G.Inputs.size(), " input(s), got ",
                      In.size());
   std::vector<std::vector<int64_t>> Dims(In.size());
-  std::map<std::string, int64_t> Symbols;
+  SymbolBindings Symbols;
   for (size_t I = 0; I < In.size(); ++I) {
     const Value &V = G.Values[G.Inputs[I]];
     const Tensor &T = In[I];
@@ -73,19 +65,7 @@ Status RequestImpl::start(std::vector<Tensor> In) {
       return makeError(ErrorCode::Type, "input ", I, " ('", V.Name, "') has element type ", toString(T.getType()),
                        ", the model expects ", toString(V.Type));
     Dims[I] = T.impl()->Dims;
-    bool Ok = Dims[I].size() == V.Shape.getRank();
-    for (size_t D = 0; Ok && D < Dims[I].size(); ++D) {
-      const Expr &E = V.Shape[D];
-      if (E.isConst()) {
-        Ok = E.value() == Dims[I][D];
-      } else if (E.isSymbol()) {
-        auto It = Symbols.emplace(E.symbol(), Dims[I][D]).first;
-        Ok = It->second == Dims[I][D];
-      }
-    }
-    if (!Ok)
-      return makeError(ErrorCode::Shape, "input ", I, " ('", V.Name, "') has shape ", dimsToString(Dims[I]),
-                       ", the model expects ", V.Shape.toString(), Symbols.empty() ? "" : " (symbols must agree across inputs)");
+    RETURN_IF_ERROR(bindInputShape(G, I, TensorShape::fromDims(Dims[I]), Symbols));
   }
   ASSIGN_OR_RETURN(std::shared_ptr<const ExecutionPlan> NewPlan, getExecutionPlan(*M, Dims));
   {

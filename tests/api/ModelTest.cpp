@@ -183,6 +183,68 @@ TEST(Model, ModelAttributesComeFromMetadataProps) {
   ASSERT_EQ(M.getAttributeKeys().size(), 1u);
 }
 
+namespace {
+rt::Model loadWithMetadata(const std::vector<std::pair<std::string, std::string>> &Props) {
+  OnnxBuilder B;
+  B.input("x", onnx::TensorProto_DataType_FLOAT, {2});
+  B.node("Relu", {"x"}, {"y"});
+  B.output("y", onnx::TensorProto_DataType_FLOAT);
+  for (const auto &P : Props)
+    B.metadata(P.first, P.second);
+  const std::string Bytes = B.bytes();
+  return rt::loadModel(reinterpret_cast<const uint8_t *>(Bytes.data()), Bytes.size());
+}
+} // namespace
+
+TEST(Model, TypedAttributesComeFromOptimiumAttrJson) {
+  rt::Model M = loadWithMetadata({{"author", "team"},
+                                  {"optimium.attr.num_layers", "6"},
+                                  {"optimium.attr.big", "18446744073709551615"},
+                                  {"optimium.attr.scale", "0.125"},
+                                  {"optimium.attr.causal", "true"},
+                                  {"optimium.attr.task", "\"decode\""},
+                                  {"optimium.attr.dims", "[1, 8, 64]"},
+                                  {"optimium.attr.config", "{\"heads\": 8, \"names\": [\"k\", \"v\"], \"rope\": {\"base\": 10000.5}}"}});
+  ASSERT_EQ(M.getAttributeKeys().size(), 8u);
+  EXPECT_EQ(M.getAttribute("author").cast<rt::StringAttr>().value(), "team");
+  ASSERT_TRUE(M.getAttribute("num_layers").isa<rt::I64Attr>());
+  EXPECT_EQ(M.getAttribute("num_layers").cast<rt::I64Attr>().value(), 6);
+  ASSERT_TRUE(M.getAttribute("big").isa<rt::U64Attr>());
+  EXPECT_EQ(M.getAttribute("big").cast<rt::U64Attr>().value(), 18446744073709551615ull);
+  ASSERT_TRUE(M.getAttribute("scale").isa<rt::F64Attr>());
+  EXPECT_DOUBLE_EQ(M.getAttribute("scale").cast<rt::F64Attr>().value(), 0.125);
+  ASSERT_TRUE(M.getAttribute("causal").isa<rt::BoolAttr>());
+  EXPECT_TRUE(M.getAttribute("causal").cast<rt::BoolAttr>().value());
+  EXPECT_EQ(M.getAttribute("task").cast<rt::StringAttr>().value(), "decode");
+  ASSERT_TRUE(M.getAttribute("dims").isa<rt::ListAttr>());
+  rt::ListAttr Dims = M.getAttribute("dims").cast<rt::ListAttr>();
+  ASSERT_EQ(Dims.size(), 3u);
+  EXPECT_EQ(Dims[1].cast<rt::I64Attr>().value(), 8);
+  ASSERT_TRUE(M.getAttribute("config").isa<rt::MapAttr>());
+  rt::MapAttr Config = M.getAttribute("config").cast<rt::MapAttr>();
+  EXPECT_EQ(Config.get("heads").cast<rt::I64Attr>().value(), 8);
+  EXPECT_EQ(Config.get("names").cast<rt::ListAttr>()[1].cast<rt::StringAttr>().value(), "v");
+  EXPECT_DOUBLE_EQ(Config.get("rope").cast<rt::MapAttr>().get("base").cast<rt::F64Attr>().value(), 10000.5);
+  EXPECT_FALSE(M.hasAttribute("optimium.attr.num_layers"));
+  EXPECT_FALSE(M.getAttribute("missing"));
+}
+
+TEST(ModelErrors, BadTypedAttributeIsAModelErrorNamingTheKey) {
+  auto ExpectError = [](const std::vector<std::pair<std::string, std::string>> &Props, const std::string &Needle) {
+    try {
+      loadWithMetadata(Props);
+      ADD_FAILURE() << "no ModelError for " << Props.back().first;
+    } catch (const rt::ModelError &E) {
+      EXPECT_NE(std::string(E.what()).find(Needle), std::string::npos) << E.what();
+    }
+  };
+  ExpectError({{"optimium.attr.layers", "[1, 2"}}, "optimium.attr.layers");
+  ExpectError({{"optimium.attr.layers", "not json"}}, "must hold JSON");
+  ExpectError({{"optimium.attr.cfg", "{\"a\": [1, null]}"}}, ".a[1]");
+  ExpectError({{"optimium.attr.", "1"}}, "names no attribute");
+  ExpectError({{"layers", "6"}, {"optimium.attr.layers", "6"}}, "given twice");
+}
+
 TEST(Model, DynamicBatchKeepsSymbolsAndRunsAnyBatch) {
   rt::Model M = rt::loadModel(dataPath("models/digits/model_batch.onnx"));
   EXPECT_TRUE(M.isDynamic());

@@ -1,6 +1,7 @@
 // Converts an ONNX ModelProto (parsed with Debian's protobuf/ONNX schema) into the graph IR.
 // Initializer bytes are used in place when possible (mapped file or the caller's buffer).
 #include "import/onnx/OnnxImporter.h"
+#include "import/onnx/ModelMetadata.h"
 
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
@@ -84,8 +85,10 @@ public:
     Graph &G = *Out.G;
     G.OpsetImports = Opsets;
     G.Name = M.graph().name();
+    std::vector<std::pair<std::string, std::string>> Props;
     for (const auto &P : M.metadata_props())
-      G.Metadata[P.key()] = Attribute::getString(P.value());
+      Props.emplace_back(P.key(), P.value());
+    ASSIGN_OR_RETURN(G.Metadata, readModelMetadata(Props));
     Spans_ = &Spans;
     Owner = std::move(BufferOwner);
     return importGraph(*M.mutable_graph(), G);

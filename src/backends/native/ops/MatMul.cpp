@@ -1,6 +1,7 @@
 // MatMul with numpy semantics: 1-D operands are promoted (and the added dim dropped again), batch
 // dims broadcast. f32 has blocked variants that fold A's batch into rows when B is one matrix and
 // pack a constant 2-D B once at creation; f64 and the integer types have the reference only.
+#include <algorithm>
 #include <type_traits>
 
 #include "backends/native/ops/common/Gemm.h"
@@ -102,6 +103,68 @@ Result<MatMulPlan> planMatMul(const TensorView &A, const TensorView &B, const Te
   return P;
 }
 
+/// Y[0:N] = A[0:K] x B (K x N, row stride N) as K row updates Y += A[k] * B[k, :]: B is read once,
+/// row by row and contiguously, with no packing. The one-row case (decoder steps, attention of one
+/// query against a long cache) is bandwidth-bound, and packing B would read it twice.
+template <typename Fma> inline void gemvRows(const float *A, const float *B, float *Y, int64_t K, int64_t N,
+                                             int64_t N0, int64_t N1, Fma Row) {
+  for (int64_t J = N0; J < N1; ++J)
+    Y[J] = 0.0f;
+  int64_t Kk = 0;
+  for (; Kk + 4 <= K; Kk += 4)
+    Row(A + Kk, B + Kk * N, N, Y, N0, N1);
+  for (; Kk < K; ++Kk) {
+    const float Ak = A[Kk];
+    const float *Bk = B + Kk * N;
+    for (int64_t J = N0; J < N1; ++J)
+      Y[J] += Ak * Bk[J];
+  }
+}
+
+/// Y[N0:N1] += A[0..3] * B[0..3 rows, N0:N1] (portable; the compiler vectorizes it).
+inline void gemvRow4Portable(const float *A, const float *B, int64_t N, float *Y, int64_t N0, int64_t N1) {
+  const float A0 = A[0], A1 = A[1], A2 = A[2], A3 = A[3];
+  const float *B0 = B, *B1 = B + N, *B2 = B + 2 * N, *B3 = B + 3 * N;
+  for (int64_t J = N0; J < N1; ++J)
+    Y[J] += A0 * B0[J] + A1 * B1[J] + A2 * B2[J] + A3 * B3[J];
+}
+
+__attribute__((target("avx512f,fma"))) void gemvAvx512(const float *A, const float *B, float *Y, int64_t K,
+                                                        int64_t N, int64_t N0, int64_t N1) {
+  gemvRows(A, B, Y, K, N, N0, N1, [](const float *Ak, const float *Bk, int64_t Ld, float *Yv, int64_t J0, int64_t J1) {
+    const float A0 = Ak[0], A1 = Ak[1], A2 = Ak[2], A3 = Ak[3];
+    const float *B0 = Bk, *B1 = Bk + Ld, *B2 = Bk + 2 * Ld, *B3 = Bk + 3 * Ld;
+#pragma GCC ivdep
+    for (int64_t J = J0; J < J1; ++J)
+      Yv[J] += A0 * B0[J] + A1 * B1[J] + A2 * B2[J] + A3 * B3[J];
+  });
+}
+
+__attribute__((target("avx2,fma"))) void gemvAvx2(const float *A, const float *B, float *Y, int64_t K, int64_t N,
+                                                   int64_t N0, int64_t N1) {
+  gemvRows(A, B, Y, K, N, N0, N1, [](const float *Ak, const float *Bk, int64_t Ld, float *Yv, int64_t J0, int64_t J1) {
+    const float A0 = Ak[0], A1 = Ak[1], A2 = Ak[2], A3 = Ak[3];
+    const float *B0 = Bk, *B1 = Bk + Ld, *B2 = Bk + 2 * Ld, *B3 = Bk + 3 * Ld;
+#pragma GCC ivdep
+    for (int64_t J = J0; J < J1; ++J)
+      Yv[J] += A0 * B0[J] + A1 * B1[J] + A2 * B2[J] + A3 * B3[J];
+  });
+}
+
+void gemvPortable(const float *A, const float *B, float *Y, int64_t K, int64_t N, int64_t N0, int64_t N1) {
+  gemvRows(A, B, Y, K, N, N0, N1, gemvRow4Portable);
+}
+
+using GemvFn = void (*)(const float *, const float *, float *, int64_t, int64_t, int64_t, int64_t);
+
+GemvFn gemvFor(GemmIsa Isa) {
+  switch (Isa) {
+  case GemmIsa::Avx512: return gemvAvx512;
+  case GemmIsa::Avx2: return gemvAvx2;
+  default: return gemvPortable;
+  }
+}
+
 /// Accumulates in double for floats; integers wrap (through unsigned) as ONNX Runtime's do.
 template <typename T, bool = std::is_floating_point<T>::value> struct MatMulAccOf { using type = double; };
 template <typename T> struct MatMulAccOf<T, false> { using type = typename std::make_unsigned<T>::type; };
@@ -146,6 +209,23 @@ public:
     float *Y = Ctx.Outputs[0].data<float>();
     if (P.OffA.empty() || P.M == 0 || P.N == 0)
       return Status::ok();
+    if (P.M == 1 && !ConstB) {
+      // One row per batch: stream B row by row (no packing). Work splits over batches and over
+      // 64-column slices of N (cache-line aligned, so threads never share a line of Y).
+      const GemvFn Fn = gemvFor(MK.Isa);
+      const int64_t Slice = 64, Slices = (P.N + Slice - 1) / Slice;
+      const size_t Tasks = P.OffA.size() * static_cast<size_t>(Slices);
+      const size_t Grain = std::max<size_t>(1, static_cast<size_t>(16384 / std::max<int64_t>(1, P.K * Slice)));
+      Ctx.Par.forRange(Tasks, Grain, [&](size_t Begin, size_t End) {
+        for (size_t I = Begin; I < End; ++I) {
+          const size_t T = I / static_cast<size_t>(Slices);
+          const int64_t N0 = static_cast<int64_t>(I % static_cast<size_t>(Slices)) * Slice;
+          Fn(A + P.OffA[T], B + P.OffB[T], Y + static_cast<int64_t>(T) * P.N, P.K, P.N, N0,
+             std::min(P.N, N0 + Slice));
+        }
+      });
+      return Status::ok();
+    }
     if (P.BSingle) {
       // Every batch multiplies the same B: A's batches are consecutive rows of one tall matrix
       // when A is not broadcast itself (offsets step by M*K).
@@ -236,6 +316,10 @@ OpKernels matMulKernels() {
         testCase("b_broadcast_ones", {T({2, 3, 4, 6}), T({1, 1, 6, 5})}),
         testCase("large", {T({2, 70, 300}), W({300, 90})}, {}, 1e-4),
         testCase("k_zero", {T({3, 0}), T({0, 4})}),
+        testCase("gemv_const_b", {T({1, 1, 130}), W({130, 200})}, {}, 1e-4),
+        testCase("gemv_attention", {T({1, 8, 1, 64}), T({1, 8, 64, 301})}, {}, 1e-4),
+        testCase("gemv_batched_rows", {T({2, 3, 1, 7}), T({2, 3, 7, 70})}),
+        testCase("gemv_odd_k", {T({1, 5}), T({5, 3})}),
         testCase("f64_batched", {tensorInput({2, 3, 4}, ElementType::F64), tensorInput({4, 5}, ElementType::F64)}),
         testCase("i64", {tensorInput({3, 4}, ElementType::I64), tensorInput({4, 2}, ElementType::I64)}),
     };

@@ -1,0 +1,133 @@
+"""Side-by-side benchmark: our runtime vs ONNX Runtime on the same ONNX files, inputs and thread
+counts. Each runtime runs in its own worker process; batches alternate between them so machine
+noise hits both alike. Prints a table (median, p90, ratio ours/ORT, CPU-time ratio, load + first
+inference, peak RSS) and writes JSON. A benchmark, never a test: nothing here asserts a speed.
+
+    python bench/bench.py --models DIR [--only mnist_cnn,...] [--threads 1,2] [--rounds 10]
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+# (label, model folder, input file prefix)
+CASES = [
+    ("mnist_cnn", "mnist_cnn", ""),
+    ("mobilenet_v2", "mobilenet_v2", ""),
+    ("resnet18", "resnet18", ""),
+    ("bert_mini seq128", "bert_mini", ""),
+    ("gpt past128", "gpt2_tiny_decoder", ""),
+    ("gpt past1024", "gpt2_tiny_decoder", "past1024_"),
+]
+
+
+class Worker:
+    def __init__(self, which, model_dir, prefix, threads):
+        env = dict(os.environ)
+        self.p = subprocess.Popen([sys.executable, os.path.join(HERE, "worker.py"), which, model_dir, prefix,
+                                   str(threads)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+        self.ready = self._read()
+
+    def _read(self):
+        line = self.p.stdout.readline()
+        if not line:
+            raise RuntimeError(f"worker exited with {self.p.wait()}")
+        return json.loads(line)
+
+    def call(self, **cmd):
+        self.p.stdin.write(json.dumps(cmd) + "\n")
+        self.p.stdin.flush()
+        return self._read()
+
+    def close(self):
+        try:
+            self.p.stdin.write(json.dumps({"cmd": "quit"}) + "\n")
+            self.p.stdin.flush()
+        except BrokenPipeError:
+            pass
+        self.p.wait()
+
+
+def batch_size(one_ms, budget_ms):
+    return max(1, min(2000, int(budget_ms / max(one_ms, 1e-3))))
+
+
+def bench_case(model_dir, prefix, threads, rounds, budget_ms):
+    w = {k: Worker(k, model_dir, prefix, threads) for k in ("ours", "ort")}
+    # Warm up and size the batches so each takes about budget_ms.
+    n = {}
+    for k in w:
+        t = w[k].call(cmd="run", n=3)["times_ms"]
+        n[k] = batch_size(float(np.median(t)), budget_ms)
+    times = {k: [] for k in w}
+    cpu = {k: 0.0 for k in w}
+    for r in range(rounds):
+        order = ("ours", "ort") if r % 2 == 0 else ("ort", "ours")
+        for k in order:
+            res = w[k].call(cmd="run", n=n[k])
+            times[k] += res["times_ms"]
+            cpu[k] += res["cpu_s"]
+    out = {}
+    for k in w:
+        st = w[k].call(cmd="stats")
+        t = np.array(times[k])
+        out[k] = {"median_ms": float(np.median(t)), "p90_ms": float(np.percentile(t, 90)),
+                  "runs": int(t.size), "cpu_ms_per_run": cpu[k] * 1e3 / t.size,
+                  "load_first_ms": w[k].ready["load_first_ms"], "peak_rss_mib": st["peak_rss_mib"],
+                  "max_abs_err_vs_pytorch": st["max_abs_err"]}
+        w[k].close()
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--models", required=True, help="folder written by scripts/export-models.sh")
+    ap.add_argument("--only", default="", help="comma-separated labels or model folders")
+    ap.add_argument("--threads", default="1,2")
+    ap.add_argument("--rounds", type=int, default=10, help="alternating batches per runtime")
+    ap.add_argument("--batch-ms", type=float, default=300.0, help="target duration of one batch")
+    ap.add_argument("--json", default="build/bench/results.json")
+    a = ap.parse_args()
+    only = [s for s in a.only.split(",") if s]
+    import onnxruntime
+    results = {"onnxruntime_version": onnxruntime.__version__, "cpu_count": os.cpu_count(),
+               "loadavg_start": os.getloadavg()[0], "cases": []}
+    header = ("| model | thr | ours ms | ORT ms | ratio | p90 ours/ORT | CPU-time ratio | load+1st ms ours/ORT (ratio) "
+              "| peak RSS MiB ours/ORT (ratio) |")
+    print(header)
+    print("|" + "---|" * 9)
+    for label, folder, prefix in CASES:
+        if only and label not in only and folder not in only:
+            continue
+        model_dir = os.path.join(a.models, folder)
+        if not os.path.exists(os.path.join(model_dir, "model.onnx")):
+            print(f"| {label} | - | skipped: {model_dir}/model.onnx not found |")
+            continue
+        for thr in [int(t) for t in a.threads.split(",")]:
+            r = bench_case(model_dir, prefix, thr, a.rounds, a.batch_ms)
+            o, x = r["ours"], r["ort"]
+            row = {"model": label, "threads": thr, **{f"ours_{k}": v for k, v in o.items()},
+                   **{f"ort_{k}": v for k, v in x.items()},
+                   "ratio": o["median_ms"] / x["median_ms"], "cpu_ratio": o["cpu_ms_per_run"] / x["cpu_ms_per_run"],
+                   "load_ratio": o["load_first_ms"] / x["load_first_ms"],
+                   "rss_ratio": o["peak_rss_mib"] / x["peak_rss_mib"]}
+            results["cases"].append(row)
+            print(f"| {label} | {thr} | {o['median_ms']:.3f} | {x['median_ms']:.3f} | {row['ratio']:.2f} | "
+                  f"{o['p90_ms']:.3f}/{x['p90_ms']:.3f} | {row['cpu_ratio']:.2f} | "
+                  f"{o['load_first_ms']:.0f}/{x['load_first_ms']:.0f} ({row['load_ratio']:.2f}) | "
+                  f"{o['peak_rss_mib']:.0f}/{x['peak_rss_mib']:.0f} ({row['rss_ratio']:.2f}) |", flush=True)
+    results["loadavg_end"] = os.getloadavg()[0]
+    os.makedirs(os.path.dirname(os.path.abspath(a.json)), exist_ok=True)
+    with open(a.json, "w") as f:
+        json.dump(results, f, indent=1)
+    print(f"results: {a.json} (load average {results['loadavg_start']:.1f} -> {results['loadavg_end']:.1f})")
+
+
+if __name__ == "__main__":
+    main()

@@ -180,6 +180,7 @@ std::string benchmarkUsage() {
          "  --json[=FILE]          JSON report to FILE, or to stdout instead of the text\n"
          "  --trace=FILE           Chrome trace-event JSON of the measured runs (chrome://tracing, Perfetto)\n"
          "  --seed=N               seed of the random inputs (default 1)\n"
+         "  --event_buffer=N       profile event capacity (default 4194304; raise it for very many runs)\n"
          "  --help                 this text\n";
 }
 
@@ -248,6 +249,8 @@ BenchmarkOptions parseBenchmarkFlags(int Argc, const char *const *Argv) {
       O.TraceFile = Value();
       if (O.TraceFile.empty())
         throw ToolError("--trace: missing file name");
+    } else if (Name == "--event_buffer") {
+      O.EventBuffer = static_cast<size_t>(parseInt(Name, Value(), 1));
     } else if (Name == "--seed") {
       O.Seed = static_cast<uint64_t>(parseInt(Name, Value(), 0));
     } else {
@@ -425,7 +428,7 @@ int runBenchmarkImpl(const BenchmarkOptions &O, std::ostream &Out, std::ostream 
   P.WarmUp = O.WarmUp;
   P.WarmUpTime = std::chrono::microseconds(0);
   P.Repeat = O.Runs > 0 ? O.Runs : (O.Duration > 0 ? 1000000000 : 50);
-  P.EventBufferSize = rt::kDefaultEventBufferSize;
+  P.EventBufferSize = O.EventBuffer ? O.EventBuffer : rt::kDefaultEventBufferSize;
   auto Stop = std::make_shared<std::atomic_bool>(false);
   std::mutex TimerMu;
   std::condition_variable TimerCv;
@@ -544,7 +547,7 @@ int runBenchmarkImpl(const BenchmarkOptions &O, std::ostream &Out, std::ostream 
   Out << "peak RSS:           " << Rss << " KiB\n";
   Out << "average CPU:        " << num(CpuPercent, 1) << "% (of one core)\n";
   if (Dropped)
-    Out << "dropped events:     " << Dropped << " (the per-op table covers the recorded part)\n";
+    Out << "dropped events:     " << Dropped << " (the statistics cover the recorded runs; raise --event_buffer)\n";
   Out << "per-op time (sorted by total):\n";
   char Line[512];
   std::snprintf(Line, sizeof(Line), "  %-40s %-18s %7s %11s %10s %10s %10s %6s\n", "op", "type", "count", "total ms",

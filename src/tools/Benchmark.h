@@ -5,12 +5,13 @@
 //
 //   optimium-benchmark MODEL [--threads=N] [--cores=0,1,..] [--scheduler=auto|exclusive|sequential|pipeline]
 //                      [--input=SPEC ...] [--warmup=N] [--runs=N] [--duration=SECONDS]
-//                      [--json[=FILE]] [--trace=FILE] [--seed=N]
+//                      [--json[=FILE]] [--trace=FILE] [--seed=N] [--event_buffer=N]
 // Flags take "--flag=value" or "--flag value" (except --json, whose file needs "="). --input uses
 // optimium-run's syntax; without it, inputs are random: floats uniform in [-1, 1), integers and
 // booleans 0, symbolic dims 1. Latency of a run is from infer() (QueueBegin) to wait() returning
 // (WaitEnd). Average CPU is process CPU time / wall time over the measured runs, in percent of one
-// core (so up to threads x 100%).
+// core (so up to threads x 100%). Statistics come from the profile's events: when the event buffer
+// fills (very many runs), later runs are not recorded and the report says how many events dropped.
 #pragma once
 
 #include <cstdint>
@@ -36,6 +37,7 @@ struct BenchmarkOptions {
   std::string JsonFile;
   std::string TraceFile; ///< Chrome trace-event JSON of the measured runs.
   uint64_t Seed = 1;
+  size_t EventBuffer = 0; ///< Event capacity of the profile (0 = kDefaultEventBufferSize).
   bool Help = false;
 };
 

@@ -130,10 +130,11 @@ TEST(BenchmarkFlags, Forms) {
   EXPECT_EQ(O.TraceFile, "t.json");
   EXPECT_EQ(O.Seed, 9u);
   EXPECT_EQ(O.Inputs, (std::vector<std::string>{"2x2xf32=1"}));
-  const char *B[] = {"optimium-benchmark", "--module=x", "--json=r.json"};
-  O = parseBenchmarkFlags(3, B);
+  const char *B[] = {"optimium-benchmark", "--module=x", "--json=r.json", "--event_buffer=1000"};
+  O = parseBenchmarkFlags(4, B);
   EXPECT_EQ(O.Module, "x");
   EXPECT_EQ(O.JsonFile, "r.json");
+  EXPECT_EQ(O.EventBuffer, 1000u);
   for (std::vector<const char *> Bad :
        {std::vector<const char *>{"b"}, {"b", "m", "--runs=0"}, {"b", "m", "--threads=-1"}, {"b", "m", "--bogus"},
         {"b", "m", "--scheduler=fast"}, {"b", "m", "--duration=0"}, {"b", "m", "--warmup"}, {"b", "m", "n"},
@@ -236,6 +237,18 @@ TEST(BenchmarkCli, JsonToStdoutAndTestModels) {
     json J = checkReport(R.Out, 3, opCount(Path)); // stdout is the JSON report alone
     EXPECT_EQ(J.at("inputs"), "random");
   }
+}
+
+TEST(BenchmarkCli, SmallEventBufferReportsDrops) {
+  RunResult R = runBench({Digits, "--runs=20", "--event_buffer=200", "--json"});
+  ASSERT_EQ(R.Code, 0) << R.Err;
+  json J = json::parse(R.Out);
+  EXPECT_GT(J.at("dropped_events").get<int>(), 0);
+  EXPECT_GE(J.at("runs").get<int>(), 1);
+  EXPECT_LT(J.at("runs").get<int>(), 20);
+  R = runBench({Digits, "--runs=20", "--event_buffer=200"});
+  ASSERT_EQ(R.Code, 0) << R.Err;
+  EXPECT_NE(R.Out.find("dropped events:"), std::string::npos);
 }
 
 TEST(BenchmarkCli, DurationBoundsTheMeasuredRuns) {

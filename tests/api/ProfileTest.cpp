@@ -392,3 +392,49 @@ TEST(Profile, FailingRunSurfacesItsErrorAndStopsRecording) {
   R.profile(rt::make_array(In), opts(1));
   EXPECT_EQ(count(R.getProfileEvents(), Kind::ModelExecuteBegin), 1u);
 }
+
+TEST(Profile, DurationsPairBeginAndEndEvents) {
+  const auto T0 = std::chrono::high_resolution_clock::now();
+  auto Ev = [&](Kind K, int Ns, uint32_t Thread, int32_t Op = -1, int32_t Tensor = -1) {
+    rt::ProfileEvent E;
+    E.Kind = K;
+    E.TimeStamp = T0 + std::chrono::nanoseconds(Ns);
+    E.ThreadID = Thread;
+    E.Operation = Op;
+    E.TensorID = Tensor;
+    return E;
+  };
+  // Runs end on another thread than they began (Pipeline); layers of two threads interleave.
+  const std::vector<rt::ProfileEvent> Events{
+      Ev(Kind::ModelExecuteBegin, 0, 1),     Ev(Kind::LayerExecuteBegin, 10, 1, 0),
+      Ev(Kind::LayerExecuteBegin, 15, 2, 1), Ev(Kind::CopyBegin, 16, 2, 1, 1),
+      Ev(Kind::CopyEnd, 20, 2, 1, 1),        Ev(Kind::LayerExecuteEnd, 30, 1, 0),
+      Ev(Kind::LayerExecuteEnd, 45, 2, 1),   Ev(Kind::ModelExecuteEnd, 50, 2),
+      Ev(Kind::LayerExecuteEnd, 60, 3, 7),   Ev(Kind::ModelExecuteBegin, 100, 2),
+      Ev(Kind::LayerExecuteBegin, 110, 2, 0), Ev(Kind::LayerExecuteEnd, 150, 2, 0),
+      Ev(Kind::ModelExecuteEnd, 170, 1)};
+  std::vector<rt::OpInfo> Ops(2);
+  Ops[0].Name = "conv";
+  Ops[0].Type = "Conv";
+  Ops[1].Type = "Relu"; // unnamed: "Relu#1"
+  std::vector<rt::TensorInfo> Tensors(2);
+  Tensors[0].Name = "x";
+  Tensors[1].Name = "h";
+  const rt::ProfileDurations D = rt::computeProfileDurations(Events, Ops, Tensors);
+  EXPECT_EQ(D.ModelDurations, (std::vector<int64_t>{50, 70}));
+  ASSERT_EQ(D.LayerDurations.size(), 2u); // the stray end of op 7 is ignored
+  EXPECT_EQ(D.LayerDurations.at("conv"), (std::vector<int64_t>{20, 40}));
+  EXPECT_EQ(D.LayerDurations.at("Relu#1"), (std::vector<int64_t>{30}));
+  EXPECT_EQ(D.CopyDurations.at("h"), (std::vector<int64_t>{4}));
+  const std::vector<rt::LayerDuration> L = rt::summarizeLayerDurations(Events, Ops);
+  ASSERT_EQ(L.size(), 2u);
+  EXPECT_EQ(L[0].Name, "conv");
+  EXPECT_EQ(L[0].Type, "Conv");
+  EXPECT_EQ(L[0].Count, 2u);
+  EXPECT_EQ(L[0].TotalNs, 60);
+  EXPECT_EQ(L[0].MinNs, 20);
+  EXPECT_EQ(L[0].MaxNs, 40);
+  EXPECT_DOUBLE_EQ(L[0].MeanNs, 30.0);
+  EXPECT_EQ(L[1].Name, "Relu#1");
+  EXPECT_EQ(L[1].Operation, 1);
+}

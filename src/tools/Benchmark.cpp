@@ -376,6 +376,16 @@ std::string chromeTraceJson(rt::ArrayRef<ProfileEvent> Events, rt::ArrayRef<rt::
       if (static_cast<size_t>(P.Operation) < Ops.size())
         Args += ",\"type\":\"" + jsonEscape(Ops[static_cast<size_t>(P.Operation)].Type) + "\"";
     }
+    if (P.Begin == Kind::ModelExecuteBegin || P.Begin == Kind::QueueBegin) {
+      // Runs and queue waits may end on another thread and overlap other slices of their thread:
+      // async slices (b/e with an id), which trace viewers draw on their own tracks.
+      const std::string Common = "{\"name\":\"" + jsonEscape(Name) + "\",\"cat\":\"" + Cat + "\",\"id\":" +
+                                 std::to_string(P.Operation) + ",\"pid\":1,\"tid\":" + std::to_string(P.ThreadID);
+      OS << ",\n" << Common << ",\"ph\":\"b\",\"ts\":" << num(Us(P.Start)) << "}";
+      OS << ",\n" << Common << ",\"ph\":\"e\",\"ts\":" << num(std::max(Us(P.Start), Us(P.End))) << "}";
+      continue;
+    }
+    // Same-thread kinds nest on their thread: complete slices.
     OS << ",\n{\"name\":\"" << jsonEscape(Name) << "\",\"cat\":\"" << Cat << "\",\"ph\":\"X\",\"ts\":"
        << num(Us(P.Start)) << ",\"dur\":" << num(std::max(0.0, Us(P.End) - Us(P.Start))) << ",\"pid\":1,\"tid\":"
        << P.ThreadID << ",\"args\":{" << Args << "}}";

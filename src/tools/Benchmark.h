@@ -52,8 +52,10 @@ struct LatencyStats {
 };
 LatencyStats computeLatencyStats(std::vector<double> Ms);
 
-/// Chrome trace-event JSON ("traceEvents", complete "X" events, ts/dur in microseconds from the
-/// first event; pid 1, tid = the event's ThreadID). Begin/end pairs as computeProfileDurations().
+/// Chrome trace-event JSON ("traceEvents"; ts/dur in microseconds from the first event; pid 1,
+/// tid = the event's ThreadID). Layer/Launch/DeviceExecute/Copy/Wait are complete "X" slices on
+/// their thread; runs (cat "model") and queue waits (cat "queue") are async "b"/"e" pairs with the
+/// run index as id, since they may cross threads. Begin/end pairs as computeProfileDurations().
 std::string chromeTraceJson(runtime::ArrayRef<runtime::ProfileEvent> Events,
                             runtime::ArrayRef<runtime::OpInfo> Ops,
                             runtime::ArrayRef<runtime::TensorInfo> Tensors);

@@ -179,18 +179,27 @@ TEST(BenchmarkTrace, SyntheticEvents) {
   Ops[0].Name = "conv \"1\"";
   Ops[0].Type = "Conv";
   json J = json::parse(chromeTraceJson(E, Ops, {}));
-  std::map<std::string, json> ByCat;
-  for (const json &X : J.at("traceEvents"))
+  std::map<std::string, json> ByCat, AsyncBegin, AsyncEnd;
+  for (const json &X : J.at("traceEvents")) {
     if (X.at("ph") == "X")
       ByCat[X.at("cat").get<std::string>()] = X;
-  ASSERT_EQ(ByCat.size(), 5u); // queue, model, layer, launch, device
+    else if (X.at("ph") == "b")
+      AsyncBegin[X.at("cat").get<std::string>()] = X;
+    else if (X.at("ph") == "e")
+      AsyncEnd[X.at("cat").get<std::string>()] = X;
+  }
+  ASSERT_EQ(ByCat.size(), 3u); // layer, launch, device
+  ASSERT_EQ(AsyncBegin.size(), 2u); // model, queue (async: they cross threads)
+  ASSERT_EQ(AsyncEnd.size(), 2u);
+  EXPECT_EQ(AsyncBegin["model"].at("id"), AsyncEnd["model"].at("id"));
+  EXPECT_DOUBLE_EQ(AsyncBegin["model"].at("ts").get<double>(), 3.0);
+  EXPECT_DOUBLE_EQ(AsyncEnd["model"].at("ts").get<double>(), 12.0);
+  EXPECT_EQ(AsyncBegin["model"].at("pid").get<int>(), 1);
   EXPECT_EQ(ByCat["layer"].at("name"), "conv \"1\"");
   EXPECT_DOUBLE_EQ(ByCat["layer"].at("ts").get<double>(), 4.0);
   EXPECT_DOUBLE_EQ(ByCat["layer"].at("dur").get<double>(), 7.0);
   EXPECT_EQ(ByCat["layer"].at("tid").get<int>(), 2);
   EXPECT_EQ(ByCat["device"].at("tid").get<int>(), 3);
-  EXPECT_DOUBLE_EQ(ByCat["model"].at("dur").get<double>(), 9.0);
-  EXPECT_EQ(ByCat["model"].at("pid").get<int>(), 1);
   EXPECT_EQ(ByCat["layer"].at("args").at("type"), "Conv");
 }
 
@@ -217,14 +226,35 @@ TEST(BenchmarkCli, DigitsJsonAndTraceFiles) {
     size_t Layers = 0, Models = 0;
     for (const json &X : T.at("traceEvents")) {
       ASSERT_TRUE(X.contains("ph") && X.contains("pid") && X.contains("tid") && X.contains("name"));
+      if (X.at("ph") == "b")
+        Models += X.at("cat") == "model";
       if (X.at("ph") != "X")
         continue;
       EXPECT_GE(X.at("ts").get<double>(), 0.0);
       EXPECT_GE(X.at("dur").get<double>(), 0.0);
       Layers += X.at("cat") == "layer";
-      Models += X.at("cat") == "model";
     }
     EXPECT_EQ(Layers, Ops * 4) << Sched;
+    // Complete slices of one thread nest (what trace viewers require).
+    std::map<int, std::vector<std::pair<double, double>>> PerThread;
+    for (const json &X : T.at("traceEvents"))
+      if (X.at("ph") == "X")
+        PerThread[X.at("tid").get<int>()].push_back({X.at("ts").get<double>(), X.at("dur").get<double>()});
+    for (auto &KV : PerThread) {
+      std::stable_sort(KV.second.begin(), KV.second.end(), [](const std::pair<double, double> &A,
+                                                              const std::pair<double, double> &B) {
+        return A.first < B.first || (A.first == B.first && A.second > B.second);
+      });
+      std::vector<double> Ends;
+      for (const auto &S : KV.second) {
+        while (!Ends.empty() && Ends.back() <= S.first)
+          Ends.pop_back();
+        if (!Ends.empty()) {
+          EXPECT_LE(S.first + S.second, Ends.back() + 1e-3) << Sched << " thread " << KV.first;
+        }
+        Ends.push_back(S.first + S.second);
+      }
+    }
     EXPECT_EQ(Models, 4u) << Sched;
   }
 }

@@ -11,6 +11,7 @@
 #include "Optimium/Runtime/Logging/LogSettings.h"
 #include "Optimium/Runtime/Model.h"
 #include "Optimium/Runtime/Options.h"
+#include "Optimium/Runtime/Profile.h"
 #include "Optimium/Runtime/Shape.h"
 #include "Optimium/Runtime/Tensor.h"
 #include "Optimium/Runtime/TensorInfo.h"

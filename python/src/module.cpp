@@ -558,6 +558,49 @@ void requestInfer(PyRequest &Q, nb::handle Inputs) {
   Q.R.infer(rt::ArrayRef<rt::Tensor>(List));
 }
 
+/// request.profile(): inputs as for infer() (list or dict), times in integer microseconds,
+/// event_buffer_size 0 = the default. Blocking; the GIL is released while it runs.
+void requestProfile(PyRequest &Q, nb::handle Inputs, int Repeat, int WarmUp, long long WarmUpTime,
+                    long long StopThreshold, int CheckPeriod, long long EventBufferSize) {
+  if (EventBufferSize < 0)
+    throw nb::value_error("profile: event_buffer_size must be >= 0 (0 = the default)");
+  rt::ProfileOptions O;
+  O.Repeat = Repeat;
+  O.WarmUp = WarmUp;
+  O.WarmUpTime = std::chrono::microseconds(WarmUpTime);
+  O.StopThreshold = std::chrono::microseconds(StopThreshold);
+  O.CheckPeriod = CheckPeriod;
+  O.EventBufferSize = static_cast<size_t>(EventBufferSize);
+  std::vector<nb::object> Keep;
+  if (nb::isinstance<nb::dict>(Inputs)) {
+    std::map<std::string, rt::Tensor> Map;
+    for (auto KV : nb::borrow<nb::dict>(Inputs)) {
+      if (!nb::isinstance<nb::str>(KV.first))
+        throw nb::type_error("profile: dict keys must be input names (str)");
+      std::string Name = nb::cast<std::string>(KV.first);
+      Map[Name] = convertInput(Q.M, inputIndex(Q.M, Name), KV.second, Keep);
+    }
+    Q.Keep = nb::cast(Keep);
+    nb::gil_scoped_release G;
+    Q.R.profile(Map, O);
+    return;
+  }
+  if (nb::isinstance<PyTensor>(Inputs) || PyObject_CheckBuffer(Inputs.ptr()))
+    throw nb::type_error("profile: pass a list (or dict) of inputs, e.g. request.profile([arr])");
+  std::vector<rt::Tensor> List;
+  const size_t N = Q.M.getInputNames().size();
+  for (nb::handle H : nb::iter(Inputs)) {
+    if (List.size() >= N)
+      throw nb::value_error(("profile: model '" + Q.M.getName() + "' takes " + std::to_string(N) +
+                             " input(s), got more")
+                                .c_str());
+    List.push_back(convertInput(Q.M, List.size(), H, Keep));
+  }
+  Q.Keep = nb::cast(Keep);
+  nb::gil_scoped_release G;
+  Q.R.profile(rt::ArrayRef<rt::Tensor>(List), O);
+}
+
 void requestSetCallback(PyRequest &Q, nb::object Fn) {
   if (!Fn.is_none() && !PyCallable_Check(Fn.ptr()))
     throw nb::type_error("set_callback: expected a callable fn(status, error) or None");
@@ -1087,6 +1130,58 @@ NB_MODULE(_core, m) {
     return nb::cast(T);
   });
 
+  // Profiling.
+  nb::enum_<rt::ProfileEventKind>(m, "ProfileEventKind")
+      .value("MODEL_EXECUTE_BEGIN", rt::ProfileEventKind::ModelExecuteBegin)
+      .value("MODEL_EXECUTE_END", rt::ProfileEventKind::ModelExecuteEnd)
+      .value("LAYER_EXECUTE_BEGIN", rt::ProfileEventKind::LayerExecuteBegin)
+      .value("LAYER_EXECUTE_END", rt::ProfileEventKind::LayerExecuteEnd)
+      .value("LAUNCH_BEGIN", rt::ProfileEventKind::LaunchBegin)
+      .value("LAUNCH_END", rt::ProfileEventKind::LaunchEnd)
+      .value("DEVICE_EXECUTE_BEGIN", rt::ProfileEventKind::DeviceExecuteBegin)
+      .value("DEVICE_EXECUTE_END", rt::ProfileEventKind::DeviceExecuteEnd)
+      .value("COPY_BEGIN", rt::ProfileEventKind::CopyBegin)
+      .value("COPY_END", rt::ProfileEventKind::CopyEnd)
+      .value("QUEUE_BEGIN", rt::ProfileEventKind::QueueBegin)
+      .value("QUEUE_END", rt::ProfileEventKind::QueueEnd)
+      .value("WAIT_BEGIN", rt::ProfileEventKind::WaitBegin)
+      .value("WAIT_END", rt::ProfileEventKind::WaitEnd);
+  nb::class_<rt::ProfileEvent>(m, "ProfileEvent")
+      .def_ro("kind", &rt::ProfileEvent::Kind)
+      .def_prop_ro("timestamp",
+                   [](const rt::ProfileEvent &E) { return (long long)E.TimeStamp.time_since_epoch().count(); })
+      .def_ro("operation", &rt::ProfileEvent::Operation)
+      .def_ro("thread_id", &rt::ProfileEvent::ThreadID)
+      .def_ro("tensor_id", &rt::ProfileEvent::TensorID)
+      .def_ro("source_device", &rt::ProfileEvent::SourceDevice)
+      .def_ro("dest_device", &rt::ProfileEvent::DestDevice)
+      .def("__repr__", [](const rt::ProfileEvent &E) {
+        return std::string("<optimium.runtime.ProfileEvent ") + rt::toString(E.Kind) + " op=" +
+               std::to_string(E.Operation) + " thread=" + std::to_string(E.ThreadID) + ">";
+      });
+  nb::class_<rt::ProfileDurations>(m, "ProfileDurations")
+      .def_ro("model_name", &rt::ProfileDurations::ModelName)
+      .def_ro("model_durations", &rt::ProfileDurations::ModelDurations)
+      .def_ro("layer_durations", &rt::ProfileDurations::LayerDurations)
+      .def_ro("copy_durations", &rt::ProfileDurations::CopyDurations)
+      .def("__repr__", [](const rt::ProfileDurations &D) {
+        return "<optimium.runtime.ProfileDurations of '" + D.ModelName + "': " +
+               std::to_string(D.ModelDurations.size()) + " runs, " + std::to_string(D.LayerDurations.size()) +
+               " layers>";
+      });
+  nb::class_<rt::LayerDuration>(m, "LayerDuration")
+      .def_ro("name", &rt::LayerDuration::Name)
+      .def_ro("type", &rt::LayerDuration::Type)
+      .def_ro("operation", &rt::LayerDuration::Operation)
+      .def_ro("count", &rt::LayerDuration::Count)
+      .def_ro("total_ns", &rt::LayerDuration::TotalNs)
+      .def_ro("min_ns", &rt::LayerDuration::MinNs)
+      .def_ro("max_ns", &rt::LayerDuration::MaxNs)
+      .def_ro("mean_ns", &rt::LayerDuration::MeanNs)
+      .def("__repr__", [](const rt::LayerDuration &L) {
+        return "<optimium.runtime.LayerDuration " + L.Name + " (" + L.Type + ") x" + std::to_string(L.Count) + ">";
+      });
+
   // InferRequest.
   nb::class_<PyRequest>(m, "InferRequest")
       .def("infer", &requestInfer, "inputs"_a)
@@ -1126,6 +1221,16 @@ NB_MODULE(_core, m) {
            "shrink_to_fit"_a = false)
       .def("set_resize_migration", &requestSetResizeMigration, "name"_a, "callback"_a.none())
       .def_prop_ro("model_name", [](const PyRequest &Q) { return Q.R.getModelName(); })
+      .def("profile", &requestProfile, "inputs"_a, "repeat"_a = 100, "warmup"_a = 10, "warmup_time"_a = 1000000,
+           "stop_threshold"_a = 0, "check_period"_a = 0, "event_buffer_size"_a = 0)
+      .def("get_profile_events",
+           [](const PyRequest &Q) {
+             rt::ArrayRef<rt::ProfileEvent> E = Q.R.getProfileEvents();
+             return std::vector<rt::ProfileEvent>(E.begin(), E.end());
+           })
+      .def("get_profile_durations", [](const PyRequest &Q) { return Q.R.getProfileDurations(); })
+      .def("get_layer_durations", [](const PyRequest &Q) { return Q.R.getLayerDurations(); })
+      .def_prop_ro("dropped_profile_events", [](const PyRequest &Q) { return Q.R.getDroppedProfileEvents(); })
       .def("__repr__", [](const PyRequest &Q) {
         return "<optimium.runtime.InferRequest of '" + Q.R.getModelName() + "' " +
                rt::toString(Q.R.getStatus()) + ">";

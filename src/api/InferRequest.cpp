@@ -34,6 +34,72 @@ void requireFinishedRun(RequestImpl &R, std::unique_lock<std::mutex> &, const st
 
 void InferRequest::infer(ArrayRef<Tensor> Inputs) { throwIfError(checked(Impl).start(Inputs.vec())); }
 
+namespace {
+/// Inputs by name in the model's input order; every model input must be given, no other.
+std::vector<Tensor> orderInputs(const RequestImpl &R, const std::map<std::string, Tensor> &Inputs,
+                                const char *What) {
+  const ModelImpl &M = *R.M;
+  std::vector<Tensor> Ordered;
+  for (const StringRef &Name : M.InputNames) {
+    auto It = Inputs.find(Name.str());
+    if (It == Inputs.end())
+      throw InvalidArgumentError(std::string(What) + ": input '" + Name.str() + "' of model '" + M.Name +
+                                 "' is missing");
+    Ordered.push_back(It->second);
+  }
+  for (const auto &KV : Inputs)
+    if (std::find(M.InputNames.begin(), M.InputNames.end(), StringRef(KV.first)) == M.InputNames.end())
+      throw InvalidArgumentError(std::string(What) + ": model '" + M.Name + "' has no input named '" + KV.first +
+                                 "'");
+  return Ordered;
+}
+} // namespace
+
+void InferRequest::profile(ArrayRef<Tensor> Inputs, const ProfileOptions &Options,
+                           std::shared_ptr<std::atomic_bool> StopFlag) {
+  checked(Impl).profile(Inputs.vec(), Options, StopFlag);
+}
+
+void InferRequest::profile(const std::map<std::string, Tensor> &Inputs, const ProfileOptions &Options,
+                           std::shared_ptr<std::atomic_bool> StopFlag) {
+  RequestImpl &R = checked(Impl);
+  R.profile(orderInputs(R, Inputs, "profile"), Options, StopFlag);
+}
+
+ArrayRef<ProfileEvent> InferRequest::getProfileEvents() const {
+  RequestImpl &R = checked(Impl);
+  std::lock_guard<std::mutex> Lock(R.ProfileMu);
+  if (!R.LastRecorder)
+    return {};
+  ArrayRef<ProfileEvent> All = R.LastRecorder->events();
+  const size_t End = std::min(R.LastEndEvent, All.size());
+  const size_t Begin = std::min(R.LastFirstEvent, End);
+  return ArrayRef<ProfileEvent>(All.data() + Begin, End - Begin);
+}
+
+uint64_t InferRequest::getDroppedProfileEvents() const {
+  RequestImpl &R = checked(Impl);
+  std::lock_guard<std::mutex> Lock(R.ProfileMu);
+  return R.LastDropped;
+}
+
+ProfileDurations InferRequest::getProfileDurations() const {
+  ProfileDurations D = computeProfileDurations(getProfileEvents(), getModelOperations(), getModelTensors());
+  D.ModelName = getModelName();
+  return D;
+}
+
+std::vector<LayerDuration> InferRequest::getLayerDurations() const {
+  return summarizeLayerDurations(getProfileEvents(), getModelOperations());
+}
+
+void InferRequest::setRecorder(std::shared_ptr<ProfileEventRecorder> Recorder) {
+  RequestImpl &R = checked(Impl);
+  std::lock_guard<std::mutex> Lock(R.Mu);
+  if (!R.UserRecorder)
+    R.UserRecorder = std::move(Recorder);
+}
+
 void InferRequest::infer(const std::map<std::string, Tensor> &Inputs) {
   RequestImpl &R = checked(Impl);
   const ModelImpl &M = *R.M;

@@ -11,6 +11,7 @@
 #include "core/Log.h"
 #include "core/NpyWriter.h"
 #include "exec/InputShapes.h"
+#include "exec/Profiler.h"
 
 namespace optimium {
 namespace runtime {
@@ -148,6 +149,8 @@ Status RequestImpl::start(std::vector<Tensor> In) {
   CancelFlag = false;
   ++StartedRuns;
   Lock.unlock();
+  if (OPT_RT_UNLIKELY(Recorder))
+    Recorder->record(ProfileEventKind::QueueBegin);
   M->Pool->arm();
   M->Sched->enqueue(shared_from_this());
   return Status::ok();
@@ -184,6 +187,7 @@ Status RequestImpl::runNode(size_t NodeIndex) {
   const Graph &G = *M->G;
   const Node &N = G.Nodes[NodeIndex];
   const CompiledNode &CN = *M->Nodes[NodeIndex];
+  ProfileEventScope LayerEvents(Recorder, ProfileEventKind::LayerExecuteBegin, static_cast<int32_t>(NodeIndex));
 
   // Outputs whose shape depends on data: infer with the actual values, then allocate.
   bool Unresolved = false;
@@ -254,8 +258,12 @@ Status RequestImpl::runNode(size_t NodeIndex) {
   OptRtExecContext Ctx{sizeof(OptRtExecContext), M->Threads, M->Pool.get(), &poolParallelFor};
   char ErrorBuf[1024] = {0};
   const OptRtBackend &B = CN.Backend->Backend;
-  const int32_t RC = B.run_kernel(B.state, CN.Kernel, Ins, static_cast<uint32_t>(N.Inputs.size()), Outs,
-                                  static_cast<uint32_t>(N.Outputs.size()), &Ctx, ErrorBuf, sizeof(ErrorBuf));
+  const int32_t RC =
+      OPT_RT_UNLIKELY(Recorder)
+          ? runKernelProfiled(NodeIndex, Ins, static_cast<uint32_t>(N.Inputs.size()), Outs,
+                              static_cast<uint32_t>(N.Outputs.size()), Ctx, ErrorBuf, sizeof(ErrorBuf))
+          : B.run_kernel(B.state, CN.Kernel, Ins, static_cast<uint32_t>(N.Inputs.size()), Outs,
+                         static_cast<uint32_t>(N.Outputs.size()), &Ctx, ErrorBuf, sizeof(ErrorBuf));
   if (RC != OPT_RT_OK)
     return makeError(runErrorCode(RC), "while running ", N.describe(), " on ", CN.Backend->Device.toString(), ": ",
                      ErrorBuf[0] ? ErrorBuf : "kernel failed");
@@ -273,6 +281,10 @@ Status RequestImpl::runNode(size_t NodeIndex) {
 }
 
 void RequestImpl::runSequential() {
+  if (OPT_RT_UNLIKELY(Recorder)) {
+    Recorder->record(ProfileEventKind::QueueEnd);
+    Recorder->record(ProfileEventKind::ModelExecuteBegin);
+  }
   const unsigned OldMode = M->Options.DisableDenormals ? disableDenormalsOnThisThread() : 0;
   Status S = prepareRun();
   const size_t NN = M->G->Nodes.size();
@@ -289,6 +301,10 @@ void RequestImpl::runSequential() {
 }
 
 void RequestImpl::startPipeline() {
+  if (OPT_RT_UNLIKELY(Recorder)) {
+    Recorder->record(ProfileEventKind::QueueEnd);
+    Recorder->record(ProfileEventKind::ModelExecuteBegin);
+  }
   Status S = prepareRun();
   const size_t NN = M->G->Nodes.size();
   if (!S.isOk() || NN == 0) {
@@ -339,6 +355,8 @@ void RequestImpl::startPipeline() {
 }
 
 void RequestImpl::finish(const Status &RunStatus) {
+  if (OPT_RT_UNLIKELY(Recorder))
+    Recorder->record(ProfileEventKind::ModelExecuteEnd);
   M->Pool->disarm();
   Status S = RunStatus;
   std::exception_ptr E;

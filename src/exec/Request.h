@@ -9,7 +9,9 @@
 #include <mutex>
 #include <vector>
 
+#include "Optimium/Runtime/Extension/Backend.h"
 #include "Optimium/Runtime/InferRequest.h"
+#include "Optimium/Runtime/Profile.h"
 #include "core/TensorImpl.h"
 #include "exec/ModelState.h"
 
@@ -74,6 +76,16 @@ struct RequestImpl : std::enable_shared_from_this<RequestImpl> {
   std::mutex ErrorMu;
   detail::Status FirstError;
 
+  // Profiling (exec/Profiler.cpp). Recorder is set by profile() for its measured runs only and is
+  // null otherwise: every recording site costs one predictable branch when not profiling.
+  ProfileEventRecorder *Recorder = nullptr;
+  std::vector<int32_t> ValueToTensor;                 ///< value index -> index in M->Tensors
+  std::shared_ptr<ProfileEventRecorder> UserRecorder; ///< setRecorder(); guarded by Mu
+  std::mutex ProfileMu;                               ///< guards the Last* fields
+  std::shared_ptr<ProfileEventRecorder> LastRecorder; ///< events [LastFirstEvent, LastEndEvent)
+  size_t LastFirstEvent = 0, LastEndEvent = 0;
+  uint64_t LastDropped = 0;
+
   /// Validates and binds inputs (those infer() takes: every graph input but the Preserved ones),
   /// then hands the run to the scheduler. Pending shape changes are applied first (may throw).
   detail::Status start(std::vector<Tensor> Inputs);
@@ -83,6 +95,15 @@ struct RequestImpl : std::enable_shared_from_this<RequestImpl> {
   void startPipeline();
   /// Ends the run: callbacks, status, wake waiters.
   void finish(const detail::Status &S);
+  /// Blocking warm-up + measured runs (see ProfileOptions); throws the documented exceptions.
+  void profile(const std::vector<Tensor> &Inputs, const ProfileOptions &Options,
+               const std::shared_ptr<std::atomic_bool> &StopFlag);
+  /// Waits for the current run and rethrows its error; Record adds WaitBegin/End.
+  void waitForRun(bool Record);
+  /// The kernel call of a profiled run: Launch events, DeviceExecute per parallel range, copies.
+  int32_t runKernelProfiled(size_t NodeIndex, const OptRtTensor *Inputs, uint32_t NumInputs,
+                            const OptRtTensor *Outputs, uint32_t NumOutputs, const OptRtExecContext &Ctx,
+                            char *Error, size_t ErrorSize);
 
   detail::Status runNode(size_t NodeIndex);
   detail::Status prepareRun();

@@ -21,6 +21,7 @@
 #include <Optimium/Runtime/Logging/LogWriter.h>
 #include <Optimium/Runtime/Model.h>
 #include <Optimium/Runtime/Options.h>
+#include <Optimium/Runtime/Profile.h>
 #include <Optimium/Runtime/Shape.h>
 #include <Optimium/Runtime/Tensor.h>
 #include <Optimium/Runtime/TensorInfo.h>
@@ -95,6 +96,14 @@ int optimiumCxx14HeadersCheck() {
   Info.Shape = rt::TensorShape({1, 2});
   Info.Type = rt::ElementType::F32;
   std::cout << Info << std::endl;
+
+  rt::ProfileOptions Profile;
+  Profile.WarmUpTime = std::chrono::microseconds(1000);
+  auto Recorder = std::make_shared<rt::ProfileEventRecorder>(16);
+  Recorder->record(rt::ProfileEventKind::QueueBegin);
+  for (const rt::ProfileEvent &E : Recorder->events())
+    std::cout << rt::toString(E.Kind) << ' ' << Profile.Repeat << std::endl;
+  std::cout << rt::summarizeLayerDurations(Recorder->events(), {}).size() << std::endl;
 
   try {
     T.copyTo(rt::tensor(rt::ElementType::I32, {2, 3}));

@@ -2,6 +2,7 @@
 // it ends and surfaces its error. Outputs are owned by the request and shared by reference count.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <exception>
 #include <functional>
@@ -10,6 +11,7 @@
 #include <string>
 
 #include "Optimium/Runtime/Export.h"
+#include "Optimium/Runtime/Profile.h"
 #include "Optimium/Runtime/Tensor.h"
 #include "Optimium/Runtime/TensorInfo.h"
 #include "Optimium/Runtime/Utils/ArrayRef.h"
@@ -71,6 +73,26 @@ public:
   /// Replaces the default index-preserving migration of a Preserved tensor; nullptr restores it.
   /// InvalidArgumentError for an unknown or non-Preserved tensor.
   void setResizeMigration(StringRef Name, ResizeMigrateFn Fn);
+  /// Profiling (BLOCKING): warm-up runs, then up to Options.Repeat measured runs that record
+  /// ProfileEvents (see ProfileOptions for the order and the early-stop rule). StopFlag, when given,
+  /// is read between runs: once true, no further run starts and profile() returns normally.
+  /// InvalidArgumentError on bad options; the errors of infer()/wait() otherwise.
+  void profile(ArrayRef<Tensor> Inputs, const ProfileOptions &Options,
+               std::shared_ptr<std::atomic_bool> StopFlag = nullptr);
+  void profile(const std::map<std::string, Tensor> &Inputs, const ProfileOptions &Options,
+               std::shared_ptr<std::atomic_bool> StopFlag = nullptr);
+  /// Events of the last profile(), in record order. Valid until the next profile() (or until a
+  /// recorder given to setRecorder() is cleared). Empty before the first profile().
+  ArrayRef<ProfileEvent> getProfileEvents() const;
+  /// Events of the last profile() that did not fit in the buffer (also logged as a warning).
+  uint64_t getDroppedProfileEvents() const;
+  /// Durations of the last profile(), begin/end paired and resolved to names (nanoseconds).
+  ProfileDurations getProfileDurations() const;
+  /// Per-operation statistics of the last profile(), largest total time first.
+  std::vector<LayerDuration> getLayerDurations() const;
+  /// Records every later profile() into Recorder (appending; EventBufferSize is then unused).
+  /// Does nothing if a recorder is already set.
+  void setRecorder(std::shared_ptr<ProfileEventRecorder> Recorder);
 
   std::string getModelName() const;
   ArrayRef<OpInfo> getModelOperations() const;

@@ -5,6 +5,7 @@
 #include "backends/BackendRegistry.h"
 #include "backends/NodeHandle.h"
 #include "backends/native/Kernel.h"
+#include "exec/Profiler.h"
 #include "ir/HalfPromotion.h"
 
 namespace optimium {
@@ -35,37 +36,47 @@ public:
       : Info(std::move(Info)), Inner(std::move(Inner)) {}
 
   Status run(const KernelContext &Ctx) const override {
+    // Set while a profiled run calls this kernel: the conversions are recorded as Copy events.
+    const KernelProfileScope *Prof = currentKernelProfile();
     std::vector<std::vector<float>> Scratch;
     Scratch.reserve(Ctx.Inputs.size() + Ctx.Outputs.size());
-    auto Promote = [&](const TensorView &V, bool Convert) {
+    auto Promote = [&](const TensorView &V, bool Convert, size_t Index) {
       TensorView F = V;
       if (!isHalfType(V.Type) || !V.Data)
         return F;
       Scratch.emplace_back(V.elementCount());
       float *Dst = Scratch.back().data();
       if (Convert) {
+        if (Prof)
+          recordKernelCopy(*Prof, true, false, Index);
         const uint16_t *Src = static_cast<const uint16_t *>(V.Data);
         for (size_t I = 0; I < Scratch.back().size(); ++I)
           Dst[I] = V.Type == ElementType::F16 ? float16::toFloat(Src[I]) : bfloat16::toFloat(Src[I]);
+        if (Prof)
+          recordKernelCopy(*Prof, false, false, Index);
       }
       F.Type = ElementType::F32;
       F.Data = Dst;
       return F;
     };
     std::vector<TensorView> In, Out;
-    for (const TensorView &V : Ctx.Inputs)
-      In.push_back(Promote(V, true));
-    for (const TensorView &V : Ctx.Outputs)
-      Out.push_back(Promote(V, false));
+    for (size_t I = 0; I < Ctx.Inputs.size(); ++I)
+      In.push_back(Promote(Ctx.Inputs[I], true, I));
+    for (size_t I = 0; I < Ctx.Outputs.size(); ++I)
+      Out.push_back(Promote(Ctx.Outputs[I], false, I));
     RETURN_IF_ERROR(Inner->run(KernelContext{In, Out, Ctx.Par}));
     for (size_t O = 0; O < Out.size(); ++O) {
       const TensorView &H = Ctx.Outputs[O];
       if (!isHalfType(H.Type) || !H.Data)
         continue;
+      if (Prof)
+        recordKernelCopy(*Prof, true, true, O);
       const float *Src = static_cast<const float *>(Out[O].Data);
       uint16_t *Dst = static_cast<uint16_t *>(H.Data);
       for (size_t I = 0; I < H.elementCount(); ++I)
         Dst[I] = H.Type == ElementType::F16 ? float16::fromFloat(Src[I]) : bfloat16::fromFloat(Src[I]);
+      if (Prof)
+        recordKernelCopy(*Prof, false, true, O);
     }
     return Status::ok();
   }

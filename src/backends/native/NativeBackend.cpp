@@ -1,10 +1,12 @@
 // The built-in CPU backend behind the backend C ABI: kernels come from the native op registry.
 // Being in-process, it reads the full node description through NodeHandle.
+#include <cstddef>
 #include <cstring>
 
 #include "backends/BackendRegistry.h"
 #include "backends/NodeHandle.h"
 #include "backends/native/Kernel.h"
+#include "backends/native/OutputAllocator.h"
 #include "ir/HalfPromotion.h"
 
 namespace optimium {
@@ -149,6 +151,24 @@ int32_t nativeRun(void *, void *KernelPtr, const OptRtTensor *Inputs, uint32_t N
         },
         Ctx->num_threads);
   }
+  // Outputs the executor could not size before the run (control flow) are allocated by the kernel
+  // through the host's callback.
+  OutputAllocator Alloc;
+  const bool HasAllocator = Ctx && Ctx->struct_size >= offsetof(OptRtExecContext, request) + sizeof(void *) &&
+                            Ctx->allocate_output;
+  if (HasAllocator)
+    Alloc = [Ctx, &Out](size_t Index, const std::vector<int64_t> &Dims) -> Result<TensorView> {
+      void *Data = Ctx->allocate_output(Ctx->request, static_cast<uint32_t>(Index), static_cast<int32_t>(Dims.size()),
+                                        Dims.data());
+      if (!Data)
+        return makeError(ErrorCode::OutOfResource, "cannot allocate output ", Index);
+      TensorView V;
+      V.Type = Out[Index].Type;
+      V.Dims = Dims;
+      V.Data = Data;
+      return V;
+    };
+  ScopedOutputAllocator Scope(HasAllocator ? &Alloc : nullptr);
   KernelContext KC{In, Out, Par};
   Status S = static_cast<const Kernel *>(KernelPtr)->run(KC);
   if (!S.isOk()) {

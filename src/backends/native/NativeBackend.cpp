@@ -6,6 +6,7 @@
 #include "backends/BackendRegistry.h"
 #include "backends/NodeHandle.h"
 #include "backends/native/Kernel.h"
+#include "backends/native/NativeKernels.h"
 #include "backends/native/OutputAllocator.h"
 #include "ir/HalfPromotion.h"
 
@@ -77,6 +78,26 @@ private:
   std::unique_ptr<Kernel> Inner;
 };
 
+} // namespace
+
+Result<std::unique_ptr<Kernel>> createNativeKernel(const KernelCreateInfo &Info) {
+  const OpKernels *K = findOpKernels(Info.N.Domain, Info.N.OpType);
+  const KernelVariant *V = K ? selectKernelVariant(*K, Info) : nullptr;
+  if (!V && K) {
+    if (auto Promoted = promotedInfo(Info)) {
+      if (const KernelVariant *PV = selectKernelVariant(*K, *Promoted)) {
+        ASSIGN_OR_RETURN(std::unique_ptr<Kernel> Inner, PV->Create(*Promoted));
+        return std::unique_ptr<Kernel>(new HalfAdapterKernel(std::move(Promoted), std::move(Inner)));
+      }
+    }
+  }
+  if (!V)
+    return makeError(ErrorCode::NotImplemented, Info.N.describe(), ": no native kernel supports this node");
+  return V->Create(Info);
+}
+
+namespace {
+
 int32_t nativeSupports(void *, const OptRtNode *Node) {
   const KernelCreateInfo *Info = createInfoOf(Node);
   if (!Info)
@@ -96,26 +117,7 @@ int32_t nativeCreate(void *, const OptRtNode *Node, void **Out, char *Error, siz
     writeAbiError("native backend: node without host description", Error, ErrorSize);
     return OPT_RT_ERROR_INVALID_ARGUMENT;
   }
-  const OpKernels *K = findOpKernels(Info->N.Domain, Info->N.OpType);
-  const KernelVariant *V = K ? selectKernelVariant(*K, *Info) : nullptr;
-  if (!V && K) {
-    if (auto Promoted = promotedInfo(*Info)) {
-      if (const KernelVariant *PV = selectKernelVariant(*K, *Promoted)) {
-        Result<std::unique_ptr<Kernel>> R = PV->Create(*Promoted);
-        if (!R.isOk()) {
-          writeAbiError(R.status().message(), Error, ErrorSize);
-          return static_cast<int32_t>(R.status().code());
-        }
-        *Out = new HalfAdapterKernel(std::move(Promoted), std::move(R).value());
-        return OPT_RT_OK;
-      }
-    }
-  }
-  if (!V) {
-    writeAbiError(Info->N.describe() + ": no native kernel supports this node", Error, ErrorSize);
-    return OPT_RT_ERROR_NOT_IMPLEMENTED;
-  }
-  Result<std::unique_ptr<Kernel>> R = V->Create(*Info);
+  Result<std::unique_ptr<Kernel>> R = createNativeKernel(*Info);
   if (!R.isOk()) {
     writeAbiError(R.status().message(), Error, ErrorSize);
     return static_cast<int32_t>(R.status().code());

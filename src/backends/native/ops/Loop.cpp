@@ -46,6 +46,37 @@ std::vector<ValueInfo> bodyFormals(const std::vector<ValueInfo> &Inputs, size_t 
   return F;
 }
 
+/// Body formals whose carried shapes hold in every iteration, and the body's output infos with
+/// them: the initial shapes when the body keeps them; else symbols where they change (one more
+/// pass), else fully symbolic. Shape-derived constants inside the body then stay valid.
+Status stableBodyInference(const Node &N, const LoopShape &L, const std::vector<ValueInfo> &Inputs,
+                           std::vector<ValueInfo> &Formal, std::vector<ValueInfo> &Out) {
+  ShapeContext Symbols(N);
+  const std::map<std::string, ValueInfo> Outer = outerInfos(N, Inputs, /*KeepConst=*/false);
+  Formal = bodyFormals(Inputs, L.Carried);
+  for (int Pass = 0; Pass < 3; ++Pass) {
+    ASSIGN_OR_RETURN(Out, inferSubgraph(N, "body", *graphAttr(N, "body"), Formal, Outer));
+    bool Stable = true;
+    for (size_t K = 0; K < L.Carried; ++K) {
+      const TensorShape &In = Formal[2 + K].Shape, &B = Out[1 + K].Shape;
+      if (B == In)
+        continue;
+      Stable = false;
+      if (Pass == 0) {
+        Formal[2 + K].Shape = mergeOrSymbols(Symbols, In, B);
+      } else {
+        std::vector<Expr> Dims;
+        for (size_t D = 0; D < In.getRank(); ++D)
+          Dims.push_back(Symbols.newSymbol());
+        Formal[2 + K].Shape = TensorShape(std::move(Dims));
+      }
+    }
+    if (Stable)
+      return Status::ok();
+  }
+  return Status::ok(); // the rank changes between iterations: the last pass is as good as it gets
+}
+
 OpSchema loopSchema() {
   OpSchema S;
   S.OpType = "Loop";
@@ -61,15 +92,15 @@ OpSchema loopSchema() {
         return Ctx.error(ErrorCode::Model, "loop-carried input ", 2 + K, " is missing");
     if (Ctx.hasInput(0) && Ctx.Inputs[0].Type != ElementType::I64)
       return Ctx.error(ErrorCode::Type, "M must be int64, got ", toString(Ctx.Inputs[0].Type));
-    ASSIGN_OR_RETURN(std::vector<ValueInfo> Out,
-                     inferSubgraph(N, "body", *graphAttr(N, "body"), bodyFormals(Ctx.Inputs, L.Carried),
-                                   outerInfos(N, Ctx.Inputs, /*KeepConst=*/false)));
+    std::vector<ValueInfo> Formal, Out;
+    RETURN_IF_ERROR(stableBodyInference(N, L, Ctx.Inputs, Formal, Out));
     for (size_t K = 0; K < L.Carried; ++K) {
       const ValueInfo &In = Ctx.Inputs[2 + K], &B = Out[1 + K];
       if (B.Type != In.Type)
         return Ctx.error(ErrorCode::Type, "loop-carried value ", K, " is ", toString(In.Type),
                          " but the body produces ", toString(B.Type));
       Ctx.Outputs[K].Type = In.Type;
+      // Zero iterations give the initial value: its shape only when the body keeps it.
       Ctx.Outputs[K].Shape = B.Shape == In.Shape ? In.Shape : mergeOrSymbols(Ctx, B.Shape, In.Shape);
     }
     // The trip count is known when M is and there is no condition to stop earlier.
@@ -174,7 +205,8 @@ private:
 Result<std::unique_ptr<Kernel>> createLoop(const KernelCreateInfo &Info) {
   const Node &N = Info.N;
   ASSIGN_OR_RETURN(LoopShape L, loopShape(N));
-  std::vector<ValueInfo> Formal = bodyFormals(Info.Inputs, L.Carried);
+  std::vector<ValueInfo> Formal, Out;
+  RETURN_IF_ERROR(stableBodyInference(N, L, Info.Inputs, Formal, Out));
   ASSIGN_OR_RETURN(std::unique_ptr<SubgraphRunner> Body,
                    SubgraphRunner::create(N, "body", N.Attrs.at("body").G, Formal, outerInfos(N, Info.Inputs, true)));
   return makeKernel<LoopKernel>(N, L, std::move(Body));

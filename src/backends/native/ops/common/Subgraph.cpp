@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "backends/native/NativeKernels.h"
 #include "core/TensorImpl.h"
 #include "ir/Scopes.h"
 #include "passes/InferShapes.h"
@@ -176,12 +177,7 @@ Result<std::unique_ptr<SubgraphRunner>> SubgraphRunner::create(const Node &Owner
       St->Info->Inputs.push_back(In >= 0 ? R->Infos[In] : ValueInfo());
     for (int O : N.Outputs)
       St->Info->Outputs.push_back(O >= 0 ? R->Infos[O] : ValueInfo());
-    const OpKernels *K = findOpKernels(N.Domain, N.OpType);
-    const KernelVariant *V = K ? selectKernelVariant(*K, *St->Info) : nullptr;
-    if (!V)
-      return makeError(ErrorCode::Model, R->Context, ": no native kernel supports ", N.describe(),
-                       " (element types or attributes not supported)");
-    Result<std::unique_ptr<Kernel>> KR = V->Create(*St->Info);
+    Result<std::unique_ptr<Kernel>> KR = createNativeKernel(*St->Info);
     if (!KR.isOk())
       return makeError(KR.status().code() == ErrorCode::Shape || KR.status().code() == ErrorCode::Type
                            ? KR.status().code()

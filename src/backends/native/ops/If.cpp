@@ -32,6 +32,9 @@ Status checkBranch(const Node &N, const char *Attr, const Graph *G) {
   return Status::ok();
 }
 
+/// Shape and type errors of a branch that may not run are left to run time.
+bool branchMayFailToInfer(const Status &S) { return S.code() == ErrorCode::Shape || S.code() == ErrorCode::Type; }
+
 OpSchema ifSchema() {
   OpSchema S;
   S.OpType = "If";
@@ -49,13 +52,6 @@ OpSchema ifSchema() {
     RETURN_IF_ERROR(checkBranch(N, kThen, Then));
     RETURN_IF_ERROR(checkBranch(N, kElse, Else));
     const std::map<std::string, ValueInfo> Outer = outerInfos(N, Ctx.Inputs, /*KeepConst=*/false);
-    std::vector<ValueInfo> ThenOut, ElseOut;
-    if (Then) {
-      ASSIGN_OR_RETURN(ThenOut, inferSubgraph(N, kThen, *Then, {}, Outer));
-    }
-    if (Else) {
-      ASSIGN_OR_RETURN(ElseOut, inferSubgraph(N, kElse, *Else, {}, Outer));
-    }
     // A known condition picks the branch (the executor re-infers with the actual value).
     int Taken = -1;
     if (Ctx.Inputs[0].Const && Ctx.Inputs[0].Const->elementCount() == 1) {
@@ -64,6 +60,25 @@ OpSchema ifSchema() {
       if (B.isOk())
         Taken = *B ? 1 : 0;
     }
+    Result<std::vector<ValueInfo>> ThenR = std::vector<ValueInfo>(), ElseR = std::vector<ValueInfo>();
+    if (Then)
+      ThenR = inferSubgraph(N, kThen, *Then, {}, Outer);
+    if (Else)
+      ElseR = inferSubgraph(N, kElse, *Else, {}, Outer);
+    // Exporters guard shape-specific code with If (AffineGrid's 2D/3D): a branch whose shapes do
+    // not work out for these inputs is fine as long as it is not taken.
+    if (!ThenR.isOk() && !(Else && ElseR.isOk() && Taken != 1 && branchMayFailToInfer(ThenR.status())))
+      return ThenR.status();
+    if (!ElseR.isOk() && !(Then && ThenR.isOk() && Taken != 0 && branchMayFailToInfer(ElseR.status())))
+      return ElseR.status();
+    // With a branch dropped and the condition unknown, the shapes are known only while running.
+    const bool Dropped = !ThenR.isOk() || !ElseR.isOk();
+    if (!ThenR.isOk())
+      Then = nullptr;
+    if (!ElseR.isOk())
+      Else = nullptr;
+    const std::vector<ValueInfo> ThenOut = Then ? *ThenR : std::vector<ValueInfo>();
+    const std::vector<ValueInfo> ElseOut = Else ? *ElseR : std::vector<ValueInfo>();
     for (size_t I = 0; I < N.Outputs.size(); ++I) {
       const ValueInfo *T = Then ? &ThenOut[I] : nullptr, *E = Else ? &ElseOut[I] : nullptr;
       if (T && E && T->Type != E->Type)
@@ -74,8 +89,9 @@ OpSchema ifSchema() {
       const ValueInfo *Chosen = Taken == 1 ? T : Taken == 0 ? E : nullptr;
       if (Chosen)
         Ctx.Outputs[I].Shape = Chosen->Shape;
-      else if (Taken >= 0) // the chosen branch is missing: the kernel reports it while running
-        Ctx.Outputs[I].Shape = mergeOrSymbols(Ctx, Any.Shape, TensorShape({Ctx.newSymbol()}));
+      else if (Taken >= 0 || Dropped) // chosen branch missing (the kernel reports it) or unknown
+        Ctx.Outputs[I].Shape = Any.Shape.getRank() == 0 ? TensorShape({Ctx.newSymbol()})
+                                                        : mergeOrSymbols(Ctx, Any.Shape, TensorShape({}));
       else if (T && E)
         Ctx.Outputs[I].Shape = mergeOrSymbols(Ctx, T->Shape, E->Shape);
       else
@@ -88,13 +104,19 @@ OpSchema ifSchema() {
 
 class IfKernel : public Kernel {
 public:
-  IfKernel(const Node &N, std::unique_ptr<SubgraphRunner> Then, std::unique_ptr<SubgraphRunner> Else)
-      : N(N), Then(std::move(Then)), Else(std::move(Else)) {}
+  IfKernel(const Node &N, std::unique_ptr<SubgraphRunner> Then, std::unique_ptr<SubgraphRunner> Else,
+           Status ThenError, Status ElseError)
+      : N(N), Then(std::move(Then)), Else(std::move(Else)), ThenError(std::move(ThenError)),
+        ElseError(std::move(ElseError)) {}
 
   Status run(const KernelContext &Ctx) const override {
     const OutputAllocator *Alloc = currentOutputAllocator();
     ASSIGN_OR_RETURN(bool Cond, readCondition(N, Ctx.Inputs[0], "cond"));
     const SubgraphRunner *B = Cond ? Then.get() : Else.get();
+    const Status &Error = Cond ? ThenError : ElseError;
+    if (!Error.isOk())
+      return makeError(ErrorCode::Infer, N.describe(), ": the condition selects ", Cond ? kThen : kElse,
+                       ", which cannot run on these inputs: ", Error.message());
     if (!B)
       return makeError(ErrorCode::Infer, N.describe(), ": the condition is ", Cond ? "true" : "false", " and selects ",
                        Cond ? kThen : kElse, ", which is missing or empty");
@@ -109,19 +131,29 @@ public:
 private:
   Node N;
   std::unique_ptr<SubgraphRunner> Then, Else;
+  Status ThenError, ElseError; ///< A branch whose shapes fail for these inputs (fine unless taken).
 };
 
 Result<std::unique_ptr<Kernel>> createIf(const KernelCreateInfo &Info) {
   const Node &N = Info.N;
   const std::map<std::string, ValueInfo> Outer = outerInfos(N, Info.Inputs, /*KeepConst=*/true);
-  std::unique_ptr<SubgraphRunner> Then, Else;
-  if (branch(N, kThen)) {
-    ASSIGN_OR_RETURN(Then, SubgraphRunner::create(N, kThen, N.Attrs.at(kThen).G, {}, Outer));
+  std::unique_ptr<SubgraphRunner> Runners[2];
+  Status Errors[2];
+  const char *Attrs[2] = {kThen, kElse};
+  for (int B = 0; B < 2; ++B) {
+    if (!branch(N, Attrs[B]))
+      continue;
+    Result<std::unique_ptr<SubgraphRunner>> R = SubgraphRunner::create(N, Attrs[B], N.Attrs.at(Attrs[B]).G, {}, Outer);
+    if (R.isOk())
+      Runners[B] = std::move(R).value();
+    else
+      Errors[B] = R.status();
   }
-  if (branch(N, kElse)) {
-    ASSIGN_OR_RETURN(Else, SubgraphRunner::create(N, kElse, N.Attrs.at(kElse).G, {}, Outer));
-  }
-  return makeKernel<IfKernel>(N, std::move(Then), std::move(Else));
+  // As in inference: one branch may fail on shapes as long as the other can run.
+  for (int B = 0; B < 2; ++B)
+    if (!Errors[B].isOk() && !(branchMayFailToInfer(Errors[B]) && Runners[1 - B]))
+      return Errors[B];
+  return makeKernel<IfKernel>(N, std::move(Runners[0]), std::move(Runners[1]), Errors[0], Errors[1]);
 }
 
 OpKernels ifKernels() {

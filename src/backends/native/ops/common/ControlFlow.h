@@ -2,6 +2,7 @@
 // stacking along an axis, and a small graph builder for their harness test cases.
 #pragma once
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -14,11 +15,14 @@ namespace runtime {
 namespace detail {
 namespace ops {
 
-/// Shape of rank R with a fresh symbol per dimension, except where A and B agree.
+/// A and B where they agree, fresh symbols elsewhere. The IR has no unknown rank: when the ranks
+/// differ, the larger rank with every dimension a symbol (still dynamic, so the executor leaves
+/// the output to the kernel).
 inline TensorShape mergeOrSymbols(ShapeContext &Ctx, const TensorShape &A, const TensorShape &B) {
   std::vector<Expr> Dims;
-  for (size_t I = 0; I < A.getRank(); ++I)
-    Dims.push_back(A.getRank() == B.getRank() && A[I] == B[I] ? A[I] : Ctx.newSymbol());
+  const bool SameRank = A.getRank() == B.getRank();
+  for (size_t I = 0; I < std::max(A.getRank(), B.getRank()); ++I)
+    Dims.push_back(SameRank && A[I] == B[I] ? A[I] : Ctx.newSymbol());
   return TensorShape(std::move(Dims));
 }
 

@@ -9,6 +9,8 @@
 #include "OnnxBuilder.h"
 #include "Optimium/Runtime.h"
 #include "TestUtil.h"
+#include "import/onnx/OnnxImporter.h"
+#include "ir/Scopes.h"
 
 namespace rt = optimium::runtime;
 using optimium_test::OnnxBuilder;
@@ -260,6 +262,85 @@ TEST(ControlFlow, NestedIfInLoopReadsOuterWeights) {
     rt::Model M = load(Bytes, S);
     std::vector<rt::Tensor> T = run(M, {f32({2}, {1, 1})});
     EXPECT_EQ(floats(T[0]), (std::vector<float>{44, 189}));
+  }
+}
+
+TEST(ControlFlow, OuterScopeReadsBecomeTrailingNodeInputs) {
+  // w1/w2 are read two scopes down (inside the If inside the Loop body), k one scope down: all
+  // three become inputs of the Loop; v (the body's input), w1 and w2 inputs of the If in the body.
+  OnnxBuilder Then, Else;
+  Then.node("Add", {"v", "w1"}, {"t"});
+  Then.output("t", F32);
+  Else.node("Mul", {"v", "w2"}, {"e"});
+  Else.output("e", F32);
+  OnnxBuilder Body;
+  Body.input("i", I64, {});
+  Body.input("c", BOOL, {});
+  Body.input("v", F32, {2});
+  Body.node("Less", {"i", "k"}, {"first"});
+  auto *If = Body.node("If", {"first"}, {"v_out"}, "inner_if");
+  OnnxBuilder::attrGraph(If, "then_branch", Then.M.graph());
+  OnnxBuilder::attrGraph(If, "else_branch", Else.M.graph());
+  Body.node("Identity", {"c"}, {"c_out"});
+  Body.output("c_out", BOOL);
+  Body.output("v_out", F32);
+  OnnxBuilder B;
+  B.input("v0", F32, {2});
+  B.initializer("w1", {2}, {10, 20});
+  B.initializer("w2", {2}, {2, 3});
+  B.initializerI64("k", {}, {1});
+  B.initializerI64("M", {}, {3});
+  auto *N = B.node("Loop", {"M", "", "v0"}, {"v_final"}, "outer_loop");
+  OnnxBuilder::attrGraph(N, "body", Body.M.graph());
+  B.output("v_final", F32);
+  const std::string Bytes = B.bytes();
+  namespace d = optimium::runtime::detail;
+  auto R = d::importOnnxBuffer(reinterpret_cast<const uint8_t *>(Bytes.data()), Bytes.size(), "", "test");
+  ASSERT_TRUE(R.isOk()) << R.status().message();
+  const d::Graph &G = *R->G;
+  ASSERT_EQ(G.Nodes.size(), 1u);
+  const d::Node &Loop = G.Nodes[0];
+  EXPECT_EQ(d::capturedNames(Loop), (std::vector<std::string>{"k", "w1", "w2"}));
+  std::vector<std::string> Inputs;
+  for (int In : Loop.Inputs)
+    Inputs.push_back(In >= 0 ? G.Values[In].Name : "");
+  EXPECT_EQ(Inputs, (std::vector<std::string>{"M", "", "v0", "k", "w1", "w2"}));
+  const d::Graph &BodyG = *Loop.Attrs.at("body").G;
+  EXPECT_EQ(d::outerScopeNames(BodyG), (std::vector<std::string>{"k", "w1", "w2"}));
+  const d::Node &InnerIf = BodyG.Nodes[1];
+  ASSERT_EQ(InnerIf.OpType, "If");
+  std::vector<std::string> IfInputs;
+  for (int In : InnerIf.Inputs)
+    IfInputs.push_back(BodyG.Values[In].Name);
+  EXPECT_EQ(IfInputs, (std::vector<std::string>{"first", "v", "w1", "w2"}));
+}
+
+TEST(ControlFlow, Opset8ScanRunsPerBatchElement) {
+  // Opset 8: [batch, sequence, ...] inputs, no sequence_lens; running sum per batch element.
+  OnnxBuilder Body;
+  Body.input("s", F32, {2});
+  Body.input("x", F32, {2});
+  Body.node("Add", {"s", "x"}, {"s_out"});
+  Body.node("Identity", {"s_out"}, {"y"});
+  Body.output("s_out", F32);
+  Body.output("y", F32);
+  OnnxBuilder B(8);
+  B.input("s0", F32, {2, 2});
+  B.input("x", F32, {2, 3, 2});
+  auto *N = B.node("Scan", {"", "s0", "x"}, {"s_final", "ys"}, "scan8");
+  OnnxBuilder::attrGraph(N, "body", Body.M.graph());
+  OnnxBuilder::attrInt(N, "num_scan_inputs", 1);
+  B.output("s_final", F32);
+  B.output("ys", F32);
+  const std::string Bytes = B.bytes();
+  for (rt::SchedulerType S : AllSchedulers) {
+    SCOPED_TRACE(rt::toString(S));
+    rt::Model M = load(Bytes, S);
+    std::vector<rt::Tensor> T =
+        run(M, {f32({2, 2}, {0, 0, 100, 100}), f32({2, 3, 2}, {1, 2, 3, 4, 5, 6, 1, 1, 1, 1, 1, 1})});
+    EXPECT_EQ(floats(T[0]), (std::vector<float>{9, 12, 103, 103}));
+    EXPECT_EQ(dims(T[1]), (std::vector<int64_t>{2, 3, 2}));
+    EXPECT_EQ(floats(T[1]), (std::vector<float>{1, 2, 4, 6, 9, 12, 101, 101, 102, 102, 103, 103}));
   }
 }
 

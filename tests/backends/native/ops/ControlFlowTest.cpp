@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -461,5 +462,29 @@ TEST(ControlFlow, ScriptedTorchLoopMatchesPyTorch) {
     rt::Tensor Want = optimium_test::readNpy(Dir + "/output_" + std::to_string(I) + ".npy");
     EXPECT_EQ(dims(Out[I]), dims(Want));
     EXPECT_LE(optimium_test::maxAbsDiff(Out[I], Want), 1e-5) << "output " << I;
+  }
+}
+
+TEST(ControlFlow, ConcurrentRequestsShareTheKernels) {
+  // One model, several requests at once: the control-flow kernels and their subgraph kernels are
+  // created once and must not be mutated by run().
+  rt::Model M = load(tripCountLoop(), rt::SchedulerType::Pipeline);
+  constexpr int Threads = 4;
+  std::vector<std::vector<float>> Finals(Threads), Squares(Threads);
+  std::vector<std::thread> Pool;
+  for (int T = 0; T < Threads; ++T)
+    Pool.emplace_back([&, T] {
+      for (int Rep = 0; Rep < 5; ++Rep) {
+        std::vector<rt::Tensor> Out = run(M, {i64({}, {T + 1}), f32({2}, {0, 1})});
+        Finals[T] = floats(Out[0]);
+        Squares[T] = floats(Out[1]);
+      }
+    });
+  for (std::thread &T : Pool)
+    T.join();
+  for (int T = 0; T < Threads; ++T) {
+    const float N = static_cast<float>(T + 1);
+    EXPECT_EQ(Finals[T], (std::vector<float>{N, 1 + 0.5f * N})) << T;
+    EXPECT_EQ(Squares[T].size(), static_cast<size_t>(2 * (T + 1))) << T;
   }
 }

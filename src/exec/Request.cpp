@@ -141,6 +141,7 @@ Status RequestImpl::runNode(size_t NodeIndex) {
 
   // Outputs whose shape depends on data: infer with the actual values, then allocate.
   bool Unresolved = false;
+  std::vector<int> Deferred; // outputs the kernel sizes while running (control flow)
   for (int O : N.Outputs)
     Unresolved |= O >= 0 && !Plan->Resolved[O];
   if (Unresolved) {
@@ -173,6 +174,7 @@ Status RequestImpl::runNode(size_t NodeIndex) {
         RunDims[O].clear();
         Ptrs[O] = nullptr;
         Owned[O] = nullptr;
+        Deferred.push_back(O);
         continue;
       }
       RunDims[O] = Ctx.Outputs[I].Shape.getDims();
@@ -244,8 +246,8 @@ Status RequestImpl::runNode(size_t NodeIndex) {
   if (RC != OPT_RT_OK)
     return makeError(runErrorCode(RC), "while running ", N.describe(), " on ", CN.Backend->Device.toString(), ": ",
                      ErrorBuf[0] ? ErrorBuf : "kernel failed");
-  for (int O : N.Outputs)
-    if (O >= 0 && !Ptrs[O])
+  for (int O : Deferred)
+    if (!Ptrs[O])
       return makeError(ErrorCode::Infer, "while running ", N.describe(), " on ", CN.Backend->Device.toString(),
                        ": the kernel did not produce output '", G.Values[O].Name, "'");
 

@@ -16,13 +16,6 @@ namespace ops {
 
 namespace {
 
-bool allConst(const TensorShape &S) {
-  for (const Expr &E : S)
-    if (!E.isConst())
-      return false;
-  return true;
-}
-
 /// Binds the graph inputs and outer-scope values of G in Infos.
 Status bindSubgraphInputs(const std::string &Context, const Graph &G, const std::vector<ValueInfo> &Formal,
                           const std::map<std::string, ValueInfo> &Outer, std::vector<ValueInfo> &Infos) {
@@ -42,6 +35,21 @@ Status bindSubgraphInputs(const std::string &Context, const Graph &G, const std:
     Infos[G.findValue(Name)] = It->second;
   }
   return Status::ok();
+}
+
+bool isIntegralType(ElementType T) {
+  switch (T) {
+  case ElementType::Bool:
+  case ElementType::I8:
+  case ElementType::U8:
+  case ElementType::I16:
+  case ElementType::U16:
+  case ElementType::I32:
+  case ElementType::U32:
+  case ElementType::I64:
+  case ElementType::U64: return true;
+  default: return false;
+  }
 }
 
 std::shared_ptr<ConstData> borrowConst(const TensorView &V) {
@@ -221,22 +229,37 @@ Status SubgraphRunner::run(const std::vector<RunValue> &Formal, const std::vecto
   std::vector<TensorView> In, Out;
   for (const auto &St : Steps) {
     const Node &N = *St->N;
-    // Concrete inference with the actual values (data-dependent shapes: Reshape, NonZero, ...).
-    ShapeContext Ctx(N);
+    // Concrete inference. Integer and bool values go in as known values (shape tensors: Reshape,
+    // Slice, Range fold or size their outputs from them); other values only when some output
+    // shape still depends on them (NonZero), so a float op is not folded by its reference kernel.
     In.assign(N.Inputs.size(), TensorView());
-    for (size_t I = 0; I < N.Inputs.size(); ++I) {
-      ValueInfo VI;
-      const int V = N.Inputs[I];
-      if (V >= 0) {
-        In[I] = Vals[V].View;
-        VI.Present = true;
-        VI.Type = In[I].Type;
-        VI.Shape = TensorShape::fromDims(In[I].Dims);
-        VI.Const = Infos[V].Const ? Infos[V].Const : borrowConst(In[I]);
+    for (size_t I = 0; I < N.Inputs.size(); ++I)
+      if (N.Inputs[I] >= 0)
+        In[I] = Vals[N.Inputs[I]].View;
+    auto Infer = [&](ShapeContext &Ctx, bool AllValues) {
+      Ctx.Inputs.clear();
+      for (size_t I = 0; I < N.Inputs.size(); ++I) {
+        ValueInfo VI;
+        const int V = N.Inputs[I];
+        if (V >= 0) {
+          VI.Present = true;
+          VI.Type = In[I].Type;
+          VI.Shape = TensorShape::fromDims(In[I].Dims);
+          const bool Integral = isIntegralType(VI.Type);
+          VI.Const = Infos[V].Const ? Infos[V].Const : (AllValues || Integral) ? borrowConst(In[I]) : nullptr;
+        }
+        Ctx.Inputs.push_back(std::move(VI));
       }
-      Ctx.Inputs.push_back(std::move(VI));
-    }
-    Status S = inferNode(Ctx);
+      Ctx.Outputs.clear();
+      return inferNode(Ctx);
+    };
+    ShapeContext Ctx(N);
+    Status S = Infer(Ctx, /*AllValues=*/false);
+    bool Dynamic = false;
+    for (size_t I = 0; S.isOk() && I < N.Outputs.size(); ++I)
+      Dynamic |= N.Outputs[I] >= 0 && Ctx.Outputs[I].Shape.isDynamic();
+    if (S.isOk() && Dynamic && N.OpType != "If" && N.OpType != "Loop" && N.OpType != "Scan")
+      S = Infer(Ctx, /*AllValues=*/true);
     if (!S.isOk())
       return makeError(S.code() == ErrorCode::Model ? ErrorCode::Infer : S.code(), Context, ": ", S.message());
 

@@ -76,6 +76,33 @@ public:
     for (int64_t X : V)
       A->add_ints(X);
   }
+  /// A graph attribute (control flow): build the subgraph with another OnnxBuilder and pass
+  /// its M.graph().
+  static void attrGraph(onnx::NodeProto *N, const std::string &Name, const onnx::GraphProto &G) {
+    auto *A = N->add_attribute();
+    A->set_name(Name);
+    A->set_type(onnx::AttributeProto_AttributeType_GRAPH);
+    *A->mutable_g() = G;
+  }
+  /// A tensor attribute holding int64 values (Constant's `value`).
+  static void attrTensorI64(onnx::NodeProto *N, const std::string &Name, const std::vector<int64_t> &Dims,
+                            const std::vector<int64_t> &Values) {
+    auto *A = N->add_attribute();
+    A->set_name(Name);
+    A->set_type(onnx::AttributeProto_AttributeType_TENSOR);
+    auto *T = A->mutable_t();
+    T->set_data_type(onnx::TensorProto_DataType_INT64);
+    for (int64_t D : Dims)
+      T->add_dims(D);
+    for (int64_t V : Values)
+      T->add_int64_data(V);
+  }
+  /// A graph input with only an element type (subgraph inputs may leave the shape open).
+  void untypedShapeInput(const std::string &Name, int ElemType) {
+    auto *VI = M.mutable_graph()->add_input();
+    VI->set_name(Name);
+    VI->mutable_type()->mutable_tensor_type()->set_elem_type(ElemType);
+  }
   void metadata(const std::string &Key, const std::string &Value) {
     auto *P = M.add_metadata_props();
     P->set_key(Key);

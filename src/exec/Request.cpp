@@ -191,6 +191,7 @@ Status RequestImpl::runNode(size_t NodeIndex) {
 
   // Outputs whose shape depends on data: infer with the actual values, then allocate.
   bool Unresolved = false;
+  std::vector<int> Deferred; // outputs the kernel sizes while running (control flow)
   for (int O : N.Outputs)
     Unresolved |= O >= 0 && !Plan->Resolved[O];
   if (Unresolved) {
@@ -218,6 +219,14 @@ Status RequestImpl::runNode(size_t NodeIndex) {
       const int O = N.Outputs[I];
       if (O < 0 || Plan->Resolved[O])
         continue;
+      if (Ctx.Outputs[I].Shape.isDynamic()) {
+        // Known only while the kernel runs (control flow): it allocates through allocate_output.
+        RunDims[O].clear();
+        Ptrs[O] = nullptr;
+        Owned[O] = nullptr;
+        Deferred.push_back(O);
+        continue;
+      }
       RunDims[O] = Ctx.Outputs[I].Shape.getDims();
       size_t Count = 1;
       for (int64_t D : RunDims[O])
@@ -255,7 +264,31 @@ Status RequestImpl::runNode(size_t NodeIndex) {
   for (size_t I = 0; I < N.Outputs.size(); ++I)
     Bind(N.Outputs[I], Outs[I]);
 
-  OptRtExecContext Ctx{sizeof(OptRtExecContext), M->Threads, M->Pool.get(), &poolParallelFor};
+  struct Allocation {
+    RequestImpl *R;
+    const Node *N;
+    static void *allocate(void *Self, uint32_t Index, int32_t Rank, const int64_t *Dims) {
+      Allocation &A = *static_cast<Allocation *>(Self);
+      RequestImpl &R = *A.R;
+      if (Index >= A.N->Outputs.size() || A.N->Outputs[Index] < 0 || Rank < 0)
+        return nullptr;
+      const int O = A.N->Outputs[Index];
+      if (R.Plan->Resolved[O] || R.Ptrs[O])
+        return nullptr; // preallocated, or allocated twice
+      R.RunDims[O].assign(Dims, Dims + Rank);
+      size_t Count = 1;
+      for (int64_t D : R.RunDims[O])
+        Count *= static_cast<size_t>(D);
+      R.Owned[O] = Buffer::allocate(Count * getElementSize(R.Plan->Types[O]));
+      if (!R.Owned[O])
+        return nullptr;
+      R.Ptrs[O] = R.Owned[O]->Data;
+      return R.Ptrs[O];
+    }
+  };
+  Allocation Alloc{this, &N};
+  OptRtExecContext Ctx{sizeof(OptRtExecContext), M->Threads, M->Pool.get(), &poolParallelFor, &Allocation::allocate,
+                       &Alloc};
   char ErrorBuf[1024] = {0};
   const OptRtBackend &B = CN.Backend->Backend;
   const int32_t RC =
@@ -267,6 +300,10 @@ Status RequestImpl::runNode(size_t NodeIndex) {
   if (RC != OPT_RT_OK)
     return makeError(runErrorCode(RC), "while running ", N.describe(), " on ", CN.Backend->Device.toString(), ": ",
                      ErrorBuf[0] ? ErrorBuf : "kernel failed");
+  for (int O : Deferred)
+    if (!Ptrs[O])
+      return makeError(ErrorCode::Infer, "while running ", N.describe(), " on ", CN.Backend->Device.toString(),
+                       ": the kernel did not produce output '", G.Values[O].Name, "'");
 
   if (!M->Options.IntermediateSavePath.empty()) {
     for (int O : N.Outputs) {

@@ -1,6 +1,9 @@
 // Out-of-line members of the graph IR: constant data access, typed attribute getters, value
 // lookup and use lists.
 #include "ir/Graph.h"
+#include "ir/Scopes.h"
+
+#include <set>
 
 #include <cstdlib>
 #include <cstring>
@@ -203,6 +206,32 @@ void Graph::rebuildUseLists() {
       if (Out >= 0 && Out < static_cast<int>(Values.size()))
         Values[Out].Producer = Id;
   }
+}
+
+std::vector<std::string> outerScopeNames(const Graph &G) {
+  std::set<std::string> Names;
+  auto Visit = [&](int V) {
+    if (V < 0)
+      return;
+    const Value &Val = G.Values[V];
+    if (!Val.Const && !Val.IsGraphInput && Val.Producer < 0)
+      Names.insert(Val.Name);
+  };
+  for (const Node &N : G.Nodes)
+    for (int In : N.Inputs)
+      Visit(In);
+  for (int O : G.Outputs)
+    Visit(O);
+  return std::vector<std::string>(Names.begin(), Names.end());
+}
+
+std::vector<std::string> capturedNames(const Node &N) {
+  std::set<std::string> Names;
+  for (const auto &KV : N.Attrs)
+    if (KV.second.K == AttrValue::Kind::Graph && KV.second.G)
+      for (const std::string &Name : outerScopeNames(*KV.second.G))
+        Names.insert(Name);
+  return std::vector<std::string>(Names.begin(), Names.end());
 }
 
 } // namespace detail

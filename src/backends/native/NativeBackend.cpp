@@ -1,10 +1,13 @@
 // The built-in CPU backend behind the backend C ABI: kernels come from the native op registry.
 // Being in-process, it reads the full node description through NodeHandle.
+#include <cstddef>
 #include <cstring>
 
 #include "backends/BackendRegistry.h"
 #include "backends/NodeHandle.h"
 #include "backends/native/Kernel.h"
+#include "backends/native/NativeKernels.h"
+#include "backends/native/OutputAllocator.h"
 #include "exec/Profiler.h"
 #include "ir/HalfPromotion.h"
 
@@ -86,6 +89,26 @@ private:
   std::unique_ptr<Kernel> Inner;
 };
 
+} // namespace
+
+Result<std::unique_ptr<Kernel>> createNativeKernel(const KernelCreateInfo &Info) {
+  const OpKernels *K = findOpKernels(Info.N.Domain, Info.N.OpType);
+  const KernelVariant *V = K ? selectKernelVariant(*K, Info) : nullptr;
+  if (!V && K) {
+    if (auto Promoted = promotedInfo(Info)) {
+      if (const KernelVariant *PV = selectKernelVariant(*K, *Promoted)) {
+        ASSIGN_OR_RETURN(std::unique_ptr<Kernel> Inner, PV->Create(*Promoted));
+        return std::unique_ptr<Kernel>(new HalfAdapterKernel(std::move(Promoted), std::move(Inner)));
+      }
+    }
+  }
+  if (!V)
+    return makeError(ErrorCode::NotImplemented, Info.N.describe(), ": no native kernel supports this node");
+  return V->Create(Info);
+}
+
+namespace {
+
 int32_t nativeSupports(void *, const OptRtNode *Node) {
   const KernelCreateInfo *Info = createInfoOf(Node);
   if (!Info)
@@ -105,26 +128,7 @@ int32_t nativeCreate(void *, const OptRtNode *Node, void **Out, char *Error, siz
     writeAbiError("native backend: node without host description", Error, ErrorSize);
     return OPT_RT_ERROR_INVALID_ARGUMENT;
   }
-  const OpKernels *K = findOpKernels(Info->N.Domain, Info->N.OpType);
-  const KernelVariant *V = K ? selectKernelVariant(*K, *Info) : nullptr;
-  if (!V && K) {
-    if (auto Promoted = promotedInfo(*Info)) {
-      if (const KernelVariant *PV = selectKernelVariant(*K, *Promoted)) {
-        Result<std::unique_ptr<Kernel>> R = PV->Create(*Promoted);
-        if (!R.isOk()) {
-          writeAbiError(R.status().message(), Error, ErrorSize);
-          return static_cast<int32_t>(R.status().code());
-        }
-        *Out = new HalfAdapterKernel(std::move(Promoted), std::move(R).value());
-        return OPT_RT_OK;
-      }
-    }
-  }
-  if (!V) {
-    writeAbiError(Info->N.describe() + ": no native kernel supports this node", Error, ErrorSize);
-    return OPT_RT_ERROR_NOT_IMPLEMENTED;
-  }
-  Result<std::unique_ptr<Kernel>> R = V->Create(*Info);
+  Result<std::unique_ptr<Kernel>> R = createNativeKernel(*Info);
   if (!R.isOk()) {
     writeAbiError(R.status().message(), Error, ErrorSize);
     return static_cast<int32_t>(R.status().code());
@@ -160,6 +164,24 @@ int32_t nativeRun(void *, void *KernelPtr, const OptRtTensor *Inputs, uint32_t N
         },
         Ctx->num_threads);
   }
+  // Outputs the executor could not size before the run (control flow) are allocated by the kernel
+  // through the host's callback.
+  OutputAllocator Alloc;
+  const bool HasAllocator = Ctx && Ctx->struct_size >= offsetof(OptRtExecContext, request) + sizeof(void *) &&
+                            Ctx->allocate_output;
+  if (HasAllocator)
+    Alloc = [Ctx, &Out](size_t Index, const std::vector<int64_t> &Dims) -> Result<TensorView> {
+      void *Data = Ctx->allocate_output(Ctx->request, static_cast<uint32_t>(Index), static_cast<int32_t>(Dims.size()),
+                                        Dims.data());
+      if (!Data)
+        return makeError(ErrorCode::OutOfResource, "cannot allocate output ", Index);
+      TensorView V;
+      V.Type = Out[Index].Type;
+      V.Dims = Dims;
+      V.Data = Data;
+      return V;
+    };
+  ScopedOutputAllocator Scope(HasAllocator ? &Alloc : nullptr);
   KernelContext KC{In, Out, Par};
   Status S = static_cast<const Kernel *>(KernelPtr)->run(KC);
   if (!S.isOk()) {

@@ -15,6 +15,7 @@
 #include "core/Log.h"
 #include "import/MappedFile.h"
 #include "import/onnx/RawDataScanner.h"
+#include "ir/Scopes.h"
 
 namespace optimium {
 namespace runtime {
@@ -354,9 +355,10 @@ private:
       V.Name = VI.name();
       V.IsGraphInput = true;
       RETURN_IF_ERROR(applyValueInfo(VI, V));
-      if (V.Type == ElementType::Undefined)
+      // A subgraph's inputs (a Loop/Scan body's) may leave type and shape to the node that runs it.
+      if (V.Type == ElementType::Undefined && IsMain)
         return makeError(ErrorCode::Model, "graph input '", VI.name(), "' has no element type");
-      if (!V.ShapeKnown)
+      if (!V.ShapeKnown && IsMain)
         return makeError(ErrorCode::Model, "graph input '", VI.name(), "' has no shape");
       G.Inputs.push_back(G.addValue(std::move(V)));
     }
@@ -379,6 +381,10 @@ private:
       }
       for (const std::string &In : NP.input())
         N.Inputs.push_back(In.empty() ? -1 : valueFor(G, In));
+      // Control flow: what the subgraphs read from enclosing scopes becomes trailing inputs, so
+      // ordering, lifetimes, the memory planner and the schedulers see those reads.
+      for (const std::string &Name : capturedNames(N))
+        N.Inputs.push_back(valueFor(G, Name));
       for (const std::string &OutName : NP.output()) {
         if (OutName.empty()) {
           N.Outputs.push_back(-1);
@@ -401,7 +407,8 @@ private:
         RETURN_IF_ERROR(applyValueInfo(VI, G.Values[Idx]));
     }
     for (const auto &VI : GP.output()) {
-      const int Idx = G.findValue(VI.name());
+      // A subgraph may output an outer-scope value as is.
+      const int Idx = IsMain ? G.findValue(VI.name()) : valueFor(G, VI.name());
       if (Idx < 0)
         return makeError(ErrorCode::Model, "graph output '", VI.name(), "' is not produced by any node");
       if (!G.Values[Idx].Const && !G.Values[Idx].IsGraphInput)

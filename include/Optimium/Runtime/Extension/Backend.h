@@ -71,6 +71,11 @@ typedef struct OptRtExecContext {
   void *pool;
   /* Calls fn on disjoint ranges covering [0, n) on the runtime's threads; returns when done. */
   void (*parallel_for)(void *pool, size_t n, size_t grain, OptRtRangeFn fn, void *user);
+  /* Present when struct_size covers it (may be NULL). An output whose shape the runtime could not
+   * know before the run (control flow) is passed with data == NULL and rank 0; the kernel
+   * allocates it here once it knows the dims. Returns the buffer to write, or NULL on failure. */
+  void *(*allocate_output)(void *request, uint32_t index, int32_t rank, const int64_t *dims);
+  void *request;
 } OptRtExecContext;
 
 typedef struct OptRtHostApi {

@@ -1,0 +1,95 @@
+// Subgraphs of the control-flow ops (If, Loop, Scan): inference over a body at load/plan time,
+// and a small interpreter that runs a body on the calling thread. The interpreter creates the
+// body's kernels once (native registry, like the planner) and per run infers concrete shapes,
+// allocates intermediates on the heap and runs the nodes in order; nested control flow recurses.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backends/native/OutputAllocator.h"
+#include "backends/native/ops/common/Indexing.h"
+#include "backends/native/ops/common/OpUtil.h"
+
+namespace optimium {
+namespace runtime {
+namespace detail {
+namespace ops {
+
+/// A value of a run: the view plus whatever keeps its bytes alive (null for borrowed data).
+struct RunValue {
+  TensorView View;
+  std::shared_ptr<const void> Keep;
+};
+
+/// A heap tensor of Type and Dims (strings are not supported inside subgraphs).
+Result<RunValue> allocateRunValue(ElementType Type, const std::vector<int64_t> &Dims);
+
+/// The graph attribute Attr of N, or null when N has none (or an empty one).
+const Graph *graphAttr(const Node &N, const std::string &Attr);
+
+/// Number of inputs N has before the outer-scope values its subgraphs read (see ir/Scopes.h).
+size_t explicitInputCount(const Node &N);
+
+/// The outer-scope values of N's subgraphs, by name, from the trailing entries of Inputs.
+/// KeepConst = false drops known values (inference then stays symbolic instead of folding a
+/// whole body when the executor re-infers with actual values).
+std::map<std::string, ValueInfo> outerInfos(const Node &N, const std::vector<ValueInfo> &Inputs, bool KeepConst);
+
+/// Shape/type inference through subgraph Attr of Owner: Formal binds its graph inputs (their
+/// constant values are dropped: they change per iteration), Outer its outer-scope names.
+/// Returns one info per graph output.
+Result<std::vector<ValueInfo>> inferSubgraph(const Node &Owner, const std::string &Attr, const Graph &G,
+                                             const std::vector<ValueInfo> &Formal,
+                                             const std::map<std::string, ValueInfo> &Outer);
+
+/// Prefix of errors raised inside subgraph Attr of Owner: "node 'loop' (Loop), subgraph 'body'".
+std::string subgraphContext(const Node &Owner, const std::string &Attr);
+
+class SubgraphRunner {
+public:
+  /// Infers the body with Formal/Outer (symbolic shapes allowed) and creates a native kernel for
+  /// every node that does not fold to a constant. ModelError naming Owner and the inner node.
+  static Result<std::unique_ptr<SubgraphRunner>> create(const Node &Owner, const std::string &Attr,
+                                                        std::shared_ptr<const Graph> G,
+                                                        const std::vector<ValueInfo> &Formal,
+                                                        const std::map<std::string, ValueInfo> &Outer);
+  ~SubgraphRunner();
+
+  /// Runs the body once. Formal binds the graph inputs; Captured the owner's trailing inputs (in
+  /// capturedNames(Owner) order). Outputs gets one value per graph output.
+  Status run(const std::vector<RunValue> &Formal, const std::vector<TensorView> &Captured,
+             std::vector<RunValue> &Outputs, const Parallel &Par) const;
+
+  size_t numInputs() const { return G->Inputs.size(); }
+  size_t numOutputs() const { return G->Outputs.size(); }
+  const Graph &graph() const { return *G; }
+
+private:
+  SubgraphRunner() = default;
+  struct Step;
+  std::string Context; ///< subgraphContext(Owner, Attr)
+  std::shared_ptr<const Graph> G;
+  std::vector<ValueInfo> Infos;                 ///< Load-time info per value (Const: known value).
+  std::vector<std::pair<int, size_t>> Captures; ///< body value -> index in the owner's captured inputs
+  std::vector<std::unique_ptr<Step>> Steps;     ///< Nodes that run (folded ones are skipped).
+};
+
+/// The output view of a control-flow kernel: the preallocated one (whose dims must be Dims) or
+/// one from Alloc when the executor could not size it before the run.
+Result<TensorView> controlFlowOutput(const Node &N, const KernelContext &Ctx, const OutputAllocator *Alloc, size_t I,
+                                     const std::vector<int64_t> &Dims);
+
+/// Copies V into output I of the kernel (allocated or checked as for controlFlowOutput).
+Status writeControlFlowOutput(const Node &N, const KernelContext &Ctx, const OutputAllocator *Alloc, size_t I,
+                              const TensorView &V);
+
+/// Reads the single boolean (or numeric, non-zero = true) element of V.
+Result<bool> readCondition(const Node &N, const TensorView &V, const char *What);
+
+} // namespace ops
+} // namespace detail
+} // namespace runtime
+} // namespace optimium

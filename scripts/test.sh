@@ -9,6 +9,11 @@ if command -v ccache >/dev/null 2>&1; then
   export CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache
   export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
 fi
+# The venv the conformance and reference-model scripts share (.venv), made here once: ctest runs
+# those scripts in parallel, and two of them creating one venv at the same time race.
+[ -x .venv/bin/python ] || python3 -m venv .venv
+.venv/bin/python -m pip install -q onnx onnxruntime numpy ||
+  echo "PyPI unreachable: the tests that need onnx/onnxruntime will report themselves skipped"
 cmake --preset release >/dev/null
 cmake --build build
 ctest --test-dir build --output-on-failure -j "$(nproc)" "$@"

@@ -238,6 +238,10 @@ public:
         packB(MK, P.K, P.N, MatrixRef{B, P.N, 1}, Local, Ctx.Par);
         PB = &Local;
       }
+      if (Consecutive && P.M * static_cast<int64_t>(P.OffA.size()) == 1) {
+        gemvPacked(MK, A, *PB, Y, Ctx.Par);
+        return Status::ok();
+      }
       if (Consecutive) {
         PackedA PA;
         const int64_t Rows = P.M * static_cast<int64_t>(P.OffA.size());

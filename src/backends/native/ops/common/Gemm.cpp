@@ -277,3 +277,81 @@ void sgemm(const GemmMicroKernel &MK, int64_t M, int64_t N, int64_t K, float Alp
 } // namespace detail
 } // namespace runtime
 } // namespace optimium
+
+namespace optimium {
+namespace runtime {
+namespace detail {
+namespace ops {
+namespace {
+
+/// Y[P*NR .. P*NR+Cols) = A (1 x K) x one column panel of a packed B: the panel's K blocks are
+/// contiguous Kc x NR slabs, read once, front to back.
+template <int64_t NR>
+inline void gemvPanel(const float *A, const float *BData, int64_t K, int64_t Npad, int64_t P, float *Y, int64_t Cols) {
+  float Acc[NR] = {};
+  for (int64_t K0 = 0; K0 < K; K0 += KC) {
+    const int64_t Kc = std::min(KC, K - K0);
+    const float *Panel = BData + K0 * Npad + P * Kc * NR;
+    for (int64_t Kk = 0; Kk < Kc; ++Kk) {
+      const float Ak = A[K0 + Kk];
+      const float *Row = Panel + Kk * NR;
+      for (int64_t J = 0; J < NR; ++J)
+        Acc[J] += Ak * Row[J];
+    }
+  }
+  for (int64_t J = 0; J < Cols; ++J)
+    Y[J] = Acc[J];
+}
+
+template <int64_t NR>
+inline void gemvPanels(const float *A, const PackedB &B, float *Y, size_t Begin, size_t End) {
+  const int64_t Panels = (B.N + NR - 1) / NR;
+  for (size_t P = Begin; P < End; ++P) {
+    const int64_t Col = static_cast<int64_t>(P) * NR;
+    gemvPanel<NR>(A, B.Data.data(), B.K, Panels * NR, static_cast<int64_t>(P), Y + Col, std::min(NR, B.N - Col));
+  }
+}
+
+__attribute__((target("avx512f,fma"))) void gemvPanelsAvx512(const float *A, const PackedB &B, float *Y, size_t Begin,
+                                                              size_t End) {
+  gemvPanels<32>(A, B, Y, Begin, End);
+}
+__attribute__((target("avx2,fma"))) void gemvPanelsAvx2(const float *A, const PackedB &B, float *Y, size_t Begin,
+                                                         size_t End) {
+  gemvPanels<16>(A, B, Y, Begin, End);
+}
+
+} // namespace
+
+void gemvPacked(const GemmMicroKernel &MK, const float *A, const PackedB &B, float *Y, const Parallel &Par) {
+  const int64_t NR = MK.NR, Panels = (B.N + NR - 1) / NR;
+  if (B.N == 0)
+    return;
+  // About 64 KB of B per task, so small GEMVs stay on one thread.
+  const size_t Grain = static_cast<size_t>(std::max<int64_t>(1, 16384 / std::max<int64_t>(1, B.K * NR)));
+  Par.forRange(static_cast<size_t>(Panels), Grain, [&](size_t Begin, size_t End) {
+    if (MK.Isa == GemmIsa::Avx512 && NR == 32)
+      gemvPanelsAvx512(A, B, Y, Begin, End);
+    else if (MK.Isa == GemmIsa::Avx2 && NR == 16)
+      gemvPanelsAvx2(A, B, Y, Begin, End);
+    else if (NR == PortableNR)
+      gemvPanels<PortableNR>(A, B, Y, Begin, End);
+    else
+      for (size_t P = Begin; P < End; ++P) // any other panel width: plain loops
+        for (int64_t J = static_cast<int64_t>(P) * NR; J < std::min(B.N, static_cast<int64_t>(P + 1) * NR); ++J) {
+          float S = 0;
+          for (int64_t K0 = 0; K0 < B.K; K0 += KC) {
+            const int64_t Kc = std::min(KC, B.K - K0);
+            const float *Panel = B.Data.data() + K0 * Panels * NR + static_cast<int64_t>(P) * Kc * NR;
+            for (int64_t Kk = 0; Kk < Kc; ++Kk)
+              S += A[K0 + Kk] * Panel[Kk * NR + (J - static_cast<int64_t>(P) * NR)];
+          }
+          Y[J] = S;
+        }
+  });
+}
+
+} // namespace ops
+} // namespace detail
+} // namespace runtime
+} // namespace optimium

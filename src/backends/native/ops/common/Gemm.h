@@ -87,6 +87,9 @@ void packB(const GemmMicroKernel &MK, int64_t K, int64_t N, MatrixRef B, PackedB
 void gemmPacked(const GemmMicroKernel &MK, const PackedA &A, const PackedB &B, float Alpha, float Beta, float *C,
                 int64_t Ldc, const Parallel &Par);
 
+/// Y (1 x N) = A (1 x K) x B for a packed B: one pass over B's panels, no packing of A (the
+/// one-row case of decoder steps, where GEMM tiles would be 1/MR full).
+void gemvPacked(const GemmMicroKernel &MK, const float *A, const PackedB &B, float *Y, const Parallel &Par);
 /// Convenience: packs both operands for this call, then gemmPacked.
 void sgemm(const GemmMicroKernel &MK, int64_t M, int64_t N, int64_t K, float Alpha, MatrixRef A, MatrixRef B,
            float Beta, float *C, int64_t Ldc, const Parallel &Par);

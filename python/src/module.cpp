@@ -342,7 +342,7 @@ nb::object tensorToNumpy(const PyTensor &P) {
   if (P.NumpyView) {
     auto *Keep = new rt::Tensor(T);
     nb::capsule ViewOwner(Keep, [](void *Ptr) noexcept { delete static_cast<rt::Tensor *>(Ptr); });
-    return nb::cast(nb::ndarray<nb::numpy>(T.data(), Shape.size(), Shape.data(), ViewOwner, nullptr, DT));
+    return nb::cast(nb::ndarray<nb::numpy>(const_cast<void *>(T.data()), Shape.size(), Shape.data(), ViewOwner, nullptr, DT));
   }
   const size_t Bytes = T.getTensorSize();
   char *Buf = new char[Bytes ? Bytes : 1];

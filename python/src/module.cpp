@@ -1276,9 +1276,10 @@ NB_MODULE(_core, m) {
       "load_model",
       [](nb::handle Path, nb::object Devices, bool Strict, bool MemOpt, bool Denormals,
          std::optional<std::string> SavePath, std::optional<std::string> Passphrase, int Threads, nb::object Cores,
-         rt::SchedulerType Sched, int Spin, int SpinYield, bool Stealing, nb::object Capacities) {
+         rt::SchedulerType Sched, int Spin, int SpinYield, bool Stealing, nb::object Capacities, bool IndexedSave) {
         rt::ModelLoadOptions O = loadOptions(Devices, Strict, MemOpt, Denormals, SavePath, Passphrase, Threads, Cores,
                                              Sched, Spin, SpinYield, Stealing, Capacities);
+        O.IndexedIntermediateSave = IndexedSave;
         if (nb::isinstance<nb::bytes>(Path) || nb::isinstance<nb::bytearray>(Path) ||
             PyMemoryView_Check(Path.ptr())) {
           Py_buffer View;
@@ -1297,5 +1298,6 @@ NB_MODULE(_core, m) {
       "disable_denormals"_a = true, "intermediate_save_path"_a = nb::none(), "passphrase"_a = nb::none(),
       "threads"_a = 0, "cores"_a = nb::none(), "scheduler_type"_a = rt::SchedulerType::Auto,
       "spin_iterations"_a = rt::kDefaultSpinIterations, "spin_yield_iterations"_a = rt::kDefaultSpinYieldIterations,
-      "enable_work_stealing"_a = true, "resizable_capacities"_a = nb::none());
+      "enable_work_stealing"_a = true, "resizable_capacities"_a = nb::none(),
+      "indexed_intermediate_save"_a = false);
 }

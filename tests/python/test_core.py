@@ -508,3 +508,51 @@ def test_extension_error(rt, tmp_path):
     bogus.write_bytes(b"not an ELF file")
     with pytest.raises(rt.ExtensionError):
         rt.load_extension(str(bogus))
+
+
+def _with_metadata(model_bytes, props):
+    """Appends metadata_props entries (ModelProto field 14) to serialized model bytes: protobuf
+    merges concatenated messages, so repeated fields append."""
+    def varint(n):
+        out = bytearray()
+        while True:
+            b = n & 0x7F
+            n >>= 7
+            out.append(b | (0x80 if n else 0))
+            if not n:
+                return bytes(out)
+
+    def field(num, data):
+        return varint((num << 3) | 2) + varint(len(data)) + data
+
+    extra = b"".join(field(14, field(1, k.encode()) + field(2, v.encode())) for k, v in props)
+    return model_bytes + extra
+
+
+def test_typed_model_attributes(rt):
+    data = (DIGITS / "model.onnx").read_bytes()
+    m = rt.load_model(_with_metadata(data, [
+        ("author", "team"), ("optimium.attr.layers", "6"), ("optimium.attr.scale", "0.5"),
+        ("optimium.attr.causal", "true"), ("optimium.attr.cfg", '{"heads": 8, "names": ["k", "v"]}')]))
+    assert m.get_attribute("author") == "team"
+    assert m.get_attribute("layers") == 6
+    assert m.get_attribute("scale") == 0.5
+    assert m.get_attribute("causal") is True
+    assert m.get_attribute("cfg") == {"heads": 8, "names": ["k", "v"]}
+    assert not m.has_attribute("optimium.attr.layers")
+    with pytest.raises(rt.ModelError, match="optimium.attr.bad"):
+        rt.load_model(_with_metadata(data, [("optimium.attr.bad", "[1, 2")]))
+
+
+def test_indexed_intermediate_save(rt, digits_input, tmp_path):
+    m = rt.load_model(str(DIGITS / "model.onnx"), intermediate_save_path=str(tmp_path),
+                      indexed_intermediate_save=True)
+    r = m.create_request()
+    for _ in range(2):
+        r.infer([digits_input])
+        r.wait()
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert any(n.startswith("0_") for n in names) and any(n.startswith("1_") for n in names), names
+    out = [n for n in names if n.startswith("1_") and n.endswith("probabilities.npy")]
+    assert out, names
+    np.testing.assert_allclose(np.load(tmp_path / out[0]), r.get_output("probabilities").to_numpy())

@@ -2,6 +2,7 @@
 // bias. The reference handles any spatial rank; the optimized variants are 2-D only: im2col into
 // the blocked SGEMM (1x1 stride-1 convs skip im2col: the input already is the GEMM's B), and a
 // direct depthwise kernel. Constant weights are packed once at creation.
+#include <algorithm>
 #include <cstring>
 
 #include "backends/native/ops/common/Gemm.h"
@@ -227,16 +228,23 @@ private:
     PB.K = KDim;
     PB.N = NCols;
     float *Dst = PB.Data.data();
-    std::vector<int64_t> RowBase(NR), ColBase(NR);
+    // A panel's NR columns are output pixels; split them into segments that lie in one output
+    // row. Within a segment a tap reads input pixels Iw0, Iw0 + SW, ... of one input row, so each
+    // (segment, tap) is a clipped strided copy (a memcpy when SW == 1) plus zero fill at the edges.
+    struct Segment {
+      int64_t J0, J1, Row, Col; // panel columns [J0, J1), input row/col of column J0's window origin
+    };
+    std::vector<Segment> Segs;
+    Segs.reserve(4);
     for (int64_t P = 0; P < Panels; ++P) {
       const int64_t Width = std::min(NR, NCols - P * NR);
-      for (int64_t J = 0; J < NR; ++J) {
-        const int64_t Pos = J0 + P * NR + std::min(J, Width - 1);
-        RowBase[J] = (Pos / OW) * SH - PH;
-        ColBase[J] = (Pos % OW) * SW - PW;
+      Segs.clear();
+      for (int64_t J = 0; J < Width;) {
+        const int64_t Pos = J0 + P * NR + J, Oh = Pos / OW, Ow = Pos % OW;
+        const int64_t Len = std::min(Width - J, OW - Ow);
+        Segs.push_back({J, J + Len, Oh * SH - PH, Ow * SW - PW});
+        J += Len;
       }
-      // The whole panel lies in one output row with unit stride: a tap's values are contiguous.
-      const bool OneRow = Width == NR && SW == 1 && RowBase[0] == RowBase[NR - 1];
       for (int64_t K0 = 0; K0 < KDim; K0 += KC) {
         const int64_t Kc = std::min(KC, KDim - K0);
         float *Panel = Dst + K0 * Npad + P * Kc * NR;
@@ -244,17 +252,28 @@ private:
           const int64_t K = K0 + Kk, C = K / (KH * KW), Kh = (K / KW) % KH, Kw = K % KW;
           const float *Plane = Xg + C * R.InPlane;
           float *D = Panel + Kk * NR;
-          if (OneRow) {
-            const int64_t Ih = RowBase[0] + Kh * DH, Iw = ColBase[0] + Kw * DW;
-            if (Ih >= 0 && Ih < H && Iw >= 0 && Iw + NR <= Wd) {
-              std::memcpy(D, Plane + Ih * Wd + Iw, static_cast<size_t>(NR) * sizeof(float));
+          for (const Segment &S : Segs) {
+            const int64_t Ih = S.Row + Kh * DH, Iw0 = S.Col + Kw * DW, Len = S.J1 - S.J0;
+            float *Dj = D + S.J0;
+            if (Ih < 0 || Ih >= H) {
+              std::fill(Dj, Dj + Len, 0.0f);
               continue;
             }
+            // Valid j in [Lo, Hi): 0 <= Iw0 + j * SW < Wd.
+            const int64_t Lo = Iw0 >= 0 ? 0 : std::min(Len, (-Iw0 + SW - 1) / SW);
+            const int64_t Hi = Iw0 >= Wd ? 0 : std::min(Len, (Wd - Iw0 + SW - 1) / SW);
+            const float *Src = Plane + Ih * Wd + Iw0;
+            std::fill(Dj, Dj + Lo, 0.0f);
+            if (SW == 1) {
+              if (Hi > Lo)
+                std::memcpy(Dj + Lo, Src + Lo, static_cast<size_t>(Hi - Lo) * sizeof(float));
+            } else {
+              for (int64_t J = Lo; J < Hi; ++J)
+                Dj[J] = Src[J * SW];
+            }
+            std::fill(Dj + std::max(Lo, Hi), Dj + Len, 0.0f);
           }
-          for (int64_t J = 0; J < NR; ++J) {
-            const int64_t Ih = RowBase[J] + Kh * DH, Iw = ColBase[J] + Kw * DW;
-            D[J] = J < Width && Ih >= 0 && Ih < H && Iw >= 0 && Iw < Wd ? Plane[Ih * Wd + Iw] : 0.0f;
-          }
+          std::fill(D + Width, D + NR, 0.0f);
         }
       }
     }

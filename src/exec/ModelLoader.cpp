@@ -14,6 +14,7 @@
 #include "import/Manifest.h"
 #include "import/onnx/OnnxImporter.h"
 #include "passes/InferShapes.h"
+#include "passes/FuseConvActivation.h"
 #include "passes/RemoveFoldedNodes.h"
 
 namespace optimium {
@@ -494,6 +495,9 @@ Result<std::shared_ptr<ModelImpl>> finishLoad(ImportedModel Imported, const Mode
   }
   RETURN_IF_ERROR(inferGraphShapes(*M->G));
   removeFoldedNodes(*M->G);
+  // Fusion hides the intermediate between the fused ops: not when every intermediate is wanted.
+  if (Options.EnableMemoryOptimization && Options.IntermediateSavePath.empty())
+    fuseConvActivation(*M->G);
   ASSIGN_OR_RETURN(auto Candidates, resolveDevices(Options));
   RETURN_IF_ERROR(placeAndCreateKernels(*M, Candidates));
   buildMetadata(*M);

@@ -3,10 +3,12 @@
 // the blocked SGEMM (1x1 stride-1 convs skip im2col: the input already is the GEMM's B), and a
 // direct depthwise kernel. Constant weights are packed once at creation.
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "backends/native/ops/common/Gemm.h"
 #include "backends/native/ops/common/Pooling.h"
+#include "passes/FuseConvActivation.h"
 
 namespace optimium {
 namespace runtime {
@@ -18,6 +20,21 @@ namespace {
 struct ConvAttrs {
   WindowAttrs W;
   int64_t Group = 1;
+  /// A fused activation clamp (passes/FuseConvActivation: Relu, Clip), applied after the bias.
+  bool HasAct = false;
+  float ActMin = -INFINITY, ActMax = INFINITY;
+
+  /// Clamps Count values in place (NaN passes through).
+  void applyAct(float *Y, size_t Count) const {
+    if (!HasAct)
+      return;
+    const float L = ActMin, H = ActMax;
+    for (size_t I = 0; I < Count; ++I) {
+      float V = Y[I];
+      V = V < L ? L : V;
+      Y[I] = V > H ? H : V;
+    }
+  }
 };
 
 /// The weight's spatial dims when they are all known.
@@ -54,6 +71,9 @@ Result<ConvAttrs> parseConvAttrs(const Node &N, const TensorShape &X, const Tens
   std::vector<int64_t> Kernel;
   const bool Known = constSpatial(Wt, Kernel);
   ASSIGN_OR_RETURN(A.W, parseWindowAttrs(N, X.getRank() - 2, Known ? &Kernel : nullptr, /*AllowCeilMode=*/false));
+  A.HasAct = N.hasAttr(kFusedActMin) || N.hasAttr(kFusedActMax);
+  ASSIGN_OR_RETURN(A.ActMin, N.getFloat(kFusedActMin, -INFINITY));
+  ASSIGN_OR_RETURN(A.ActMax, N.getFloat(kFusedActMax, INFINITY));
   return A;
 }
 
@@ -156,6 +176,7 @@ public:
           Y[(N * R.M + M) * R.OutPlane + OI] = static_cast<float>(Acc);
         }
       }
+    A.applyAct(Ctx.Outputs[0].data<float>(), Ctx.Outputs[0].elementCount());
     return Status::ok();
   }
 
@@ -211,6 +232,9 @@ public:
             for (int64_t J = 0; J < NCols; ++J)
               Row[J] += Bv;
           }
+        if (A.HasAct) // while the block is in cache
+          for (int64_t M = 0; M < R.Mg; ++M)
+            A.applyAct(Yg + M * Cols + J0, static_cast<size_t>(NCols));
       }
     });
     return Status::ok();
@@ -338,6 +362,7 @@ public:
         }
       }
     });
+    A.applyAct(Ctx.Outputs[0].data<float>(), Ctx.Outputs[0].elementCount());
     return Status::ok();
   }
 
@@ -396,6 +421,10 @@ std::vector<OpTestCase> convCases() {
   const auto ints = [](std::vector<int64_t> V) { return attrInts(std::move(V)); };
   return {
       testCase("3x3_bias", {X({1, 3, 8, 8}), W({4, 3, 3, 3}), W({4})}),
+      testCase("fused_relu6", {X({1, 3, 9, 8}), W({4, 3, 3, 3}), W({4})},
+               {{"pads", ints({1, 1, 1, 1})}, {kFusedActMin, attrFloat(0.0f)}, {kFusedActMax, attrFloat(0.5f)}}),
+      testCase("fused_relu_depthwise", {X({1, 4, 7, 7}), W({4, 1, 3, 3})},
+               {{"group", attrInt(4)}, {kFusedActMin, attrFloat(0.0f)}}),
       testCase("3x3_no_bias_pads", {X({2, 3, 7, 6}), W({5, 3, 3, 3})}, {{"pads", ints({1, 1, 1, 1})}}),
       testCase("asym_pads", {X({1, 2, 6, 7}), W({3, 2, 3, 2})}, {{"pads", ints({0, 1, 2, 0})}}),
       testCase("strides", {X({1, 3, 9, 10}), W({4, 3, 3, 3}), W({4})},

@@ -1,6 +1,8 @@
 // Gemm (f32): Y = alpha * op(A) * op(B) + beta * C, with transA/transB and an optional C that
 // broadcasts unidirectionally to [M, N]. Optimized variants run the blocked SGEMM of common/Gemm.h
 // per ISA; a constant B (the usual fully connected weight) is packed once at creation.
+#include <vector>
+
 #include "backends/native/ops/common/Gemm.h"
 #include "backends/native/ops/common/OpUtil.h"
 
@@ -134,6 +136,15 @@ public:
       for (int64_t I = 0; I < D.M; ++I)
         for (int64_t J = 0; J < D.N; ++J)
           Out[I * D.N + J] = cAt(Ctx.Inputs[2], I, J);
+    if (D.M == 1 && ConstB && ConstB->K == D.K && ConstB->N == D.N) {
+      // One row (a classifier head at batch 1): one pass over the packed weights. A's single row
+      // is contiguous whether or not it is transposed.
+      std::vector<float> Row(static_cast<size_t>(D.N));
+      gemvPacked(MK, A.data<float>(), *ConstB, Row.data(), Ctx.Par);
+      for (int64_t J = 0; J < D.N; ++J)
+        Out[J] = G.Alpha * Row[static_cast<size_t>(J)] + (HasC ? G.Beta * Out[J] : 0.0f);
+      return Status::ok();
+    }
     PackedA PA;
     packA(MK, D.M, D.K,
           G.TransA ? MatrixRef{A.data<float>(), 1, D.M} : MatrixRef{A.data<float>(), D.K, 1}, PA);
@@ -202,6 +213,9 @@ OpKernels gemmKernels() {
         testCase("c_row", {T({4, 6}), T({6, 3}), T({1, 3})}),
         testCase("c_column", {T({4, 6}), T({6, 3}), T({4, 1})}),
         testCase("fc_batch1", {T({1, 300}), W({300, 70}), W({70})}, {}, 1e-4),
+        testCase("fc_batch1_transB_alpha", {T({1, 300}), W({90, 300}), W({1, 90})},
+                 {{"transB", attrInt(1)}, {"alpha", attrFloat(0.5f)}, {"beta", attrFloat(2.0f)}}, 1e-4),
+        testCase("fc_batch1_transA", {T({40, 1}), W({40, 33})}, {{"transA", attrInt(1)}}, 1e-4),
         testCase("large", {T({67, 300}), W({70, 300}), W({70})}, {{"transB", attrInt(1)}}, 1e-4),
         testCase("deep_k", {T({13, 600}), T({600, 45})}, {}, 1e-4),
         testCase("k_zero", {T({3, 0}), T({0, 4}), T({4})}),

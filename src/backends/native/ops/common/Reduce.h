@@ -212,6 +212,8 @@ public:
     T *Out = Y.data<T>();
     if (!Fast)
       return reference(X, Mask, L, In, Out);
+    if (L.OutCount == 0) // an empty output (a zero-sized kept dim): nothing to compute
+      return Status::ok();
     const size_t G = L.Dims.size();
     if (K != ReduceKind::LogSumExp && G >= 1 && L.Reduced[G - 1] && (G == 1 || (G == 2 && !L.Reduced[0]))) {
       reduceRows(Ctx.Par, L.OutCount, L.ReduceCount, In, Out); // [outer, reduced]

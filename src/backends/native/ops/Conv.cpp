@@ -215,7 +215,12 @@ public:
     const int64_t BlockCols = std::min(((Cols + MK.NR - 1) / MK.NR) * MK.NR, TargetPanels * MK.NR);
     const int64_t Blocks = (Cols + BlockCols - 1) / BlockCols;
     const int64_t Tasks = R.N * A.Group * Blocks;
-    Ctx.Par.forRange(static_cast<size_t>(Tasks), 1, [&](size_t Lo, size_t Hi) {
+    // Too few column blocks to feed every thread (small late-layer planes: 7x7, 14x14): run the
+    // blocks in order and split each GEMM over the pool instead.
+    const bool SplitGemm = Ctx.Par.threads() > 1 && Tasks < 2 * static_cast<int64_t>(Ctx.Par.threads());
+    const Parallel Serial;
+    const Parallel &GemmPar = SplitGemm ? Ctx.Par : Serial;
+    const auto Blocks_ = [&](size_t Lo, size_t Hi) {
       PackedB PB;
       PB.Data.resize(static_cast<size_t>(std::max<int64_t>(1, KDim * BlockCols)));
       for (size_t T = Lo; T < Hi; ++T) {
@@ -224,7 +229,7 @@ public:
         const int64_t J0 = Blk * BlockCols, NCols = std::min(BlockCols, Cols - J0);
         packColumns(R, X + (N * R.C + G * R.Cg) * R.InPlane, J0, NCols, PB);
         float *Yg = Y + (N * R.M + G * R.Mg) * R.OutPlane;
-        gemmPacked(MK, (*Weights)[G], PB, 1.0f, 0.0f, Yg + J0, Cols, Parallel());
+        gemmPacked(MK, (*Weights)[G], PB, 1.0f, 0.0f, Yg + J0, Cols, GemmPar);
         if (B)
           for (int64_t M = 0; M < R.Mg; ++M) {
             float *Row = Yg + M * Cols + J0;
@@ -236,7 +241,11 @@ public:
           for (int64_t M = 0; M < R.Mg; ++M)
             A.applyAct(Yg + M * Cols + J0, static_cast<size_t>(NCols));
       }
-    });
+    };
+    if (SplitGemm)
+      Blocks_(0, static_cast<size_t>(Tasks));
+    else
+      Ctx.Par.forRange(static_cast<size_t>(Tasks), 1, Blocks_);
     return Status::ok();
   }
 

@@ -149,6 +149,34 @@ OpSchema maxPoolSchema() {
   return S;
 }
 
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+#define OPT_POOL_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define OPT_POOL_CLONES
+#endif
+
+/// Row[c] = max(Row[c], R[c]) with NaN from either side winning (branch-free: vectorizes).
+OPT_POOL_CLONES void maxIntoRow(float *__restrict Row, const float *__restrict R, int64_t N) {
+  for (int64_t C = 0; C < N; ++C) {
+    const float A = Row[C], B = R[C];
+    Row[C] = (A != A || A > B) ? A : B;
+  }
+}
+
+/// Out[o] = max over k < KW of Row[o * SW + k * DW], for outputs whose windows lie inside Row.
+OPT_POOL_CLONES void maxWindows(const float *__restrict Row, float *__restrict Out, int64_t Count, int64_t SW,
+                                int64_t KW, int64_t DW) {
+  for (int64_t O = 0; O < Count; ++O) {
+    const float *W = Row + O * SW;
+    float M = W[0];
+    for (int64_t K = 1; K < KW; ++K) {
+      const float B = W[K * DW];
+      M = (M != M || M > B) ? M : B;
+    }
+    Out[O] = M;
+  }
+}
+
 /// 2-D f32 max pooling, separable: per output row, the max over the window's valid input rows is
 /// taken column by column into a scratch row (contiguous, vectorizable), then the max over each
 /// output's window columns of that row. ~KH + KW comparisons per output instead of KH * KW with
@@ -182,6 +210,12 @@ private:
     const int64_t H = G.In[0], Wd = G.In[1], OH = G.Out[0], OW = G.Out[1];
     const int64_t SH = W.Strides[0], SW = W.Strides[1], DH = W.Dilations[0], DW = W.Dilations[1];
     const int64_t KH = W.Kernel[0], KW = W.Kernel[1];
+    // Outputs whose whole window lies inside a row: [OwLo, OwHi); the edges take the slow path.
+    const int64_t PW = G.PadBegin[1];
+    const int64_t OwLo = std::min(OW, (PW + SW - 1) / SW);
+    int64_t OwHi = OwLo;
+    while (OwHi < OW && OwHi * SW - PW + (KW - 1) * DW < Wd)
+      ++OwHi;
     for (int64_t Oh = 0; Oh < OH; ++Oh) {
       const int64_t H0 = Oh * SH - G.PadBegin[0];
       int64_t KH0 = 0, KH1 = KH;
@@ -198,12 +232,15 @@ private:
       const float *R0 = In + (H0 + KH0 * DH) * Wd;
       for (int64_t C = 0; C < Wd; ++C)
         Row[C] = R0[C];
-      for (int64_t Kh = KH0 + 1; Kh < KH1; ++Kh) {
-        const float *R = In + (H0 + Kh * DH) * Wd;
-        for (int64_t C = 0; C < Wd; ++C)
-          Row[C] = nanMax(Row[C], R[C]);
-      }
+      for (int64_t Kh = KH0 + 1; Kh < KH1; ++Kh)
+        maxIntoRow(Row, In + (H0 + Kh * DH) * Wd, Wd);
+      if (OwHi > OwLo)
+        maxWindows(Row + OwLo * SW - PW, O + OwLo, OwHi - OwLo, SW, KW, DW);
       for (int64_t Ow = 0; Ow < OW; ++Ow) {
+        if (Ow == OwLo && OwHi > OwLo) {
+          Ow = OwHi - 1;
+          continue;
+        }
         const int64_t W0 = Ow * SW - G.PadBegin[1];
         int64_t KW0 = 0, KW1 = KW;
         while (KW0 < KW && W0 + KW0 * DW < 0)

@@ -454,3 +454,25 @@ TEST(ModelErrors, LoadingBeforeInitializeIsAnInvalidStateError) {
   rt::initialize();
   EXPECT_NO_THROW(rt::loadModel(dataPath("tests/models/mlp")));
 }
+
+TEST(ModelErrors, RmsNormalizationBadScaleOrStashTypeNamesTheNode) {
+  auto Load = [](const std::vector<int64_t> &ScaleDims, int64_t Stash) {
+    OnnxBuilder B(23);
+    B.input("x", onnx::TensorProto_DataType_FLOAT, {2, 4});
+    B.initializer("scale", ScaleDims, std::vector<float>(static_cast<size_t>(ScaleDims[0]), 1.0f));
+    auto *N = B.node("RMSNormalization", {"x", "scale"}, {"y"}, "rms");
+    OnnxBuilder::attrInt(N, "stash_type", Stash);
+    B.output("y", onnx::TensorProto_DataType_FLOAT);
+    const std::string Bytes = B.bytes();
+    return rt::loadModel(reinterpret_cast<const uint8_t *>(Bytes.data()), Bytes.size());
+  };
+  EXPECT_NO_THROW(Load({4}, 1));
+  try {
+    Load({3}, 1);
+    ADD_FAILURE() << "no ShapeError";
+  } catch (const rt::ShapeError &E) {
+    EXPECT_NE(std::string(E.what()).find("'rms'"), std::string::npos) << E.what();
+    EXPECT_NE(std::string(E.what()).find("does not broadcast"), std::string::npos) << E.what();
+  }
+  EXPECT_THROW(Load({4}, 0), rt::ModelError);
+}

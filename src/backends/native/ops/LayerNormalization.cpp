@@ -26,18 +26,6 @@ Result<LayerNormAttrs> parseLayerNormAttrs(const Node &N, size_t Rank) {
   return A;
 }
 
-/// Whether P broadcasts unidirectionally to the trailing dims Norm (numpy rules, P may be shorter).
-bool broadcastsTo(const TensorShape &P, const std::vector<Expr> &Norm) {
-  if (P.getRank() > Norm.size())
-    return false;
-  for (size_t I = 0; I < P.getRank(); ++I) {
-    const Expr &D = P[P.getRank() - 1 - I], &T = Norm[Norm.size() - 1 - I];
-    if (D.isConst() && T.isConst() && D.value() != 1 && D.value() != T.value())
-      return false;
-  }
-  return true;
-}
-
 Status inferLayerNorm(ShapeContext &Ctx) {
   RETURN_IF_ERROR(requireFloatInput(Ctx, 0));
   RETURN_IF_ERROR(requireSameType(Ctx, 0, 1));
@@ -73,27 +61,6 @@ OpSchema layerNormSchema() {
   S.MaxOutputs = 3;
   S.Infer = inferLayerNorm;
   return S;
-}
-
-/// Index into a parameter of dims P for each element of the normalized block Norm (broadcast).
-std::vector<int64_t> broadcastIndex(const std::vector<int64_t> &P, const std::vector<int64_t> &Norm) {
-  const int64_t Inner = product(Norm, 0, Norm.size());
-  std::vector<int64_t> Idx(static_cast<size_t>(Inner));
-  for (int64_t E = 0; E < Inner; ++E) {
-    int64_t Rem = E, Off = 0, Stride = 1;
-    for (size_t D = Norm.size(), K = P.size(); D-- > 0;) {
-      const int64_t Pos = Rem % Norm[D];
-      Rem /= Norm[D];
-      if (K > 0) {
-        --K;
-        if (P[K] != 1)
-          Off += Pos * Stride;
-        Stride *= P[K];
-      }
-    }
-    Idx[static_cast<size_t>(E)] = Off;
-  }
-  return Idx;
 }
 
 Status runLayerNorm(const Node &N, const KernelContext &Ctx, bool Par) {

@@ -86,6 +86,40 @@ inline void forRangeMaybe(const KernelContext &Ctx, bool Parallel, size_t N, siz
     Fn(0, N);
 }
 
+// Scale/bias parameters of LayerNormalization and RMSNormalization: broadcast to the normalized dims.
+/// Whether P broadcasts unidirectionally to the trailing dims Norm (numpy rules, P may be shorter).
+inline bool broadcastsTo(const TensorShape &P, const std::vector<Expr> &Norm) {
+  if (P.getRank() > Norm.size())
+    return false;
+  for (size_t I = 0; I < P.getRank(); ++I) {
+    const Expr &D = P[P.getRank() - 1 - I], &T = Norm[Norm.size() - 1 - I];
+    if (D.isConst() && T.isConst() && D.value() != 1 && D.value() != T.value())
+      return false;
+  }
+  return true;
+}
+
+/// Index into a parameter of dims P for each element of the normalized block Norm (broadcast).
+inline std::vector<int64_t> broadcastIndex(const std::vector<int64_t> &P, const std::vector<int64_t> &Norm) {
+  const int64_t Inner = product(Norm, 0, Norm.size());
+  std::vector<int64_t> Idx(static_cast<size_t>(Inner));
+  for (int64_t E = 0; E < Inner; ++E) {
+    int64_t Rem = E, Off = 0, Stride = 1;
+    for (size_t D = Norm.size(), K = P.size(); D-- > 0;) {
+      const int64_t Pos = Rem % Norm[D];
+      Rem /= Norm[D];
+      if (K > 0) {
+        --K;
+        if (P[K] != 1)
+          Off += Pos * Stride;
+        Stride *= P[K];
+      }
+    }
+    Idx[static_cast<size_t>(E)] = Off;
+  }
+  return Idx;
+}
+
 inline AttrValue attrFloats(std::vector<float> V) {
   AttrValue A;
   A.K = AttrValue::Kind::Floats;

@@ -476,3 +476,20 @@ TEST(ModelErrors, RmsNormalizationBadScaleOrStashTypeNamesTheNode) {
   }
   EXPECT_THROW(Load({4}, 0), rt::ModelError);
 }
+
+TEST(ModelErrors, WindowFunctionsRejectBadSizeAndAttributes) {
+  auto Load = [](int64_t Size, int64_t Periodic, int64_t DType) {
+    OnnxBuilder B(17);
+    B.initializerI64("size", {}, {Size});
+    auto *N = B.node("HannWindow", {"size"}, {"w"}, "hann");
+    OnnxBuilder::attrInt(N, "periodic", Periodic);
+    OnnxBuilder::attrInt(N, "output_datatype", DType);
+    B.output("w", 0);
+    const std::string Bytes = B.bytes();
+    return rt::loadModel(reinterpret_cast<const uint8_t *>(Bytes.data()), Bytes.size());
+  };
+  EXPECT_NO_THROW(Load(8, 1, 1));
+  EXPECT_THROW(Load(-3, 1, 1), rt::ShapeError);  // negative size
+  EXPECT_THROW(Load(8, 2, 1), rt::ModelError);   // periodic must be 0 or 1
+  EXPECT_THROW(Load(8, 1, 8), rt::TypeError);    // string output type
+}

@@ -294,10 +294,6 @@ inline TestInput rangeInput(std::vector<int64_t> Dims, ElementType T, double Lo,
   return I;
 }
 
-inline OpTestCase withOpset(OpTestCase C, int Opset) {
-  C.OpsetVersion = Opset;
-  return C;
-}
 
 } // namespace ops
 } // namespace detail

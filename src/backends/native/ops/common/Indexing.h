@@ -147,10 +147,6 @@ inline TestInput intsInput(std::vector<int64_t> Values, bool Constant = true, El
   return valuesInput({static_cast<int64_t>(Values.size())}, std::move(D), T, Constant);
 }
 inline TestInput scalarInput(double V, ElementType T, bool Constant = true) { return valuesInput({}, {V}, T, Constant); }
-inline OpTestCase withOpset(OpTestCase C, int Opset) {
-  C.OpsetVersion = Opset;
-  return C;
-}
 inline OpTestCase withOutputs(OpTestCase C, int N) {
   C.NumOutputs = N;
   return C;

@@ -196,6 +196,12 @@ inline OpTestCase testCase(std::string Label, std::vector<TestInput> Inputs,
   return C;
 }
 
+/// The case with the node built at Opset (ops newer than the harness default, opset-specific rules).
+inline OpTestCase withOpset(OpTestCase C, int Opset) {
+  C.OpsetVersion = Opset;
+  return C;
+}
+
 } // namespace ops
 } // namespace detail
 } // namespace runtime

@@ -14,10 +14,12 @@
 
 #include "tools/Benchmark.h"
 #include "tools/Npy.h"
+#include "ToolTestUtil.h"
 
 namespace rt = optimium::runtime;
 using namespace optimium::tools;
 using nlohmann::json;
+using namespace optimium_test;
 
 namespace {
 
@@ -32,43 +34,8 @@ std::string tempDir() {
   return Dir;
 }
 
-std::string readFile(const std::string &Path) {
-  std::ifstream F(Path, std::ios::binary);
-  std::stringstream SS;
-  SS << F.rdbuf();
-  return SS.str();
-}
-
-std::string shellQuote(const std::string &S) {
-  std::string Q = "'";
-  for (char C : S)
-    Q += C == '\'' ? std::string("'\\''") : std::string(1, C);
-  return Q + "'";
-}
-
-struct RunResult {
-  int Code = -1;
-  std::string Out, Err;
-};
-
 RunResult runBench(const std::vector<std::string> &Args) {
-  const std::string ErrFile = tempDir() + "/stderr.txt";
-  std::string Cmd = shellQuote(OPTIMIUM_BENCHMARK_BINARY);
-  for (const std::string &A : Args)
-    Cmd += " " + shellQuote(A);
-  Cmd += " 2>" + shellQuote(ErrFile);
-  RunResult R;
-  FILE *P = ::popen(Cmd.c_str(), "r");
-  if (!P)
-    return R;
-  char Buf[4096];
-  size_t N;
-  while ((N = std::fread(Buf, 1, sizeof(Buf), P)) > 0)
-    R.Out.append(Buf, N);
-  const int Status = ::pclose(P);
-  R.Code = WIFEXITED(Status) ? WEXITSTATUS(Status) : 128 + (WIFSIGNALED(Status) ? WTERMSIG(Status) : 0);
-  R.Err = readFile(ErrFile);
-  return R;
+  return runProcess(OPTIMIUM_BENCHMARK_BINARY, Args, tempDir() + "/stderr.txt");
 }
 
 size_t opCount(const std::string &Model) {

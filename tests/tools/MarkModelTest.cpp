@@ -12,6 +12,7 @@
 
 #include "Optimium/Runtime.h"
 #include "OnnxBuilder.h"
+#include "ToolTestUtil.h"
 
 using namespace optimium::tools;
 using namespace optimium_test;
@@ -38,13 +39,6 @@ std::string decoderFolder() {
   std::string Dir = mkdtemp(Tmpl);
   std::ofstream(Dir + "/model.onnx", std::ios::binary) << B.bytes();
   return Dir;
-}
-
-std::string readFile(const std::string &P) {
-  std::ifstream In(P);
-  std::stringstream SS;
-  SS << In.rdbuf();
-  return SS.str();
 }
 
 int runMain(std::vector<std::string> Args, std::string &Out, std::string &Err) {

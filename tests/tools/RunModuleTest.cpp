@@ -1,6 +1,7 @@
 // optimium-run: flag and --input parsing, output formatting, comparison (library functions of
 // src/tools/RunModule.h) and end-to-end runs of the real binary.
 #include "tools/RunModule.h"
+#include "ToolTestUtil.h"
 
 #include <gtest/gtest.h>
 
@@ -15,6 +16,7 @@
 using namespace optimium::tools;
 namespace rt = optimium::runtime;
 using rt::ElementType;
+using namespace optimium_test;
 
 namespace {
 
@@ -30,11 +32,6 @@ std::string tempDir() {
 void writeFile(const std::string &Path, const std::string &Bytes) {
   std::ofstream F(Path, std::ios::binary);
   F.write(Bytes.data(), static_cast<std::streamsize>(Bytes.size()));
-}
-
-std::string readFile(const std::string &Path) {
-  std::ifstream F(Path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(F)), std::istreambuf_iterator<char>());
 }
 
 template <typename T> std::vector<T> values(const HostArray &A) {
@@ -530,36 +527,8 @@ TEST(RunModuleFlags, Flagfile) {
 
 namespace {
 
-struct RunResult {
-  int Code = -1;
-  std::string Out, Err;
-};
-
-std::string shellQuote(const std::string &S) {
-  std::string Q = "'";
-  for (char C : S)
-    Q += C == '\'' ? std::string("'\\''") : std::string(1, C);
-  return Q + "'";
-}
-
 RunResult runTool(const std::vector<std::string> &Args) {
-  const std::string ErrFile = tempDir() + "/stderr.txt";
-  std::string Cmd = shellQuote(OPTIMIUM_RUN_BINARY);
-  for (const std::string &A : Args)
-    Cmd += " " + shellQuote(A);
-  Cmd += " 2>" + shellQuote(ErrFile);
-  RunResult R;
-  FILE *P = ::popen(Cmd.c_str(), "r");
-  if (!P)
-    return R;
-  char Buf[4096];
-  size_t N;
-  while ((N = std::fread(Buf, 1, sizeof(Buf), P)) > 0)
-    R.Out.append(Buf, N);
-  const int Status = ::pclose(P);
-  R.Code = WIFEXITED(Status) ? WEXITSTATUS(Status) : 128 + (WIFSIGNALED(Status) ? WTERMSIG(Status) : 0);
-  R.Err = readFile(ErrFile);
-  return R;
+  return runProcess(OPTIMIUM_RUN_BINARY, Args, tempDir() + "/stderr.txt");
 }
 
 size_t lineCount(const std::string &S) {

@@ -9,23 +9,6 @@ namespace detail {
 namespace ops {
 namespace {
 
-struct LayerNormAttrs {
-  int64_t Axis = -1;
-  float Epsilon = 1e-5f;
-};
-
-Result<LayerNormAttrs> parseLayerNormAttrs(const Node &N, size_t Rank) {
-  LayerNormAttrs A;
-  ASSIGN_OR_RETURN(const int64_t Axis, N.getInt("axis", -1));
-  ASSIGN_OR_RETURN(A.Axis, normalizeAxis(N, "axis", Axis, static_cast<int64_t>(Rank)));
-  ASSIGN_OR_RETURN(A.Epsilon, N.getFloat("epsilon", 1e-5f));
-  ASSIGN_OR_RETURN(const int64_t Stash, N.getInt("stash_type", 1));
-  if (Stash != 1)
-    return makeError(ErrorCode::Model, N.describe(), ": attribute 'stash_type' value ", Stash,
-                     " is not supported (only 1 = float32)");
-  return A;
-}
-
 Status inferLayerNorm(ShapeContext &Ctx) {
   RETURN_IF_ERROR(requireFloatInput(Ctx, 0));
   RETURN_IF_ERROR(requireSameType(Ctx, 0, 1));
@@ -33,7 +16,7 @@ Status inferLayerNorm(ShapeContext &Ctx) {
   const TensorShape &X = Ctx.Inputs[0].Shape;
   if (X.getRank() == 0)
     return Ctx.error(ErrorCode::Shape, "input X must have rank >= 1");
-  ASSIGN_OR_RETURN(const LayerNormAttrs A, parseLayerNormAttrs(Ctx.N, X.getRank()));
+  ASSIGN_OR_RETURN(const NormAxisAttrs A, parseNormAxisAttrs(Ctx.N, X.getRank()));
   const std::vector<Expr> Norm(X.begin() + A.Axis, X.end());
   static const char *Names[] = {"X", "Scale", "B"};
   for (size_t I = 1; I < 3; ++I)
@@ -65,7 +48,7 @@ OpSchema layerNormSchema() {
 
 Status runLayerNorm(const Node &N, const KernelContext &Ctx, bool Par) {
   const TensorView &X = Ctx.Inputs[0], &Y = Ctx.Outputs[0];
-  ASSIGN_OR_RETURN(const LayerNormAttrs A, parseLayerNormAttrs(N, X.rank()));
+  ASSIGN_OR_RETURN(const NormAxisAttrs A, parseNormAxisAttrs(N, X.rank()));
   const size_t Ax = static_cast<size_t>(A.Axis);
   const std::vector<int64_t> Norm(X.Dims.begin() + Ax, X.Dims.end());
   const int64_t Outer = product(X.Dims, 0, Ax), Inner = product(Norm, 0, Norm.size());
@@ -126,7 +109,7 @@ OpKernels layerNormKernels() {
   OpKernels K;
   K.OpType = "LayerNormalization";
   addFloatVariants(K, "layernorm", [](const KernelCreateInfo &I) -> Result<FloatRunFn> {
-    ASSIGN_OR_RETURN(const LayerNormAttrs A, parseLayerNormAttrs(I.N, I.Inputs[0].Shape.getRank()));
+    ASSIGN_OR_RETURN(const NormAxisAttrs A, parseNormAxisAttrs(I.N, I.Inputs[0].Shape.getRank()));
     (void)A;
     const Node N = I.N;
     return FloatRunFn([N](const KernelContext &C, bool Par) { return runLayerNorm(N, C, Par); });

@@ -8,30 +8,13 @@ namespace detail {
 namespace ops {
 namespace {
 
-struct RmsNormAttrs {
-  int64_t Axis = -1;
-  float Epsilon = 1e-5f;
-};
-
-Result<RmsNormAttrs> parseRmsNormAttrs(const Node &N, size_t Rank) {
-  RmsNormAttrs A;
-  ASSIGN_OR_RETURN(const int64_t Axis, N.getInt("axis", -1));
-  ASSIGN_OR_RETURN(A.Axis, normalizeAxis(N, "axis", Axis, static_cast<int64_t>(Rank)));
-  ASSIGN_OR_RETURN(A.Epsilon, N.getFloat("epsilon", 1e-5f));
-  ASSIGN_OR_RETURN(const int64_t Stash, N.getInt("stash_type", 1));
-  if (Stash != 1)
-    return makeError(ErrorCode::Model, N.describe(), ": attribute 'stash_type' value ", Stash,
-                     " is not supported (only 1 = float32)");
-  return A;
-}
-
 Status inferRmsNorm(ShapeContext &Ctx) {
   RETURN_IF_ERROR(requireFloatInput(Ctx, 0));
   RETURN_IF_ERROR(requireSameType(Ctx, 0, 1));
   const TensorShape &X = Ctx.Inputs[0].Shape;
   if (X.getRank() == 0)
     return Ctx.error(ErrorCode::Shape, "input X must have rank >= 1");
-  ASSIGN_OR_RETURN(const RmsNormAttrs A, parseRmsNormAttrs(Ctx.N, X.getRank()));
+  ASSIGN_OR_RETURN(const NormAxisAttrs A, parseNormAxisAttrs(Ctx.N, X.getRank()));
   const std::vector<Expr> Norm(X.begin() + A.Axis, X.end());
   if (!broadcastsTo(Ctx.Inputs[1].Shape, Norm))
     return Ctx.error(ErrorCode::Shape, "input 'scale' ", Ctx.Inputs[1].Shape.toString(),
@@ -51,7 +34,7 @@ OpSchema rmsNormSchema() {
 
 Status runRmsNorm(const Node &N, const KernelContext &Ctx, bool Par) {
   const TensorView &X = Ctx.Inputs[0], &Y = Ctx.Outputs[0];
-  ASSIGN_OR_RETURN(const RmsNormAttrs A, parseRmsNormAttrs(N, X.rank()));
+  ASSIGN_OR_RETURN(const NormAxisAttrs A, parseNormAxisAttrs(N, X.rank()));
   if (X.Dims != Y.Dims)
     return runError("rmsnorm", "output ", joinInts(Y.Dims), " differs from input ", joinInts(X.Dims));
   const size_t Ax = static_cast<size_t>(A.Axis);
@@ -98,7 +81,7 @@ OpKernels rmsNormKernels() {
   OpKernels K;
   K.OpType = "RMSNormalization";
   addFloatVariants(K, "rmsnorm", [](const KernelCreateInfo &I) -> Result<FloatRunFn> {
-    ASSIGN_OR_RETURN(const RmsNormAttrs A, parseRmsNormAttrs(I.N, I.Inputs[0].Shape.getRank()));
+    ASSIGN_OR_RETURN(const NormAxisAttrs A, parseNormAxisAttrs(I.N, I.Inputs[0].Shape.getRank()));
     (void)A;
     const Node N = I.N;
     return FloatRunFn([N](const KernelContext &C, bool Par) { return runRmsNorm(N, C, Par); });

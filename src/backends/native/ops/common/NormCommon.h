@@ -86,6 +86,25 @@ inline void forRangeMaybe(const KernelContext &Ctx, bool Parallel, size_t N, siz
     Fn(0, N);
 }
 
+/// The attributes LayerNormalization and RMSNormalization share: the first normalized dim, epsilon
+/// and stash_type (only 1 = float32 is supported).
+struct NormAxisAttrs {
+  int64_t Axis = -1;
+  float Epsilon = 1e-5f;
+};
+
+inline Result<NormAxisAttrs> parseNormAxisAttrs(const Node &N, size_t Rank) {
+  NormAxisAttrs A;
+  ASSIGN_OR_RETURN(const int64_t Axis, N.getInt("axis", -1));
+  ASSIGN_OR_RETURN(A.Axis, normalizeAxis(N, "axis", Axis, static_cast<int64_t>(Rank)));
+  ASSIGN_OR_RETURN(A.Epsilon, N.getFloat("epsilon", 1e-5f));
+  ASSIGN_OR_RETURN(const int64_t Stash, N.getInt("stash_type", 1));
+  if (Stash != 1)
+    return makeError(ErrorCode::Model, N.describe(), ": attribute 'stash_type' value ", Stash,
+                     " is not supported (only 1 = float32)");
+  return A;
+}
+
 // Scale/bias parameters of LayerNormalization and RMSNormalization: broadcast to the normalized dims.
 /// Whether P broadcasts unidirectionally to the trailing dims Norm (numpy rules, P may be shorter).
 inline bool broadcastsTo(const TensorShape &P, const std::vector<Expr> &Norm) {

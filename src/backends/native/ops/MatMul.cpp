@@ -121,38 +121,30 @@ template <typename Fma> inline void gemvRows(const float *A, const float *B, flo
   }
 }
 
-/// Y[N0:N1] += A[0..3] * B[0..3 rows, N0:N1] (portable; the compiler vectorizes it).
-inline void gemvRow4Portable(const float *A, const float *B, int64_t N, float *Y, int64_t N0, int64_t N1) {
-  const float A0 = A[0], A1 = A[1], A2 = A[2], A3 = A[3];
-  const float *B0 = B, *B1 = B + N, *B2 = B + 2 * N, *B3 = B + 3 * N;
-  for (int64_t J = N0; J < N1; ++J)
-    Y[J] += A0 * B0[J] + A1 * B1[J] + A2 * B2[J] + A3 * B3[J];
-}
+/// Y[N0:N1] += A[0..3] * B[0..3 rows, N0:N1]. Inlined into each ISA's entry point below, so the
+/// compiler vectorizes it for that ISA.
+struct GemvRow4 {
+  void operator()(const float *A, const float *B, int64_t N, float *Y, int64_t N0, int64_t N1) const {
+    const float A0 = A[0], A1 = A[1], A2 = A[2], A3 = A[3];
+    const float *B0 = B, *B1 = B + N, *B2 = B + 2 * N, *B3 = B + 3 * N;
+#pragma GCC ivdep
+    for (int64_t J = N0; J < N1; ++J)
+      Y[J] += A0 * B0[J] + A1 * B1[J] + A2 * B2[J] + A3 * B3[J];
+  }
+};
 
 __attribute__((target("avx512f,fma"))) void gemvAvx512(const float *A, const float *B, float *Y, int64_t K,
                                                         int64_t N, int64_t N0, int64_t N1) {
-  gemvRows(A, B, Y, K, N, N0, N1, [](const float *Ak, const float *Bk, int64_t Ld, float *Yv, int64_t J0, int64_t J1) {
-    const float A0 = Ak[0], A1 = Ak[1], A2 = Ak[2], A3 = Ak[3];
-    const float *B0 = Bk, *B1 = Bk + Ld, *B2 = Bk + 2 * Ld, *B3 = Bk + 3 * Ld;
-#pragma GCC ivdep
-    for (int64_t J = J0; J < J1; ++J)
-      Yv[J] += A0 * B0[J] + A1 * B1[J] + A2 * B2[J] + A3 * B3[J];
-  });
+  gemvRows(A, B, Y, K, N, N0, N1, GemvRow4());
 }
 
 __attribute__((target("avx2,fma"))) void gemvAvx2(const float *A, const float *B, float *Y, int64_t K, int64_t N,
                                                    int64_t N0, int64_t N1) {
-  gemvRows(A, B, Y, K, N, N0, N1, [](const float *Ak, const float *Bk, int64_t Ld, float *Yv, int64_t J0, int64_t J1) {
-    const float A0 = Ak[0], A1 = Ak[1], A2 = Ak[2], A3 = Ak[3];
-    const float *B0 = Bk, *B1 = Bk + Ld, *B2 = Bk + 2 * Ld, *B3 = Bk + 3 * Ld;
-#pragma GCC ivdep
-    for (int64_t J = J0; J < J1; ++J)
-      Yv[J] += A0 * B0[J] + A1 * B1[J] + A2 * B2[J] + A3 * B3[J];
-  });
+  gemvRows(A, B, Y, K, N, N0, N1, GemvRow4());
 }
 
 void gemvPortable(const float *A, const float *B, float *Y, int64_t K, int64_t N, int64_t N0, int64_t N1) {
-  gemvRows(A, B, Y, K, N, N0, N1, gemvRow4Portable);
+  gemvRows(A, B, Y, K, N, N0, N1, GemvRow4());
 }
 
 using GemvFn = void (*)(const float *, const float *, float *, int64_t, int64_t, int64_t, int64_t);

@@ -155,12 +155,13 @@ OpSchema maxPoolSchema() {
 #define OPT_POOL_CLONES
 #endif
 
-/// Row[c] = max(Row[c], R[c]) with NaN from either side winning (branch-free: vectorizes).
+/// max(A, B) with a NaN on either side winning; branch-free, so the loops below vectorize.
+inline float nanMax(float A, float B) { return (A != A || A > B) ? A : B; }
+
+/// Row[c] = nanMax(Row[c], R[c]).
 OPT_POOL_CLONES void maxIntoRow(float *__restrict Row, const float *__restrict R, int64_t N) {
-  for (int64_t C = 0; C < N; ++C) {
-    const float A = Row[C], B = R[C];
-    Row[C] = (A != A || A > B) ? A : B;
-  }
+  for (int64_t C = 0; C < N; ++C)
+    Row[C] = nanMax(Row[C], R[C]);
 }
 
 /// Out[o] = max over k < KW of Row[o * SW + k * DW], for outputs whose windows lie inside Row.
@@ -169,10 +170,8 @@ OPT_POOL_CLONES void maxWindows(const float *__restrict Row, float *__restrict O
   for (int64_t O = 0; O < Count; ++O) {
     const float *W = Row + O * SW;
     float M = W[0];
-    for (int64_t K = 1; K < KW; ++K) {
-      const float B = W[K * DW];
-      M = (M != M || M > B) ? M : B;
-    }
+    for (int64_t K = 1; K < KW; ++K)
+      M = nanMax(M, W[K * DW]);
     Out[O] = M;
   }
 }
@@ -204,8 +203,6 @@ public:
   }
 
 private:
-  static inline float nanMax(float A, float B) { return (B > A || B != B) ? B : A; }
-
   void plane(const WindowGeometry &G, const float *In, float *Out, float *Row) const {
     const int64_t H = G.In[0], Wd = G.In[1], OH = G.Out[0], OW = G.Out[1];
     const int64_t SH = W.Strides[0], SW = W.Strides[1], DH = W.Dilations[0], DW = W.Dilations[1];
@@ -218,11 +215,8 @@ private:
       ++OwHi;
     for (int64_t Oh = 0; Oh < OH; ++Oh) {
       const int64_t H0 = Oh * SH - G.PadBegin[0];
-      int64_t KH0 = 0, KH1 = KH;
-      while (KH0 < KH && H0 + KH0 * DH < 0)
-        ++KH0;
-      while (KH1 > KH0 && H0 + (KH1 - 1) * DH >= H)
-        --KH1;
+      int64_t KH0, KH1;
+      validTaps(H0, KH, DH, H, KH0, KH1);
       float *O = Out + Oh * OW;
       if (KH0 >= KH1) { // the window lies in the padding
         for (int64_t Ow = 0; Ow < OW; ++Ow)
@@ -242,11 +236,8 @@ private:
           continue;
         }
         const int64_t W0 = Ow * SW - G.PadBegin[1];
-        int64_t KW0 = 0, KW1 = KW;
-        while (KW0 < KW && W0 + KW0 * DW < 0)
-          ++KW0;
-        while (KW1 > KW0 && W0 + (KW1 - 1) * DW >= Wd)
-          --KW1;
+        int64_t KW0, KW1;
+        validTaps(W0, KW, DW, Wd, KW0, KW1);
         float M = -INFINITY;
         for (int64_t Kw = KW0; Kw < KW1; ++Kw)
           M = nanMax(M, Row[W0 + Kw * DW]);

@@ -179,6 +179,17 @@ namespace ops {
 /// MaxPool / AveragePool kernel over [N, C, spatial...] f32. Reducer supplies
 /// init/add/finish(Acc, ValidCount, PaddedCount). The reference walks any spatial rank one output
 /// element at a time; the fast path (2-D only) splits planes over the pool with hoisted bounds.
+/// The taps [K0, K1) of a window of Taps taps (dilation Dil) starting at Origin that land inside
+/// [0, Size): the window's valid part along one spatial dim.
+inline void validTaps(int64_t Origin, int64_t Taps, int64_t Dil, int64_t Size, int64_t &K0, int64_t &K1) {
+  K0 = 0;
+  K1 = Taps;
+  while (K0 < Taps && Origin + K0 * Dil < 0)
+    ++K0;
+  while (K1 > K0 && Origin + (K1 - 1) * Dil >= Size)
+    --K1;
+}
+
 template <typename Reducer> class PoolKernel : public Kernel {
 public:
   PoolKernel(std::string Name, WindowAttrs W, Reducer R, bool Fast2D)
@@ -254,22 +265,16 @@ private:
     for (int64_t Oh = 0; Oh < OH; ++Oh) {
       const int64_t H0 = Oh * SH - G.PadBegin[0];
       // Taps of the window row range that land inside the input / inside the padding.
-      int64_t KH0 = 0, KH1 = KH, PadRows = 0;
-      while (KH0 < KH && H0 + KH0 * DH < 0)
-        ++KH0;
-      while (KH1 > KH0 && H0 + (KH1 - 1) * DH >= H)
-        --KH1;
+      int64_t KH0, KH1, PadRows = 0;
+      validTaps(H0, KH, DH, H, KH0, KH1);
       for (int64_t Kh = 0; Kh < KH; ++Kh) {
         const int64_t Pos = H0 + Kh * DH;
         PadRows += Pos >= -G.PadBegin[0] && Pos < H + G.PadEnd[0];
       }
       for (int64_t Ow = 0; Ow < OW; ++Ow) {
         const int64_t W0 = Ow * SW - G.PadBegin[1];
-        int64_t KW0 = 0, KW1 = KW, PadCols = 0;
-        while (KW0 < KW && W0 + KW0 * DW < 0)
-          ++KW0;
-        while (KW1 > KW0 && W0 + (KW1 - 1) * DW >= Wd)
-          --KW1;
+        int64_t KW0, KW1, PadCols = 0;
+        validTaps(W0, KW, DW, Wd, KW0, KW1);
         for (int64_t Kw = 0; Kw < KW; ++Kw) {
           const int64_t Pos = W0 + Kw * DW;
           PadCols += Pos >= -G.PadBegin[1] && Pos < Wd + G.PadEnd[1];

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "core/ErrorConversion.h"
+#include "exec/InputShapes.h"
 #include "exec/Request.h"
 
 namespace optimium {
@@ -200,20 +201,6 @@ Tensor InferRequest::getTensor(StringRef Name) const {
 }
 
 namespace {
-std::string dimsText(const std::vector<int64_t> &Dims) {
-  std::string S = "[";
-  for (size_t I = 0; I < Dims.size(); ++I)
-    S += (I ? "," : "") + std::to_string(Dims[I]);
-  return S + "]";
-}
-
-size_t countOf(const std::vector<int64_t> &Dims) {
-  size_t N = 1;
-  for (int64_t D : Dims)
-    N *= static_cast<size_t>(D);
-  return N;
-}
-
 /// The manifest entry of a tensor by name, with the errors section 10 specifies.
 size_t statefulIndex(const RequestImpl &R, StringRef Name, const char *What) {
   const ModelImpl &M = *R.M;
@@ -250,10 +237,10 @@ void InferRequest::setTensorShape(StringRef Name, const TensorShape &Shape) {
     throw ShapeError("setTensorShape: shape " + Shape.toString() + " for '" + Name.str() + "' has rank " +
                      std::to_string(Dims.size()) + ", the tensor's base shape " + dimsText(S.BaseDims) + " has rank " +
                      std::to_string(S.BaseDims.size()));
-  if (!S.DeclaredCap.empty() && countOf(Dims) > countOf(S.DeclaredCap))
+  if (!S.DeclaredCap.empty() && elementCountOf(Dims) > elementCountOf(S.DeclaredCap))
     throw InvalidArgumentError("setTensorShape: shape " + Shape.toString() + " for '" + Name.str() + "' (" +
-                               std::to_string(countOf(Dims)) + " elements) is beyond its declared capacity " +
-                               dimsText(S.DeclaredCap) + " (" + std::to_string(countOf(S.DeclaredCap)) + " elements)");
+                               std::to_string(elementCountOf(Dims)) + " elements) is beyond its declared capacity " +
+                               dimsText(S.DeclaredCap) + " (" + std::to_string(elementCountOf(S.DeclaredCap)) + " elements)");
   std::lock_guard<std::mutex> Lock(R.Mu);
   R.States[SI].Pending = Dims;
   R.States[SI].HasPending = true;

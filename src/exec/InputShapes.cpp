@@ -14,6 +14,20 @@ std::string dimsToString(const std::vector<int64_t> &Dims) {
   return S;
 }
 
+std::string dimsText(const std::vector<int64_t> &Dims) {
+  std::string S = "[";
+  for (size_t I = 0; I < Dims.size(); ++I)
+    S += (I ? "," : "") + std::to_string(Dims[I]);
+  return S + "]";
+}
+
+size_t elementCountOf(const std::vector<int64_t> &Dims) {
+  size_t N = 1;
+  for (int64_t D : Dims)
+    N *= static_cast<size_t>(D);
+  return N;
+}
+
 Status bindInputShape(const Graph &G, size_t InputIndex, const TensorShape &Given, SymbolBindings &Symbols) {
   const Value &V = G.Values[G.Inputs[InputIndex]];
   const TensorShape &Declared = V.Shape;

@@ -25,6 +25,10 @@ Status bindInputShape(const Graph &G, size_t InputIndex, const TensorShape &Give
 
 /// "2x3x4" ("scalar" for rank 0).
 std::string dimsToString(const std::vector<int64_t> &Dims);
+/// "[2,3,4]".
+std::string dimsText(const std::vector<int64_t> &Dims);
+/// Product of the dims (1 for rank 0).
+size_t elementCountOf(const std::vector<int64_t> &Dims);
 
 } // namespace detail
 } // namespace runtime

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "core/Log.h"
+#include "exec/InputShapes.h"
 #include "exec/Request.h"
 #include "import/Manifest.h"
 #include "import/onnx/OnnxImporter.h"
@@ -343,20 +344,6 @@ SchedulerType chooseScheduler(const ModelImpl &M) {
   return SchedulerType::Sequential;
 }
 
-std::string dimsText(const std::vector<int64_t> &Dims) {
-  std::string S = "[";
-  for (size_t I = 0; I < Dims.size(); ++I)
-    S += (I ? "," : "") + std::to_string(Dims[I]);
-  return S + "]";
-}
-
-size_t elementCount(const std::vector<int64_t> &Dims) {
-  size_t N = 1;
-  for (int64_t D : Dims)
-    N *= static_cast<size_t>(D);
-  return N;
-}
-
 /// Checks the manifest against the graph and marks the graph inputs it names: a Resizable input's
 /// dims become symbols (kernels are created shape-generic; each run plans its concrete shape), a
 /// Preserved-only input gets its concrete shape. Runs before shape inference.
@@ -472,10 +459,10 @@ Status validateCapacities(ModelImpl &M) {
       return makeError(ErrorCode::Model, "ResizableCapacities['", KV.first, "'] is ", dimsText(Cap), " (rank ", Cap.size(),
                        "), but the base shape of '", KV.first, "' is ", dimsText(S->BaseDims), " (rank ",
                        S->BaseDims.size(), ")");
-    if (elementCount(Cap) < elementCount(S->BaseDims))
+    if (elementCountOf(Cap) < elementCountOf(S->BaseDims))
       return makeError(ErrorCode::Model, "ResizableCapacities['", KV.first, "'] is ", dimsText(Cap), " (",
-                       elementCount(Cap), " elements), smaller than the base shape ", dimsText(S->BaseDims), " (",
-                       elementCount(S->BaseDims), " elements)");
+                       elementCountOf(Cap), " elements), smaller than the base shape ", dimsText(S->BaseDims), " (",
+                       elementCountOf(S->BaseDims), " elements)");
     M.Stateful[M.StatefulOf[M.G->findValue(KV.first)]].DeclaredCap = Cap;
   }
   return Status::ok();

@@ -26,13 +26,6 @@ void poolParallelFor(void *Pool, size_t N, size_t Grain, OptRtRangeFn Fn, void *
   static_cast<ThreadPool *>(Pool)->parallelFor(N, Grain, [Fn, User](size_t B, size_t E) { Fn(User, B, E); });
 }
 
-size_t elementCountOf(const std::vector<int64_t> &Dims) {
-  size_t N = 1;
-  for (int64_t D : Dims)
-    N *= static_cast<size_t>(D);
-  return N;
-}
-
 std::string fileSafe(const std::string &Name) {
   std::string S = Name;
   for (char &C : S)

@@ -6,6 +6,7 @@
 
 #include "Optimium/Runtime/Exceptions.h"
 #include "core/ErrorConversion.h"
+#include "exec/InputShapes.h"
 #include "exec/Request.h"
 
 namespace optimium {
@@ -14,20 +15,6 @@ namespace runtime {
 using namespace detail;
 
 namespace {
-
-size_t countOf(const std::vector<int64_t> &Dims) {
-  size_t N = 1;
-  for (int64_t D : Dims)
-    N *= static_cast<size_t>(D);
-  return N;
-}
-
-std::string dimsText(const std::vector<int64_t> &Dims) {
-  std::string S = "[";
-  for (size_t I = 0; I < Dims.size(); ++I)
-    S += (I ? "," : "") + std::to_string(Dims[I]);
-  return S + "]";
-}
 
 /// Index-preserving row-major copy of the overlap of Src (shape SD) into Dst (shape DD, same rank);
 /// elements of Dst outside the overlap are left as they are.
@@ -72,7 +59,7 @@ Status RequestImpl::initStateful() {
     St.Cap = S.DeclaredCap.empty() ? S.BaseDims : S.DeclaredCap;
     if (!S.Preserved)
       continue;
-    const size_t Bytes = countOf(St.Cap) * getElementSize(G.Values[S.Value].Type);
+    const size_t Bytes = elementCountOf(St.Cap) * getElementSize(G.Values[S.Value].Type);
     St.Cur = allocateZeroed(Bytes);
     St.Spare = allocateZeroed(Bytes);
     if (!St.Cur || !St.Spare)
@@ -105,16 +92,16 @@ void RequestImpl::applyShapeChangesLocked(bool ShrinkToFit) {
     Change &C = Changes[SI];
     C.Dims = St.HasPending ? St.Pending : St.Dims;
     C.Cap = St.Cap;
-    if (countOf(C.Dims) > countOf(St.Cap))
+    if (elementCountOf(C.Dims) > elementCountOf(St.Cap))
       C.Cap = C.Dims; // overflow (never beyond a declared capacity: setTensorShape refused that)
     if (ShrinkToFit && S.Resizable) {
       const std::vector<int64_t> &Floor = S.DeclaredCap.empty() ? S.BaseDims : S.DeclaredCap;
-      const std::vector<int64_t> &Target = countOf(C.Dims) > countOf(Floor) ? C.Dims : Floor;
-      if (countOf(Target) != countOf(C.Cap))
+      const std::vector<int64_t> &Target = elementCountOf(C.Dims) > elementCountOf(Floor) ? C.Dims : Floor;
+      if (elementCountOf(Target) != elementCountOf(C.Cap))
         C.Cap = Target;
     }
     C.Reshape = C.Dims != St.Dims;
-    C.Realloc = S.Preserved && countOf(C.Cap) != countOf(St.Cap);
+    C.Realloc = S.Preserved && elementCountOf(C.Cap) != elementCountOf(St.Cap);
     if (!S.Preserved && C.Cap != St.Cap)
       C.Realloc = false;
     Any |= C.Reshape || C.Realloc || C.Cap != St.Cap;
@@ -132,16 +119,16 @@ void RequestImpl::applyShapeChangesLocked(bool ShrinkToFit) {
     if (!S.Preserved || (!C.Reshape && !C.Realloc))
       continue;
     const size_t Elem = getElementSize(G.Values[S.Value].Type);
-    C.Content = allocateZeroed(countOf(C.Dims) * Elem);
+    C.Content = allocateZeroed(elementCountOf(C.Dims) * Elem);
     if (C.Realloc) {
-      C.NewCur = allocateZeroed(countOf(C.Cap) * Elem);
-      C.NewSpare = C.NewCur ? Buffer::allocate(countOf(C.Cap) * Elem) : nullptr;
+      C.NewCur = allocateZeroed(elementCountOf(C.Cap) * Elem);
+      C.NewSpare = C.NewCur ? Buffer::allocate(elementCountOf(C.Cap) * Elem) : nullptr;
     }
     if (!C.Content || (C.Realloc && (!C.NewCur || !C.NewSpare))) {
       Dirty = true;
       for (StatefulState &St : States)
         St.HasPending = false;
-      throwIfError(makeError(ErrorCode::OutOfResource, "applyShapeChanges: cannot allocate ", countOf(C.Cap) * Elem,
+      throwIfError(makeError(ErrorCode::OutOfResource, "applyShapeChanges: cannot allocate ", elementCountOf(C.Cap) * Elem,
                              " bytes for preserved tensor '", G.Values[S.Value].Name, "' of shape ", dimsText(C.Dims)));
     }
   }
@@ -186,7 +173,7 @@ void RequestImpl::applyShapeChangesLocked(bool ShrinkToFit) {
       Reallocated = true;
     }
     if (C.Content) {
-      const size_t Bytes = countOf(C.Dims) * getElementSize(G.Values[S.Value].Type);
+      const size_t Bytes = elementCountOf(C.Dims) * getElementSize(G.Values[S.Value].Type);
       if (Bytes)
         std::memcpy(St.Cur->Data, C.Content->Data, Bytes);
     }
@@ -211,12 +198,12 @@ Status RequestImpl::commitPreservedLocked() {
                        ", not the rank of the preserved input '", G.Values[S.Value].Name, "' it updates");
     if (Ptrs[S.UpdateFrom] != St.Spare->Data) {
       // A data-dependent output shape: it was allocated per run, copy it into the spare buffer.
-      if (!S.DeclaredCap.empty() && countOf(Out) > countOf(S.DeclaredCap))
+      if (!S.DeclaredCap.empty() && elementCountOf(Out) > elementCountOf(S.DeclaredCap))
         return makeError(ErrorCode::Shape, "output '", G.Values[S.UpdateFrom].Name, "' has shape ", dimsText(Out),
                          ", beyond the declared capacity ", dimsText(S.DeclaredCap), " of '", G.Values[S.Value].Name,
                          "'");
-      const size_t Bytes = countOf(Out) * getElementSize(G.Values[S.Value].Type);
-      const size_t CapBytes = std::max(countOf(Out), countOf(St.Cap)) * getElementSize(G.Values[S.Value].Type);
+      const size_t Bytes = elementCountOf(Out) * getElementSize(G.Values[S.Value].Type);
+      const size_t CapBytes = std::max(elementCountOf(Out), elementCountOf(St.Cap)) * getElementSize(G.Values[S.Value].Type);
       if (St.Spare->Bytes < CapBytes) {
         auto B = Buffer::allocate(CapBytes);
         if (!B)
@@ -229,7 +216,7 @@ Status RequestImpl::commitPreservedLocked() {
     }
     std::swap(St.Cur, St.Spare);
     St.Dims = Out;
-    if (countOf(Out) > countOf(St.Cap))
+    if (elementCountOf(Out) > elementCountOf(St.Cap))
       St.Cap = Out;
   }
   return Status::ok();

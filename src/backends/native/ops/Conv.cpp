@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "backends/native/ops/common/Depthwise.h"
 #include "backends/native/ops/common/Gemm.h"
 #include "backends/native/ops/common/Pooling.h"
 #include "passes/FuseConvActivation.h"
@@ -229,17 +230,11 @@ public:
         const int64_t J0 = Blk * BlockCols, NCols = std::min(BlockCols, Cols - J0);
         packColumns(R, X + (N * R.C + G * R.Cg) * R.InPlane, J0, NCols, PB);
         float *Yg = Y + (N * R.M + G * R.Mg) * R.OutPlane;
-        gemmPacked(MK, (*Weights)[G], PB, 1.0f, 0.0f, Yg + J0, Cols, GemmPar);
-        if (B)
-          for (int64_t M = 0; M < R.Mg; ++M) {
-            float *Row = Yg + M * Cols + J0;
-            const float Bv = B[G * R.Mg + M];
-            for (int64_t J = 0; J < NCols; ++J)
-              Row[J] += Bv;
-          }
-        if (A.HasAct) // while the block is in cache
-          for (int64_t M = 0; M < R.Mg; ++M)
-            A.applyAct(Yg + M * Cols + J0, static_cast<size_t>(NCols));
+        // Bias and the fused activation are applied in the microkernel's write-back.
+        GemmEpilogue Ep;
+        Ep.RowBias = B ? B + G * R.Mg : nullptr;
+        Ep.Clamp = A.HasAct, Ep.Min = A.ActMin, Ep.Max = A.ActMax;
+        gemmPacked(MK, (*Weights)[G], PB, 1.0f, 0.0f, Yg + J0, Cols, GemmPar, &Ep);
       }
     };
     if (SplitGemm)
@@ -379,6 +374,41 @@ private:
   ConvAttrs A;
 };
 
+/// Depthwise convolution with the AVX-512 plane kernel (common/Depthwise.h): strides 1 and 2,
+/// bias and the fused clamp applied in registers.
+class ConvDepthwiseAvx512Kernel : public Kernel {
+public:
+  explicit ConvDepthwiseAvx512Kernel(ConvAttrs A) : A(std::move(A)) {}
+
+  Status run(const KernelContext &Ctx) const override {
+    ASSIGN_OR_RETURN(const ConvRun R, planConv("f32_conv__depthwise_avx512", A, Ctx));
+    const float *X = Ctx.Inputs[0].data<float>(), *Wt = Ctx.Inputs[1].data<float>(), *B = biasOf(Ctx);
+    float *Y = Ctx.Outputs[0].data<float>();
+    DepthwiseGeometry G;
+    G.H = R.G.In[0], G.W = R.G.In[1], G.OH = R.G.Out[0], G.OW = R.G.Out[1];
+    G.KH = A.W.Kernel[0], G.KW = A.W.Kernel[1], G.SH = A.W.Strides[0], G.SW = A.W.Strides[1];
+    G.DH = A.W.Dilations[0], G.DW = A.W.Dilations[1], G.PH = R.G.PadBegin[0], G.PW = R.G.PadBegin[1];
+    G.HasAct = A.HasAct, G.ActMin = A.ActMin, G.ActMax = A.ActMax;
+    if (R.OutPlane == 0 || R.N * R.M == 0)
+      return Status::ok();
+    if (!depthwiseAvx512Supported(G))
+      return runError("f32_conv__depthwise_avx512", "geometry not supported");
+    const int64_t KT = G.KH * G.KW;
+    const DepthwisePlan Plan = planDepthwise(G);
+    Ctx.Par.forRange(static_cast<size_t>(R.N * R.M), 1, [&](size_t Lo, size_t Hi) {
+      for (size_t P = Lo; P < Hi; ++P) {
+        const int64_t M = static_cast<int64_t>(P) % R.M;
+        depthwisePlaneAvx512(Plan, X + static_cast<int64_t>(P) * R.InPlane, Wt + M * KT, B ? B[M] : 0.0f,
+                             Y + static_cast<int64_t>(P) * R.OutPlane);
+      }
+    });
+    return Status::ok();
+  }
+
+private:
+  ConvAttrs A;
+};
+
 bool convTypesOk(const KernelCreateInfo &I) {
   return inputIs(I, 0, ElementType::F32) && inputIs(I, 1, ElementType::F32) &&
          (I.Inputs.size() < 3 || !I.Inputs[2].Present || inputIs(I, 2, ElementType::F32));
@@ -408,16 +438,35 @@ KernelVariant im2colVariant(GemmIsa Isa, int Priority) {
           }};
 }
 
-KernelVariant depthwiseVariant() {
+bool isDepthwise(const KernelCreateInfo &I) {
+  if (!convTypesOk(I) || !is2D(I))
+    return false;
+  auto Group = I.N.getInt("group", 1);
+  const TensorShape &X = I.Inputs[0].Shape, &Wt = I.Inputs[1].Shape;
+  return Group.isOk() && *Group > 1 && X[1].isConst() && X[1].value() == *Group && Wt[0].isConst() &&
+         Wt[0].value() == *Group && Wt[1].isConst() && Wt[1].value() == 1 && Wt[3].isConst() && Wt[3].value() <= 64;
+}
+
+KernelVariant depthwiseAvx512Variant() {
   const auto Supports = [](const KernelCreateInfo &I) {
-    if (!convTypesOk(I) || !is2D(I))
+    if (!isDepthwise(I))
       return false;
-    auto Group = I.N.getInt("group", 1);
-    const TensorShape &X = I.Inputs[0].Shape, &Wt = I.Inputs[1].Shape;
-    return Group.isOk() && *Group > 1 && X[1].isConst() && X[1].value() == *Group && Wt[0].isConst() &&
-           Wt[0].value() == *Group && Wt[1].isConst() && Wt[1].value() == 1 && Wt[3].isConst() &&
-           Wt[3].value() <= 64;
+    auto A = attrsFor(I);
+    if (!A.isOk() || A->W.Kernel.size() != 2)
+      return false;
+    DepthwiseGeometry G{};
+    G.KH = A->W.Kernel[0], G.KW = A->W.Kernel[1], G.SH = A->W.Strides[0], G.SW = A->W.Strides[1];
+    G.DH = A->W.Dilations[0], G.DW = A->W.Dilations[1];
+    return depthwiseAvx512Supported(G);
   };
+  return {"f32_conv__depthwise_avx512", 60, Supports, [](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
+            ASSIGN_OR_RETURN(ConvAttrs A, attrsFor(I));
+            return makeKernel<ConvDepthwiseAvx512Kernel>(std::move(A));
+          }};
+}
+
+KernelVariant depthwiseVariant() {
+  const auto Supports = [](const KernelCreateInfo &I) { return isDepthwise(I); };
   return {"f32_conv__depthwise_direct", 50, Supports, [](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
             ASSIGN_OR_RETURN(ConvAttrs A, attrsFor(I));
             return makeKernel<ConvDepthwiseKernel>(std::move(A));
@@ -444,6 +493,13 @@ std::vector<OpTestCase> convCases() {
                {{"group", attrInt(8)}, {"pads", ints({1, 1, 1, 1})}}),
       testCase("depthwise_strided_dilated", {X({1, 4, 9, 8}), W({4, 1, 3, 3})},
                {{"group", attrInt(4)}, {"strides", ints({2, 2})}, {"dilations", ints({2, 1})}}),
+      testCase("depthwise_wide_rows", {X({1, 3, 20, 37}), W({3, 1, 3, 3}), W({3})},
+               {{"group", attrInt(3)}, {"pads", ints({1, 1, 1, 1})}, {kFusedActMin, attrFloat(0.0f)},
+                {kFusedActMax, attrFloat(0.6f)}}),
+      testCase("depthwise_5x5_stride2", {X({1, 2, 23, 41}), W({2, 1, 5, 5}), W({2})},
+               {{"group", attrInt(2)}, {"strides", ints({2, 2})}, {"pads", ints({2, 1, 2, 3})}}),
+      testCase("depthwise_stride2_dilated_wide", {X({1, 2, 17, 70}), W({2, 1, 3, 3})},
+               {{"group", attrInt(2)}, {"strides", ints({1, 2})}, {"dilations", ints({1, 2})}, {"pads", ints({0, 2, 1, 0})}}),
       testCase("depthwise_multiplier", {X({1, 3, 5, 5}), W({6, 1, 3, 3})}, {{"group", attrInt(3)}}),
       testCase("pointwise", {X({2, 16, 5, 5}), W({8, 16, 1, 1}), W({8})}),
       testCase("pointwise_strided", {X({1, 8, 6, 6}), W({4, 8, 1, 1})}, {{"strides", ints({2, 2})}}),
@@ -471,6 +527,7 @@ OpKernels convKernels() {
   K.Variants.push_back(im2colVariant(GemmIsa::Avx2, 20));
   K.Variants.push_back(im2colVariant(GemmIsa::Avx512, 30));
   K.Variants.push_back(depthwiseVariant());
+  K.Variants.push_back(depthwiseAvx512Variant());
   K.TestCases = convCases;
   return K;
 }

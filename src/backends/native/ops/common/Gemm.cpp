@@ -27,7 +27,7 @@ int64_t ceilDiv(int64_t A, int64_t B) { return (A + B - 1) / B; }
 constexpr int64_t PortableMR = 4, PortableNR = 16;
 
 void microPortable(int64_t Kc, const float *A, const float *B, float *C, int64_t Ldc, int64_t Mr, int64_t Nr,
-                   float Alpha, float Beta, bool Accumulate) {
+                   float Alpha, float Beta, bool Accumulate, const GemmTileEpilogue *Ep) {
   float Acc[PortableMR][PortableNR] = {};
   for (int64_t K = 0; K < Kc; ++K) {
     const float *Ak = A + K * PortableMR;
@@ -40,7 +40,16 @@ void microPortable(int64_t Kc, const float *A, const float *B, float *C, int64_t
     float *Row = C + I * Ldc;
     for (int64_t J = 0; J < Nr; ++J) {
       const float V = Alpha * Acc[I][J];
-      Row[J] = Accumulate ? Row[J] + V : (Beta == 0.0f ? V : V + Beta * Row[J]);
+      float R = Accumulate ? Row[J] + V : (Beta == 0.0f ? V : V + Beta * Row[J]);
+      if (Ep) {
+        if (Ep->Bias)
+          R += Ep->Bias[I];
+        if (Ep->Clamp) {
+          R = R < Ep->Min ? Ep->Min : R;
+          R = R > Ep->Max ? Ep->Max : R;
+        }
+      }
+      Row[J] = R;
     }
   }
 }
@@ -48,7 +57,8 @@ void microPortable(int64_t Kc, const float *A, const float *B, float *C, int64_t
 #ifdef OPT_GEMM_X86
 // --- AVX2 + FMA: 6 rows x 16 columns = 12 ymm accumulators ----------------------------------------
 __attribute__((target("avx2,fma"))) void microAvx2(int64_t Kc, const float *A, const float *B, float *C, int64_t Ldc,
-                                                   int64_t Mr, int64_t Nr, float Alpha, float Beta, bool Accumulate) {
+                                                   int64_t Mr, int64_t Nr, float Alpha, float Beta, bool Accumulate,
+                                                   const GemmTileEpilogue *Ep) {
   __m256 C00 = _mm256_setzero_ps(), C01 = _mm256_setzero_ps(), C10 = _mm256_setzero_ps(), C11 = _mm256_setzero_ps(),
          C20 = _mm256_setzero_ps(), C21 = _mm256_setzero_ps(), C30 = _mm256_setzero_ps(), C31 = _mm256_setzero_ps(),
          C40 = _mm256_setzero_ps(), C41 = _mm256_setzero_ps(), C50 = _mm256_setzero_ps(), C51 = _mm256_setzero_ps();
@@ -75,32 +85,38 @@ __attribute__((target("avx2,fma"))) void microAvx2(int64_t Kc, const float *A, c
   const __m256i NrV = _mm256_set1_epi32(static_cast<int>(Nr));
   // Lane j is stored when j < Nr.
   const __m256i M0 = _mm256_cmpgt_epi32(NrV, Iota0), M1 = _mm256_cmpgt_epi32(NrV, Iota1);
+  const bool Bias = Ep && Ep->Bias, Clamp = Ep && Ep->Clamp;
+  const __m256 Lo = _mm256_set1_ps(Clamp ? Ep->Min : 0.0f), Hi = _mm256_set1_ps(Clamp ? Ep->Max : 0.0f);
+  const bool Full = Nr == 16;
   for (int64_t I = 0; I < Mr; ++I) {
     float *Row = C + I * Ldc;
     __m256 V0 = _mm256_mul_ps(Rows[I][0], Al), V1 = _mm256_mul_ps(Rows[I][1], Al);
-    if (Nr == 16) {
-      if (Accumulate) {
-        V0 = _mm256_add_ps(V0, _mm256_loadu_ps(Row)), V1 = _mm256_add_ps(V1, _mm256_loadu_ps(Row + 8));
-      } else if (Beta != 0.0f) {
-        V0 = _mm256_fmadd_ps(Be, _mm256_loadu_ps(Row), V0), V1 = _mm256_fmadd_ps(Be, _mm256_loadu_ps(Row + 8), V1);
-      }
-      _mm256_storeu_ps(Row, V0), _mm256_storeu_ps(Row + 8, V1);
-    } else {
-      if (Accumulate) {
-        V0 = _mm256_add_ps(V0, _mm256_maskload_ps(Row, M0)), V1 = _mm256_add_ps(V1, _mm256_maskload_ps(Row + 8, M1));
-      } else if (Beta != 0.0f) {
-        V0 = _mm256_fmadd_ps(Be, _mm256_maskload_ps(Row, M0), V0);
-        V1 = _mm256_fmadd_ps(Be, _mm256_maskload_ps(Row + 8, M1), V1);
-      }
-      _mm256_maskstore_ps(Row, M0, V0), _mm256_maskstore_ps(Row + 8, M1, V1);
+    if (Accumulate || Beta != 0.0f) {
+      const __m256 C0 = Full ? _mm256_loadu_ps(Row) : _mm256_maskload_ps(Row, M0);
+      const __m256 C1 = Full ? _mm256_loadu_ps(Row + 8) : _mm256_maskload_ps(Row + 8, M1);
+      if (Accumulate)
+        V0 = _mm256_add_ps(V0, C0), V1 = _mm256_add_ps(V1, C1);
+      else
+        V0 = _mm256_fmadd_ps(Be, C0, V0), V1 = _mm256_fmadd_ps(Be, C1, V1);
     }
+    if (Bias) {
+      const __m256 Bv = _mm256_set1_ps(Ep->Bias[I]);
+      V0 = _mm256_add_ps(V0, Bv), V1 = _mm256_add_ps(V1, Bv);
+    }
+    if (Clamp) { // max/min with the value second so NaN passes through
+      V0 = _mm256_min_ps(Hi, _mm256_max_ps(Lo, V0)), V1 = _mm256_min_ps(Hi, _mm256_max_ps(Lo, V1));
+    }
+    if (Full)
+      _mm256_storeu_ps(Row, V0), _mm256_storeu_ps(Row + 8, V1);
+    else
+      _mm256_maskstore_ps(Row, M0, V0), _mm256_maskstore_ps(Row + 8, M1, V1);
   }
 }
 
 // --- AVX-512F: 6 rows x 32 columns = 12 zmm accumulators, masked edges ---------------------------
 __attribute__((target("avx512f,fma"))) void microAvx512(int64_t Kc, const float *A, const float *B, float *C,
                                                         int64_t Ldc, int64_t Mr, int64_t Nr, float Alpha, float Beta,
-                                                        bool Accumulate) {
+                                                        bool Accumulate, const GemmTileEpilogue *Ep) {
   __m512 C00 = _mm512_setzero_ps(), C01 = _mm512_setzero_ps(), C10 = _mm512_setzero_ps(), C11 = _mm512_setzero_ps(),
          C20 = _mm512_setzero_ps(), C21 = _mm512_setzero_ps(), C30 = _mm512_setzero_ps(), C31 = _mm512_setzero_ps(),
          C40 = _mm512_setzero_ps(), C41 = _mm512_setzero_ps(), C50 = _mm512_setzero_ps(), C51 = _mm512_setzero_ps();
@@ -127,6 +143,8 @@ __attribute__((target("avx512f,fma"))) void microAvx512(int64_t Kc, const float 
   const __mmask16 M1 = Nr >= 32   ? static_cast<__mmask16>(0xFFFF)
                        : Nr > 16 ? static_cast<__mmask16>((1u << (Nr - 16)) - 1u)
                                  : static_cast<__mmask16>(0);
+  const bool Bias = Ep && Ep->Bias, Clamp = Ep && Ep->Clamp;
+  const __m512 Lo = _mm512_set1_ps(Clamp ? Ep->Min : 0.0f), Hi = _mm512_set1_ps(Clamp ? Ep->Max : 0.0f);
   for (int64_t I = 0; I < Mr; ++I) {
     float *Row = C + I * Ldc;
     __m512 V0 = _mm512_mul_ps(Rows[I][0], Al), V1 = _mm512_mul_ps(Rows[I][1], Al);
@@ -136,6 +154,13 @@ __attribute__((target("avx512f,fma"))) void microAvx512(int64_t Kc, const float 
     } else if (Beta != 0.0f) {
       V0 = _mm512_fmadd_ps(Be, _mm512_maskz_loadu_ps(M0, Row), V0);
       V1 = _mm512_fmadd_ps(Be, _mm512_maskz_loadu_ps(M1, Row + 16), V1);
+    }
+    if (Bias) {
+      const __m512 Bv = _mm512_set1_ps(Ep->Bias[I]);
+      V0 = _mm512_add_ps(V0, Bv), V1 = _mm512_add_ps(V1, Bv);
+    }
+    if (Clamp) { // max/min with the value second so NaN passes through
+      V0 = _mm512_min_ps(Hi, _mm512_max_ps(Lo, V0)), V1 = _mm512_min_ps(Hi, _mm512_max_ps(Lo, V1));
     }
     _mm512_mask_storeu_ps(Row, M0, V0);
     _mm512_mask_storeu_ps(Row + 16, M1, V1);
@@ -226,14 +251,20 @@ void packB(const GemmMicroKernel &MK, int64_t K, int64_t N, MatrixRef B, PackedB
 }
 
 void gemmPacked(const GemmMicroKernel &MK, const PackedA &A, const PackedB &B, float Alpha, float Beta, float *C,
-                int64_t Ldc, const Parallel &Par) {
+                int64_t Ldc, const Parallel &Par, const GemmEpilogue *Ep) {
   const int64_t M = A.M, N = B.N, K = A.K;
   if (M == 0 || N == 0)
     return;
   if (K == 0) { // empty sum: C = Beta * C
     for (int64_t I = 0; I < M; ++I)
-      for (int64_t J = 0; J < N; ++J)
-        C[I * Ldc + J] = Beta == 0.0f ? 0.0f : Beta * C[I * Ldc + J];
+      for (int64_t J = 0; J < N; ++J) {
+        float V = Beta == 0.0f ? 0.0f : Beta * C[I * Ldc + J];
+        if (Ep && Ep->RowBias)
+          V += Ep->RowBias[I];
+        if (Ep && Ep->Clamp)
+          V = std::min(Ep->Max, std::max(Ep->Min, V));
+        C[I * Ldc + J] = V;
+      }
     return;
   }
   const int64_t MR = MK.MR, NR = MK.NR;
@@ -256,7 +287,14 @@ void gemmPacked(const GemmMicroKernel &MK, const PackedA &A, const PackedB &B, f
           for (int64_t P = P0; P < P1; ++P) {
             const float *Ap = PA + K0 * Mpad + P * Kc * MR;
             const int64_t Mr = std::min(MR, M - P * MR);
-            MK.Fn(Kc, Ap, Bp, C + P * MR * Ldc + Q * NR, Ldc, Mr, Nr, Alpha, Beta, K0 > 0);
+            GemmTileEpilogue TileEp;
+            const bool Last = K0 + Kc >= K;
+            if (Last && Ep) {
+              TileEp.Bias = Ep->RowBias ? Ep->RowBias + P * MR : nullptr;
+              TileEp.Clamp = Ep->Clamp, TileEp.Min = Ep->Min, TileEp.Max = Ep->Max;
+            }
+            MK.Fn(Kc, Ap, Bp, C + P * MR * Ldc + Q * NR, Ldc, Mr, Nr, Alpha, Beta, K0 > 0,
+                  Last && Ep ? &TileEp : nullptr);
           }
         }
       }

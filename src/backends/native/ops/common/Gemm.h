@@ -22,10 +22,20 @@ enum class GemmIsa { Portable, Avx2, Avx512 };
 /// itself (Conv's direct im2col packing) must use the same value.
 constexpr int64_t GemmKC = 256;
 
+/// What the last K block of a tile adds to its result while it is still in registers: a per-row
+/// bias (Conv's per-output-channel bias; Bias[i] is for the tile's row i) and a clamp (a fused
+/// Relu/Clip). Saves the separate passes over C that would each stream it through the cache again.
+struct GemmTileEpilogue {
+  const float *Bias = nullptr; ///< nullptr: no bias
+  bool Clamp = false;
+  float Min = 0, Max = 0;
+};
+
 /// C[0:Mr, 0:Nr] (row stride Ldc) = Alpha * Apanel * Bpanel + (Accumulate ? C : Beta * C), where
-/// Apanel is Kc x MR (k-major) and Bpanel is Kc x NR (k-major). Beta == 0 never reads C.
+/// Apanel is Kc x MR (k-major) and Bpanel is Kc x NR (k-major). Beta == 0 never reads C. Ep (may be
+/// nullptr) is applied after that, to the final values.
 using GemmMicroFn = void (*)(int64_t Kc, const float *A, const float *B, float *C, int64_t Ldc, int64_t Mr,
-                             int64_t Nr, float Alpha, float Beta, bool Accumulate);
+                             int64_t Nr, float Alpha, float Beta, bool Accumulate, const GemmTileEpilogue *Ep);
 
 struct GemmMicroKernel {
   GemmIsa Isa;
@@ -83,9 +93,17 @@ struct PackedB {
 void packA(const GemmMicroKernel &MK, int64_t M, int64_t K, MatrixRef A, PackedA &Out);
 void packB(const GemmMicroKernel &MK, int64_t K, int64_t N, MatrixRef B, PackedB &Out, const Parallel &Par);
 
-/// C (M x N, row stride Ldc) = Alpha * A * B + Beta * C on packed operands, split over Par.
+/// The epilogue of a whole GEMM: RowBias[i] (i a row of C) is added to row i; then the clamp.
+struct GemmEpilogue {
+  const float *RowBias = nullptr;
+  bool Clamp = false;
+  float Min = 0, Max = 0;
+};
+
+/// C (M x N, row stride Ldc) = Alpha * A * B + Beta * C on packed operands, split over Par, then
+/// Ep (optional) applied in the microkernel's write-back.
 void gemmPacked(const GemmMicroKernel &MK, const PackedA &A, const PackedB &B, float Alpha, float Beta, float *C,
-                int64_t Ldc, const Parallel &Par);
+                int64_t Ldc, const Parallel &Par, const GemmEpilogue *Ep = nullptr);
 
 /// Y (1 x N) = A (1 x K) x B for a packed B: one pass over B's panels, no packing of A (the
 /// one-row case of decoder steps, where GEMM tiles would be 1/MR full).

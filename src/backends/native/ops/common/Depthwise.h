@@ -1,0 +1,42 @@
+// Depthwise 2-D convolution of one NCHW plane (one input channel -> one output channel), the
+// kernel behind Conv's depthwise variants. Each output row is computed a vector of output pixels
+// at a time with every tap accumulated in a register (one store per output); the plane's borders
+// are handled by load masks computed once per geometry, so the input is never copied.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace optimium {
+namespace runtime {
+namespace detail {
+namespace ops {
+
+struct DepthwiseGeometry {
+  int64_t H, W, OH, OW;   ///< input and output plane sizes
+  int64_t KH, KW;         ///< kernel
+  int64_t SH, SW, DH, DW; ///< strides, dilations
+  int64_t PH, PW;         ///< leading pads (trailing pads follow from the sizes)
+  bool HasAct = false;    ///< clamp to [ActMin, ActMax] after the bias (fused Relu/Clip)
+  float ActMin = 0, ActMax = 0;
+};
+
+/// Whether depthwisePlaneAvx512 handles this geometry on this CPU (horizontal stride 1 or 2, any
+/// kernel size, vertical stride and dilation).
+bool depthwiseAvx512Supported(const DepthwiseGeometry &G);
+
+/// Per-geometry data shared by all planes of a run: the column masks of each (16-output block, kw).
+struct DepthwisePlan {
+  DepthwiseGeometry G;
+  std::vector<uint16_t> Masks;
+};
+DepthwisePlan planDepthwise(const DepthwiseGeometry &G);
+
+/// Out[OH, OW] = bias + sum over taps of K[kh, kw] * In[ih, iw] (zero outside the plane), clamped
+/// when G.HasAct.
+void depthwisePlaneAvx512(const DepthwisePlan &P, const float *In, const float *K, float Bias, float *Out);
+
+} // namespace ops
+} // namespace detail
+} // namespace runtime
+} // namespace optimium

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "backends/native/ops/common/Depthwise.h"
+#include "backends/native/ops/common/PlaneWindow.h"
 #include "backends/native/ops/common/Gemm.h"
 #include "backends/native/ops/common/Pooling.h"
 #include "passes/FuseConvActivation.h"
@@ -374,7 +374,7 @@ private:
   ConvAttrs A;
 };
 
-/// Depthwise convolution with the AVX-512 plane kernel (common/Depthwise.h): strides 1 and 2,
+/// Depthwise convolution with the AVX-512 plane kernel (common/PlaneWindow.h): strides 1 and 2,
 /// bias and the fused clamp applied in registers.
 class ConvDepthwiseAvx512Kernel : public Kernel {
 public:

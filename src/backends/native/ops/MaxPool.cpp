@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "backends/native/ops/common/PlaneWindow.h"
 #include "backends/native/ops/common/Pooling.h"
 
 namespace optimium {
@@ -249,6 +250,45 @@ private:
   WindowAttrs W;
 };
 
+/// 2-D f32 max pooling with the AVX-512 plane kernel (common/PlaneWindow.h): horizontal stride 1
+/// or 2, a vector of outputs per window pass, padding by load masks.
+class MaxPoolAvx512Kernel : public Kernel {
+public:
+  explicit MaxPoolAvx512Kernel(WindowAttrs W) : W(std::move(W)) {}
+
+  static DepthwiseGeometry geometryOf(const WindowAttrs &W, const WindowGeometry *G) {
+    DepthwiseGeometry D{};
+    D.KH = W.Kernel[0], D.KW = W.Kernel[1], D.SH = W.Strides[0], D.SW = W.Strides[1];
+    D.DH = W.Dilations[0], D.DW = W.Dilations[1];
+    if (G)
+      D.H = G->In[0], D.W = G->In[1], D.OH = G->Out[0], D.OW = G->Out[1], D.PH = G->PadBegin[0], D.PW = G->PadBegin[1];
+    return D;
+  }
+
+  Status run(const KernelContext &Ctx) const override {
+    const TensorView &X = Ctx.Inputs[0], &Y = Ctx.Outputs[0];
+    if (X.rank() != 4 || Y.rank() != 4)
+      return runError("f32_maxpool__avx512", "input ", joinInts(X.Dims), " is not 4-D");
+    const WindowGeometry G = computeWindowGeometry(W, X.Dims);
+    if (Y.Dims[2] != G.Out[0] || Y.Dims[3] != G.Out[1])
+      return runError("f32_maxpool__avx512", "output ", joinInts(Y.Dims), " does not match the window geometry");
+    const int64_t Planes = X.Dims[0] * X.Dims[1], InPlane = G.In[0] * G.In[1], OutPlane = G.Out[0] * G.Out[1];
+    if (Planes == 0 || OutPlane == 0)
+      return Status::ok();
+    const DepthwisePlan Plan = planDepthwise(geometryOf(W, &G));
+    const float *In = X.data<float>();
+    float *Out = Y.data<float>();
+    Ctx.Par.forRange(static_cast<size_t>(Planes), 1, [&](size_t Lo, size_t Hi) {
+      for (size_t P = Lo; P < Hi; ++P)
+        maxPoolPlaneAvx512(Plan, In + static_cast<int64_t>(P) * InPlane, Out + static_cast<int64_t>(P) * OutPlane);
+    });
+    return Status::ok();
+  }
+
+private:
+  WindowAttrs W;
+};
+
 KernelVariant maxPoolVariant(const std::string &Name, int Priority, bool Fast2D) {
   const auto Supports = [Fast2D](const KernelCreateInfo &I) {
     return inputIs(I, 0, ElementType::F32) && !wantsIndices(I.N) && (!Fast2D || I.Inputs[0].Shape.getRank() == 4);
@@ -275,6 +315,20 @@ OpKernels maxPoolKernels() {
                           ASSIGN_OR_RETURN(WindowAttrs W, parseWindowAttrs(I.N, 2, nullptr, true));
                           return makeKernel<MaxPoolRowsKernel>(std::move(W));
                         }});
+  K.Variants.push_back({"f32_maxpool__avx512", 30,
+                        [](const KernelCreateInfo &I) {
+                          if (!inputIs(I, 0, ElementType::F32) || wantsIndices(I.N) ||
+                              I.Inputs[0].Shape.getRank() != 4 || !checkMaxPoolAttrs(I.N).isOk())
+                            return false;
+                          auto W = parseWindowAttrs(I.N, 2, nullptr, true);
+                          return W.isOk() && W->Kernel.size() == 2 &&
+                                 depthwiseAvx512Supported(MaxPoolAvx512Kernel::geometryOf(*W, nullptr));
+                        },
+                        [](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
+                          RETURN_IF_ERROR(checkMaxPoolAttrs(I.N));
+                          ASSIGN_OR_RETURN(WindowAttrs W, parseWindowAttrs(I.N, 2, nullptr, true));
+                          return makeKernel<MaxPoolAvx512Kernel>(std::move(W));
+                        }});
   K.Variants.push_back(maxPoolGenericVariant<float>("f32_maxpool_indices__ref"));
   K.Variants.push_back(maxPoolGenericVariant<double>("f64_maxpool__ref"));
   K.Variants.push_back(maxPoolGenericVariant<int8_t>("i8_maxpool__ref"));
@@ -297,6 +351,12 @@ OpKernels maxPoolKernels() {
     Cases.push_back(testCase("resnet_stem", {tensorInput({1, 4, 23, 21})},
                              {{"kernel_shape", attrInts({3, 3})}, {"strides", attrInts({2, 2})},
                               {"pads", attrInts({1, 1, 1, 1})}}));
+    Cases.push_back(testCase("wide_rows_ceil", {tensorInput({1, 3, 9, 37})},
+                             {{"kernel_shape", attrInts({3, 3})}, {"strides", attrInts({2, 2})},
+                              {"ceil_mode", attrInt(1)}, {"pads", attrInts({0, 1, 0, 1})}}));
+    Cases.push_back(testCase("wide_rows_dilated", {tensorInput({1, 2, 11, 40})},
+                             {{"kernel_shape", attrInts({2, 3})}, {"dilations", attrInts({2, 2})},
+                              {"pads", attrInts({1, 2, 1, 2})}}));
     Cases.push_back(testCase("pad_wider_than_input", {tensorInput({1, 1, 2, 2})},
                              {{"kernel_shape", attrInts({3, 3})}, {"pads", attrInts({2, 2, 2, 2})}}));
     return Cases;

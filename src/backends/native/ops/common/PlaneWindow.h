@@ -1,5 +1,5 @@
-// Depthwise 2-D convolution of one NCHW plane (one input channel -> one output channel), the
-// kernel behind Conv's depthwise variants. Each output row is computed a vector of output pixels
+// 2-D sliding-window kernels on one NCHW plane: depthwise convolution (one input channel -> one
+// output channel; Conv's depthwise variant) and max pooling (MaxPool). Each output row is computed a vector of output pixels
 // at a time with every tap accumulated in a register (one store per output); the plane's borders
 // are handled by load masks computed once per geometry, so the input is never copied.
 #pragma once
@@ -35,6 +35,10 @@ DepthwisePlan planDepthwise(const DepthwiseGeometry &G);
 /// Out[OH, OW] = bias + sum over taps of K[kh, kw] * In[ih, iw] (zero outside the plane), clamped
 /// when G.HasAct.
 void depthwisePlaneAvx512(const DepthwisePlan &P, const float *In, const float *K, float Bias, float *Out);
+
+/// Out[OH, OW] = max over the window's taps inside the plane (-inf when none; NaN propagates).
+/// G.HasAct is ignored.
+void maxPoolPlaneAvx512(const DepthwisePlan &P, const float *In, float *Out);
 
 } // namespace ops
 } // namespace detail

@@ -1,9 +1,10 @@
-// AVX-512 depthwise plane kernel (see Depthwise.h). Stride 1 reads each tap's 16 outputs with
+// AVX-512 sliding-window plane kernels (see PlaneWindow.h). Stride 1 reads each tap's 16 outputs with
 // one masked unaligned load; stride 2 loads 32 consecutive inputs and keeps the even ones with one
 // two-source permute. The 3x3 kernel (MobileNet, EfficientNet) is unrolled at compile time.
-#include "backends/native/ops/common/Depthwise.h"
+#include "backends/native/ops/common/PlaneWindow.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #if defined(__x86_64__) || defined(_M_X64)
@@ -37,7 +38,7 @@ inline __mmask16 columnMask(int64_t Base, int64_t W, int64_t Limit) {
 ///
 /// RowsAtOnce output rows of one 16-column block are accumulated together: a single row's taps
 /// form one dependent FMA chain (latency-bound), R rows give R independent chains.
-template <int SW, int KHc, int KWc, int RowsAtOnce>
+template <bool IsMax, int SW, int KHc, int KWc, int RowsAtOnce>
 __attribute__((target("avx512f,fma"))) inline void dwBlockAvx512(const DepthwiseGeometry &G, const __mmask16 *BM,
                                                                 const float *In, const float *K, float Bias,
                                                                 float *Out, int64_t Oh, int64_t Ow0, int64_t KhLo,
@@ -45,26 +46,33 @@ __attribute__((target("avx512f,fma"))) inline void dwBlockAvx512(const Depthwise
   const int64_t KW = KWc > 0 ? KWc : G.KW;
   const int64_t DH = G.DH, DW = G.DW, W = G.W;
   const __m512i Even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
-  const __m512 Zero = _mm512_setzero_ps();
+  // Lanes outside the plane read as the padding value: 0 for a convolution, -inf for max pooling.
+  const __m512 Fill = IsMax ? _mm512_set1_ps(-INFINITY) : _mm512_setzero_ps();
   __m512 Acc[RowsAtOnce];
+  __mmask16 Nan[RowsAtOnce]; // max pooling: lanes that saw a NaN (the result is NaN there)
   for (int R = 0; R < RowsAtOnce; ++R)
-    Acc[R] = _mm512_set1_ps(Bias);
+    Acc[R] = IsMax ? Fill : _mm512_set1_ps(Bias), Nan[R] = 0;
   const int64_t RowStep = G.SH * W;
   const float *Base = In + (Oh * G.SH - G.PH) * W + Ow0 * SW - G.PW;
   for (int64_t Kh = KhLo; Kh < KhHi; ++Kh) {
     const float *Row = Base + Kh * DH * W;
     for (int64_t Kw = 0; Kw < KW; ++Kw) {
-      const __m512 Kv = _mm512_set1_ps(K[Kh * KW + Kw]);
+      const __m512 Kv = IsMax ? Fill : _mm512_set1_ps(K[Kh * KW + Kw]);
       const __mmask16 M0 = BM[Kw * 2], M1 = BM[Kw * 2 + 1];
       for (int R = 0; R < RowsAtOnce; ++R) {
         const float *Src = Row + R * RowStep + Kw * DW;
         __m512 X;
         if (SW == 1)
-          X = _mm512_mask_loadu_ps(Zero, M0, Src);
+          X = _mm512_mask_loadu_ps(Fill, M0, Src);
         else
-          X = _mm512_permutex2var_ps(_mm512_mask_loadu_ps(Zero, M0, Src), Even,
-                                     _mm512_mask_loadu_ps(Zero, M1, Src + kLanes));
-        Acc[R] = _mm512_fmadd_ps(Kv, X, Acc[R]);
+          X = _mm512_permutex2var_ps(_mm512_mask_loadu_ps(Fill, M0, Src), Even,
+                                     _mm512_mask_loadu_ps(Fill, M1, Src + kLanes));
+        if (IsMax) {
+          Nan[R] |= _mm512_cmp_ps_mask(X, X, _CMP_UNORD_Q);
+          Acc[R] = _mm512_max_ps(Acc[R], X);
+        } else {
+          Acc[R] = _mm512_fmadd_ps(Kv, X, Acc[R]);
+        }
       }
     }
   }
@@ -73,13 +81,15 @@ __attribute__((target("avx512f,fma"))) inline void dwBlockAvx512(const Depthwise
   const __mmask16 StoreMask = Left >= kLanes ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << Left) - 1u);
   for (int R = 0; R < RowsAtOnce; ++R) {
     __m512 V = Acc[R];
-    if (G.HasAct)
+    if (IsMax)
+      V = _mm512_mask_mov_ps(V, Nan[R], _mm512_set1_ps(NAN));
+    if (!IsMax && G.HasAct)
       V = _mm512_min_ps(_mm512_max_ps(V, Lo), Hi);
     _mm512_mask_storeu_ps(Out + (Oh + R) * G.OW + Ow0, StoreMask, V);
   }
 }
 
-template <int SW, int KHc, int KWc>
+template <bool IsMax, int SW, int KHc, int KWc>
 __attribute__((target("avx512f,fma"))) void dwRowsAvx512(const DepthwiseGeometry &G, const __mmask16 *Masks,
                                                          const float *In, const float *K, float Bias, float *Out) {
   const int64_t KH = KHc > 0 ? KHc : G.KH, KW = KWc > 0 ? KWc : G.KW;
@@ -98,13 +108,13 @@ __attribute__((target("avx512f,fma"))) void dwRowsAvx512(const DepthwiseGeometry
       tapRows(Oh + Group - 1, LoLast, HiLast);
       if (Lo == 0 && Hi == KH && LoLast == 0 && HiLast == KH) { // every row of the group is interior
         for (int64_t Ow0 = 0, Blk = 0; Ow0 < G.OW; Ow0 += kLanes, ++Blk)
-          dwBlockAvx512<SW, KHc, KWc, Group>(G, Masks + Blk * KW * 2, In, K, Bias, Out, Oh, Ow0, 0, KH);
+          dwBlockAvx512<IsMax, SW, KHc, KWc, Group>(G, Masks + Blk * KW * 2, In, K, Bias, Out, Oh, Ow0, 0, KH);
         Oh += Group;
         continue;
       }
     }
     for (int64_t Ow0 = 0, Blk = 0; Ow0 < G.OW; Ow0 += kLanes, ++Blk)
-      dwBlockAvx512<SW, KHc, KWc, 1>(G, Masks + Blk * KW * 2, In, K, Bias, Out, Oh, Ow0, Lo, Hi);
+      dwBlockAvx512<IsMax, SW, KHc, KWc, 1>(G, Masks + Blk * KW * 2, In, K, Bias, Out, Oh, Ow0, Lo, Hi);
     ++Oh;
   }
 }
@@ -147,18 +157,29 @@ DepthwisePlan planDepthwise(const DepthwiseGeometry &G) {
   return P;
 }
 
-void depthwisePlaneAvx512(const DepthwisePlan &P, const float *In, const float *K, float Bias, float *Out) {
+namespace {
+template <bool IsMax>
+void planeAvx512(const DepthwisePlan &P, const float *In, const float *K, float Bias, float *Out) {
 #ifdef OPT_DW_X86
   const DepthwiseGeometry &G = P.G;
   const __mmask16 *M = reinterpret_cast<const __mmask16 *>(P.Masks.data());
   const bool K3 = G.KH == 3 && G.KW == 3;
   if (G.SW == 1)
-    K3 ? dwRowsAvx512<1, 3, 3>(G, M, In, K, Bias, Out) : dwRowsAvx512<1, 0, 0>(G, M, In, K, Bias, Out);
+    K3 ? dwRowsAvx512<IsMax, 1, 3, 3>(G, M, In, K, Bias, Out) : dwRowsAvx512<IsMax, 1, 0, 0>(G, M, In, K, Bias, Out);
   else
-    K3 ? dwRowsAvx512<2, 3, 3>(G, M, In, K, Bias, Out) : dwRowsAvx512<2, 0, 0>(G, M, In, K, Bias, Out);
+    K3 ? dwRowsAvx512<IsMax, 2, 3, 3>(G, M, In, K, Bias, Out) : dwRowsAvx512<IsMax, 2, 0, 0>(G, M, In, K, Bias, Out);
 #else
   (void)P, (void)In, (void)K, (void)Bias, (void)Out;
 #endif
+}
+} // namespace
+
+void depthwisePlaneAvx512(const DepthwisePlan &P, const float *In, const float *K, float Bias, float *Out) {
+  planeAvx512<false>(P, In, K, Bias, Out);
+}
+
+void maxPoolPlaneAvx512(const DepthwisePlan &P, const float *In, float *Out) {
+  planeAvx512<true>(P, In, nullptr, 0.0f, Out);
 }
 
 } // namespace ops

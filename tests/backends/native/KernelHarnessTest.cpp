@@ -79,8 +79,10 @@ Buffer makeBuffer(ElementType T, std::vector<int64_t> Dims) {
   return B;
 }
 
-/// A pool stand-in: splits into up to 4 chunks and runs them in reverse order on this thread, so
-/// kernels that assume a range starts at 0 or that chunks run in order fail.
+/// A pool stand-in: splits into up to 4 chunks and runs them in reverse order, the first on this
+/// thread and the others each on a thread of its own (one at a time, so results stay
+/// deterministic), so kernels that assume a range starts at 0, that chunks run in order, or that
+/// a chunk sees the caller's thread_local state fail.
 Parallel reversedChunksParallel() {
   return Parallel(
       [](size_t N, size_t Grain, const Parallel::RangeFn &Fn) {
@@ -88,8 +90,23 @@ Parallel reversedChunksParallel() {
         const size_t Step = (N + Chunks - 1) / Chunks;
         for (size_t C = Chunks; C-- > 0;) {
           const size_t B = C * Step, E = std::min(N, B + Step);
-          if (B < E)
+          if (B >= E)
+            continue;
+          if (C == Chunks - 1) {
             Fn(B, E);
+          } else {
+            std::exception_ptr Error;
+            std::thread T([&] {
+              try {
+                Fn(B, E);
+              } catch (...) {
+                Error = std::current_exception();
+              }
+            });
+            T.join();
+            if (Error)
+              std::rethrow_exception(Error);
+          }
         }
       },
       4);

@@ -6,6 +6,10 @@
 #include <cmath>
 #include <cstring>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 #include "backends/native/ops/common/PlaneWindow.h"
 #include "backends/native/ops/common/Gemm.h"
 #include "backends/native/ops/common/Pooling.h"
@@ -185,6 +189,38 @@ private:
   ConvAttrs A;
 };
 
+#if defined(__x86_64__)
+bool avx512PackAvailable() { return __builtin_cpu_supports("avx512f"); }
+
+/// Dst[j] = Src[j * SW] for j in [Lo, Hi), 0 for the other j < Len (SW 1 or 2). Lanes outside
+/// [Lo, Hi) are masked off in the loads, which do not fault there, so Src may point before or
+/// past its row there (the padding of the im2col row).
+__attribute__((target("avx512f"))) void packSegmentAvx512(float *Dst, const float *Src, int64_t Len, int64_t Lo,
+                                                          int64_t Hi, int64_t SW) {
+  const __m512i Even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+  const auto rangeMask = [](int64_t A, int64_t B) -> uint64_t { // bits [A, B), 0 <= A, B <= 32
+    return B > A ? (((B >= 64 ? ~0ull : (1ull << B)) - 1ull) & ~((1ull << A) - 1ull)) : 0ull;
+  };
+  for (int64_t J0 = 0; J0 < Len; J0 += 16) {
+    const int64_t N = std::min<int64_t>(16, Len - J0);
+    const int64_t A = std::min<int64_t>(std::max<int64_t>(Lo - J0, 0), N), B = std::max<int64_t>(std::min<int64_t>(Hi - J0, N), A);
+    __m512 V;
+    if (SW == 1) {
+      V = _mm512_maskz_loadu_ps(static_cast<__mmask16>(rangeMask(A, B)), Src + J0);
+    } else { // inputs 2A .. 2B-2 of the 32 starting at Src + 2 * J0, then the even lanes
+      const uint64_t M = rangeMask(2 * A, 2 * B - 1);
+      const float *S = Src + 2 * J0;
+      V = _mm512_permutex2var_ps(_mm512_maskz_loadu_ps(static_cast<__mmask16>(M & 0xFFFF), S), Even,
+                                 _mm512_maskz_loadu_ps(static_cast<__mmask16>((M >> 16) & 0xFFFF), S + 16));
+    }
+    _mm512_mask_storeu_ps(Dst + J0, static_cast<__mmask16>((1u << N) - 1u), V);
+  }
+}
+#else
+bool avx512PackAvailable() { return false; }
+void packSegmentAvx512(float *, const float *, int64_t, int64_t, int64_t, int64_t) {}
+#endif
+
 /// 2-D convolution as GEMM per (image, group): Y[Mg, OH*OW] = W[Mg, Cg*KH*KW] * col[Cg*KH*KW, OH*OW].
 /// The im2col matrix is never materialized: each task packs a narrow block of its columns straight
 /// from the input into the microkernel's panel layout (small enough to stay in cache), multiplies,
@@ -210,6 +246,8 @@ public:
     }
     if (Cols == 0 || R.Mg == 0)
       return Status::ok();
+    if (A.Group == 1 && A.W.Strides[0] == 1 && A.W.Strides[1] == 1)
+      return runStride1(R, X, B, Y, (*Weights)[0], Ctx.Par);
     // Column block: a multiple of NR, at least 4 panels, packed size about 256 KiB (L2-resident
     // together with the packed weights).
     const int64_t TargetPanels = std::max<int64_t>(4, 65536 / std::max<int64_t>(KDim, 1) / MK.NR);
@@ -245,6 +283,105 @@ public:
   }
 
 private:
+  /// Stride-1 convolution (group 1) on "extended" output rows: the input is zero-padded once into
+  /// planes of Hp x Wp, and the GEMM computes OH rows of Wp columns (the last Wp - OW of each row
+  /// are discarded). Then im2col row k = (c, kh, kw) over those columns is one contiguous slice of
+  /// padded plane c starting at kh * DH * Wp + kw * DW, so packing is a straight copy, with no
+  /// per-output-row segments; the price is (Wp - OW) / OW extra columns. A 1x1 convolution without
+  /// padding has Wp == OW and reads the input and writes the output in place.
+  Status runStride1(const ConvRun &R, const float *X, const float *B, float *Y, const PackedA &Wp_,
+                    const Parallel &Par) const {
+    const WindowAttrs &W = A.W;
+    const int64_t H = R.G.In[0], Wd = R.G.In[1], OH = R.G.Out[0], OW = R.G.Out[1];
+    const int64_t KH = W.Kernel[0], KW = W.Kernel[1], DH = W.Dilations[0], DW = W.Dilations[1];
+    const int64_t PH = R.G.PadBegin[0], PW = R.G.PadBegin[1];
+    const int64_t Wp = OW + (KW - 1) * DW, RowsP = OH + (KH - 1) * DH;
+    // No padding and one kernel column: the slices lie inside X (with KW > 1 the last slice would
+    // run (KW - 1) * DW past it), so X is used as it is.
+    const bool Direct = KW == 1 && Wp == Wd && RowsP == H && PH == 0 && PW == 0;
+    const int64_t NR = MK.NR, ColsE = OH * Wp, KDim = R.Cg * KH * KW;
+    // Reads run past the last extended column by up to (KW - 1) * DW + NR: slack of two rows + NR.
+    const int64_t PlaneP = Direct ? R.InPlane : RowsP * Wp, Slack = Direct ? 0 : 2 * Wp + NR;
+    // Scratch of the calling thread (run() never nests another kernel's run() on its thread). The
+    // lambdas below run on other workers too: they must use the pointers taken here, never the
+    // thread_local names (which would resolve to the worker's own, empty, vectors).
+    thread_local std::vector<float> Padded, Extended;
+    const bool Crop = Wp != OW;
+    if (Crop)
+      Extended.resize(static_cast<size_t>(R.Mg * ColsE));
+    if (!Direct)
+      Padded.assign(static_cast<size_t>(R.C * PlaneP + Slack), 0.0f);
+    float *const PaddedData = Padded.data(), *const ExtendedData = Extended.data();
+    GemmEpilogue Ep;
+    Ep.RowBias = B;
+    Ep.Clamp = A.HasAct, Ep.Min = A.ActMin, Ep.Max = A.ActMax;
+    const int64_t TargetPanels = std::max<int64_t>(4, 65536 / std::max<int64_t>(KDim, 1) / NR);
+    const int64_t BlockCols = std::min(((ColsE + NR - 1) / NR) * NR, TargetPanels * NR);
+    const int64_t Blocks = (ColsE + BlockCols - 1) / BlockCols;
+    const bool SplitGemm = Par.threads() > 1 && Blocks < 2 * static_cast<int64_t>(Par.threads());
+    const Parallel Serial;
+    const Parallel &GemmPar = SplitGemm ? Par : Serial;
+    for (int64_t N = 0; N < R.N; ++N) {
+      const float *Xn = X + N * R.C * R.InPlane;
+      if (!Direct) {
+        float *Pd = PaddedData;
+        Par.forRange(static_cast<size_t>(R.C), 4, [&](size_t Lo, size_t Hi) {
+          for (size_t C = Lo; C < Hi; ++C)
+            for (int64_t Ih = 0; Ih < H; ++Ih) {
+              const int64_t Row = Ih + PH;
+              if (Row >= RowsP)
+                break;
+              const int64_t Len = std::min(Wd, Wp - PW);
+              if (Len > 0)
+                std::memcpy(Pd + C * PlaneP + Row * Wp + PW, Xn + C * R.InPlane + Ih * Wd,
+                            static_cast<size_t>(Len) * sizeof(float));
+            }
+        });
+      }
+      const float *Src = Direct ? Xn : PaddedData;
+      float *Out = Crop ? ExtendedData : Y + N * R.M * R.OutPlane;
+      const auto Blocks_ = [&](size_t Lo, size_t Hi) {
+        PackedB PB;
+        PB.Data.resize(static_cast<size_t>(std::max<int64_t>(1, KDim * BlockCols)));
+        for (size_t T = Lo; T < Hi; ++T) {
+          const int64_t J0 = static_cast<int64_t>(T) * BlockCols, NCols = std::min(BlockCols, ColsE - J0);
+          const int64_t Panels = (NCols + NR - 1) / NR, Npad = Panels * NR;
+          PB.K = KDim, PB.N = NCols;
+          for (int64_t K0 = 0; K0 < KDim; K0 += GemmKC) {
+            const int64_t Kc = std::min(GemmKC, KDim - K0);
+            for (int64_t Kk = 0; Kk < Kc; ++Kk) {
+              const int64_t K = K0 + Kk, C = K / (KH * KW), Kh = (K / KW) % KH, Kw = K % KW;
+              const float *Row = Src + C * PlaneP + Kh * DH * Wp + Kw * DW + J0;
+              float *D = PB.Data.data() + K0 * Npad + Kk * NR;
+              for (int64_t P = 0; P < Panels; ++P) {
+                const int64_t Width = std::min(NR, NCols - P * NR);
+                float *Dp = D + P * Kc * NR;
+                std::memcpy(Dp, Row + P * NR, static_cast<size_t>(Width) * sizeof(float));
+                if (Width < NR)
+                  std::fill(Dp + Width, Dp + NR, 0.0f);
+              }
+            }
+          }
+          gemmPacked(MK, Wp_, PB, 1.0f, 0.0f, Out + J0, ColsE, GemmPar, &Ep);
+        }
+      };
+      if (SplitGemm)
+        Blocks_(0, static_cast<size_t>(Blocks));
+      else
+        Par.forRange(static_cast<size_t>(Blocks), 1, Blocks_);
+      if (Crop) {
+        float *Yn = Y + N * R.M * R.OutPlane;
+        Par.forRange(static_cast<size_t>(R.M), 4, [&](size_t Lo, size_t Hi) {
+          for (size_t M = Lo; M < Hi; ++M)
+            for (int64_t Oh = 0; Oh < OH; ++Oh)
+              std::memcpy(Yn + (static_cast<int64_t>(M) * OH + Oh) * OW, ExtendedData + M * ColsE + Oh * Wp,
+                          static_cast<size_t>(OW) * sizeof(float));
+        });
+      }
+    }
+    return Status::ok();
+  }
+
   /// Packs columns [J0, J0 + NCols) of this group's im2col matrix into PB (the layout of packB).
   void packColumns(const ConvRun &R, const float *Xg, int64_t J0, int64_t NCols, PackedB &PB) const {
     const WindowAttrs &W = A.W;
@@ -264,6 +401,20 @@ private:
     };
     std::vector<Segment> Segs;
     Segs.reserve(4);
+    // Per k: the input plane's offset, the tap's row offset and column tap (divisions done once).
+    struct Tap {
+      int64_t PlaneOff, RowOff, Kw;
+    };
+    std::vector<Tap> Taps(static_cast<size_t>(KDim));
+    for (int64_t K = 0; K < KDim; ++K)
+      Taps[K] = {(K / (KH * KW)) * R.InPlane, ((K / KW) % KH) * DH, K % KW};
+    // Per (segment, column tap): first input column and the valid range [Lo, Hi) of the segment's
+    // columns, 0 <= Iw0 + j * SW < Wd.
+    struct SegTap {
+      int64_t Iw0, Lo, Hi;
+    };
+    std::vector<SegTap> SegTaps;
+    const bool Fast = FastPack && SW <= 2 && NR <= 32;
     for (int64_t P = 0; P < Panels; ++P) {
       const int64_t Width = std::min(NR, NCols - P * NR);
       Segs.clear();
@@ -273,24 +424,34 @@ private:
         Segs.push_back({J, J + Len, Oh * SH - PH, Ow * SW - PW});
         J += Len;
       }
+      SegTaps.resize(Segs.size() * static_cast<size_t>(KW));
+      for (size_t Si = 0; Si < Segs.size(); ++Si)
+        for (int64_t Kw = 0; Kw < KW; ++Kw) {
+          const Segment &S = Segs[Si];
+          const int64_t Iw0 = S.Col + Kw * DW, Len = S.J1 - S.J0;
+          const int64_t Lo = Iw0 >= 0 ? 0 : std::min(Len, (-Iw0 + SW - 1) / SW);
+          const int64_t Hi = Iw0 >= Wd ? 0 : std::min(Len, (Wd - Iw0 + SW - 1) / SW);
+          SegTaps[Si * KW + Kw] = {Iw0, Lo, std::max(Lo, Hi)};
+        }
       for (int64_t K0 = 0; K0 < KDim; K0 += KC) {
         const int64_t Kc = std::min(KC, KDim - K0);
         float *Panel = Dst + K0 * Npad + P * Kc * NR;
         for (int64_t Kk = 0; Kk < Kc; ++Kk) {
-          const int64_t K = K0 + Kk, C = K / (KH * KW), Kh = (K / KW) % KH, Kw = K % KW;
-          const float *Plane = Xg + C * R.InPlane;
+          const Tap &T = Taps[K0 + Kk];
+          const float *Plane = Xg + T.PlaneOff;
           float *D = Panel + Kk * NR;
-          for (const Segment &S : Segs) {
-            const int64_t Ih = S.Row + Kh * DH, Iw0 = S.Col + Kw * DW, Len = S.J1 - S.J0;
+          for (size_t Si = 0; Si < Segs.size(); ++Si) {
+            const Segment &S = Segs[Si];
+            const SegTap &ST = SegTaps[Si * KW + T.Kw];
+            const int64_t Ih = S.Row + T.RowOff, Len = S.J1 - S.J0;
             float *Dj = D + S.J0;
-            if (Ih < 0 || Ih >= H) {
-              std::fill(Dj, Dj + Len, 0.0f);
+            const bool RowIn = Ih >= 0 && Ih < H;
+            const int64_t Lo = RowIn ? ST.Lo : 0, Hi = RowIn ? ST.Hi : 0;
+            const float *Src = Plane + (RowIn ? Ih * Wd : 0) + ST.Iw0;
+            if (Fast) {
+              packSegmentAvx512(Dj, Src, Len, Lo, Hi, SW);
               continue;
             }
-            // Valid j in [Lo, Hi): 0 <= Iw0 + j * SW < Wd.
-            const int64_t Lo = Iw0 >= 0 ? 0 : std::min(Len, (-Iw0 + SW - 1) / SW);
-            const int64_t Hi = Iw0 >= Wd ? 0 : std::min(Len, (Wd - Iw0 + SW - 1) / SW);
-            const float *Src = Plane + Ih * Wd + Iw0;
             std::fill(Dj, Dj + Lo, 0.0f);
             if (SW == 1) {
               if (Hi > Lo)
@@ -299,7 +460,7 @@ private:
               for (int64_t J = Lo; J < Hi; ++J)
                 Dj[J] = Src[J * SW];
             }
-            std::fill(Dj + std::max(Lo, Hi), Dj + Len, 0.0f);
+            std::fill(Dj + Hi, Dj + Len, 0.0f);
           }
           std::fill(D + Width, D + NR, 0.0f);
         }
@@ -311,6 +472,7 @@ private:
   const GemmMicroKernel &MK;
   ConvAttrs A;
   std::vector<PackedA> PackedW; ///< one per group; empty when the weights are not constant
+  const bool FastPack = avx512PackAvailable();
 };
 
 /// Depthwise 2-D convolution (one input channel per group, one output channel per group): each

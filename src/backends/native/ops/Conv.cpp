@@ -246,8 +246,8 @@ public:
     }
     if (Cols == 0 || R.Mg == 0)
       return Status::ok();
-    if (A.Group == 1 && A.W.Strides[0] == 1 && A.W.Strides[1] == 1)
-      return runStride1(R, X, B, Y, (*Weights)[0], Ctx.Par);
+    if (A.Group == 1)
+      return runPhased(R, X, B, Y, (*Weights)[0], Ctx.Par);
     // Column block: a multiple of NR, at least 4 panels, packed size about 256 KiB (L2-resident
     // together with the packed weights).
     const int64_t TargetPanels = std::max<int64_t>(4, 65536 / std::max<int64_t>(KDim, 1) / MK.NR);
@@ -283,34 +283,35 @@ public:
   }
 
 private:
-  /// Stride-1 convolution (group 1) on "extended" output rows: the input is zero-padded once into
-  /// planes of Hp x Wp, and the GEMM computes OH rows of Wp columns (the last Wp - OW of each row
-  /// are discarded). Then im2col row k = (c, kh, kw) over those columns is one contiguous slice of
-  /// padded plane c starting at kh * DH * Wp + kw * DW, so packing is a straight copy, with no
-  /// per-output-row segments; the price is (Wp - OW) / OW extra columns. A 1x1 convolution without
-  /// padding has Wp == OW and reads the input and writes the output in place.
-  Status runStride1(const ConvRun &R, const float *X, const float *B, float *Y, const PackedA &Wp_,
-                    const Parallel &Par) const {
+  /// Group-1 convolution on "extended" output rows. The input is zero-padded once and split into
+  /// SH x SW phase planes of Rq x Wq (phase (ph, pw) holds padded pixels (r * SH + ph, w * SW +
+  /// pw)), and the GEMM computes OH rows of Wq columns (the last Wq - OW of each row are
+  /// discarded). Then im2col row k = (c, kh, kw) over those columns is one contiguous slice of a
+  /// phase plane, so packing is a straight copy with no per-output-row segments; the price is
+  /// (Wq - OW) / OW extra columns. A 1x1 stride-1 convolution without padding has Wq == OW and
+  /// reads the input and writes the output in place.
+  Status runPhased(const ConvRun &R, const float *X, const float *B, float *Y, const PackedA &Wp_,
+                   const Parallel &Par) const {
     const WindowAttrs &W = A.W;
     const int64_t H = R.G.In[0], Wd = R.G.In[1], OH = R.G.Out[0], OW = R.G.Out[1];
     const int64_t KH = W.Kernel[0], KW = W.Kernel[1], DH = W.Dilations[0], DW = W.Dilations[1];
-    const int64_t PH = R.G.PadBegin[0], PW = R.G.PadBegin[1];
-    const int64_t Wp = OW + (KW - 1) * DW, RowsP = OH + (KH - 1) * DH;
-    // No padding and one kernel column: the slices lie inside X (with KW > 1 the last slice would
-    // run (KW - 1) * DW past it), so X is used as it is.
-    const bool Direct = KW == 1 && Wp == Wd && RowsP == H && PH == 0 && PW == 0;
-    const int64_t NR = MK.NR, ColsE = OH * Wp, KDim = R.Cg * KH * KW;
-    // Reads run past the last extended column by up to (KW - 1) * DW + NR: slack of two rows + NR.
-    const int64_t PlaneP = Direct ? R.InPlane : RowsP * Wp, Slack = Direct ? 0 : 2 * Wp + NR;
+    const int64_t SH = W.Strides[0], SW = W.Strides[1], PH = R.G.PadBegin[0], PW = R.G.PadBegin[1];
+    const int64_t Wq = OW + (KW - 1) * DW / SW, Rq = OH + (KH - 1) * DH / SH;
+    // Stride 1, no padding and one kernel column: the slices lie inside X (with KW > 1 the last
+    // slice would run (KW - 1) * DW past it), so X is used as it is.
+    const bool Direct = SH == 1 && SW == 1 && KW == 1 && Wq == Wd && Rq == H && PH == 0 && PW == 0;
+    const int64_t NR = MK.NR, ColsE = OH * Wq, KDim = R.Cg * KH * KW;
+    // Reads run past a phase plane by less than Wq + NR (into discarded columns): slack of 2 rows + NR.
+    const int64_t PlaneQ = Direct ? R.InPlane : Rq * Wq, Phases = SH * SW, Slack = Direct ? 0 : 2 * Wq + NR;
     // Scratch of the calling thread (run() never nests another kernel's run() on its thread). The
     // lambdas below run on other workers too: they must use the pointers taken here, never the
     // thread_local names (which would resolve to the worker's own, empty, vectors).
     thread_local std::vector<float> Padded, Extended;
-    const bool Crop = Wp != OW;
+    const bool Crop = Wq != OW;
     if (Crop)
       Extended.resize(static_cast<size_t>(R.Mg * ColsE));
     if (!Direct)
-      Padded.assign(static_cast<size_t>(R.C * PlaneP + Slack), 0.0f);
+      Padded.assign(static_cast<size_t>(R.C * Phases * PlaneQ + Slack), 0.0f);
     float *const PaddedData = Padded.data(), *const ExtendedData = Extended.data();
     GemmEpilogue Ep;
     Ep.RowBias = B;
@@ -325,17 +326,26 @@ private:
       const float *Xn = X + N * R.C * R.InPlane;
       if (!Direct) {
         float *Pd = PaddedData;
-        Par.forRange(static_cast<size_t>(R.C), 4, [&](size_t Lo, size_t Hi) {
-          for (size_t C = Lo; C < Hi; ++C)
-            for (int64_t Ih = 0; Ih < H; ++Ih) {
-              const int64_t Row = Ih + PH;
-              if (Row >= RowsP)
-                break;
-              const int64_t Len = std::min(Wd, Wp - PW);
-              if (Len > 0)
-                std::memcpy(Pd + C * PlaneP + Row * Wp + PW, Xn + C * R.InPlane + Ih * Wd,
-                            static_cast<size_t>(Len) * sizeof(float));
+        Par.forRange(static_cast<size_t>(R.C * Phases), 4, [&](size_t Lo, size_t Hi) {
+          for (size_t CP = Lo; CP < Hi; ++CP) {
+            const int64_t C = static_cast<int64_t>(CP) / Phases, Ph = static_cast<int64_t>(CP) % Phases / SW,
+                          Pw = static_cast<int64_t>(CP) % SW;
+            // Columns w of this phase with an input pixel: 0 <= w * SW + Pw - PW < Wd.
+            const int64_t W0 = std::min(Wq, std::max<int64_t>(0, (PW - Pw + SW - 1) / SW));
+            const int64_t W1 = std::max(W0, std::min(Wq, (Wd - 1 + PW - Pw) / SW + 1));
+            for (int64_t Rr = 0; Rr < Rq; ++Rr) {
+              const int64_t Ih = Rr * SH + Ph - PH;
+              if (Ih < 0 || Ih >= H || W1 <= W0)
+                continue;
+              const float *In = Xn + C * R.InPlane + Ih * Wd + (W0 * SW + Pw - PW);
+              float *D = Pd + static_cast<int64_t>(CP) * PlaneQ + Rr * Wq;
+              if (SW == 1)
+                std::memcpy(D + W0, In, static_cast<size_t>(W1 - W0) * sizeof(float));
+              else
+                for (int64_t Wc = W0; Wc < W1; ++Wc)
+                  D[Wc] = In[(Wc - W0) * SW];
             }
+          }
         });
       }
       const float *Src = Direct ? Xn : PaddedData;
@@ -350,8 +360,9 @@ private:
           for (int64_t K0 = 0; K0 < KDim; K0 += GemmKC) {
             const int64_t Kc = std::min(GemmKC, KDim - K0);
             for (int64_t Kk = 0; Kk < Kc; ++Kk) {
-              const int64_t K = K0 + Kk, C = K / (KH * KW), Kh = (K / KW) % KH, Kw = K % KW;
-              const float *Row = Src + C * PlaneP + Kh * DH * Wp + Kw * DW + J0;
+              const int64_t K = K0 + Kk, C = K / (KH * KW), Khd = (K / KW) % KH * DH, Kwd = K % KW * DW;
+              const float *Row =
+                  Src + ((C * SH + Khd % SH) * SW + Kwd % SW) * PlaneQ + Khd / SH * Wq + Kwd / SW + J0;
               float *D = PB.Data.data() + K0 * Npad + Kk * NR;
               for (int64_t P = 0; P < Panels; ++P) {
                 const int64_t Width = std::min(NR, NCols - P * NR);
@@ -374,7 +385,7 @@ private:
         Par.forRange(static_cast<size_t>(R.M), 4, [&](size_t Lo, size_t Hi) {
           for (size_t M = Lo; M < Hi; ++M)
             for (int64_t Oh = 0; Oh < OH; ++Oh)
-              std::memcpy(Yn + (static_cast<int64_t>(M) * OH + Oh) * OW, ExtendedData + M * ColsE + Oh * Wp,
+              std::memcpy(Yn + (static_cast<int64_t>(M) * OH + Oh) * OW, ExtendedData + M * ColsE + Oh * Wq,
                           static_cast<size_t>(OW) * sizeof(float));
         });
       }

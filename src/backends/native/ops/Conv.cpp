@@ -291,7 +291,7 @@ private:
   /// (Wq - OW) / OW extra columns. A 1x1 stride-1 convolution without padding has Wq == OW and
   /// reads the input and writes the output in place.
   Status runPhased(const ConvRun &R, const float *X, const float *B, float *Y, const PackedA &Wp_,
-                   const Parallel &Par) const {
+                   const Parallel &Pool) const {
     const WindowAttrs &W = A.W;
     const int64_t H = R.G.In[0], Wd = R.G.In[1], OH = R.G.Out[0], OW = R.G.Out[1];
     const int64_t KH = W.Kernel[0], KW = W.Kernel[1], DH = W.Dilations[0], DW = W.Dilations[1];
@@ -301,6 +301,10 @@ private:
     // slice would run (KW - 1) * DW past it), so X is used as it is.
     const bool Direct = SH == 1 && SW == 1 && KW == 1 && Wq == Wd && Rq == H && PH == 0 && PW == 0;
     const int64_t NR = MK.NR, ColsE = OH * Wq, KDim = R.Cg * KH * KW;
+    // A convolution of under ~2M multiply-adds (~20 us on one core) runs on the calling thread:
+    // splitting it would cost more in wake-ups than it saves (MNIST-sized layers).
+    const Parallel Serial;
+    const Parallel &Par = R.N * R.M * KDim * ColsE < (int64_t{1} << 21) ? Serial : Pool;
     // Reads run past a phase plane by less than Wq + NR (into discarded columns): slack of 2 rows + NR.
     const int64_t PlaneQ = Direct ? R.InPlane : Rq * Wq, Phases = SH * SW, Slack = Direct ? 0 : 2 * Wq + NR;
     // Scratch of the calling thread (run() never nests another kernel's run() on its thread). The
@@ -320,7 +324,6 @@ private:
     const int64_t BlockCols = std::min(((ColsE + NR - 1) / NR) * NR, TargetPanels * NR);
     const int64_t Blocks = (ColsE + BlockCols - 1) / BlockCols;
     const bool SplitGemm = Par.threads() > 1 && Blocks < 2 * static_cast<int64_t>(Par.threads());
-    const Parallel Serial;
     const Parallel &GemmPar = SplitGemm ? Par : Serial;
     for (int64_t N = 0; N < R.N; ++N) {
       const float *Xn = X + N * R.C * R.InPlane;
@@ -568,7 +571,7 @@ public:
       return runError("f32_conv__depthwise_avx512", "geometry not supported");
     const int64_t KT = G.KH * G.KW;
     const DepthwisePlan Plan = planDepthwise(G);
-    Ctx.Par.forRange(static_cast<size_t>(R.N * R.M), 1, [&](size_t Lo, size_t Hi) {
+    Ctx.Par.forRange(static_cast<size_t>(R.N * R.M), planesPerChunk(R.OutPlane, KT), [&](size_t Lo, size_t Hi) {
       for (size_t P = Lo; P < Hi; ++P) {
         const int64_t M = static_cast<int64_t>(P) % R.M;
         depthwisePlaneAvx512(Plan, X + static_cast<int64_t>(P) * R.InPlane, Wt + M * KT, B ? B[M] : 0.0f,

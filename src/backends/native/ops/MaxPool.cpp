@@ -278,7 +278,7 @@ public:
     const DepthwisePlan Plan = planDepthwise(geometryOf(W, &G));
     const float *In = X.data<float>();
     float *Out = Y.data<float>();
-    Ctx.Par.forRange(static_cast<size_t>(Planes), 1, [&](size_t Lo, size_t Hi) {
+    Ctx.Par.forRange(static_cast<size_t>(Planes), planesPerChunk(OutPlane, W.Kernel[0] * W.Kernel[1]), [&](size_t Lo, size_t Hi) {
       for (size_t P = Lo; P < Hi; ++P)
         maxPoolPlaneAvx512(Plan, In + static_cast<int64_t>(P) * InPlane, Out + static_cast<int64_t>(P) * OutPlane);
     });

@@ -4,6 +4,8 @@
 // are handled by load masks computed once per geometry, so the input is never copied.
 #pragma once
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -24,6 +26,14 @@ struct DepthwiseGeometry {
 /// Whether depthwisePlaneAvx512 handles this geometry on this CPU (horizontal stride 1 or 2, any
 /// kernel size, vertical stride and dilation).
 bool depthwiseAvx512Supported(const DepthwiseGeometry &G);
+
+/// Planes per parallel chunk for plane kernels with OutPlane outputs of Taps taps each: enough
+/// that a chunk is worth a worker's wake-up (about 64K tap operations), so small layers (MNIST's
+/// 14x14 pools) run on the calling thread instead of paying a fan-out.
+inline size_t planesPerChunk(int64_t OutPlane, int64_t Taps) {
+  const int64_t Work = std::max<int64_t>(1, OutPlane * std::max<int64_t>(1, Taps));
+  return static_cast<size_t>(std::max<int64_t>(1, 65536 / Work));
+}
 
 /// Per-geometry data shared by all planes of a run: the column masks of each (16-output block, kw).
 struct DepthwisePlan {

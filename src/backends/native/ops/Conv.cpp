@@ -221,6 +221,57 @@ bool avx512PackAvailable() { return false; }
 void packSegmentAvx512(float *, const float *, int64_t, int64_t, int64_t, int64_t) {}
 #endif
 
+/// The zero-padded input of a group-1 2-D convolution split into SH x SW phase planes of Rq x Wq
+/// (phase (ph, pw) of channel c holds padded pixels (r * SH + ph, w * SW + pw)). Output pixel
+/// (oh, ow) and tap (kh, kw) read phase plane (c, kh * DH % SH, kw * DW % SW) at row oh + kh * DH /
+/// SH, column ow + kw * DW / SW, so with rows of Wq columns every tap is a constant offset.
+struct PhasePlanes {
+  int64_t H, Wd, OH, OW, KH, KW, DH, DW, SH, SW, PH, PW, Wq, Rq, PlaneQ, Phases, InPlane;
+
+  PhasePlanes(const ConvRun &R, const WindowAttrs &W) {
+    H = R.G.In[0], Wd = R.G.In[1], OH = R.G.Out[0], OW = R.G.Out[1];
+    KH = W.Kernel[0], KW = W.Kernel[1], DH = W.Dilations[0], DW = W.Dilations[1];
+    SH = W.Strides[0], SW = W.Strides[1], PH = R.G.PadBegin[0], PW = R.G.PadBegin[1];
+    Wq = OW + (KW - 1) * DW / SW, Rq = OH + (KH - 1) * DH / SH;
+    PlaneQ = Rq * Wq, Phases = SH * SW, InPlane = R.InPlane;
+  }
+
+  /// Offset of im2col row k = (c, kh, kw) from the start of the planes.
+  int64_t tapOffset(int64_t K) const {
+    const int64_t C = K / (KH * KW), Khd = (K / KW) % KH * DH, Kwd = K % KW * DW;
+    return ((C * SH + Khd % SH) * SW + Kwd % SW) * PlaneQ + Khd / SH * Wq + Kwd / SW;
+  }
+
+  /// Writes the C channels of image Xn into Pd (which must be zeroed: only pixels are written).
+  void fill(const float *Xn, float *Pd, int64_t C, const Parallel &Par) const {
+    Par.forRange(static_cast<size_t>(C * Phases), 4, [&](size_t Lo, size_t Hi) {
+      for (size_t CP = Lo; CP < Hi; ++CP) {
+        const int64_t Ch = static_cast<int64_t>(CP) / Phases, Ph = static_cast<int64_t>(CP) % Phases / SW,
+                      Pw = static_cast<int64_t>(CP) % SW;
+        // Columns w of this phase with an input pixel: 0 <= w * SW + Pw - PW < Wd.
+        const int64_t W0 = std::min(Wq, std::max<int64_t>(0, (PW - Pw + SW - 1) / SW));
+        const int64_t W1 = std::max(W0, std::min(Wq, (Wd - 1 + PW - Pw) / SW + 1));
+        for (int64_t Rr = 0; Rr < Rq; ++Rr) {
+          const int64_t Ih = Rr * SH + Ph - PH;
+          if (Ih < 0 || Ih >= H || W1 <= W0)
+            continue;
+          const float *In = Xn + Ch * InPlane + Ih * Wd + (W0 * SW + Pw - PW);
+          float *D = Pd + static_cast<int64_t>(CP) * PlaneQ + Rr * Wq;
+          if (SW == 1)
+            std::memcpy(D + W0, In, static_cast<size_t>(W1 - W0) * sizeof(float));
+          else
+            for (int64_t Wc = W0; Wc < W1; ++Wc)
+              D[Wc] = In[(Wc - W0) * SW];
+        }
+      }
+    });
+  }
+};
+
+/// Convolutions whose output plane has at most this many pixels take the transposed GEMM (see
+/// ConvIm2colKernel::runTransposed) when their weights are constant.
+constexpr int64_t kTransposedMaxPlane = 64;
+
 /// 2-D convolution as GEMM per (image, group): Y[Mg, OH*OW] = W[Mg, Cg*KH*KW] * col[Cg*KH*KW, OH*OW].
 /// The im2col matrix is never materialized: each task packs a narrow block of its columns straight
 /// from the input into the microkernel's panel layout (small enough to stay in cache), multiplies,
@@ -228,24 +279,27 @@ void packSegmentAvx512(float *, const float *, int64_t, int64_t, int64_t, int64_
 /// row copies.
 class ConvIm2colKernel : public Kernel {
 public:
-  ConvIm2colKernel(std::string Name, const GemmMicroKernel &MK, ConvAttrs A, std::vector<PackedA> PackedW)
-      : Name(std::move(Name)), MK(MK), A(std::move(A)), PackedW(std::move(PackedW)) {}
+  ConvIm2colKernel(std::string Name, const GemmMicroKernel &MK, ConvAttrs A, std::vector<PackedA> PackedW,
+                   std::unique_ptr<PackedB> PackedWT = nullptr)
+      : Name(std::move(Name)), MK(MK), A(std::move(A)), PackedW(std::move(PackedW)), PackedWT(std::move(PackedWT)) {}
 
   Status run(const KernelContext &Ctx) const override {
     ASSIGN_OR_RETURN(const ConvRun R, planConv(Name.c_str(), A, Ctx));
     const float *X = Ctx.Inputs[0].data<float>(), *Wt = Ctx.Inputs[1].data<float>(), *B = biasOf(Ctx);
     float *Y = Ctx.Outputs[0].data<float>();
     const int64_t KDim = R.Cg * R.Taps, Cols = R.OutPlane;
+    if (Cols == 0 || R.Mg == 0)
+      return Status::ok();
+    if (A.Group == 1 && PackedWT && R.OutPlane <= kTransposedMaxPlane)
+      return runTransposed(R, X, B, Y, *PackedWT, Ctx.Par);
     std::vector<PackedA> LocalW;
     const std::vector<PackedA> *Weights = &PackedW;
-    if (PackedW.empty()) { // weights were not constant at creation: pack them for this run
+    if (PackedW.empty()) { // weights were not constant (or packed transposed) at creation
       LocalW.resize(static_cast<size_t>(A.Group));
       for (int64_t G = 0; G < A.Group; ++G)
         packA(MK, R.Mg, KDim, MatrixRef{Wt + G * R.Mg * KDim, KDim, 1}, LocalW[G]);
       Weights = &LocalW;
     }
-    if (Cols == 0 || R.Mg == 0)
-      return Status::ok();
     if (A.Group == 1)
       return runPhased(R, X, B, Y, (*Weights)[0], Ctx.Par);
     // Column block: a multiple of NR, at least 4 panels, packed size about 256 KiB (L2-resident
@@ -290,13 +344,71 @@ private:
   /// phase plane, so packing is a straight copy with no per-output-row segments; the price is
   /// (Wq - OW) / OW extra columns. A 1x1 stride-1 convolution without padding has Wq == OW and
   /// reads the input and writes the output in place.
+  /// Group-1 convolution with a small output plane (late CNN layers: 7x7 = 49 pixels) as the
+  /// transposed product Y^T[pixels, M] = col^T[pixels, K] x W^T[K, M]: the pixels become the GEMM's
+  /// rows (MR-row panels: 49 pixels fill 91% of 9 panels) and the output channels its columns
+  /// (full NR-wide panels), where Y = W x col would fill only 49 of 64 columns. The weights are
+  /// packed transposed once at creation; col^T panels are gathered from the phase planes (exact
+  /// pixels, no extended columns); bias and activation are applied while transposing C into Y.
+  Status runTransposed(const ConvRun &R, const float *X, const float *B, float *Y, const PackedB &WT,
+                       const Parallel &Pool) const {
+    const PhasePlanes L(R, A.W);
+    const int64_t MR = MK.MR, Pixels = R.OutPlane, KDim = R.Cg * L.KH * L.KW, M = R.M;
+    const int64_t Panels = (Pixels + MR - 1) / MR, Mpad = Panels * MR;
+    const Parallel Serial;
+    const Parallel &Par = R.N * M * KDim * Pixels < (int64_t{1} << 21) ? Serial : Pool;
+    thread_local std::vector<float> Padded, Product;
+    thread_local std::vector<int64_t> Offsets;
+    Padded.assign(static_cast<size_t>(R.C * L.Phases * L.PlaneQ), 0.0f);
+    Product.resize(static_cast<size_t>(Pixels * M));
+    Offsets.resize(static_cast<size_t>(KDim + Mpad));
+    float *const PaddedData = Padded.data(), *const ProductData = Product.data();
+    int64_t *const TapOff = Offsets.data(), *const PixOff = TapOff + KDim;
+    for (int64_t K = 0; K < KDim; ++K)
+      TapOff[K] = L.tapOffset(K);
+    for (int64_t P = 0; P < Mpad; ++P) // padding rows of the last panel repeat pixel 0 (never stored)
+      PixOff[P] = P < Pixels ? P / L.OW * L.Wq + P % L.OW : 0;
+    PackedA Col;
+    Col.M = Pixels, Col.K = KDim;
+    Col.Data.resize(static_cast<size_t>(std::max<int64_t>(1, Mpad * KDim)));
+    for (int64_t N = 0; N < R.N; ++N) {
+      L.fill(X + N * R.C * R.InPlane, PaddedData, R.C, Par);
+      // col^T panels in packA's layout: K blocks of GemmKC, then MR pixels per k.
+      const int64_t KBlocks = (KDim + GemmKC - 1) / GemmKC;
+      float *ColData = Col.Data.data();
+      Par.forRange(static_cast<size_t>(KBlocks * Panels), 4, [&](size_t Lo, size_t Hi) {
+        for (size_t T = Lo; T < Hi; ++T) {
+          const int64_t K0 = static_cast<int64_t>(T) / Panels * GemmKC, P = static_cast<int64_t>(T) % Panels;
+          const int64_t Kc = std::min(GemmKC, KDim - K0);
+          float *Panel = ColData + K0 * Mpad + P * Kc * MR;
+          const int64_t *Pix = PixOff + P * MR;
+          for (int64_t Kk = 0; Kk < Kc; ++Kk) {
+            const float *Src = PaddedData + TapOff[K0 + Kk];
+            for (int64_t I = 0; I < MR; ++I)
+              Panel[Kk * MR + I] = Src[Pix[I]];
+          }
+        }
+      });
+      gemmPacked(MK, Col, WT, 1.0f, 0.0f, ProductData, M, Par);
+      float *Yn = Y + N * M * Pixels;
+      Par.forRange(static_cast<size_t>(M), 16, [&](size_t Lo, size_t Hi) {
+        for (size_t Ch = Lo; Ch < Hi; ++Ch) {
+          const float Bias = B ? B[Ch] : 0.0f;
+          float *Row = Yn + static_cast<int64_t>(Ch) * Pixels;
+          for (int64_t P = 0; P < Pixels; ++P)
+            Row[P] = ProductData[P * M + static_cast<int64_t>(Ch)] + Bias;
+          A.applyAct(Row, static_cast<size_t>(Pixels));
+        }
+      });
+    }
+    return Status::ok();
+  }
+
   Status runPhased(const ConvRun &R, const float *X, const float *B, float *Y, const PackedA &Wp_,
                    const Parallel &Pool) const {
-    const WindowAttrs &W = A.W;
-    const int64_t H = R.G.In[0], Wd = R.G.In[1], OH = R.G.Out[0], OW = R.G.Out[1];
-    const int64_t KH = W.Kernel[0], KW = W.Kernel[1], DH = W.Dilations[0], DW = W.Dilations[1];
-    const int64_t SH = W.Strides[0], SW = W.Strides[1], PH = R.G.PadBegin[0], PW = R.G.PadBegin[1];
-    const int64_t Wq = OW + (KW - 1) * DW / SW, Rq = OH + (KH - 1) * DH / SH;
+    const PhasePlanes L(R, A.W);
+    const int64_t H = L.H, Wd = L.Wd, OH = L.OH, OW = L.OW, KH = L.KH, KW = L.KW, SH = L.SH, SW = L.SW;
+    const int64_t PH = L.PH, PW = L.PW, Wq = L.Wq, Rq = L.Rq;
     // Stride 1, no padding and one kernel column: the slices lie inside X (with KW > 1 the last
     // slice would run (KW - 1) * DW past it), so X is used as it is.
     const bool Direct = SH == 1 && SW == 1 && KW == 1 && Wq == Wd && Rq == H && PH == 0 && PW == 0;
@@ -306,7 +418,7 @@ private:
     const Parallel Serial;
     const Parallel &Par = R.N * R.M * KDim * ColsE < (int64_t{1} << 21) ? Serial : Pool;
     // Reads run past a phase plane by less than Wq + NR (into discarded columns): slack of 2 rows + NR.
-    const int64_t PlaneQ = Direct ? R.InPlane : Rq * Wq, Phases = SH * SW, Slack = Direct ? 0 : 2 * Wq + NR;
+    const int64_t Phases = L.Phases, PlaneQ = L.PlaneQ, Slack = Direct ? 0 : 2 * Wq + NR;
     // Scratch of the calling thread (run() never nests another kernel's run() on its thread). The
     // lambdas below run on other workers too: they must use the pointers taken here, never the
     // thread_local names (which would resolve to the worker's own, empty, vectors).
@@ -327,30 +439,8 @@ private:
     const Parallel &GemmPar = SplitGemm ? Par : Serial;
     for (int64_t N = 0; N < R.N; ++N) {
       const float *Xn = X + N * R.C * R.InPlane;
-      if (!Direct) {
-        float *Pd = PaddedData;
-        Par.forRange(static_cast<size_t>(R.C * Phases), 4, [&](size_t Lo, size_t Hi) {
-          for (size_t CP = Lo; CP < Hi; ++CP) {
-            const int64_t C = static_cast<int64_t>(CP) / Phases, Ph = static_cast<int64_t>(CP) % Phases / SW,
-                          Pw = static_cast<int64_t>(CP) % SW;
-            // Columns w of this phase with an input pixel: 0 <= w * SW + Pw - PW < Wd.
-            const int64_t W0 = std::min(Wq, std::max<int64_t>(0, (PW - Pw + SW - 1) / SW));
-            const int64_t W1 = std::max(W0, std::min(Wq, (Wd - 1 + PW - Pw) / SW + 1));
-            for (int64_t Rr = 0; Rr < Rq; ++Rr) {
-              const int64_t Ih = Rr * SH + Ph - PH;
-              if (Ih < 0 || Ih >= H || W1 <= W0)
-                continue;
-              const float *In = Xn + C * R.InPlane + Ih * Wd + (W0 * SW + Pw - PW);
-              float *D = Pd + static_cast<int64_t>(CP) * PlaneQ + Rr * Wq;
-              if (SW == 1)
-                std::memcpy(D + W0, In, static_cast<size_t>(W1 - W0) * sizeof(float));
-              else
-                for (int64_t Wc = W0; Wc < W1; ++Wc)
-                  D[Wc] = In[(Wc - W0) * SW];
-            }
-          }
-        });
-      }
+      if (!Direct)
+        L.fill(Xn, PaddedData, R.C, Par);
       const float *Src = Direct ? Xn : PaddedData;
       float *Out = Crop ? ExtendedData : Y + N * R.M * R.OutPlane;
       const auto Blocks_ = [&](size_t Lo, size_t Hi) {
@@ -363,9 +453,7 @@ private:
           for (int64_t K0 = 0; K0 < KDim; K0 += GemmKC) {
             const int64_t Kc = std::min(GemmKC, KDim - K0);
             for (int64_t Kk = 0; Kk < Kc; ++Kk) {
-              const int64_t K = K0 + Kk, C = K / (KH * KW), Khd = (K / KW) % KH * DH, Kwd = K % KW * DW;
-              const float *Row =
-                  Src + ((C * SH + Khd % SH) * SW + Kwd % SW) * PlaneQ + Khd / SH * Wq + Kwd / SW + J0;
+              const float *Row = Src + (Direct ? (K0 + Kk) * R.InPlane : L.tapOffset(K0 + Kk)) + J0;
               float *D = PB.Data.data() + K0 * Npad + Kk * NR;
               for (int64_t P = 0; P < Panels; ++P) {
                 const int64_t Width = std::min(NR, NCols - P * NR);
@@ -486,6 +574,7 @@ private:
   const GemmMicroKernel &MK;
   ConvAttrs A;
   std::vector<PackedA> PackedW; ///< one per group; empty when the weights are not constant
+  std::unique_ptr<PackedB> PackedWT; ///< W^T for runTransposed (small output planes), else null
   const bool FastPack = avx512PackAvailable();
 };
 
@@ -603,14 +692,24 @@ KernelVariant im2colVariant(GemmIsa Isa, int Priority) {
           [Name, &MK](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
             ASSIGN_OR_RETURN(ConvAttrs A, attrsFor(I));
             std::vector<PackedA> Packed;
+            std::unique_ptr<PackedB> PackedT;
             if (inputIsConst(I, 1)) {
               const ConstData &Wt = *I.Inputs[1].Const;
               const int64_t Mg = Wt.Dims[0] / A.Group, KDim = product(Wt.Dims, 1, Wt.Dims.size());
-              Packed.resize(static_cast<size_t>(A.Group));
-              for (int64_t G = 0; G < A.Group; ++G)
-                packA(MK, Mg, KDim, MatrixRef{Wt.as<float>() + G * Mg * KDim, KDim, 1}, Packed[G]);
+              // A small, known output plane takes the transposed GEMM: pack W^T (K x M) instead.
+              const TensorShape &YS = I.Outputs[0].Shape;
+              const bool SmallPlane = A.Group == 1 && YS.getRank() == 4 && YS[2].isConst() && YS[3].isConst() &&
+                                      YS[2].value() * YS[3].value() <= kTransposedMaxPlane && Mg >= 32;
+              if (SmallPlane) {
+                PackedT.reset(new PackedB);
+                packB(MK, KDim, Mg, MatrixRef{Wt.as<float>(), 1, KDim}, *PackedT, Parallel());
+              } else {
+                Packed.resize(static_cast<size_t>(A.Group));
+                for (int64_t G = 0; G < A.Group; ++G)
+                  packA(MK, Mg, KDim, MatrixRef{Wt.as<float>() + G * Mg * KDim, KDim, 1}, Packed[G]);
+              }
             }
-            return makeKernel<ConvIm2colKernel>(Name, MK, std::move(A), std::move(Packed));
+            return makeKernel<ConvIm2colKernel>(Name, MK, std::move(A), std::move(Packed), std::move(PackedT));
           }};
 }
 
@@ -685,6 +784,13 @@ std::vector<OpTestCase> convCases() {
       testCase("valid", {X({1, 2, 6, 6}), W({3, 2, 3, 3})}, {{"auto_pad", attrString("VALID")}}),
       testCase("kernel_shape_attr", {X({1, 2, 5, 5}), W({2, 2, 2, 2})}, {{"kernel_shape", ints({2, 2})}}),
       testCase("weights_not_const", {X({1, 3, 6, 6}), X({4, 3, 3, 3}), X({4})}, {{"pads", ints({1, 1, 1, 1})}}),
+      testCase("small_plane_transposed", {X({2, 24, 7, 7}), W({40, 24, 3, 3}), W({40})},
+               {{"pads", ints({1, 1, 1, 1})}, {kFusedActMin, attrFloat(0.0f)}}, 1e-4),
+      testCase("small_plane_strided", {X({1, 16, 9, 11}), W({36, 16, 3, 3}), W({36})},
+               {{"strides", ints({2, 2})}, {"pads", ints({1, 0, 1, 2})}, {"dilations", ints({1, 2})}}, 1e-4),
+      testCase("small_plane_pointwise", {X({1, 64, 5, 6}), W({48, 64, 1, 1})}, {}, 1e-4),
+      testCase("small_plane_threaded", {X({1, 64, 8, 8}), W({64, 64, 3, 3}), W({64})}, {{"pads", ints({1, 1, 1, 1})}},
+               1e-4),
       testCase("large_k", {X({1, 64, 10, 10}), W({40, 64, 3, 3}), W({40})}, {{"pads", ints({1, 1, 1, 1})}}, 1e-4),
       testCase("1d", {X({2, 3, 10}), W({4, 3, 3}), W({4})}, {{"pads", ints({1, 2})}, {"strides", ints({2})}}),
       testCase("3d", {X({1, 2, 5, 6, 4}), W({3, 2, 2, 3, 2}), W({3})},

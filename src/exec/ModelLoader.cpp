@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <set>
 #include <thread>
 
@@ -188,7 +189,23 @@ std::vector<OptRtTensorDesc> describeValues(const std::vector<ValueInfo> &Infos,
   return Out;
 }
 
-Status placeAndCreateKernels(ModelImpl &M, const std::vector<std::shared_ptr<RegisteredBackend>> &Candidates) {
+/// Kernel creation packs weights: once a node's kernel exists, the mapped-file pages of its
+/// constant inputs leave the resident set (a kernel that reads them in place at run time faults
+/// them back in), so loading never holds a weight twice (file pages + packed copy) for long and
+/// peak memory stays near one copy of the weights.
+void releaseConstPages(const Graph &G, const Node &N, const std::vector<std::shared_ptr<MappedFile>> &Maps) {
+  for (int In : N.Inputs) {
+    if (In < 0 || !G.Values[In].Const)
+      continue;
+    const ConstData &C = *G.Values[In].Const;
+    for (const auto &F : Maps)
+      if (F->releaseResidentPages(C.Data, C.Bytes))
+        break;
+  }
+}
+
+Status placeAndCreateKernels(ModelImpl &M, const std::vector<std::shared_ptr<RegisteredBackend>> &Candidates,
+                             const std::vector<std::shared_ptr<MappedFile>> &Maps) {
   Graph &G = *M.G;
   auto InfoOf = [&](int V) {
     ValueInfo VI;
@@ -200,6 +217,31 @@ Status placeAndCreateKernels(ModelImpl &M, const std::vector<std::shared_ptr<Reg
     VI.Shape = Val.Shape;
     VI.Const = Val.Const;
     return VI;
+  };
+  // Constants (by storage) and how many of their readers still need them after creation: a copy
+  // that every reader has packed into a form of its own is dropped (it can be re-read from its
+  // Source in the model file when asked for by name).
+  std::map<const ConstData *, int> Readers;
+  std::set<const ConstData *> Pinned; // graph inputs/outputs and constants a kernel reads at run time
+  for (const Value &V : G.Values)
+    if (V.Const) {
+      Readers[V.Const.get()] += static_cast<int>(V.Consumers.size());
+      if (V.IsGraphOutput || V.IsGraphInput)
+        Pinned.insert(V.Const.get());
+    }
+  const auto doneReading = [&](const Node &N, const KernelCreateInfo &Info) {
+    for (size_t I = 0; I < N.Inputs.size(); ++I) {
+      const int In = N.Inputs[I];
+      if (In < 0 || !G.Values[In].Const)
+        continue;
+      ConstData &C = *G.Values[In].Const;
+      if (I >= Info.ConstConsumed.size() || !Info.ConstConsumed[I])
+        Pinned.insert(&C);
+      if (--Readers[&C] == 0 && !Pinned.count(&C) && C.Source && C.Data && C.Data != C.Source) {
+        C.Data = nullptr; // the owned copy goes; Source still has the bytes
+        C.KeepAlive.reset();
+      }
+    }
   };
   for (size_t NI = 0; NI < G.Nodes.size(); ++NI) {
     Node &N = G.Nodes[NI];
@@ -238,7 +280,9 @@ Status placeAndCreateKernels(ModelImpl &M, const std::vector<std::shared_ptr<Reg
       return makeError(ErrorCode::Model, "unsupported op '", N.OpType, "' at ", N.describe(), ": no device supports it (tried ",
                        Tried, ")");
     }
+    doneReading(N, *CN->Info);
     M.Nodes.push_back(std::move(CN));
+    releaseConstPages(G, N, Maps);
   }
   return Status::ok();
 }
@@ -486,7 +530,11 @@ Result<std::shared_ptr<ModelImpl>> finishLoad(ImportedModel Imported, const Mode
   if (Options.EnableMemoryOptimization && Options.IntermediateSavePath.empty())
     fuseConvActivation(*M->G);
   ASSIGN_OR_RETURN(auto Candidates, resolveDevices(Options));
-  RETURN_IF_ERROR(placeAndCreateKernels(*M, Candidates));
+  RETURN_IF_ERROR(placeAndCreateKernels(*M, Candidates, Imported.Mappings));
+  // Kernels have packed what they pack: the file pages read for that (and for parsing) leave the
+  // resident set; whatever a kernel still reads in place at run time faults back in on first use.
+  for (const auto &F : Imported.Mappings)
+    F->releaseResidentPages();
   buildMetadata(*M);
   applyStatefulMetadata(*M);
   RETURN_IF_ERROR(validateCapacities(*M));

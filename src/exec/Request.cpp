@@ -439,8 +439,8 @@ Tensor RequestImpl::valueTensor(int V) const {
       auto *Dst = static_cast<std::string *>(T.data());
       for (size_t I = 0; I < Val.Const->Strings.size(); ++I)
         Dst[I] = Val.Const->Strings[I];
-    } else if (Val.Const->Bytes) {
-      std::memcpy(T.data(), Val.Const->Data, Val.Const->Bytes);
+    } else if (Val.Const->Bytes) { // a copy dropped after packing is re-read from the model file
+      std::memcpy(T.data(), Val.Const->Data ? Val.Const->Data : Val.Const->Source, Val.Const->Bytes);
     }
     return T;
   }

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 
 namespace optimium {
@@ -16,6 +17,22 @@ namespace detail {
 MappedFile::~MappedFile() {
   if (Data && Size)
     ::munmap(const_cast<uint8_t *>(Data), Size);
+}
+
+void MappedFile::releaseResidentPages() const {
+  if (Data && Size)
+    ::madvise(const_cast<uint8_t *>(Data), Size, MADV_DONTNEED);
+}
+
+bool MappedFile::releaseResidentPages(const void *P, size_t Bytes) const {
+  const uintptr_t B = reinterpret_cast<uintptr_t>(P), Lo = reinterpret_cast<uintptr_t>(Data);
+  if (!Data || !P || B < Lo || Bytes > Size || B - Lo > Size - Bytes)
+    return false;
+  const uintptr_t Page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const uintptr_t First = (B + Page - 1) / Page * Page, Last = (B + Bytes) / Page * Page;
+  if (Last > First)
+    ::madvise(reinterpret_cast<void *>(First), Last - First, MADV_DONTNEED);
+  return true;
 }
 
 Result<std::shared_ptr<MappedFile>> MappedFile::open(const std::string &Path) {

@@ -17,6 +17,14 @@ struct MappedFile {
   ~MappedFile();
   /// IOError naming the path when it does not exist or cannot be read.
   static Result<std::shared_ptr<MappedFile>> open(const std::string &Path);
+  /// Drops the pages read so far from this process's resident set (MADV_DONTNEED). The mapping is
+  /// read-only and file-backed, so its content is unchanged: a later read faults the page back in
+  /// from the page cache. Called once kernels have packed their weights, so bytes that only fed
+  /// the packing stop counting twice.
+  void releaseResidentPages() const;
+  /// The same for the whole pages inside [P, P + Bytes) when that range lies in this mapping
+  /// (false: not ours, nothing done).
+  bool releaseResidentPages(const void *P, size_t Bytes) const;
 };
 
 } // namespace detail

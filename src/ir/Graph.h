@@ -26,6 +26,10 @@ struct ConstData {
   const void *Data = nullptr;
   size_t Bytes = 0;
   std::shared_ptr<const void> KeepAlive;
+  /// For a copy made from the model file's bytes (which were not aligned for the type): where
+  /// those bytes are (any alignment: read with memcpy). Lets the loader drop the copy once every
+  /// kernel that reads it has packed its own (Data is then null; readers fall back to Source).
+  const void *Source = nullptr;
   /// Owned storage for strings (String tensors).
   std::vector<std::string> Strings;
 

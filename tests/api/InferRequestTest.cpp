@@ -7,12 +7,16 @@
 
 #include <atomic>
 #include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
 #include <cstdlib>
 #include <thread>
 
 #include "Optimium/Runtime.h"
 #include "OnnxBuilder.h"
 #include "TestUtil.h"
+#include "import/onnx/RawDataScanner.h"
 
 namespace rt = optimium::runtime;
 using namespace optimium_test;
@@ -353,4 +357,57 @@ TEST(InferRequest, AnIdleLoadedModelUsesNoCpu) {
     std::cout << "idle CPU over 1 s with SpinIterations=" << Spin << ": " << Used * 1000 << " ms" << std::endl;
     EXPECT_LT(Used, 0.02);
   }
+}
+
+// A MatMul weight whose bytes in the file are not 4-byte aligned is copied at load; once the
+// kernel has packed it the copy is dropped. Inference and getTensor must not notice.
+TEST(InferRequest, PackedWeightCopiesAreDroppedButTheWeightStaysReadable) {
+  std::vector<float> W(64 * 48), X(64);
+  for (size_t I = 0; I < W.size(); ++I)
+    W[I] = static_cast<float>(static_cast<int>(I % 97) - 48) / 32.0f;
+  for (size_t I = 0; I < X.size(); ++I)
+    X[I] = static_cast<float>(static_cast<int>(I % 13) - 6) / 4.0f;
+  std::string Bytes;
+  size_t Misaligned = 0;
+  for (std::string Pad; Pad.size() < 8; Pad += "p") { // vary a name until the raw bytes are misaligned
+    optimium_test::OnnxBuilder B;
+    B.input("x", onnx::TensorProto_DataType_FLOAT, {1, 64});
+    B.initializer("w" + Pad, {64, 48}, W);
+    B.node("MatMul", {"x", "w" + Pad}, {"y"});
+    B.output("y", onnx::TensorProto_DataType_FLOAT);
+    Bytes = B.bytes();
+    std::vector<rt::detail::RawSpan> Spans;
+    ASSERT_TRUE(rt::detail::scanInitializerRawData(reinterpret_cast<const uint8_t *>(Bytes.data()), Bytes.size(), Spans));
+    Misaligned = static_cast<size_t>(Spans[0].Data - reinterpret_cast<const uint8_t *>(Bytes.data())) % 4;
+    if (Misaligned)
+      break;
+  }
+  ASSERT_NE(Misaligned, 0u) << "could not place the weight's bytes off a 4-byte boundary";
+  const std::string Path = ::testing::TempDir() + "/misaligned_weight.onnx";
+  {
+    std::ofstream F(Path, std::ios::binary);
+    F.write(Bytes.data(), static_cast<std::streamsize>(Bytes.size()));
+  }
+  rt::Model M = rt::loadModel(Path);
+  rt::InferRequest R = M.createRequest();
+  rt::Tensor In = rt::tensor(rt::ElementType::F32, {1, 64});
+  std::copy(X.begin(), X.end(), static_cast<float *>(In.data()));
+  R.infer({In});
+  R.wait();
+  const rt::Tensor Y = R.getOutput(0);
+  for (int J = 0; J < 48; ++J) {
+    double Expected = 0;
+    for (int K = 0; K < 64; ++K)
+      Expected += static_cast<double>(X[K]) * W[K * 48 + J];
+    EXPECT_NEAR(static_cast<const float *>(Y.data())[J], Expected, 1e-3) << "column " << J;
+  }
+  std::string Name;
+  for (const rt::TensorInfo &T : M.getTensors())
+    if (T.Name.rfind("w", 0) == 0)
+      Name = T.Name;
+  ASSERT_FALSE(Name.empty());
+  const rt::Tensor Wt = R.getTensor(Name);
+  ASSERT_EQ(Wt.getElementCount(), W.size());
+  EXPECT_EQ(std::memcmp(Wt.data(), W.data(), W.size() * sizeof(float)), 0);
+  std::remove(Path.c_str());
 }

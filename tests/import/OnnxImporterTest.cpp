@@ -92,3 +92,37 @@ TEST(OnnxImporter, ScannerRejectsGarbageWithoutReadingOutOfBounds) {
   std::vector<RawSpan> Spans;
   EXPECT_FALSE(scanInitializerRawData(Junk.data(), Junk.size(), Spans));
 }
+
+TEST(OnnxImporter, ParseWithoutRawDataMatchesProtobufAndPointsIntoTheBytes) {
+  OnnxBuilder B;
+  B.input("x", onnx::TensorProto_DataType_FLOAT, {2, 3});
+  B.initializer("w", {3, 2}, {1, 2, 3, 4, 5, 6});
+  B.initializer("b", {2}, {0.5f, -0.5f});
+  B.node("MatMul", {"x", "w"}, {"xw"});
+  B.node("Add", {"xw", "b"}, {"y"});
+  B.output("y", onnx::TensorProto_DataType_FLOAT);
+  const std::string Bytes = B.bytes();
+  const auto *Data = reinterpret_cast<const uint8_t *>(Bytes.data());
+  onnx::ModelProto Lazy;
+  std::vector<RawSpan> Spans, Scanned;
+  ASSERT_TRUE(parseModelWithoutRawData(Data, Bytes.size(), Lazy, Spans));
+  ASSERT_TRUE(scanInitializerRawData(Data, Bytes.size(), Scanned));
+  ASSERT_EQ(Spans.size(), 2u);
+  ASSERT_EQ(Lazy.graph().initializer_size(), 2);
+  for (size_t I = 0; I < Spans.size(); ++I) {
+    EXPECT_EQ(Spans[I].Data, Scanned[I].Data);
+    EXPECT_EQ(Spans[I].Size, Scanned[I].Size);
+    EXPECT_TRUE(Lazy.graph().initializer(static_cast<int>(I)).raw_data().empty()); // not copied
+    EXPECT_GE(Spans[I].Data, Data);
+    EXPECT_LE(Spans[I].Data + Spans[I].Size, Data + Bytes.size());
+  }
+  // Putting the bytes back gives exactly the message protobuf parses.
+  for (size_t I = 0; I < Spans.size(); ++I)
+    Lazy.mutable_graph()->mutable_initializer(static_cast<int>(I))->set_raw_data(Spans[I].Data, Spans[I].Size);
+  onnx::ModelProto Full;
+  ASSERT_TRUE(Full.ParseFromString(Bytes));
+  EXPECT_EQ(Lazy.SerializeAsString(), Full.SerializeAsString());
+  // Malformed bytes are refused (the caller then reports protobuf's error).
+  onnx::ModelProto Bad;
+  EXPECT_FALSE(parseModelWithoutRawData(Data, Bytes.size() - 3, Bad, Spans));
+}

@@ -67,7 +67,18 @@ struct KernelCreateInfo {
   const Node &N;
   std::vector<ValueInfo> Inputs;  ///< Types, shapes (may be symbolic), constant values.
   std::vector<ValueInfo> Outputs;
+  /// Set by a factory (markConstConsumed) for each constant input it copied into a form of its own
+  /// (packed weights) and never reads at run time: the loader may then release that constant.
+  mutable std::vector<char> ConstConsumed = {};
 };
+
+/// A factory's note that the kernel it creates keeps its own copy of constant input Index.
+inline void markConstConsumed(const KernelCreateInfo &I, size_t Index) {
+  if (I.ConstConsumed.size() < I.Inputs.size())
+    I.ConstConsumed.resize(I.Inputs.size(), 0);
+  if (Index < I.ConstConsumed.size())
+    I.ConstConsumed[Index] = 1;
+}
 
 class Kernel {
 public:

@@ -78,7 +78,9 @@ class Importer {
 public:
   Importer(std::string BaseDir, ImportedModel &Out) : BaseDir(std::move(BaseDir)), Out(Out) {}
 
-  Status run(onnx::ModelProto &M, const std::vector<RawSpan> &Spans, std::shared_ptr<const void> BufferOwner) {
+  Status run(onnx::ModelProto &M, const std::vector<RawSpan> &Spans, std::shared_ptr<const void> BufferOwner,
+             const MappedFile *Mapping) {
+    Map = Mapping;
     if (!M.has_graph())
       return makeError(ErrorCode::Model, "the ONNX model has no graph");
     RETURN_IF_ERROR(readOpsets(M));
@@ -192,7 +194,14 @@ private:
         return C;
       }
       auto Owned = ConstData::allocate(C->Type, C->Dims);
-      std::memcpy(Owned->mutableData(), T.raw_data().data(), Bytes);
+      std::memcpy(Owned->mutableData(), T.raw_data().empty() ? Span->Data : reinterpret_cast<const uint8_t *>(T.raw_data().data()), Bytes);
+      if (T.raw_data().empty() && Owner) {
+        // The copy is the working one: the file's bytes stay as its Source (the loader may drop
+        // the copy once kernels have packed it) and leave the resident set now.
+        Owned->Source = Span->Data;
+        if (Map)
+          Map->releaseResidentPages(Span->Data, Bytes);
+      }
       std::string().swap(*T.mutable_raw_data());
       return Owned;
     }
@@ -271,6 +280,7 @@ private:
       ASSIGN_OR_RETURN(auto F, MappedFile::open(Path));
       It = ExternalFiles.emplace(Path, F).first;
       Out.KeepAlive.push_back(F);
+      Out.Mappings.push_back(F);
     }
     const auto &F = It->second;
     if (Length >= 0 && static_cast<uint64_t>(Length) != Bytes)
@@ -498,34 +508,37 @@ private:
   std::map<std::string, int> Opsets;
   const std::vector<RawSpan> *Spans_ = nullptr;
   std::shared_ptr<const void> Owner;
+  const MappedFile *Map = nullptr; ///< the mapped model file Owner is, if it is one
   std::map<std::string, std::shared_ptr<MappedFile>> ExternalFiles;
 };
 
 Result<ImportedModel> importBytes(const uint8_t *Data, size_t Size, const std::string &BaseDir,
-                                  const std::string &SourceName, std::shared_ptr<const void> Owner) {
+                                  const std::string &SourceName, std::shared_ptr<const void> Owner,
+                                  const MappedFile *Map = nullptr) {
   if (!Data || Size == 0)
     return makeError(ErrorCode::Container, SourceName, ": empty model data");
   if (Size > static_cast<size_t>(INT_MAX))
     return makeError(ErrorCode::Container, SourceName, ": ", Size, " bytes exceed the 2 GiB protobuf limit; store the weights as external data");
   onnx::ModelProto M;
-  {
+  std::vector<RawSpan> Spans;
+  // Initializer bytes stay in Data (parsed around, used in place or copied once from there);
+  // only a layout the walker does not handle takes protobuf's full parse (with its string copies).
+  if (!parseModelWithoutRawData(Data, Size, M, Spans)) {
+    M.Clear();
     google::protobuf::io::ArrayInputStream Stream(Data, static_cast<int>(Size));
     google::protobuf::io::CodedInputStream Coded(&Stream);
     Coded.SetTotalBytesLimit(INT_MAX);
     Coded.SetRecursionLimit(256);
     if (!M.ParseFromCodedStream(&Coded) || !Coded.ConsumedEntireMessage())
       return makeError(ErrorCode::Container, SourceName, ": not a valid ONNX model (protobuf parsing failed; the file is truncated or corrupt)");
+    if (!scanInitializerRawData(Data, Size, Spans) || !Owner)
+      Spans.clear(); // raw_data is in M: copy from there
   }
   if (!M.has_graph() || M.ir_version() <= 0)
     return makeError(ErrorCode::Container, SourceName, ": not an ONNX model (no ir_version or graph)");
-  std::vector<RawSpan> Spans;
-  if (!scanInitializerRawData(Data, Size, Spans))
-    Spans.clear();
-  if (!Owner)
-    Spans.clear(); // no stable owner: copy
   ImportedModel Out;
   Importer Imp(BaseDir, Out);
-  Status S = Imp.run(M, Spans, Owner);
+  Status S = Imp.run(M, Spans, Owner, Map);
   if (!S.isOk())
     return S.withContext(SourceName);
   if (Owner)
@@ -551,8 +564,9 @@ Result<ImportedModel> importOnnxPath(const std::string &Path) {
   const uint8_t *Data = Mapped->Data;
   const size_t Size = Mapped->Size;
   std::shared_ptr<const void> Owner = Mapped;
-  ASSIGN_OR_RETURN(ImportedModel M, importBytes(Data, Size, dirName(File), "'" + File + "'", Owner));
+  ASSIGN_OR_RETURN(ImportedModel M, importBytes(Data, Size, dirName(File), "'" + File + "'", Owner, Mapped.get()));
   M.Name = Name;
+  M.Mappings.push_back(Mapped);
   return M;
 }
 

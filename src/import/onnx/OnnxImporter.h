@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/Status.h"
+#include "import/MappedFile.h"
 #include "ir/Graph.h"
 
 namespace optimium {
@@ -16,6 +17,8 @@ struct ImportedModel {
   std::string Name;
   /// Owns whatever constants point into (mapped files, the caller's buffer is not owned).
   std::vector<std::shared_ptr<const void>> KeepAlive;
+  /// The mapped model and external-data files among KeepAlive.
+  std::vector<std::shared_ptr<MappedFile>> Mappings;
 };
 
 /// Newest default-domain opset whose semantics this runtime follows.

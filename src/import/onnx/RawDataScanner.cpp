@@ -2,6 +2,12 @@
 // TensorProto.raw_data (9). Bounds-checked; any malformed input just makes it return false.
 #include "import/onnx/RawDataScanner.h"
 
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <onnx/onnx_pb.h>
+
+#include <climits>
+
 namespace optimium {
 namespace runtime {
 namespace detail {
@@ -64,7 +70,84 @@ struct Reader {
   }
 };
 
+/// Merges [B, E), a sequence of complete fields of Msg's type, into Msg.
+bool mergeFields(google::protobuf::MessageLite &Msg, const uint8_t *B, const uint8_t *E) {
+  if (B == E)
+    return true;
+  if (E - B > INT_MAX)
+    return false;
+  google::protobuf::io::ArrayInputStream Stream(B, static_cast<int>(E - B));
+  google::protobuf::io::CodedInputStream Coded(&Stream);
+  Coded.SetTotalBytesLimit(INT_MAX);
+  Coded.SetRecursionLimit(256);
+  return Msg.MergePartialFromCodedStream(&Coded) && Coded.ConsumedEntireMessage();
+}
+
 } // namespace
+
+bool parseModelWithoutRawData(const uint8_t *Data, size_t Size, onnx::ModelProto &M, std::vector<RawSpan> &Spans) {
+  M.Clear();
+  Spans.clear();
+  Reader Model{Data, Data + Size};
+  const uint8_t *Run = Data; // start of the pending run of ordinary ModelProto fields
+  bool SawGraph = false;
+  while (Model.P < Model.End) {
+    const uint8_t *FieldStart = Model.P;
+    uint32_t Num, Wire;
+    const uint8_t *Payload;
+    size_t Len;
+    if (!Model.field(Num, Wire, Payload, Len))
+      return false;
+    if (Num != 7 || Wire != 2)
+      continue;
+    if (SawGraph)
+      return false;
+    SawGraph = true;
+    if (!mergeFields(M, Run, FieldStart))
+      return false;
+    Run = Model.P;
+    onnx::GraphProto *G = M.mutable_graph();
+    Reader Graph{Payload, Payload + Len};
+    const uint8_t *GRun = Payload;
+    while (Graph.P < Graph.End) {
+      const uint8_t *GField = Graph.P;
+      uint32_t GNum, GWire;
+      const uint8_t *TData;
+      size_t TLen;
+      if (!Graph.field(GNum, GWire, TData, TLen))
+        return false;
+      if (GNum != 5 || GWire != 2)
+        continue;
+      if (!mergeFields(*G, GRun, GField))
+        return false;
+      GRun = Graph.P;
+      onnx::TensorProto *T = G->add_initializer();
+      RawSpan Span;
+      Reader Tensor{TData, TData + TLen};
+      const uint8_t *TRun = TData;
+      while (Tensor.P < Tensor.End) {
+        const uint8_t *TField = Tensor.P;
+        uint32_t TNum, TWire;
+        const uint8_t *RData;
+        size_t RLen;
+        if (!Tensor.field(TNum, TWire, RData, RLen))
+          return false;
+        if (TNum != 9 || TWire != 2)
+          continue;
+        if (!mergeFields(*T, TRun, TField))
+          return false;
+        TRun = Tensor.P;
+        Span = RawSpan{RData, RLen}; // the last raw_data wins, as protobuf's bytes fields do
+      }
+      if (!mergeFields(*T, TRun, Tensor.End))
+        return false;
+      Spans.push_back(Span);
+    }
+    if (!mergeFields(*G, GRun, Graph.End))
+      return false;
+  }
+  return mergeFields(M, Run, Model.End);
+}
 
 bool scanInitializerRawData(const uint8_t *Data, size_t Size, std::vector<RawSpan> &Out) {
   Out.clear();

@@ -708,6 +708,7 @@ KernelVariant im2colVariant(GemmIsa Isa, int Priority) {
                 for (int64_t G = 0; G < A.Group; ++G)
                   packA(MK, Mg, KDim, MatrixRef{Wt.as<float>() + G * Mg * KDim, KDim, 1}, Packed[G]);
               }
+              markConstConsumed(I, 1); // run() reads the packed copies only
             }
             return makeKernel<ConvIm2colKernel>(Name, MK, std::move(A), std::move(Packed), std::move(PackedT));
           }};

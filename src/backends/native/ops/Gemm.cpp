@@ -183,6 +183,7 @@ KernelVariant blockedVariant(GemmIsa Isa, int Priority) {
               ConstB.reset(new PackedB);
               packB(MK, K, N, G.TransB ? MatrixRef{B.as<float>(), 1, K} : MatrixRef{B.as<float>(), N, 1}, *ConstB,
                     Parallel());
+              markConstConsumed(I, 1); // B's shape is fixed: run() always takes the packed copy
             }
             return makeKernel<GemmBlockedKernel>(MK, G, std::move(ConstB));
           }};

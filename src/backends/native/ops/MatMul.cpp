@@ -277,6 +277,7 @@ KernelVariant blockedVariant(GemmIsa Isa, int Priority) {
                 const int64_t K = R >= 2 ? B.Dims[R - 2] : B.Dims[0], N = R >= 2 ? B.Dims[R - 1] : 1;
                 ConstB.reset(new PackedB);
                 packB(MK, K, N, MatrixRef{B.as<float>(), N, 1}, *ConstB, Parallel());
+                markConstConsumed(I, 1); // B's shape is fixed: run() always takes the packed copy
               }
             }
             return makeKernel<MatMulBlockedKernel>(MK, std::move(ConstB));

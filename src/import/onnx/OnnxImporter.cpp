@@ -179,7 +179,7 @@ private:
     const size_t Bytes = Count * ElemSize;
 
     if (lowp::packedBits(C->Type) != 0)
-      return convertLowPrecision(T, C, What);
+      return convertLowPrecision(T, Span, C, What);
     if (T.data_location() == onnx::TensorProto_DataLocation_EXTERNAL)
       return readExternal(T, C, Bytes, What);
 
@@ -251,8 +251,8 @@ private:
   /// Low-precision initializers: ONNX packs int4/uint4/float4 two per byte and int2/uint2 four per
   /// byte (lowest bits first), in raw_data, external data or int32_data (one packed byte per value;
   /// one element per value for the 8-bit types); the runtime stores one element per byte.
-  Result<std::shared_ptr<ConstData>> convertLowPrecision(onnx::TensorProto &T, const std::shared_ptr<ConstData> &C,
-                                                         const std::string &What) {
+  Result<std::shared_ptr<ConstData>> convertLowPrecision(onnx::TensorProto &T, const RawSpan *Span,
+                                                         const std::shared_ptr<ConstData> &C, const std::string &What) {
     const size_t Count = C->elementCount();
     const size_t Packed = lowp::packedByteCount(C->Type, Count);
     std::vector<uint8_t> Bytes;
@@ -260,11 +260,14 @@ private:
       ASSIGN_OR_RETURN(auto Raw, readExternal(T, std::make_shared<ConstData>(*C), Packed, What));
       const uint8_t *P = static_cast<const uint8_t *>(Raw->Data);
       Bytes.assign(P, P + Packed);
-    } else if (!T.raw_data().empty() || Count == 0) {
-      if (T.raw_data().size() != Packed)
-        return makeError(ErrorCode::Model, What, ": raw_data holds ", T.raw_data().size(), " bytes, expected ", Packed,
-                         " for ", Count, " elements of ", toString(C->Type), " (packed)");
-      Bytes.assign(T.raw_data().begin(), T.raw_data().end());
+    } else if (!T.raw_data().empty() || (Span && Span->Size) || Count == 0) {
+      const uint8_t *Raw = T.raw_data().empty() && Span ? Span->Data
+                                                         : reinterpret_cast<const uint8_t *>(T.raw_data().data());
+      const size_t RawSize = T.raw_data().empty() && Span ? Span->Size : T.raw_data().size();
+      if (RawSize != Packed)
+        return makeError(ErrorCode::Model, What, ": raw_data holds ", RawSize, " bytes, expected ", Packed, " for ",
+                         Count, " elements of ", toString(C->Type), " (packed)");
+      Bytes.assign(Raw, Raw + RawSize);
     } else {
       if (static_cast<size_t>(T.int32_data_size()) != Packed)
         return makeError(ErrorCode::Model, What, " holds ", T.int32_data_size(), " int32_data values, expected ", Packed,

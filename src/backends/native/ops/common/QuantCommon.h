@@ -113,6 +113,9 @@ inline Result<QuantLayout> makeQuantLayout(const Node &N, const std::vector<int6
   L.Len = X[static_cast<size_t>(Axis)];
   L.Inner = product(X, static_cast<size_t>(Axis) + 1, X.size());
   if (Block == 0) {
+    if (Scale.size() > 1)
+      return makeError(ErrorCode::Model, N.describe(), ": scale ", joinInts(Scale), " has rank ", Scale.size(),
+                       " (blocked quantization) but attribute 'block_size' is 0; it must be positive");
     if (Scale.size() != 1 || Scale[0] != L.Len)
       return makeError(ErrorCode::Shape, N.describe(), ": scale ", joinInts(Scale),
                        " must be a scalar or 1-D with ", L.Len, " values (axis ", Axis, " of ", joinInts(X),

@@ -110,6 +110,16 @@ nb::object exceptionObject(const std::exception_ptr &P) {
 // ---------------------------------------------------------------- element types
 size_t elementSize(rt::ElementType T) { return rt::getElementSize(T); }
 
+/// The float8 / float4 / int4 / int2 types, which numpy sees as their uint8 storage.
+bool isLowPrecision(rt::ElementType T) {
+  switch (T) {
+  case rt::ElementType::F8E4M3FN: case rt::ElementType::F8E4M3FNUZ: case rt::ElementType::F8E5M2:
+  case rt::ElementType::F8E5M2FNUZ: case rt::ElementType::F8E8M0: case rt::ElementType::F4E2M1:
+  case rt::ElementType::I4: case rt::ElementType::U4: case rt::ElementType::I2: case rt::ElementType::U2: return true;
+  default: return false;
+  }
+}
+
 /// The ElementType of a buffer-protocol format string ("<f", "=i", "?", ...); Undefined if none.
 rt::ElementType typeFromFormat(const char *Fmt, Py_ssize_t ItemSize) {
   if (!Fmt)
@@ -157,6 +167,16 @@ const char *numpyName(rt::ElementType T) {
   case rt::ElementType::F32: return "float32";
   case rt::ElementType::F64: return "float64";
   case rt::ElementType::String: return "str";
+  case rt::ElementType::F8E4M3FN: return "float8_e4m3fn";
+  case rt::ElementType::F8E4M3FNUZ: return "float8_e4m3fnuz";
+  case rt::ElementType::F8E5M2: return "float8_e5m2";
+  case rt::ElementType::F8E5M2FNUZ: return "float8_e5m2fnuz";
+  case rt::ElementType::F8E8M0: return "float8_e8m0fnu";
+  case rt::ElementType::F4E2M1: return "float4_e2m1fn";
+  case rt::ElementType::I4: return "int4";
+  case rt::ElementType::U4: return "uint4";
+  case rt::ElementType::I2: return "int2";
+  case rt::ElementType::U2: return "uint2";
   default: return "undefined";
   }
 }
@@ -273,7 +293,9 @@ PyTensor tensorFromBuffer(nb::handle Obj, rt::ElementType Type, bool Copy, const
     throw nb::type_error((What + ": numpy dtype with format '" + std::string(View.format ? View.format : "?") +
                           "' has no Optimium ElementType")
                              .c_str());
-  if (Type != FromFmt && !(Type == rt::ElementType::BF16 && View.itemsize == 2))
+  // BF16 wraps uint16 storage, the low-precision types uint8 storage (one stored byte per element).
+  if (Type != FromFmt && !(Type == rt::ElementType::BF16 && View.itemsize == 2) &&
+      !(isLowPrecision(Type) && FromFmt == rt::ElementType::U8))
     throw nb::type_error((What + ": array element type " + numpyName(FromFmt) + " does not match " + numpyName(Type))
                              .c_str());
   std::vector<rt::Expr> Dims;
@@ -332,6 +354,17 @@ nb::object tensorToNumpy(const PyTensor &P) {
   case rt::ElementType::U32:
   case rt::ElementType::U64:
   case rt::ElementType::BF16: // uint16 storage (see DECISIONS.md); the package views it as bfloat16 if it can
+  // Low-precision types: the stored byte per element as uint8 (float8 bits, 4/2-bit codes unpacked).
+  case rt::ElementType::F8E4M3FN:
+  case rt::ElementType::F8E4M3FNUZ:
+  case rt::ElementType::F8E5M2:
+  case rt::ElementType::F8E5M2FNUZ:
+  case rt::ElementType::F8E8M0:
+  case rt::ElementType::F4E2M1:
+  case rt::ElementType::I4:
+  case rt::ElementType::U4:
+  case rt::ElementType::I2:
+  case rt::ElementType::U2:
     DT.code = (uint8_t)nb::dlpack::dtype_code::UInt;
     break;
   case rt::ElementType::F16:
@@ -737,7 +770,17 @@ NB_MODULE(_core, m) {
       .value("BF16", rt::ElementType::BF16)
       .value("F32", rt::ElementType::F32)
       .value("F64", rt::ElementType::F64)
-      .value("STRING", rt::ElementType::String);
+      .value("STRING", rt::ElementType::String)
+      .value("F8E4M3FN", rt::ElementType::F8E4M3FN)
+      .value("F8E4M3FNUZ", rt::ElementType::F8E4M3FNUZ)
+      .value("F8E5M2", rt::ElementType::F8E5M2)
+      .value("F8E5M2FNUZ", rt::ElementType::F8E5M2FNUZ)
+      .value("F4E2M1", rt::ElementType::F4E2M1)
+      .value("I4", rt::ElementType::I4)
+      .value("U4", rt::ElementType::U4)
+      .value("I2", rt::ElementType::I2)
+      .value("U2", rt::ElementType::U2)
+      .value("F8E8M0", rt::ElementType::F8E8M0);
   m.def("_element_size", [](rt::ElementType T) { return rt::getElementSize(T); });
 
   nb::enum_<rt::PlatformKind>(m, "PlatformKind")

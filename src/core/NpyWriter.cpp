@@ -25,6 +25,10 @@ const char *npyDescr(ElementType T) {
   case ElementType::BF16: return "<u2"; // numpy has no bfloat16: raw bits
   case ElementType::F32: return "<f4";
   case ElementType::F64: return "<f8";
+  case ElementType::F8E4M3FN: case ElementType::F8E4M3FNUZ: case ElementType::F8E5M2:
+  case ElementType::F8E5M2FNUZ: case ElementType::F8E8M0: case ElementType::F4E2M1:
+  case ElementType::I4: case ElementType::U4: case ElementType::I2: case ElementType::U2:
+    return "|u1"; // numpy has no such dtypes: the stored byte per element
   default: return nullptr;
   }
 }

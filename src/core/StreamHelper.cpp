@@ -9,6 +9,7 @@
 
 #include "Optimium/Runtime/Utils/StreamHelper.h"
 #include "core/ErrorConversion.h"
+#include "core/LowPrecision.h"
 #include "core/TensorImpl.h"
 
 namespace optimium {
@@ -94,6 +95,12 @@ std::string formatElement(ElementType Type, const void *Data, size_t Index, int 
   case ElementType::F32: return formatReal(static_cast<const float *>(Data)[Index], Precision);
   case ElementType::F64: return formatReal(static_cast<const double *>(Data)[Index], Precision);
   case ElementType::String: return quoteString(static_cast<const std::string *>(Data)[Index]);
+  case ElementType::I4: case ElementType::U4: case ElementType::I2: case ElementType::U2:
+    return std::to_string(detail::lowp::subByteIntValue(Type, static_cast<const uint8_t *>(Data)[Index]));
+  case ElementType::F8E4M3FN: case ElementType::F8E4M3FNUZ: case ElementType::F8E5M2:
+  case ElementType::F8E5M2FNUZ: case ElementType::F8E8M0: case ElementType::F4E2M1:
+    return formatReal(static_cast<float>(detail::lowp::lowPrecisionToDouble(Type, static_cast<const uint8_t *>(Data)[Index])),
+                      Precision);
   case ElementType::Undefined: break;
   }
   return "?";

@@ -21,6 +21,18 @@ size_t elementByteSize(ElementType Type) {
   case ElementType::I8:
   case ElementType::U8:
     return 1;
+  // Low-precision types: one stored byte per element (see ElementType.h).
+  case ElementType::F8E4M3FN:
+  case ElementType::F8E4M3FNUZ:
+  case ElementType::F8E5M2:
+  case ElementType::F8E5M2FNUZ:
+  case ElementType::F8E8M0:
+  case ElementType::F4E2M1:
+  case ElementType::I4:
+  case ElementType::U4:
+  case ElementType::I2:
+  case ElementType::U2:
+    return 1;
   case ElementType::I16:
   case ElementType::U16:
   case ElementType::F16:
@@ -66,6 +78,17 @@ std::string npyDescr(ElementType Type) {
   case ElementType::BF16: return "<u2"; // no NumPy dtype: raw bits as uint16
   case ElementType::F32: return "<f4";
   case ElementType::F64: return "<f8";
+  case ElementType::F8E4M3FN:
+  case ElementType::F8E4M3FNUZ:
+  case ElementType::F8E5M2:
+  case ElementType::F8E5M2FNUZ:
+  case ElementType::F8E8M0:
+  case ElementType::F4E2M1:
+  case ElementType::I4:
+  case ElementType::U4:
+  case ElementType::I2:
+  case ElementType::U2:
+    return "|u1"; // no NumPy dtype: the stored byte per element (float8 bits, 4/2-bit codes)
   default:
     throw ToolError("element type cannot be stored in a .npy file");
   }

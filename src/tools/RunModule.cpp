@@ -16,10 +16,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/LowPrecision.h"
+
 namespace optimium {
 namespace tools {
 
 namespace rt = optimium::runtime;
+namespace lowp = optimium::runtime::detail::lowp;
 using rt::ElementType;
 
 namespace {
@@ -180,6 +183,26 @@ std::string parseElement(const std::string &Tok, ElementType Type, uint8_t *Dst)
     return "";
   }
   default:
+    if (lowp::isLowPrecisionFloat(Type)) {
+      char *End = nullptr;
+      const double V = std::strtod(Tok.c_str(), &End);
+      if (!End || *End != '\0' || Tok.empty())
+        return Bad();
+      storeAs<uint8_t>(Dst, lowp::doubleToLowPrecision(Type, V, true));
+      return "";
+    }
+    if (lowp::isSubByteInt(Type)) {
+      int64_t V = 0;
+      uint64_t Unused = 0;
+      if (!parseInteger(Tok, false, V, Unused))
+        return Bad();
+      int32_t Lo, Hi;
+      lowp::intRange(Type, Lo, Hi);
+      if (V < Lo || V > Hi)
+        return Range();
+      storeAs<uint8_t>(Dst, static_cast<uint8_t>(static_cast<int8_t>(V)));
+      return "";
+    }
     return "element type is not supported";
   }
 }
@@ -201,12 +224,13 @@ double elementAsDouble(const HostArray &A, size_t I) {
   case ElementType::BF16: { uint16_t V; std::memcpy(&V, P, 2); return rt::bfloat16::toFloat(V); }
   case ElementType::F32: { float V; std::memcpy(&V, P, 4); return V; }
   case ElementType::F64: { double V; std::memcpy(&V, P, 8); return V; }
-  default: return 0;
+  default: return lowp::isLowPrecision(A.Type) ? lowp::lowPrecisionToDouble(A.Type, *P) : 0;
   }
 }
 
 bool isFloatType(ElementType T) {
-  return T == ElementType::F16 || T == ElementType::BF16 || T == ElementType::F32 || T == ElementType::F64;
+  return T == ElementType::F16 || T == ElementType::BF16 || T == ElementType::F32 || T == ElementType::F64 ||
+         lowp::isLowPrecisionFloat(T);
 }
 
 std::string formatElement(const HostArray &A, size_t I) {
@@ -223,6 +247,10 @@ std::string formatElement(const HostArray &A, size_t I) {
     std::snprintf(Buf, sizeof(Buf), "%G", elementAsDouble(A, I));
     return Buf;
   default:
+    if (lowp::isLowPrecisionFloat(A.Type)) {
+      std::snprintf(Buf, sizeof(Buf), "%G", elementAsDouble(A, I));
+      return Buf;
+    }
     return std::to_string(static_cast<int64_t>(elementAsDouble(A, I)));
   }
 }
@@ -357,6 +385,17 @@ std::string elementTypeName(ElementType Type) {
   case ElementType::F32: return "f32";
   case ElementType::F64: return "f64";
   case ElementType::String: return "string";
+  // MLIR / IREE spellings of the low-precision types.
+  case ElementType::F8E4M3FN: return "f8E4M3FN";
+  case ElementType::F8E4M3FNUZ: return "f8E4M3FNUZ";
+  case ElementType::F8E5M2: return "f8E5M2";
+  case ElementType::F8E5M2FNUZ: return "f8E5M2FNUZ";
+  case ElementType::F8E8M0: return "f8E8M0FNU";
+  case ElementType::F4E2M1: return "f4E2M1FN";
+  case ElementType::I4: return "i4";
+  case ElementType::U4: return "ui4";
+  case ElementType::I2: return "i2";
+  case ElementType::U2: return "ui2";
   default: return "undefined";
   }
 }
@@ -368,7 +407,12 @@ bool parseElementTypeName(const std::string &Name, ElementType &Type) {
       {"ui16", ElementType::U16},  {"i32", ElementType::I32},   {"si32", ElementType::I32},
       {"ui32", ElementType::U32},  {"i64", ElementType::I64},   {"si64", ElementType::I64},
       {"ui64", ElementType::U64},  {"f16", ElementType::F16},   {"bf16", ElementType::BF16},
-      {"f32", ElementType::F32},   {"f64", ElementType::F64}};
+      {"f32", ElementType::F32},   {"f64", ElementType::F64},
+      {"f8E4M3FN", ElementType::F8E4M3FN},     {"f8E4M3FNUZ", ElementType::F8E4M3FNUZ},
+      {"f8E5M2", ElementType::F8E5M2},         {"f8E5M2FNUZ", ElementType::F8E5M2FNUZ},
+      {"f8E8M0FNU", ElementType::F8E8M0},      {"f4E2M1FN", ElementType::F4E2M1},
+      {"i4", ElementType::I4},   {"si4", ElementType::I4},   {"ui4", ElementType::U4},
+      {"i2", ElementType::I2},   {"si2", ElementType::I2},   {"ui2", ElementType::U2}};
   auto It = Names.find(Name);
   if (It == Names.end())
     return false;

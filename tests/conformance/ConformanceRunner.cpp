@@ -27,8 +27,10 @@
 #include <vector>
 
 #include "Optimium/Runtime.h"
+#include "core/LowPrecision.h"
 
 namespace rt = optimium::runtime;
+namespace lowp = optimium::runtime::detail::lowp;
 
 namespace {
 
@@ -147,7 +149,7 @@ bool elementTypeOf(int32_t T, rt::ElementType &Out) {
   case onnx::TensorProto_DataType_UINT32: Out = rt::ElementType::U32; return true;
   case onnx::TensorProto_DataType_UINT64: Out = rt::ElementType::U64; return true;
   case onnx::TensorProto_DataType_BFLOAT16: Out = rt::ElementType::BF16; return true;
-  default: return false;
+  default: Out = lowp::fromOnnxDataType(T); return Out != rt::ElementType::Undefined;
   }
 }
 
@@ -179,6 +181,19 @@ rt::Tensor tensorFromProto(const onnx::TensorProto &P) {
     std::string *S = static_cast<std::string *>(Dst);
     for (size_t I = 0; I < N; ++I)
       S[I] = P.string_data(static_cast<int>(I));
+    return T;
+  }
+  if (lowp::packedBits(Type) != 0) { // packed sub-byte / 8-bit codes -> one element per byte
+    const size_t Packed = lowp::packedByteCount(Type, N);
+    std::string Bytes = P.raw_data();
+    if (!P.has_raw_data())
+      for (int32_t V : P.int32_data())
+        Bytes.push_back(static_cast<char>(V));
+    if (Bytes.size() != Packed)
+      throw std::runtime_error("tensor '" + P.name() + "' holds " + std::to_string(Bytes.size()) + " bytes, expected " +
+                               std::to_string(Packed) + " (packed)");
+    if (N)
+      lowp::unpackSubByte(Type, reinterpret_cast<const uint8_t *>(Bytes.data()), N, static_cast<uint8_t *>(Dst));
     return T;
   }
   if (P.has_raw_data()) {
@@ -215,7 +230,7 @@ rt::Tensor tensorFromProto(const onnx::TensorProto &P) {
 
 bool isFloatType(rt::ElementType T) {
   return T == rt::ElementType::F32 || T == rt::ElementType::F64 || T == rt::ElementType::F16 ||
-         T == rt::ElementType::BF16;
+         T == rt::ElementType::BF16 || lowp::isLowPrecisionFloat(T);
 }
 
 double elementAsDouble(const rt::Tensor &T, size_t I) {
@@ -225,7 +240,8 @@ double elementAsDouble(const rt::Tensor &T, size_t I) {
   case rt::ElementType::F64: return static_cast<const double *>(D)[I];
   case rt::ElementType::F16: return static_cast<float>(static_cast<const rt::float16 *>(D)[I]);
   case rt::ElementType::BF16: return static_cast<float>(static_cast<const rt::bfloat16 *>(D)[I]);
-  default: return 0;
+  default: return lowp::isLowPrecision(T.getType())
+                      ? lowp::lowPrecisionToDouble(T.getType(), static_cast<const uint8_t *>(D)[I]) : 0;
   }
 }
 
@@ -301,7 +317,7 @@ std::string compareTensors(const rt::Tensor &Got, const rt::Tensor &Ref, double 
     case rt::ElementType::U32: return *reinterpret_cast<const uint32_t *>(P);
     case rt::ElementType::I64: return *reinterpret_cast<const int64_t *>(P);
     case rt::ElementType::U64: return static_cast<long long>(*reinterpret_cast<const uint64_t *>(P));
-    default: return 0;
+    default: return lowp::isSubByteInt(Ref.getType()) ? lowp::subByteIntValue(Ref.getType(), *reinterpret_cast<const uint8_t *>(P)) : 0;
     }
   };
   Os << Bad << "/" << N << " elements differ; first at " << First << ": got " << Int(G + First * Size) << ", expected "

@@ -87,6 +87,54 @@ TEST(OnnxImporter, WrongInitializerSizeIsAModelError) {
   EXPECT_NE(R.status().message().find("'w'"), std::string::npos) << R.status().message();
 }
 
+// Low-precision initializers: ONNX packs int4 two and uint2 four per byte (lowest bits first); the
+// runtime stores one element per byte (int4 sign-extended). Float8 codes come through int32_data too.
+TEST(OnnxImporter, PackedSubByteInitializersAreUnpacked) {
+  OnnxBuilder B(21);
+  B.input("x", onnx::TensorProto_DataType_FLOAT, {1});
+  const auto Add = [&B](const std::string &Name, int Type, int64_t Count) {
+    auto *T = B.M.mutable_graph()->add_initializer();
+    T->set_name(Name);
+    T->set_data_type(Type);
+    T->add_dims(Count);
+    return T;
+  };
+  Add("i4", 22, 3)->set_raw_data(std::string("\x78\x01", 2)); // [-8, 7, 1]
+  auto *U2 = Add("u2", 25, 5);                                 // [1, 2, 3, 0, 3] in int32_data
+  U2->add_int32_data(0x39);
+  U2->add_int32_data(0x03);
+  auto *F8 = Add("f8", 17, 2); // e4m3fn 1.0 and NaN, one code per int32_data value
+  F8->add_int32_data(0x38);
+  F8->add_int32_data(0xFF);
+  B.node("Identity", {"x"}, {"y"});
+  B.output("y", onnx::TensorProto_DataType_FLOAT);
+  std::string Bytes = B.bytes();
+  auto R = importOnnxBuffer(reinterpret_cast<const uint8_t *>(Bytes.data()), Bytes.size(), "", "test");
+  ASSERT_TRUE(R.isOk()) << R.status().message();
+  const Graph &G = *R.value().G;
+  const auto Stored = [&G](const std::string &Name) {
+    const Value &V = G.Values[G.findValue(Name)];
+    EXPECT_TRUE(V.Const);
+    const uint8_t *P = static_cast<const uint8_t *>(V.Const->Data);
+    return std::vector<int>(P, P + V.Const->elementCount());
+  };
+  EXPECT_EQ(G.Values[G.findValue("i4")].Type, ElementType::I4);
+  EXPECT_EQ(Stored("i4"), (std::vector<int>{0xF8, 7, 1}));
+  EXPECT_EQ(G.Values[G.findValue("u2")].Type, ElementType::U2);
+  EXPECT_EQ(Stored("u2"), (std::vector<int>{1, 2, 3, 0, 3}));
+  EXPECT_EQ(G.Values[G.findValue("f8")].Type, ElementType::F8E4M3FN);
+  EXPECT_EQ(Stored("f8"), (std::vector<int>{0x38, 0xFF}));
+
+  // 3 int4 elements need 2 packed bytes, not 3.
+  B.M.mutable_graph()->mutable_initializer(0)->set_raw_data(std::string("\x78\x01\x00", 3));
+  Bytes = B.bytes();
+  R = importOnnxBuffer(reinterpret_cast<const uint8_t *>(Bytes.data()), Bytes.size(), "", "test");
+  ASSERT_FALSE(R.isOk());
+  EXPECT_EQ(R.status().code(), ErrorCode::Model);
+  EXPECT_NE(R.status().message().find("'i4'"), std::string::npos) << R.status().message();
+  EXPECT_NE(R.status().message().find("expected 2"), std::string::npos) << R.status().message();
+}
+
 TEST(OnnxImporter, ScannerRejectsGarbageWithoutReadingOutOfBounds) {
   std::vector<uint8_t> Junk{0x3a, 0xff, 0xff, 0xff, 0xff, 0x0f}; // field 7 claiming a huge length
   std::vector<RawSpan> Spans;

@@ -256,6 +256,25 @@ def test_all_dtype_aliases_roundtrip(rt):
     assert as_f32.tolist() == [1.0, -2.5]
 
 
+def test_low_precision_types_exchange_uint8_storage(rt):
+    # float8 / float4 / int4 / int2: one stored byte per element, seen by numpy as uint8.
+    codes = np.array([0x38, 0x7E, 0xFF], dtype=np.uint8)  # e4m3fn: 1.0, 448, NaN
+    t = rt.tensor(codes, dtype=rt.ElementType.F8E4M3FN)
+    assert t.type == rt.ElementType.F8E4M3FN
+    out = t.to_numpy()
+    assert out.dtype == np.uint8
+    assert out.tolist() == codes.tolist()
+    i4 = rt.tensor(np.array([0xF8, 7], dtype=np.uint8), dtype=rt.ElementType.I4)  # -8 (sign-extended), 7
+    assert i4.to_numpy().tolist() == [0xF8, 7]
+    for name in ("F8E4M3FNUZ", "F8E5M2", "F8E5M2FNUZ", "F8E8M0", "F4E2M1", "I4", "U4", "I2", "U2"):
+        et = getattr(rt.ElementType, name)
+        assert et in rt.LOW_PRECISION_TYPES
+        with pytest.raises(TypeError, match="uint8"):
+            et.to_dtype()
+    with pytest.raises(TypeError, match="uint8 storage"):
+        rt.tensor(np.zeros(3, np.float32), dtype=rt.ElementType.I4)
+
+
 def test_from_dtype_trap(rt):
     with pytest.raises(TypeError, match=r"np\.dtype\(numpy\.float32\)"):
         rt.ElementType.from_dtype(np.float32)

@@ -176,6 +176,20 @@ TEST(RunModuleParse, IntegerBoolAndHalfTypes) {
   EXPECT_TRUE(std::isinf(V[2]) && V[2] < 0);
 }
 
+// Low-precision types: IREE spellings, one stored byte per element (float8 codes; int4 sign-extended).
+TEST(RunModuleParse, LowPrecisionTypes) {
+  EXPECT_EQ(values<uint8_t>(one("3xf8E4M3FN=1 -0.5 1000")), (std::vector<uint8_t>{0x38, 0xB0, 0x7E})); // saturates
+  EXPECT_EQ(values<uint8_t>(one("1xf8E5M2=2")), (std::vector<uint8_t>{0x40}));
+  EXPECT_EQ(values<uint8_t>(one("2xf4E2M1FN=6 -0.5")), (std::vector<uint8_t>{0x7, 0x9}));
+  EXPECT_EQ(values<int8_t>(one("3xi4=-8 0 7")), (std::vector<int8_t>{-8, 0, 7}));
+  EXPECT_EQ(values<uint8_t>(one("2xui2=0 3")), (std::vector<uint8_t>{0, 3}));
+  EXPECT_NE(specError("1xi4=8").find("range"), std::string::npos) << specError("1xi4=8");
+  EXPECT_EQ(elementTypeName(ElementType::F8E4M3FNUZ), "f8E4M3FNUZ");
+  EXPECT_EQ(elementTypeName(ElementType::U4), "ui4");
+  const std::string View = formatBufferView(one("3xf8E4M3FN=1 -0.5 448"));
+  EXPECT_NE(View.find("3xf8E4M3FN=1 -0.5 448"), std::string::npos) << View;
+}
+
 // ---- files -------------------------------------------------------------------------------------
 
 TEST(RunModuleParse, RawFileAndContinuation) {

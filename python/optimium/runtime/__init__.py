@@ -117,10 +117,36 @@ def _bfloat16_dtype():
         return _np.dtype(_np.uint16)
 
 
+# float8 / float4 / int4 / int2: numpy has no such dtypes. A tensor of these types holds one byte
+# per element (float8: the bit pattern; F4E2M1/U4/U2: the code in the low bits; I4/I2: the value
+# as int8), and numpy sees exactly those bytes as uint8: to_numpy() returns a uint8 array and
+# rt.tensor(uint8_array, dtype=rt.ElementType.F8E4M3FN) wraps one. to_dtype() raises TypeError
+# for them, so no silent value conversion happens. Convert values inside the model (Cast).
+LOW_PRECISION_TYPES = frozenset(
+    {
+        ElementType.F8E4M3FN,
+        ElementType.F8E4M3FNUZ,
+        ElementType.F8E5M2,
+        ElementType.F8E5M2FNUZ,
+        ElementType.F8E8M0,
+        ElementType.F4E2M1,
+        ElementType.I4,
+        ElementType.U4,
+        ElementType.I2,
+        ElementType.U2,
+    }
+)
+
+
 def _to_dtype(self: ElementType) -> _np.dtype:
     """The numpy dtype of this element type (BF16: ml_dtypes.bfloat16 if available, else uint16)."""
     if self == ElementType.BF16:
         return _bfloat16_dtype()
+    if self in LOW_PRECISION_TYPES:
+        raise TypeError(
+            f"ElementType.{self.name} has no numpy dtype; its tensors exchange their stored bytes as uint8 "
+            "(one byte per element)"
+        )
     try:
         return _TO_NUMPY[self]
     except KeyError:
@@ -213,6 +239,13 @@ def tensor(value=None, shape=None, dtype=None, *, copy: bool = True) -> Tensor:
                 raise ValueError(f"rt.tensor(): array shape {tuple(arr.shape)} differs from shape={tuple(shape)} "
                                  "and copy=False cannot reshape")
             arr = arr.reshape(tuple(int(d) for d in shape))
+        if et in LOW_PRECISION_TYPES:
+            if arr.dtype != _np.uint8:
+                raise TypeError(
+                    f"rt.tensor(): a {et.name} tensor wraps uint8 storage (one stored byte per element), "
+                    f"got dtype {arr.dtype}"
+                )
+            return _core._tensor_from_buffer(arr, et, copy)
         if et is not None and et != ElementType.BF16 and _from_dtype(arr.dtype) != et:
             if not copy:
                 raise TypeError(f"rt.tensor(): array dtype {arr.dtype} is not {et.name} and copy=False cannot convert")

@@ -67,6 +67,26 @@ class ElementType(enum.Enum):
 
     STRING = 14
 
+    F8E4M3FN = 15
+
+    F8E4M3FNUZ = 16
+
+    F8E5M2 = 17
+
+    F8E5M2FNUZ = 18
+
+    F4E2M1 = 19
+
+    I4 = 20
+
+    U4 = 21
+
+    I2 = 22
+
+    U2 = 23
+
+    F8E8M0 = 24
+
 class PlatformKind(enum.Enum):
     NATIVE = 0
 

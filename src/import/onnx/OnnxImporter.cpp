@@ -13,6 +13,7 @@
 #include <set>
 
 #include "core/Log.h"
+#include "core/LowPrecision.h"
 #include "import/MappedFile.h"
 #include "import/onnx/RawDataScanner.h"
 #include "ir/Scopes.h"
@@ -71,6 +72,9 @@ Result<ElementType> convertDataType(int32_t T, const std::string &What) {
   case onnx::TensorProto_DataType_BFLOAT16: return ElementType::BF16;
   default: break;
   }
+  const ElementType Low = lowp::fromOnnxDataType(T);
+  if (Low != ElementType::Undefined)
+    return Low;
   return makeError(ErrorCode::Type, What, ": unsupported ONNX element type ", T);
 }
 
@@ -176,6 +180,8 @@ private:
     }
     const size_t Bytes = Count * ElemSize;
 
+    if (lowp::packedBits(C->Type) != 0)
+      return convertLowPrecision(T, Span, C, What);
     if (T.data_location() == onnx::TensorProto_DataLocation_EXTERNAL)
       return readExternal(T, C, Bytes, What);
 
@@ -248,6 +254,40 @@ private:
       }
       break;
     }
+    return Owned;
+  }
+
+  /// Low-precision initializers: ONNX packs int4/uint4/float4 two per byte and int2/uint2 four per
+  /// byte (lowest bits first), in raw_data, external data or int32_data (one packed byte per value;
+  /// one element per value for the 8-bit types); the runtime stores one element per byte.
+  Result<std::shared_ptr<ConstData>> convertLowPrecision(onnx::TensorProto &T, const RawSpan *Span,
+                                                         const std::shared_ptr<ConstData> &C, const std::string &What) {
+    const size_t Count = C->elementCount();
+    const size_t Packed = lowp::packedByteCount(C->Type, Count);
+    std::vector<uint8_t> Bytes;
+    if (T.data_location() == onnx::TensorProto_DataLocation_EXTERNAL) {
+      ASSIGN_OR_RETURN(auto Raw, readExternal(T, std::make_shared<ConstData>(*C), Packed, What));
+      const uint8_t *P = static_cast<const uint8_t *>(Raw->Data);
+      Bytes.assign(P, P + Packed);
+    } else if (!T.raw_data().empty() || (Span && Span->Size) || Count == 0) {
+      const uint8_t *Raw = T.raw_data().empty() && Span ? Span->Data
+                                                         : reinterpret_cast<const uint8_t *>(T.raw_data().data());
+      const size_t RawSize = T.raw_data().empty() && Span ? Span->Size : T.raw_data().size();
+      if (RawSize != Packed)
+        return makeError(ErrorCode::Model, What, ": raw_data holds ", RawSize, " bytes, expected ", Packed, " for ",
+                         Count, " elements of ", toString(C->Type), " (packed)");
+      Bytes.assign(Raw, Raw + RawSize);
+    } else {
+      if (static_cast<size_t>(T.int32_data_size()) != Packed)
+        return makeError(ErrorCode::Model, What, " holds ", T.int32_data_size(), " int32_data values, expected ", Packed,
+                         " for ", Count, " elements of ", toString(C->Type));
+      for (int32_t V : T.int32_data())
+        Bytes.push_back(static_cast<uint8_t>(V));
+    }
+    auto Owned = ConstData::allocate(C->Type, C->Dims);
+    if (Count)
+      lowp::unpackSubByte(C->Type, Bytes.data(), Count, static_cast<uint8_t *>(Owned->mutableData()));
+    std::string().swap(*T.mutable_raw_data());
     return Owned;
   }
 

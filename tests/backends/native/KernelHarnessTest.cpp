@@ -11,9 +11,11 @@
 #include <thread>
 
 #include "backends/native/Kernel.h"
+#include "core/LowPrecision.h"
 
 using namespace optimium::runtime;
 using namespace optimium::runtime::detail;
+namespace lowp = optimium::runtime::detail::lowp;
 
 namespace {
 
@@ -52,7 +54,8 @@ struct Buffer {
     case ElementType::I32: return static_cast<const int32_t *>(P)[I];
     case ElementType::I64: return static_cast<double>(static_cast<const int64_t *>(P)[I]);
     case ElementType::Bool: return static_cast<const uint8_t *>(P)[I];
-    default: return 0;
+    default:
+      return lowp::isLowPrecision(Type) ? lowp::lowPrecisionToDouble(Type, static_cast<const uint8_t *>(P)[I]) : 0;
     }
   }
   void set(size_t I, double V) {
@@ -65,7 +68,16 @@ struct Buffer {
     case ElementType::I32: static_cast<int32_t *>(P)[I] = static_cast<int32_t>(std::llround(V)); break;
     case ElementType::I64: static_cast<int64_t *>(P)[I] = static_cast<int64_t>(std::llround(V)); break;
     case ElementType::Bool: static_cast<uint8_t *>(P)[I] = V != 0; break;
-    default: break;
+    default:
+      // Low-precision types: the stored byte (sub-byte integers clamped to their range).
+      if (lowp::isSubByteInt(Type)) {
+        int32_t Lo, Hi;
+        lowp::intRange(Type, Lo, Hi);
+        static_cast<int8_t *>(P)[I] = static_cast<int8_t>(std::min<long long>(Hi, std::max<long long>(Lo, std::llround(V))));
+      } else if (lowp::isLowPrecisionFloat(Type)) {
+        static_cast<uint8_t *>(P)[I] = lowp::doubleToLowPrecision(Type, V, true);
+      }
+      break;
     }
   }
   bool isInteger() const { return Type != ElementType::F32 && Type != ElementType::F64; }
@@ -515,3 +527,143 @@ TEST(ReferenceKernels, ReshapeTransposeConcat) {
 }
 
 } // namespace
+
+// --- low-precision types: Cast / QuantizeLinear / DequantizeLinear by hand ------------------------
+
+namespace {
+
+/// Shape inference of one node on the given inputs (the path a model load takes).
+Status inferCase(const std::string &Op, const std::map<std::string, AttrValue> &Attrs,
+                 const std::vector<HandInput> &Inputs) {
+  const OpKernels *K = findOpKernels("", Op);
+  if (!K)
+    return Status(ErrorCode::NotImplemented, "no op " + Op);
+  OpTestCase C;
+  C.Label = "bad";
+  C.Attrs = Attrs;
+  for (const HandInput &H : Inputs) {
+    TestInput T;
+    T.Type = H.Type;
+    T.Dims = H.Dims;
+    T.Values = H.Values;
+    T.Constant = H.Constant;
+    C.Inputs.push_back(T);
+  }
+  PreparedCase P;
+  return prepare(*K, C, 1, P);
+}
+
+void expectSameValues(const std::vector<double> &Got, const std::vector<double> &Want) {
+  ASSERT_EQ(Got.size(), Want.size());
+  for (size_t I = 0; I < Got.size(); ++I) {
+    if (std::isnan(Want[I]))
+      EXPECT_TRUE(std::isnan(Got[I])) << "element " << I << ": " << Got[I];
+    else
+      EXPECT_EQ(Got[I], Want[I]) << "element " << I;
+  }
+}
+
+const double kNan = std::numeric_limits<double>::quiet_NaN();
+const double kInf = std::numeric_limits<double>::infinity();
+
+} // namespace
+
+TEST(ReferenceKernels, CastToFloat8SaturatesOrOverflows) {
+  const HandInput X{F32, {6}, {0.47892547, 1e6, -1e6, kNan, kInf, 1e-7}};
+  expectSameValues(runReference("Cast", {{"to", intAttr(17)}}, {X}), {0.46875, 448, -448, kNan, 448, 0});
+  expectSameValues(runReference("Cast", {{"to", intAttr(17)}, {"saturate", intAttr(0)}}, {X}),
+                   {0.46875, kNan, kNan, kNan, kNan, 0});
+  expectSameValues(runReference("Cast", {{"to", intAttr(19)}, {"saturate", intAttr(0)}}, {X}),
+                   {0.5, kInf, -kInf, kNan, kInf, 0});
+  expectSameValues(runReference("Cast", {{"to", intAttr(20)}}, {X}), {0.5, 57344, -57344, kNan, 57344, 0});
+  expectSameValues(runReference("Cast", {{"to", intAttr(23)}}, {{F32, {4}, {0.25, 0.75, 9, -5}}}), {0, 1, 6, -4});
+}
+
+TEST(ReferenceKernels, CastToSubByteIntegers) {
+  // From floats: truncate; out of range gives 0. From integers: keep the low bits.
+  expectSameValues(runReference("Cast", {{"to", intAttr(22)}}, {{F32, {6}, {-9, -8, 7, 8, 2.7, -2.7}}}),
+                   {0, -8, 7, 0, 2, -2});
+  expectSameValues(runReference("Cast", {{"to", intAttr(22)}}, {{ElementType::I32, {3}, {-9, 200, 15}}}), {7, -8, -1});
+  expectSameValues(runReference("Cast", {{"to", intAttr(25)}}, {{F32, {5}, {-1, 0, 1.5, 3, 4}}}), {0, 0, 1, 3, 0});
+  expectSameValues(runReference("Cast", {{"to", intAttr(1)}}, {{ElementType::I4, {3}, {-8, 0, 7}}}), {-8, 0, 7});
+}
+
+TEST(ReferenceKernels, QuantizeLinearLowPrecisionTargets) {
+  // int4: rint(x / scale) + zero point, clamped to [-8, 7].
+  expectSameValues(runReference("QuantizeLinear", {},
+                                {{F32, {4}, {-100, 100, 3.5, 2.5}}, {F32, {}, {1}, true}, {ElementType::I4, {}, {0}, true}}),
+                   {-8, 7, 4, 2});
+  // uint2 via output_dtype, no zero point.
+  expectSameValues(runReference("QuantizeLinear", {{"output_dtype", intAttr(25)}},
+                                {{F32, {4}, {-1, 1, 2, 9}}, {F32, {}, {1}, true}}),
+                   {0, 1, 2, 3});
+  // float8: 'saturate' decides what 1000 / 1 becomes in e4m3fn.
+  const std::vector<HandInput> In{{F32, {2}, {1000, 1}}, {F32, {}, {1}, true}, {ElementType::F8E4M3FN, {}, {0}, true}};
+  expectSameValues(runReference("QuantizeLinear", {}, In), {448, 1});
+  expectSameValues(runReference("QuantizeLinear", {{"saturate", intAttr(0)}}, In), {kNan, 1});
+}
+
+TEST(ReferenceKernels, BlockedQuantization) {
+  // x [2, 4], scales [2, 2] along axis 1 in blocks of 2.
+  expectSameValues(runReference("QuantizeLinear", {{"axis", intAttr(1)}, {"block_size", intAttr(2)}},
+                                {{F32, {2, 4}, {1, 2, 3, 4, 5, 6, 7, 8}},
+                                 {F32, {2, 2}, {1, 2, 0.5, 4}, true},
+                                 {ElementType::I8, {2, 2}, {0, 1, 2, 3}, true}}),
+                   {1, 2, 3, 3, 12, 14, 5, 5});
+  // A last, shorter block: 5 values in blocks of 3 need 2 scales.
+  expectSameValues(runReference("QuantizeLinear", {{"axis", intAttr(1)}, {"block_size", intAttr(3)}},
+                                {{F32, {1, 5}, {1, 2, 3, 4, 5}}, {F32, {1, 2}, {1, 10}, true}}),
+                   {1, 2, 3, 0, 0});
+  expectSameValues(runReference("DequantizeLinear", {{"axis", intAttr(1)}, {"block_size", intAttr(2)}},
+                                {{ElementType::I8, {2, 3}, {1, 2, 3, 4, 5, 6}}, {F32, {2, 2}, {1, 2, 3, 4}, true}}),
+                   {1, 2, 6, 12, 15, 24});
+}
+
+TEST(ReferenceKernels, DequantizeLinearLowPrecisionInputs) {
+  expectSameValues(runReference("DequantizeLinear", {},
+                                {{ElementType::F8E4M3FN, {3}, {448, -0.5, 0.015625}}, {F32, {}, {2}, true}}),
+                   {896, -1, 0.03125});
+  expectSameValues(runReference("DequantizeLinear", {},
+                                {{ElementType::I4, {3}, {-8, 0, 7}}, {F32, {}, {0.5}, true}, {ElementType::I4, {}, {-1}, true}}),
+                   {-3.5, 0.5, 4});
+  expectSameValues(runReference("DequantizeLinear", {{"axis", intAttr(0)}},
+                                {{ElementType::F4E2M1, {2, 2}, {6, -0.5, 1.5, 3}}, {F32, {2}, {1, 2}, true}}),
+                   {6, -0.5, 3, 6});
+}
+
+TEST(ReferenceKernels, BadBlockSizeIsAModelErrorNamingTheNode) {
+  const HandInput X{F32, {2, 4}, {1, 2, 3, 4, 5, 6, 7, 8}};
+  // Scale [2, 3] does not match ceil(4 / 2) = 2 blocks.
+  Status S = inferCase("QuantizeLinear", {{"axis", intAttr(1)}, {"block_size", intAttr(2)}},
+                       {X, {F32, {2, 3}, {1, 1, 1, 1, 1, 1}, true}});
+  EXPECT_EQ(S.code(), ErrorCode::Model);
+  EXPECT_NE(S.message().find("QuantizeLinear"), std::string::npos) << S.message();
+  EXPECT_NE(S.message().find("'block_size' value 2"), std::string::npos) << S.message();
+  EXPECT_NE(S.message().find("[2, 3]"), std::string::npos) << S.message();
+  // Negative.
+  S = inferCase("DequantizeLinear", {{"axis", intAttr(1)}, {"block_size", intAttr(-2)}},
+                {{ElementType::I8, {2, 4}, {1}}, {F32, {2, 2}, {1}, true}});
+  EXPECT_EQ(S.code(), ErrorCode::Model);
+  EXPECT_NE(S.message().find("DequantizeLinear"), std::string::npos) << S.message();
+  EXPECT_NE(S.message().find("-2"), std::string::npos) << S.message();
+  // Zero (not blocked) with a 2-D scale.
+  S = inferCase("QuantizeLinear", {{"axis", intAttr(1)}}, {X, {F32, {2, 2}, {1}, true}});
+  EXPECT_EQ(S.code(), ErrorCode::Model);
+  EXPECT_NE(S.message().find("block_size"), std::string::npos) << S.message();
+  // Unsupported conversions name the type.
+  S = inferCase("QuantizeLinear", {{"output_dtype", intAttr(24)}}, {X, {F32, {}, {1}, true}});
+  EXPECT_EQ(S.code(), ErrorCode::Model);
+  EXPECT_NE(S.message().find("'output_dtype' value 24"), std::string::npos) << S.message();
+  S = inferCase("Cast", {{"to", intAttr(27)}}, {X});
+  EXPECT_EQ(S.code(), ErrorCode::Type);
+  EXPECT_NE(S.message().find("float6e2m3"), std::string::npos) << S.message();
+  S = inferCase("Cast", {{"to", intAttr(24)}, {"round_mode", [] {
+                          AttrValue A;
+                          A.K = AttrValue::Kind::String;
+                          A.S = "sideways";
+                          return A;
+                        }()}},
+                {X});
+  EXPECT_EQ(S.code(), ErrorCode::Model);
+  EXPECT_NE(S.message().find("sideways"), std::string::npos) << S.message();
+}

@@ -16,9 +16,7 @@ OpSchema castLikeSchema() {
       if (!castableType(Ctx.Inputs[I].Type))
         return Ctx.error(ErrorCode::Type, "input ", I, " has element type ", toString(Ctx.Inputs[I].Type),
                          ", which the native backend cannot cast");
-    ASSIGN_OR_RETURN(const int64_t Saturate, Ctx.N.getInt("saturate", 1));
-    if (Saturate != 0 && Saturate != 1)
-      return Ctx.error(ErrorCode::Model, "attribute 'saturate' must be 0 or 1, got ", Saturate);
+    RETURN_IF_ERROR(parseCastOptions(Ctx.N).status());
     Ctx.Outputs[0].Type = Ctx.Inputs[1].Type;
     Ctx.Outputs[0].Shape = Ctx.Inputs[0].Shape;
     // Only input 0's values matter for folding.
@@ -28,7 +26,7 @@ OpSchema castLikeSchema() {
     One.Inputs = {Ctx.Inputs[0]};
     One.Outputs = Ctx.Outputs;
     RETURN_IF_ERROR(
-        foldWithKernel(One, [](const KernelCreateInfo &) { return makeKernel<CastKernel>("castlike__fold", false); }));
+        foldWithKernel(One, [](const KernelCreateInfo &I) { return makeCastKernel(I, "castlike__fold", false); }));
     Ctx.Outputs = One.Outputs;
     return Status::ok();
   };
@@ -50,6 +48,11 @@ OpKernels castLikeKernels() {
         testCase("f64_to_f32", {x(ElementType::F64), like(ElementType::F32)}),
         testCase("f32_to_bool", {x(ElementType::F32, -1, 1), like(ElementType::Bool)}),
         testCase("large", {rangeInput({4, 50000}, ElementType::F32, -1000, 1000), like(ElementType::I32)}),
+        testCase("f32_to_e4m3fn", {x(ElementType::F32, -600, 600), like(ElementType::F8E4M3FN)}),
+        testCase("f32_to_e5m2_no_saturate", {x(ElementType::F32, -7e4, 7e4), like(ElementType::F8E5M2)},
+                 {{"saturate", attrInt(0)}}),
+        testCase("f32_to_i4", {x(ElementType::F32, -10, 10), like(ElementType::I4)}),
+        testCase("u2_to_f32", {x(ElementType::U2, 0, 3), like(ElementType::F32)}),
     };
   };
   return K;

@@ -1,6 +1,7 @@
-// DequantizeLinear (opsets 10-25, integer inputs): y = (x - zero_point) * scale, per tensor or per
-// axis; x is i8, u8, i16, u16 or i32, y has the scale's type (f32, or f16 from opset 19). Blocked
-// dequantization (block_size > 0) is rejected with a ModelError.
+// DequantizeLinear (opsets 10-25): y = (x - zero_point) * scale with x of i8, u8, i16, u16, i32,
+// i4, u4, i2, u2, a float8 type or float4e2m1 (float codes decoded exactly first); scale and zero
+// point per tensor, per axis or blocked ('block_size', as QuantizeLinear). y has the scale's type
+// (f32, or f16 from opset 19) unless 'output_dtype' (opset 23+) names f32 or f16.
 #include "backends/native/ops/common/QuantCommon.h"
 
 namespace optimium {
@@ -9,58 +10,56 @@ namespace detail {
 namespace ops {
 namespace {
 
-Result<int64_t> dequantAxis(const Node &N, size_t Rank, bool PerAxis) {
-  ASSIGN_OR_RETURN(const int64_t Axis, N.getInt("axis", 1));
-  // The axis only matters for per-axis parameters; per-tensor ones ignore it (any rank).
-  if (Rank == 0 || !PerAxis)
-    return int64_t(0);
-  return normalizeAxis(N, "axis", Axis, static_cast<int64_t>(Rank));
-}
-
 Status inferDequantize(ShapeContext &Ctx) {
-  RETURN_IF_ERROR(requireInputType(Ctx, 0, {ElementType::I8, ElementType::U8, ElementType::I16, ElementType::U16,
-                                            ElementType::I32}));
+  const ElementType XT = Ctx.Inputs[0].Type;
+  if (!isQuantizedType(XT) && XT != ElementType::I32)
+    return Ctx.error(ErrorCode::Type, "input 0 (x) has element type ", toString(XT),
+                     ", supported: i8, u8, i16, u16, i32, i4, u4, i2, u2, f8e4m3fn, f8e4m3fnuz, f8e5m2, f8e5m2fnuz, "
+                     "f4e2m1");
   RETURN_IF_ERROR(requireInputType(Ctx, 1, {ElementType::F32, ElementType::F16}));
   if (Ctx.hasInput(2))
     RETURN_IF_ERROR(requireSameType(Ctx, 0, 2));
-  ASSIGN_OR_RETURN(const int64_t Block, Ctx.N.getInt("block_size", 0));
-  if (Block != 0)
-    return Ctx.error(ErrorCode::Model, "attribute 'block_size' value ", Block,
-                     " (blocked dequantization) is not supported by the native backend");
-  const TensorShape &X = Ctx.Inputs[0].Shape;
-  ASSIGN_OR_RETURN(const int64_t Axis, dequantAxis(Ctx.N, X.getRank(), Ctx.Inputs[1].Shape.getRank() == 1 && paramCount(Ctx, 1) != 1));
-  for (size_t I : {size_t(1), size_t(2)}) {
-    if (!Ctx.hasInput(I))
-      continue;
-    const TensorShape &P = Ctx.Inputs[I].Shape;
-    const int64_t Count = paramCount(Ctx, I);
-    if (P.getRank() > 1)
-      return Ctx.error(ErrorCode::Shape, "input ", I, " ", P.toString(), " must be a scalar or 1-D (per-axis)");
-    if (P.getRank() == 1 && Count != 1 && Count >= 0 && X.getRank() > 0 && X[static_cast<size_t>(Axis)].isConst() &&
-        Count != X[static_cast<size_t>(Axis)].value())
-      return Ctx.error(ErrorCode::Shape, "input ", I, " ", P.toString(), " must have ",
-                       X[static_cast<size_t>(Axis)].value(), " values (axis ", Axis, " of ", X.toString(), ")");
-  }
-  Ctx.Outputs[0].Type = Ctx.Inputs[1].Type;
-  Ctx.Outputs[0].Shape = X;
+  ASSIGN_OR_RETURN(const int64_t Dtype, Ctx.N.getInt("output_dtype", 0));
+  ElementType Out = Ctx.Inputs[1].Type;
+  if (Dtype == 1)
+    Out = ElementType::F32;
+  else if (Dtype == 10)
+    Out = ElementType::F16;
+  else if (Dtype != 0)
+    return Ctx.error(ErrorCode::Model, "attribute 'output_dtype' value ", Dtype,
+                     " is not supported by the native backend (1: float, 10: float16)");
+  RETURN_IF_ERROR(checkQuantLayout(Ctx, 1, 2));
+  Ctx.Outputs[0].Type = Out;
+  Ctx.Outputs[0].Shape = Ctx.Inputs[0].Shape;
   return Status::ok();
 }
 
 Status runDequantize(const Node &N, const KernelContext &Ctx, bool Par) {
   const TensorView &X = Ctx.Inputs[0], &Y = Ctx.Outputs[0];
   const std::vector<float> Scale = loadFloats(Ctx.Inputs[1]);
+  const bool HasZp = hasRunInput(Ctx, 2);
+  ASSIGN_OR_RETURN(const QuantLayout L,
+                   makeQuantLayout(N, X.Dims, Ctx.Inputs[1].Dims, HasZp ? &Ctx.Inputs[2].Dims : nullptr));
+  const auto At = [&L](const auto &Params, size_t I) { return Params[Params.size() == 1 ? 0 : L.paramIndex(I)]; };
+  if (lowp::isLowPrecisionFloat(X.Type)) {
+    std::vector<float> Zp{0.0f};
+    if (HasZp && Ctx.Inputs[2].elementCount()) {
+      Zp.resize(Ctx.Inputs[2].elementCount());
+      for (size_t E = 0; E < Zp.size(); ++E)
+        Zp[E] = static_cast<float>(lowp::lowPrecisionToDouble(X.Type, Ctx.Inputs[2].data<const uint8_t>()[E]));
+    }
+    forRangeMaybe(Ctx, Par, X.elementCount(), 16384, [&](size_t Lo, size_t Hi) {
+      const uint8_t *In = X.data<const uint8_t>();
+      for (size_t I = Lo; I < Hi; ++I)
+        storeFloat(Y, I, (static_cast<float>(lowp::lowPrecisionToDouble(X.Type, In[I])) - At(Zp, I)) * At(Scale, I));
+    });
+    return Status::ok();
+  }
   const std::vector<int32_t> Zp = loadZeroPoints(Ctx, 2);
-  ASSIGN_OR_RETURN(const int64_t Axis, dequantAxis(N, X.rank(), Scale.size() > 1 || Zp.size() > 1));
-  const int64_t Len = X.rank() ? X.Dims[static_cast<size_t>(Axis)] : 1;
-  const int64_t Inner = X.rank() ? product(X.Dims, static_cast<size_t>(Axis) + 1, X.rank()) : 1;
-  if ((Scale.size() != 1 && static_cast<int64_t>(Scale.size()) != Len) ||
-      (Zp.size() != 1 && static_cast<int64_t>(Zp.size()) != Len))
-    return runError("dequantizelinear", "scale/zero point must be scalars or have ", Len, " values");
   forRangeMaybe(Ctx, Par, X.elementCount(), 16384, [&](size_t Lo, size_t Hi) {
     for (size_t I = Lo; I < Hi; ++I) {
-      const size_t C = static_cast<size_t>((static_cast<int64_t>(I) / Inner) % std::max<int64_t>(Len, 1));
-      const int64_t D = static_cast<int64_t>(loadInt(X, I)) - Zp[Zp.size() == 1 ? 0 : C];
-      storeFloat(Y, I, static_cast<float>(D) * Scale[Scale.size() == 1 ? 0 : C]);
+      const int64_t D = static_cast<int64_t>(loadInt(X, I)) - At(Zp, I);
+      storeFloat(Y, I, static_cast<float>(D) * At(Scale, I));
     }
   });
   return Status::ok();
@@ -92,6 +91,15 @@ OpKernels dequantizeKernels() {
         testCase("per_axis_0", {Q({3, 4}, ElementType::I8, -128, 127), F({3}, {0.1, 0.2, 0.5}), Z({3}, {0, -10, 5}, ElementType::I8)},
                  {{"axis", attrInt(0)}}),
         testCase("large", {Q({64, 300}, ElementType::U8, 0, 255), F({}, {0.2}), Z({}, {3}, ElementType::U8)}),
+        testCase("i4", {Q({30}, ElementType::I4, -8, 7), F({}, {0.5}), Z({}, {-2}, ElementType::I4)}),
+        testCase("u2_per_axis", {Q({3, 5}, ElementType::U2, 0, 3), F({3}, {1, 2, 3}), Z({3}, {0, 1, 3}, ElementType::U2)},
+                 {{"axis", attrInt(0)}}),
+        testCase("e4m3fn", {Q({40}, ElementType::F8E4M3FN, -448, 448), F({}, {0.5})}),
+        testCase("e5m2_zero_point", {Q({40}, ElementType::F8E5M2, -1e4, 1e4), F({}, {2}), Z({}, {0}, ElementType::F8E5M2)}),
+        testCase("f4e2m1", {Q({16}, ElementType::F4E2M1, -6, 6), F({}, {3})}),
+        testCase("blocked", {Q({2, 7}, ElementType::I8, -128, 127), F({2, 3}, {0.5, 1, 2, 4, 0.25, 3}),
+                             Z({2, 3}, {0, 1, -1, 2, 3, -3}, ElementType::I8)},
+                 {{"axis", attrInt(1)}, {"block_size", attrInt(3)}}),
     };
   };
   return K;

@@ -1,9 +1,12 @@
 // Shared by Cast and CastLike: the ONNX data-type codes, and a kernel converting between any two
 // of bool, the integer types, f16, bf16, f32 and f64 (float -> int truncates toward zero and
-// saturates, NaN -> 0; anything -> bool is "!= 0"; f64 -> f16/bf16 rounds through f32).
+// saturates, NaN -> 0; anything -> bool is "!= 0"; f64 -> f16/bf16 rounds through f32), and the
+// low-precision types (float8 variants, float8e8m0, float4e2m1, int4/uint4/int2/uint2) to and from
+// all of those, by the rules of core/LowPrecision.h ('saturate' and 'round_mode' attributes).
 #pragma once
 
 #include "backends/native/ops/common/ElementwiseCommon.h"
+#include "core/LowPrecision.h"
 
 namespace optimium {
 namespace runtime {
@@ -11,7 +14,7 @@ namespace detail {
 namespace ops {
 
 /// TensorProto.DataType code -> ElementType; TypeError naming the code for unsupported ones
-/// (string, complex, float8, int4/uint4, float4, ...).
+/// (string, complex, float6, ...).
 inline Result<ElementType> elementTypeFromOnnx(const ShapeContext &Ctx, const char *Attr, int64_t Code) {
   switch (Code) {
   case 1: return ElementType::F32;
@@ -29,19 +32,16 @@ inline Result<ElementType> elementTypeFromOnnx(const ShapeContext &Ctx, const ch
   case 16: return ElementType::BF16;
   default: break;
   }
+  const ElementType Low = lowp::fromOnnxDataType(Code);
+  if (Low != ElementType::Undefined)
+    return Low;
   const char *Name = "an unknown type";
   switch (Code) {
   case 8: Name = "string"; break;
   case 14: Name = "complex64"; break;
   case 15: Name = "complex128"; break;
-  case 17: Name = "float8e4m3fn"; break;
-  case 18: Name = "float8e4m3fnuz"; break;
-  case 19: Name = "float8e5m2"; break;
-  case 20: Name = "float8e5m2fnuz"; break;
-  case 21: Name = "uint4"; break;
-  case 22: Name = "int4"; break;
-  case 23: Name = "float4e2m1"; break;
-  case 24: Name = "float8e8m0"; break;
+  case 27: Name = "float6e2m3"; break;
+  case 28: Name = "float6e3m2"; break;
   default: break;
   }
   return Ctx.error(ErrorCode::Type, "attribute '", Attr, "' value ", Code, " (", Name,
@@ -100,10 +100,86 @@ inline CastFn castFn(ElementType From, ElementType To) {
   }
 }
 
+/// The attributes that matter for low-precision targets.
+struct CastOptions {
+  bool Saturate = true;                                   ///< float8 targets: clamp instead of inf/NaN
+  lowp::E8M0Rounding Rounding = lowp::E8M0Rounding::Up;   ///< float8e8m0 targets
+};
+
+/// 'saturate' (0/1) and 'round_mode' ("up", "down", "nearest"); ModelError naming the node.
+inline Result<CastOptions> parseCastOptions(const Node &N) {
+  CastOptions O;
+  ASSIGN_OR_RETURN(const int64_t Saturate, N.getInt("saturate", 1));
+  if (Saturate != 0 && Saturate != 1)
+    return makeError(ErrorCode::Model, N.describe(), ": attribute 'saturate' must be 0 or 1, got ", Saturate);
+  O.Saturate = Saturate != 0;
+  ASSIGN_OR_RETURN(const std::string Mode, N.getString("round_mode", "up"));
+  if (Mode == "up")
+    O.Rounding = lowp::E8M0Rounding::Up;
+  else if (Mode == "down")
+    O.Rounding = lowp::E8M0Rounding::Down;
+  else if (Mode == "nearest")
+    O.Rounding = lowp::E8M0Rounding::Nearest;
+  else
+    return makeError(ErrorCode::Model, N.describe(), ": attribute 'round_mode' must be 'up', 'down' or 'nearest', got '",
+                     Mode, "'");
+  return O;
+}
+
+/// Casts [Lo, Hi) when either side is a low-precision type, in blocks through a double or int64
+/// buffer: float-like sources go through double (exact for every type but 64-bit integers),
+/// integer sources to sub-byte integers through int64 (keep the low bits). Any two castableType()s.
+inline void castLowPrecisionRange(ElementType From, ElementType To, const CastOptions &O, const void *In, void *Out,
+                                  size_t Lo, size_t Hi) {
+  const uint8_t *X8 = static_cast<const uint8_t *>(In);
+  uint8_t *Y8 = static_cast<uint8_t *>(Out);
+  const bool ToLow = lowp::isLowPrecision(To);
+  // Sub-byte integers are stored as valid int8 / uint8 values: read them as such.
+  const ElementType FromStorage = From == ElementType::I4 || From == ElementType::I2   ? ElementType::I8
+                                  : From == ElementType::U4 || From == ElementType::U2 ? ElementType::U8
+                                                                                       : From;
+  if (!ToLow && lowp::isSubByteInt(From)) {
+    castFn(FromStorage, To)(In, Out, Lo, Hi);
+    return;
+  }
+  const bool IntSource = !lowp::isLowPrecisionFloat(From) && !isFloatType(From);
+  constexpr size_t Block = 512;
+  double D[Block];
+  int64_t I64[Block];
+  for (size_t B = Lo; B < Hi; B += Block) {
+    const size_t N = std::min(Block, Hi - B);
+    // Source values of this block.
+    if (lowp::isLowPrecisionFloat(From)) {
+      for (size_t I = 0; I < N; ++I)
+        D[I] = lowp::lowPrecisionToDouble(From, X8[B + I]);
+    } else if (IntSource && lowp::isSubByteInt(To)) {
+      castFn(FromStorage, ElementType::I64)(X8 + B * getElementSize(FromStorage), I64, 0, N);
+    } else {
+      castFn(FromStorage, ElementType::F64)(X8 + B * getElementSize(FromStorage), D, 0, N);
+    }
+    // Destination.
+    if (lowp::isSubByteInt(To)) {
+      if (IntSource)
+        for (size_t I = 0; I < N; ++I)
+          Y8[B + I] = lowp::fromLowBits(To, I64[I]);
+      else
+        for (size_t I = 0; I < N; ++I)
+          Y8[B + I] = lowp::castFloatToSubByteInt(To, D[I]);
+    } else if (ToLow) {
+      for (size_t I = 0; I < N; ++I)
+        Y8[B + I] = lowp::doubleToLowPrecision(To, D[I], O.Saturate, O.Rounding);
+    } else {
+      // Low-precision float source: every value is exact in double; convert like f64 -> To.
+      castFn(ElementType::F64, To)(D, Y8 + B * getElementSize(To), 0, N);
+    }
+  }
+}
+
 /// Converts input 0 to output 0's type (the types come from the bound tensors).
 class CastKernel : public Kernel {
 public:
-  CastKernel(std::string Name, bool Parallel) : Name(std::move(Name)), Par(Parallel) {}
+  CastKernel(std::string Name, bool Parallel, CastOptions Options = CastOptions())
+      : Name(std::move(Name)), Par(Parallel), Opts(Options) {}
   Status run(const KernelContext &Ctx) const override {
     const TensorView &X = Ctx.Inputs[0], &Y = Ctx.Outputs[0];
     if (X.elementCount() != Y.elementCount())
@@ -112,6 +188,16 @@ public:
     if (X.Type == Y.Type) {
       if (N)
         std::memcpy(Y.Data, X.Data, N * getElementSize(X.Type));
+      return Status::ok();
+    }
+    if (lowp::isLowPrecision(X.Type) || lowp::isLowPrecision(Y.Type)) {
+      if (!castableType(X.Type) || !castableType(Y.Type))
+        return runError(Name.c_str(), "cannot convert ", toString(X.Type), " to ", toString(Y.Type));
+      const auto Run = [&](size_t Lo, size_t Hi) { castLowPrecisionRange(X.Type, Y.Type, Opts, X.Data, Y.Data, Lo, Hi); };
+      if (Par)
+        Ctx.Par.forRange(N, 16384, Run);
+      else
+        Run(0, N);
       return Status::ok();
     }
     const CastFn Fn = castFn(X.Type, Y.Type);
@@ -127,11 +213,18 @@ public:
 private:
   std::string Name;
   bool Par;
+  CastOptions Opts;
 };
+
+/// A Cast / CastLike kernel with the node's 'saturate' and 'round_mode'.
+inline Result<std::unique_ptr<Kernel>> makeCastKernel(const KernelCreateInfo &I, const std::string &Name, bool Parallel) {
+  ASSIGN_OR_RETURN(const CastOptions O, parseCastOptions(I.N));
+  return makeKernel<CastKernel>(Name, Parallel, O);
+}
 
 inline KernelVariant castVariant(const std::string &Name, bool Parallel) {
   return {Name, Parallel ? 10 : 0, nullptr,
-          [Name, Parallel](const KernelCreateInfo &) { return makeKernel<CastKernel>(Name, Parallel); }};
+          [Name, Parallel](const KernelCreateInfo &I) { return makeCastKernel(I, Name, Parallel); }};
 }
 
 } // namespace ops

@@ -1,7 +1,7 @@
 // Shared pieces of the quantized ops (QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear,
 // MatMulInteger, QLinearMatMul, ConvInteger, QLinearConv): integer loads/stores with saturation,
-// per-tensor / per-axis parameters, numpy-broadcast integer matmul and a direct integer
-// convolution, both accumulating in int32 like the ONNX reference.
+// per-tensor / per-axis / blocked parameters (QuantLayout), numpy-broadcast integer matmul and a
+// direct integer convolution, both accumulating in int32 like the ONNX reference.
 #pragma once
 
 #include <cfenv>
@@ -10,6 +10,7 @@
 
 #include "backends/native/ops/common/NormCommon.h"
 #include "backends/native/ops/common/Pooling.h"
+#include "core/LowPrecision.h"
 
 namespace optimium {
 namespace runtime {
@@ -26,6 +27,10 @@ inline void quantRange(ElementType T, int64_t &Lo, int64_t &Hi) {
   case ElementType::U8: Lo = 0, Hi = 255; break;
   case ElementType::I16: Lo = -32768, Hi = 32767; break;
   case ElementType::U16: Lo = 0, Hi = 65535; break;
+  case ElementType::I4: Lo = -8, Hi = 7; break;
+  case ElementType::U4: Lo = 0, Hi = 15; break;
+  case ElementType::I2: Lo = -2, Hi = 1; break;
+  case ElementType::U2: Lo = 0, Hi = 3; break;
   default: Lo = std::numeric_limits<int32_t>::min(), Hi = std::numeric_limits<int32_t>::max(); break;
   }
 }
@@ -37,6 +42,8 @@ inline int32_t loadInt(const TensorView &V, size_t I) {
   case ElementType::I16: return V.data<const int16_t>()[I];
   case ElementType::U16: return V.data<const uint16_t>()[I];
   case ElementType::I32: return V.data<const int32_t>()[I];
+  case ElementType::I4: case ElementType::I2: return V.data<const int8_t>()[I];  // stored sign-extended
+  case ElementType::U4: case ElementType::U2: return V.data<const uint8_t>()[I];
   default: return 0;
   }
 }
@@ -52,8 +59,106 @@ inline void storeSaturated(const TensorView &Out, size_t I, int64_t V) {
   case ElementType::I16: Out.data<int16_t>()[I] = static_cast<int16_t>(V); break;
   case ElementType::U16: Out.data<uint16_t>()[I] = static_cast<uint16_t>(V); break;
   case ElementType::I32: Out.data<int32_t>()[I] = static_cast<int32_t>(V); break;
+  case ElementType::I4: case ElementType::I2: Out.data<int8_t>()[I] = static_cast<int8_t>(V); break;
+  case ElementType::U4: case ElementType::U2: Out.data<uint8_t>()[I] = static_cast<uint8_t>(V); break;
   default: break;
   }
+}
+
+/// How scale / zero point elements map onto x's elements. x is viewed as [Outer, Len, Inner]
+/// around Axis; the parameters are one value (per tensor), Len values (per axis), or, blocked,
+/// x's shape with ceil(Len / Block) along Axis (one value per Block consecutive positions).
+struct QuantLayout {
+  enum class Kind { PerTensor, PerAxis, Blocked } K = Kind::PerTensor;
+  int64_t Axis = 0, Block = 0;
+  int64_t Len = 1, Inner = 1, Blocks = 1;
+
+  size_t paramIndex(size_t I) const {
+    if (K == Kind::PerTensor)
+      return 0;
+    const int64_t E = static_cast<int64_t>(I);
+    const int64_t A = (E / Inner) % Len;
+    if (K == Kind::PerAxis)
+      return static_cast<size_t>(A);
+    const int64_t Outer = E / (Inner * Len), In = E % Inner;
+    return static_cast<size_t>((Outer * Blocks + A / Block) * Inner + In);
+  }
+};
+
+/// The layout of scale (and zero point: same shape) for x, from 'axis' and 'block_size'. A
+/// ModelError naming the node and the values for a bad block_size (negative, or not matching the
+/// scale's shape: ceil(x[axis] / block_size) must equal scale[axis]) or mismatched shapes.
+inline Result<QuantLayout> makeQuantLayout(const Node &N, const std::vector<int64_t> &X,
+                                           const std::vector<int64_t> &Scale, const std::vector<int64_t> *Zp) {
+  QuantLayout L;
+  if (Zp && *Zp != Scale && !(product(*Zp, 0, Zp->size()) == 1 && product(Scale, 0, Scale.size()) == 1))
+    return makeError(ErrorCode::Shape, N.describe(), ": zero point shape ", joinInts(*Zp),
+                     " differs from the scale shape ", joinInts(Scale));
+  ASSIGN_OR_RETURN(const int64_t Block, N.getInt("block_size", 0));
+  ASSIGN_OR_RETURN(const int64_t AxisAttr, N.getInt("axis", 1));
+  const int64_t Rank = static_cast<int64_t>(X.size());
+  if (Block < 0)
+    return makeError(ErrorCode::Model, N.describe(), ": attribute 'block_size' value ", Block,
+                     " must be positive (blocked quantization) or 0");
+  const int64_t Count = product(Scale, 0, Scale.size());
+  if (Count == 1 && Scale.size() <= 1)
+    return L; // per tensor: any axis, any rank (one value, as the ONNX reference)
+  if (Rank == 0)
+    return makeError(ErrorCode::Shape, N.describe(), ": a scalar input needs a scalar scale, got ", joinInts(Scale));
+  const int64_t Axis = AxisAttr < 0 ? AxisAttr + Rank : AxisAttr;
+  if (Axis < 0 || Axis >= Rank)
+    return makeError(ErrorCode::Model, N.describe(), ": attribute 'axis' value ", AxisAttr, " is out of range for rank ",
+                     Rank);
+  L.Axis = Axis;
+  L.Len = X[static_cast<size_t>(Axis)];
+  L.Inner = product(X, static_cast<size_t>(Axis) + 1, X.size());
+  if (Block == 0) {
+    if (Scale.size() > 1)
+      return makeError(ErrorCode::Model, N.describe(), ": scale ", joinInts(Scale), " has rank ", Scale.size(),
+                       " (blocked quantization) but attribute 'block_size' is 0; it must be positive");
+    if (Scale.size() != 1 || Scale[0] != L.Len)
+      return makeError(ErrorCode::Shape, N.describe(), ": scale ", joinInts(Scale),
+                       " must be a scalar or 1-D with ", L.Len, " values (axis ", Axis, " of ", joinInts(X),
+                       "); set 'block_size' for blocked quantization");
+    L.K = QuantLayout::Kind::PerAxis;
+    return L;
+  }
+  const int64_t Blocks = (L.Len + Block - 1) / Block;
+  bool Ok = Scale.size() == X.size();
+  for (size_t D = 0; Ok && D < X.size(); ++D)
+    Ok = Scale[D] == (static_cast<int64_t>(D) == Axis ? Blocks : X[D]);
+  if (!Ok)
+    return makeError(ErrorCode::Model, N.describe(), ": attribute 'block_size' value ", Block, " on axis ", Axis,
+                     " of input ", joinInts(X), " needs a scale of shape ",
+                     [&] {
+                       std::vector<int64_t> Want = X;
+                       Want[static_cast<size_t>(Axis)] = Blocks;
+                       return joinInts(Want);
+                     }(),
+                     " (ceil(", L.Len, " / ", Block, ") = ", Blocks, " blocks), got ", joinInts(Scale));
+  L.K = QuantLayout::Kind::Blocked;
+  L.Block = Block;
+  L.Blocks = Blocks;
+  return L;
+}
+
+/// Shape-inference check of the layout (inputs 0, ScaleI, ZpI) when every shape is known.
+inline Status checkQuantLayout(const ShapeContext &Ctx, size_t ScaleI, size_t ZpI) {
+  const auto Known = [&](size_t I) { return !Ctx.Inputs[I].Shape.isDynamic(); };
+  if (!Known(0) || !Known(ScaleI) || (Ctx.hasInput(ZpI) && !Known(ZpI)))
+    return Status::ok();
+  std::vector<int64_t> Zp;
+  if (Ctx.hasInput(ZpI))
+    Zp = Ctx.Inputs[ZpI].Shape.getDims();
+  return makeQuantLayout(Ctx.N, Ctx.Inputs[0].Shape.getDims(), Ctx.Inputs[ScaleI].Shape.getDims(),
+                         Ctx.hasInput(ZpI) ? &Zp : nullptr)
+      .status();
+}
+
+/// Element types QuantizeLinear produces and DequantizeLinear reads (besides i32 for the latter).
+inline bool isQuantizedType(ElementType T) {
+  return isQuantType(T) || lowp::isSubByteInt(T) || T == ElementType::F8E4M3FN || T == ElementType::F8E4M3FNUZ ||
+         T == ElementType::F8E5M2 || T == ElementType::F8E5M2FNUZ || T == ElementType::F4E2M1;
 }
 
 /// Round half to even (numpy rint), saturating to int64 first.

@@ -67,8 +67,9 @@ inline OpSchema windowSchema(const char *OpType, WindowCoeffs W) {
       return Ctx.error(ErrorCode::Model, "attribute 'periodic' must be 0 or 1, got ", Periodic);
     ASSIGN_OR_RETURN(const int64_t Code, Ctx.N.getInt("output_datatype", 1));
     ASSIGN_OR_RETURN(const ElementType T, elementTypeFromOnnx(Ctx, "output_datatype", Code));
-    if (T == ElementType::Bool)
-      return Ctx.error(ErrorCode::Type, "attribute 'output_datatype' must be a numeric type, got bool");
+    if (T == ElementType::Bool || lowp::isLowPrecision(T))
+      return Ctx.error(ErrorCode::Type, "attribute 'output_datatype' must be a numeric type of at least 8 bits (f16, f32, ",
+                       "f64, bf16 or an integer type), got ", toString(T));
     Ctx.Outputs[0].Type = T;
     if (isConstInput(Ctx, 0)) {
       TensorView Size;

@@ -1,6 +1,7 @@
 // Converts an ONNX ModelProto (parsed with Debian's protobuf/ONNX schema) into the graph IR.
 // Initializer bytes are used in place when possible (mapped file or the caller's buffer).
 #include "import/onnx/OnnxImporter.h"
+#include "import/onnx/LegacyOpsets.h"
 #include "import/onnx/ModelMetadata.h"
 
 #include <google/protobuf/io/coded_stream.h>
@@ -449,6 +450,7 @@ private:
         G.Values[Idx].Producer = static_cast<int>(G.Nodes.size());
         N.Outputs.push_back(Idx);
       }
+      RETURN_IF_ERROR(upgradeLegacyNode(N));
       G.Nodes.push_back(std::move(N));
     }
     for (const auto &VI : GP.value_info()) {

@@ -23,7 +23,8 @@ struct ImportedModel {
 
 /// Newest default-domain opset whose semantics this runtime follows.
 constexpr int kMaxSupportedOpset = 28;
-constexpr int kMinSupportedOpset = 7;
+/// Oldest default-domain opset accepted; nodes of opsets 1..6 go through upgradeLegacyNode.
+constexpr int kMinSupportedOpset = 1;
 
 /// Path: an .onnx file, or a folder holding model.onnx (or exactly one *.onnx).
 Result<ImportedModel> importOnnxPath(const std::string &Path);

@@ -17,6 +17,8 @@
 #include "import/onnx/OnnxImporter.h"
 #include "passes/InferShapes.h"
 #include "passes/FuseConvActivation.h"
+#include "passes/FuseGelu.h"
+#include "passes/FuseMatMulBias.h"
 #include "passes/RemoveFoldedNodes.h"
 
 namespace optimium {
@@ -527,8 +529,11 @@ Result<std::shared_ptr<ModelImpl>> finishLoad(ImportedModel Imported, const Mode
   RETURN_IF_ERROR(inferGraphShapes(*M->G));
   removeFoldedNodes(*M->G);
   // Fusion hides the intermediate between the fused ops: not when every intermediate is wanted.
-  if (Options.EnableMemoryOptimization && Options.IntermediateSavePath.empty())
+  if (Options.EnableMemoryOptimization && Options.IntermediateSavePath.empty()) {
     fuseConvActivation(*M->G);
+    fuseMatMulBias(*M->G);
+    fuseGelu(*M->G);
+  }
   ASSIGN_OR_RETURN(auto Candidates, resolveDevices(Options));
   RETURN_IF_ERROR(placeAndCreateKernels(*M, Candidates, Imported.Mappings));
   // Kernels have packed what they pack: the file pages read for that (and for parsing) leave the

@@ -6,6 +6,7 @@
 
 #include "backends/native/ops/common/Gemm.h"
 #include "backends/native/ops/common/OpUtil.h"
+#include "passes/FuseMatMulBias.h"
 
 namespace optimium {
 namespace runtime {
@@ -36,6 +37,15 @@ Status inferMatMul(ShapeContext &Ctx) {
     Dims.push_back(A[RA - 2]);
   if (RB >= 2)
     Dims.push_back(B[RB - 1]);
+  if (Ctx.hasInput(2)) { // a bias folded in by passes/FuseMatMulBias
+    ASSIGN_OR_RETURN(const int64_t Fused, Ctx.N.getInt(kFusedBias, 0));
+    if (Fused != 1)
+      return Ctx.error(ErrorCode::Model, "MatMul takes 2 inputs, got 3");
+    const TensorShape &Bias = Ctx.Inputs[2].Shape;
+    if (Ctx.Inputs[0].Type != ElementType::F32 || Ctx.Inputs[2].Type != ElementType::F32 || RB < 2 ||
+        Bias.getRank() == 0 || (Bias[Bias.getRank() - 1].isConst() && B[RB - 1].isConst() && Bias[Bias.getRank() - 1].value() != B[RB - 1].value()))
+      return Ctx.error(ErrorCode::Shape, "fused bias ", Bias.toString(), " does not match the output's last dim");
+  }
   Ctx.Outputs[0].Type = Ctx.Inputs[0].Type;
   Ctx.Outputs[0].Shape = TensorShape(std::move(Dims));
   return Status::ok();
@@ -44,7 +54,8 @@ Status inferMatMul(ShapeContext &Ctx) {
 OpSchema matMulSchema() {
   OpSchema S;
   S.OpType = "MatMul";
-  S.MinInputs = S.MaxInputs = 2;
+  S.MinInputs = 2;
+  S.MaxInputs = 3; // the third only as a fused bias (checked in inferMatMul)
   S.Infer = inferMatMul;
   return S;
 }
@@ -169,12 +180,13 @@ public:
     ASSIGN_OR_RETURN(const MatMulPlan P, planMatMul(Ctx.Inputs[0], Ctx.Inputs[1], Ctx.Outputs[0]));
     const T *A = Ctx.Inputs[0].data<T>(), *B = Ctx.Inputs[1].data<T>();
     T *Y = Ctx.Outputs[0].data<T>();
+    const T *Bias = Ctx.Inputs.size() > 2 && Ctx.Inputs[2].Data ? Ctx.Inputs[2].data<T>() : nullptr;
     for (size_t Batch = 0; Batch < P.OffA.size(); ++Batch) {
       const T *Ab = A + P.OffA[Batch], *Bb = B + P.OffB[Batch];
       T *Yb = Y + static_cast<int64_t>(Batch) * P.M * P.N;
       for (int64_t I = 0; I < P.M; ++I)
         for (int64_t J = 0; J < P.N; ++J) {
-          Acc Sum = 0;
+          Acc Sum = Bias ? static_cast<Acc>(Bias[J]) : Acc(0);
           for (int64_t K = 0; K < P.K; ++K)
             Sum += static_cast<Acc>(static_cast<Acc>(Ab[I * P.K + K]) * static_cast<Acc>(Bb[K * P.N + J]));
           Yb[I * P.N + J] = static_cast<T>(Sum);
@@ -201,6 +213,17 @@ public:
     float *Y = Ctx.Outputs[0].data<float>();
     if (P.OffA.empty() || P.M == 0 || P.N == 0)
       return Status::ok();
+    // A fused bias (passes/FuseMatMulBias) goes into the GEMM's write-back; the GEMV paths add it
+    // to the row they just produced.
+    const float *Bias = Ctx.Inputs.size() > 2 && Ctx.Inputs[2].Data ? Ctx.Inputs[2].data<float>() : nullptr;
+    GemmEpilogue Ep;
+    Ep.ColBias = Bias;
+    const GemmEpilogue *EpP = Bias ? &Ep : nullptr;
+    const auto addBias = [Bias](float *Row, int64_t N0, int64_t N1) {
+      if (Bias)
+        for (int64_t J = N0; J < N1; ++J)
+          Row[J] += Bias[J];
+    };
     if (P.M == 1 && !ConstB) {
       // One row per batch: stream B row by row (no packing). Work splits over batches and over
       // 64-column slices of N (cache-line aligned, so threads never share a line of Y).
@@ -214,6 +237,7 @@ public:
           const int64_t N0 = static_cast<int64_t>(I % static_cast<size_t>(Slices)) * Slice;
           Fn(A + P.OffA[T], B + P.OffB[T], Y + static_cast<int64_t>(T) * P.N, P.K, P.N, N0,
              std::min(P.N, N0 + Slice));
+          addBias(Y + static_cast<int64_t>(T) * P.N, N0, std::min(P.N, N0 + Slice));
         }
       });
       return Status::ok();
@@ -232,25 +256,30 @@ public:
       }
       if (Consecutive && P.M * static_cast<int64_t>(P.OffA.size()) == 1) {
         gemvPacked(MK, A, *PB, Y, Ctx.Par);
+        addBias(Y, 0, P.N);
         return Status::ok();
       }
       if (Consecutive) {
         PackedA PA;
         const int64_t Rows = P.M * static_cast<int64_t>(P.OffA.size());
         packA(MK, Rows, P.K, MatrixRef{A, P.K, 1}, PA);
-        gemmPacked(MK, PA, *PB, 1.0f, 0.0f, Y, P.N, Ctx.Par);
+        gemmPacked(MK, PA, *PB, 1.0f, 0.0f, Y, P.N, Ctx.Par, EpP);
         return Status::ok();
       }
       for (size_t T = 0; T < P.OffA.size(); ++T) {
         PackedA PA;
         packA(MK, P.M, P.K, MatrixRef{A + P.OffA[T], P.K, 1}, PA);
-        gemmPacked(MK, PA, *PB, 1.0f, 0.0f, Y + static_cast<int64_t>(T) * P.M * P.N, P.N, Ctx.Par);
+        gemmPacked(MK, PA, *PB, 1.0f, 0.0f, Y + static_cast<int64_t>(T) * P.M * P.N, P.N, Ctx.Par, EpP);
       }
       return Status::ok();
     }
-    for (size_t T = 0; T < P.OffA.size(); ++T)
-      sgemm(MK, P.M, P.N, P.K, 1.0f, MatrixRef{A + P.OffA[T], P.K, 1}, MatrixRef{B + P.OffB[T], P.N, 1}, 0.0f,
-            Y + static_cast<int64_t>(T) * P.M * P.N, P.N, Ctx.Par);
+    for (size_t T = 0; T < P.OffA.size(); ++T) {
+      float *Yt = Y + static_cast<int64_t>(T) * P.M * P.N;
+      sgemm(MK, P.M, P.N, P.K, 1.0f, MatrixRef{A + P.OffA[T], P.K, 1}, MatrixRef{B + P.OffB[T], P.N, 1}, 0.0f, Yt,
+            P.N, Ctx.Par);
+      for (int64_t I = 0; I < P.M; ++I)
+        addBias(Yt + I * P.N, 0, P.N);
+    }
     return Status::ok();
   }
 
@@ -314,6 +343,10 @@ OpKernels matMulKernels() {
         testCase("large", {T({2, 70, 300}), W({300, 90})}, {}, 1e-4),
         testCase("k_zero", {T({3, 0}), T({0, 4})}),
         testCase("gemv_const_b", {T({1, 1, 130}), W({130, 200})}, {}, 1e-4),
+        testCase("fused_bias", {T({2, 7, 40}), W({40, 37}), W({37})}, {{kFusedBias, attrInt(1)}}, 1e-4),
+        testCase("fused_bias_gemv", {T({1, 1, 40}), W({40, 70}), W({70})}, {{kFusedBias, attrInt(1)}}, 1e-4),
+        testCase("fused_bias_gemv_raw", {T({1, 33}), T({33, 50}), W({50})}, {{kFusedBias, attrInt(1)}}, 1e-4),
+        testCase("fused_bias_batched_b", {T({2, 3, 9}), T({2, 9, 20}), W({20})}, {{kFusedBias, attrInt(1)}}, 1e-4),
         testCase("gemv_attention", {T({1, 8, 1, 64}), T({1, 8, 64, 301})}, {}, 1e-4),
         testCase("gemv_batched_rows", {T({2, 3, 1, 7}), T({2, 3, 7, 70})}),
         testCase("gemv_odd_k", {T({1, 5}), T({5, 3})}),

@@ -44,6 +44,8 @@ void microPortable(int64_t Kc, const float *A, const float *B, float *C, int64_t
       if (Ep) {
         if (Ep->Bias)
           R += Ep->Bias[I];
+        if (Ep->ColBias)
+          R += Ep->ColBias[J];
         if (Ep->Clamp) {
           R = R < Ep->Min ? Ep->Min : R;
           R = R > Ep->Max ? Ep->Max : R;
@@ -85,9 +87,12 @@ __attribute__((target("avx2,fma"))) void microAvx2(int64_t Kc, const float *A, c
   const __m256i NrV = _mm256_set1_epi32(static_cast<int>(Nr));
   // Lane j is stored when j < Nr.
   const __m256i M0 = _mm256_cmpgt_epi32(NrV, Iota0), M1 = _mm256_cmpgt_epi32(NrV, Iota1);
-  const bool Bias = Ep && Ep->Bias, Clamp = Ep && Ep->Clamp;
+  const bool Bias = Ep && Ep->Bias, Clamp = Ep && Ep->Clamp, ColBias = Ep && Ep->ColBias;
   const __m256 Lo = _mm256_set1_ps(Clamp ? Ep->Min : 0.0f), Hi = _mm256_set1_ps(Clamp ? Ep->Max : 0.0f);
   const bool Full = Nr == 16;
+  const __m256 CB0 = ColBias ? (Full ? _mm256_loadu_ps(Ep->ColBias) : _mm256_maskload_ps(Ep->ColBias, M0)) : _mm256_setzero_ps();
+  const __m256 CB1 =
+      ColBias ? (Full ? _mm256_loadu_ps(Ep->ColBias + 8) : _mm256_maskload_ps(Ep->ColBias + 8, M1)) : _mm256_setzero_ps();
   for (int64_t I = 0; I < Mr; ++I) {
     float *Row = C + I * Ldc;
     __m256 V0 = _mm256_mul_ps(Rows[I][0], Al), V1 = _mm256_mul_ps(Rows[I][1], Al);
@@ -103,6 +108,8 @@ __attribute__((target("avx2,fma"))) void microAvx2(int64_t Kc, const float *A, c
       const __m256 Bv = _mm256_set1_ps(Ep->Bias[I]);
       V0 = _mm256_add_ps(V0, Bv), V1 = _mm256_add_ps(V1, Bv);
     }
+    if (ColBias)
+      V0 = _mm256_add_ps(V0, CB0), V1 = _mm256_add_ps(V1, CB1);
     if (Clamp) { // max/min with the value second so NaN passes through
       V0 = _mm256_min_ps(Hi, _mm256_max_ps(Lo, V0)), V1 = _mm256_min_ps(Hi, _mm256_max_ps(Lo, V1));
     }
@@ -143,8 +150,10 @@ __attribute__((target("avx512f,fma"))) void microAvx512(int64_t Kc, const float 
   const __mmask16 M1 = Nr >= 32   ? static_cast<__mmask16>(0xFFFF)
                        : Nr > 16 ? static_cast<__mmask16>((1u << (Nr - 16)) - 1u)
                                  : static_cast<__mmask16>(0);
-  const bool Bias = Ep && Ep->Bias, Clamp = Ep && Ep->Clamp;
+  const bool Bias = Ep && Ep->Bias, Clamp = Ep && Ep->Clamp, ColBias = Ep && Ep->ColBias;
   const __m512 Lo = _mm512_set1_ps(Clamp ? Ep->Min : 0.0f), Hi = _mm512_set1_ps(Clamp ? Ep->Max : 0.0f);
+  const __m512 CB0 = ColBias ? _mm512_maskz_loadu_ps(M0, Ep->ColBias) : _mm512_setzero_ps();
+  const __m512 CB1 = ColBias ? _mm512_maskz_loadu_ps(M1, Ep->ColBias + 16) : _mm512_setzero_ps();
   for (int64_t I = 0; I < Mr; ++I) {
     float *Row = C + I * Ldc;
     __m512 V0 = _mm512_mul_ps(Rows[I][0], Al), V1 = _mm512_mul_ps(Rows[I][1], Al);
@@ -159,6 +168,8 @@ __attribute__((target("avx512f,fma"))) void microAvx512(int64_t Kc, const float 
       const __m512 Bv = _mm512_set1_ps(Ep->Bias[I]);
       V0 = _mm512_add_ps(V0, Bv), V1 = _mm512_add_ps(V1, Bv);
     }
+    if (ColBias)
+      V0 = _mm512_add_ps(V0, CB0), V1 = _mm512_add_ps(V1, CB1);
     if (Clamp) { // max/min with the value second so NaN passes through
       V0 = _mm512_min_ps(Hi, _mm512_max_ps(Lo, V0)), V1 = _mm512_min_ps(Hi, _mm512_max_ps(Lo, V1));
     }
@@ -261,6 +272,8 @@ void gemmPacked(const GemmMicroKernel &MK, const PackedA &A, const PackedB &B, f
         float V = Beta == 0.0f ? 0.0f : Beta * C[I * Ldc + J];
         if (Ep && Ep->RowBias)
           V += Ep->RowBias[I];
+        if (Ep && Ep->ColBias)
+          V += Ep->ColBias[J];
         if (Ep && Ep->Clamp)
           V = std::min(Ep->Max, std::max(Ep->Min, V));
         C[I * Ldc + J] = V;
@@ -291,6 +304,7 @@ void gemmPacked(const GemmMicroKernel &MK, const PackedA &A, const PackedB &B, f
             const bool Last = K0 + Kc >= K;
             if (Last && Ep) {
               TileEp.Bias = Ep->RowBias ? Ep->RowBias + P * MR : nullptr;
+              TileEp.ColBias = Ep->ColBias ? Ep->ColBias + Q * NR : nullptr;
               TileEp.Clamp = Ep->Clamp, TileEp.Min = Ep->Min, TileEp.Max = Ep->Max;
             }
             MK.Fn(Kc, Ap, Bp, C + P * MR * Ldc + Q * NR, Ldc, Mr, Nr, Alpha, Beta, K0 > 0,

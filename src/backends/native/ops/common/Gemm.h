@@ -26,7 +26,8 @@ constexpr int64_t GemmKC = 256;
 /// bias (Conv's per-output-channel bias; Bias[i] is for the tile's row i) and a clamp (a fused
 /// Relu/Clip). Saves the separate passes over C that would each stream it through the cache again.
 struct GemmTileEpilogue {
-  const float *Bias = nullptr; ///< nullptr: no bias
+  const float *Bias = nullptr;    ///< nullptr: no bias
+  const float *ColBias = nullptr; ///< per column (MatMul's fused bias): ColBias[j] for the tile's column j
   bool Clamp = false;
   float Min = 0, Max = 0;
 };
@@ -96,6 +97,7 @@ void packB(const GemmMicroKernel &MK, int64_t K, int64_t N, MatrixRef B, PackedB
 /// The epilogue of a whole GEMM: RowBias[i] (i a row of C) is added to row i; then the clamp.
 struct GemmEpilogue {
   const float *RowBias = nullptr;
+  const float *ColBias = nullptr; ///< ColBias[j] (j a column of C) is added to column j
   bool Clamp = false;
   float Min = 0, Max = 0;
 };

@@ -1,0 +1,139 @@
+// MatMul + bias and erf-GELU fusion: a Linear -> GELU -> Linear block (as PyTorch exports it op by
+// op) runs as MatMul(+bias), Gelu, MatMul(+bias) with the same outputs as the unfused graph, and
+// nothing is fused when every intermediate must stay readable or an intermediate has other readers.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "Optimium/Runtime.h"
+#include "OnnxBuilder.h"
+
+namespace rt = optimium::runtime;
+using namespace optimium_test;
+
+namespace {
+
+std::vector<float> wave(size_t N, float Scale) {
+  std::vector<float> V(N);
+  for (size_t I = 0; I < N; ++I)
+    V[I] = Scale * std::sin(static_cast<float>(I) * 0.61f + 0.3f);
+  return V;
+}
+
+/// x[2, 5, 16] -> MatMul(w1 16x24) -> Add(b1) -> GELU chain -> MatMul(w2 24x8) -> Add(b2) -> y.
+/// HalfFirst writes GELU as (x * 0.5) * (1 + erf(x / sqrt 2)); Extra makes the Erf's output a
+/// graph output too (a second reader inside the GELU chain).
+std::string linearGeluModel(bool HalfFirst, bool Extra) {
+  OnnxBuilder B(17);
+  B.input("x", onnx::TensorProto_DataType_FLOAT, {2, 5, 16});
+  B.initializer("w1", {16, 24}, wave(16 * 24, 0.3f));
+  B.initializer("b1", {24}, wave(24, 0.2f));
+  B.initializer("w2", {24, 8}, wave(24 * 8, 0.25f));
+  B.initializer("b2", {8}, wave(8, 0.1f));
+  B.initializer("sqrt2", {}, {1.4142135f});
+  B.initializer("one", {}, {1.0f});
+  B.initializer("half", {}, {0.5f});
+  B.node("MatMul", {"x", "w1"}, {"m1"}, "mm1");
+  B.node("Add", {"b1", "m1"}, {"h"}, "bias1"); // bias first, as torch exports it
+  B.node("Div", {"h", "sqrt2"}, {"d"}, "div");
+  B.node("Erf", {"d"}, {"e"}, "erf");
+  B.node("Add", {"e", "one"}, {"a"}, "add1");
+  if (HalfFirst) {
+    B.node("Mul", {"h", "half"}, {"hh"}, "halfx");
+    B.node("Mul", {"hh", "a"}, {"g"}, "mulg");
+  } else {
+    B.node("Mul", {"h", "a"}, {"ha"}, "mulx");
+    B.node("Mul", {"ha", "half"}, {"g"}, "mulhalf");
+  }
+  B.node("MatMul", {"g", "w2"}, {"m2"}, "mm2");
+  B.node("Add", {"m2", "b2"}, {"y"}, "bias2");
+  B.output("y", onnx::TensorProto_DataType_FLOAT);
+  if (Extra)
+    B.output("e", onnx::TensorProto_DataType_FLOAT);
+  return B.bytes();
+}
+
+struct RunResult {
+  size_t Ops;
+  std::vector<float> Y;
+};
+
+RunResult runModel(const std::string &Bytes, bool MemOpt) {
+  rt::ModelLoadOptions O;
+  O.EnableMemoryOptimization = MemOpt;
+  rt::Model M = rt::loadModel(reinterpret_cast<const uint8_t *>(Bytes.data()), Bytes.size(), O);
+  rt::InferRequest R = M.createRequest();
+  rt::TypedTensor<float> X = rt::tensor<float>({2, 5, 16});
+  const std::vector<float> XV = wave(160, 1.5f);
+  std::copy(XV.begin(), XV.end(), static_cast<float *>(X.data()));
+  std::vector<rt::Tensor> In{X};
+  R.infer(rt::make_array(In));
+  R.wait();
+  rt::Tensor Y = R.getOutput("y");
+  const float *P = static_cast<const float *>(Y.data());
+  return {M.getOperations().size(), std::vector<float>(P, P + Y.getShape().getElementCount().value())};
+}
+
+/// The same block computed directly in double.
+std::vector<float> expected() {
+  const std::vector<float> X = wave(160, 1.5f), W1 = wave(16 * 24, 0.3f), B1 = wave(24, 0.2f),
+                           W2 = wave(24 * 8, 0.25f), B2 = wave(8, 0.1f);
+  std::vector<float> Y(10 * 8);
+  for (int R = 0; R < 10; ++R) {
+    double G[24];
+    for (int J = 0; J < 24; ++J) {
+      double H = B1[J];
+      for (int K = 0; K < 16; ++K)
+        H += static_cast<double>(X[R * 16 + K]) * W1[K * 24 + J];
+      G[J] = 0.5 * H * (1.0 + std::erf(H / std::sqrt(2.0)));
+    }
+    for (int J = 0; J < 8; ++J) {
+      double V = B2[J];
+      for (int K = 0; K < 24; ++K)
+        V += G[K] * W2[K * 8 + J];
+      Y[R * 8 + J] = static_cast<float>(V);
+    }
+  }
+  return Y;
+}
+
+} // namespace
+
+TEST(FuseLinearGelu, BiasAddsAndTheErfChainFold) {
+  rt::AutoInit Init;
+  const std::vector<float> Want = expected();
+  for (bool HalfFirst : {false, true}) {
+    const std::string Bytes = linearGeluModel(HalfFirst, false);
+    const RunResult Fused = runModel(Bytes, true), Plain = runModel(Bytes, false);
+    EXPECT_EQ(Plain.Ops, 9u) << "HalfFirst " << HalfFirst;
+    EXPECT_EQ(Fused.Ops, 3u) << "MatMul+bias, Gelu, MatMul+bias (HalfFirst " << HalfFirst << ")";
+    ASSERT_EQ(Fused.Y.size(), Want.size());
+    for (size_t I = 0; I < Want.size(); ++I) {
+      EXPECT_NEAR(Fused.Y[I], Want[I], 1e-4) << I;
+      EXPECT_NEAR(Plain.Y[I], Want[I], 1e-4) << I;
+    }
+  }
+}
+
+TEST(FuseLinearGelu, AnIntermediateWithAnotherReaderStaysUnfused) {
+  rt::AutoInit Init;
+  // The Erf's output is also a graph output: the GELU chain stays as it is; both Linears fuse.
+  const RunResult R = runModel(linearGeluModel(false, true), true);
+  EXPECT_EQ(R.Ops, 7u);
+  const std::vector<float> Want = expected();
+  for (size_t I = 0; I < Want.size(); ++I)
+    EXPECT_NEAR(R.Y[I], Want[I], 1e-4) << I;
+}
+
+TEST(FuseLinearGelu, AMatMulWithThreeInputsIsRejectedUnlessFused) {
+  rt::AutoInit Init;
+  OnnxBuilder B(17);
+  B.input("x", onnx::TensorProto_DataType_FLOAT, {2, 4});
+  B.initializer("w", {4, 3}, wave(12, 1.0f));
+  B.initializer("b", {3}, wave(3, 1.0f));
+  B.node("MatMul", {"x", "w", "b"}, {"y"}, "mm");
+  B.output("y", onnx::TensorProto_DataType_FLOAT);
+  const std::string Bytes = B.bytes();
+  EXPECT_THROW(rt::loadModel(reinterpret_cast<const uint8_t *>(Bytes.data()), Bytes.size()), rt::ModelError);
+}

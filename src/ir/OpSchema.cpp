@@ -96,6 +96,11 @@ Status inferNode(ShapeContext &Ctx) {
   Ctx.Outputs.resize(N.Outputs.size());
   for (size_t I = 0; I < N.Outputs.size(); ++I)
     Ctx.Outputs[I].Present = N.Outputs[I] >= 0;
+  if (!S->TakesContainers)
+    for (size_t I = 0; I < Ctx.Inputs.size(); ++I)
+      if (Ctx.Inputs[I].Present && isContainerKind(Ctx.Inputs[I].Kind))
+        return Ctx.error(ErrorCode::Type, "input ", I, " is a ", toString(Ctx.Inputs[I].Kind), " value; ", N.OpType,
+                         " takes tensors");
 
   if (!S->Infer)
     return Status::ok();

@@ -109,6 +109,9 @@ Status inferNode(ShapeContext &Ctx) {
     Status Result = S->Infer(Ctx);
     if (Result.isOk() || Result.code() != ErrorCode::Type || !hasHalfValues(Ctx.Inputs))
       return Result;
+    for (const ValueInfo &In : Ctx.Inputs)
+      if (In.Present && isContainerKind(In.Kind))
+        return Result; // a sequence/optional type error is not a half-precision fallback case
     // A float32-only op given float16/bfloat16: infer as float32, produce the half type
     // (the native backend converts at the op boundary; see ir/HalfPromotion.h).
     ShapeContext Promoted(N);

@@ -147,6 +147,42 @@ TEST(SequenceModelErrors, PositionOutOfRangeIsAnInferErrorNamingNodePositionAndL
   EXPECT_EQ(floats(R.getOutput("row")), (std::vector<float>{0, 1, 2}));
 }
 
+TEST(SequenceModelErrors, EraseAndInsertPositionsOutOfRangeAreInferErrors) {
+  struct Case {
+    const char *Op;
+    int64_t Position;
+  };
+  // Two elements: Erase accepts -2..1, Insert -2..2.
+  for (const Case &C : {Case{"SequenceErase", 2}, Case{"SequenceErase", -3}, Case{"SequenceInsert", 3},
+                        Case{"SequenceInsert", -3}}) {
+    SCOPED_TRACE(std::string(C.Op) + " at " + std::to_string(C.Position));
+    OnnxBuilder B(17);
+    B.input("x", onnx::TensorProto_DataType_FLOAT, {2, 3});
+    B.input("pos", onnx::TensorProto_DataType_INT64, {1});
+    OnnxBuilder::attrInt(B.node("SplitToSequence", {"x"}, {"rows"}, "split"), "axis", 0);
+    if (std::string(C.Op) == "SequenceErase")
+      B.node("SequenceErase", {"rows", "pos"}, {"edited"}, "edit");
+    else
+      B.node("SequenceInsert", {"rows", "x", "pos"}, {"edited"}, "edit");
+    B.node("SequenceLength", {"edited"}, {"n"});
+    B.output("n");
+    rt::Model M = loadBytes(B.bytes());
+    rt::InferRequest R = M.createRequest();
+    rt::TypedTensor<int64_t> Pos = rt::tensor<int64_t>(rt::TensorShape::fromDims({1}));
+    static_cast<int64_t *>(Pos.data())[0] = C.Position;
+    R.infer({iota({2, 3}), Pos});
+    try {
+      R.wait();
+      FAIL() << "expected an InferError";
+    } catch (const rt::InferError &E) {
+      const std::string Msg = E.what();
+      EXPECT_NE(Msg.find("'edit'"), std::string::npos) << Msg;
+      EXPECT_NE(Msg.find("position " + std::to_string(C.Position)), std::string::npos) << Msg;
+      EXPECT_NE(Msg.find("length 2"), std::string::npos) << Msg;
+    }
+  }
+}
+
 TEST(SequenceModelErrors, InsertingTheWrongElementTypeIsATypeErrorAtLoad) {
   OnnxBuilder B(17);
   B.input("x", onnx::TensorProto_DataType_FLOAT, {2});

@@ -156,6 +156,10 @@ Tensor InferRequest::getOutput(size_t Index) const {
     throw InvalidArgumentError("getOutput: index " + std::to_string(Index) + " is out of range: model '" + R.M->Name +
                                "' has " + std::to_string(G.Outputs.size()) + " output(s)");
   requireFinishedRun(R, Lock, "getOutput");
+  const Value &V = G.Values[G.Outputs[Index]];
+  if (isContainerKind(V.Kind))
+    throw InvalidArgumentError("getOutput: output '" + V.Name + "' of model '" + R.M->Name + "' is a " +
+                               toString(V.Kind) + " value; the public API returns tensors only (see docs/sequences.md)");
   return R.valueTensor(G.Outputs[Index]);
 }
 
@@ -180,6 +184,9 @@ Tensor InferRequest::getTensor(StringRef Name) const {
     throw InvalidArgumentError("getTensor: model '" + R.M->Name + "' has no tensor named '" + Name.str() + "'");
   std::unique_lock<std::mutex> Lock(R.Mu);
   const Value &Val = G.Values[V];
+  if (isContainerKind(Val.Kind))
+    throw InvalidArgumentError("getTensor: '" + Name.str() + "' of model '" + R.M->Name + "' is a " +
+                               toString(Val.Kind) + " value, not a tensor (see docs/sequences.md)");
   if (Val.Const)
     return R.valueTensor(V);
   const StatefulInput *S = R.M->findStateful(Name.str());

@@ -27,7 +27,8 @@ Result<std::shared_ptr<const ExecutionPlan>> buildPlan(ModelImpl &M, const std::
   const Graph &G = *M.G;
   std::vector<ValueInfo> Infos = initialValueInfos(G);
   for (size_t I = 0; I < G.Inputs.size(); ++I)
-    Infos[G.Inputs[I]].Shape = TensorShape::fromDims(InputDims[I]);
+    if (!isContainerKind(G.Values[G.Inputs[I]].Kind)) // sequences/optionals keep their element shape
+      Infos[G.Inputs[I]].Shape = TensorShape::fromDims(InputDims[I]);
   RETURN_IF_ERROR(propagateShapes(G, Infos, /*CheckDeclared=*/false));
 
   auto Plan = std::make_shared<ExecutionPlan>();
@@ -41,6 +42,10 @@ Result<std::shared_ptr<const ExecutionPlan>> buildPlan(ModelImpl &M, const std::
     if (!Infos[V].Present)
       continue;
     Plan->Types[V] = Infos[V].Type;
+    if (isContainerKind(Infos[V].Kind)) {
+      Plan->Resolved[V] = 1; // a per-run container (Request.cpp), never in the arena
+      continue;
+    }
     if (allConst(Infos[V].Shape)) {
       Plan->Dims[V] = Infos[V].Shape.getDims();
       Plan->Resolved[V] = 1;
@@ -63,7 +68,8 @@ Result<std::shared_ptr<const ExecutionPlan>> buildPlan(ModelImpl &M, const std::
       External[S.UpdateFrom] = 1;
   for (size_t V = 0; V < NV; ++V) {
     const Value &Val = G.Values[V];
-    if (Val.Const || Val.IsGraphInput || External[V] || !Plan->Resolved[V] || !Infos[V].Present)
+    if (Val.Const || Val.IsGraphInput || External[V] || !Plan->Resolved[V] || !Infos[V].Present ||
+        isContainerKind(Infos[V].Kind))
       continue;
     if (Val.Producer < 0 && !Val.IsGraphOutput)
       continue;

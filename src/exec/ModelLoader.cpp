@@ -169,6 +169,8 @@ Attribute toAttribute(const AttrValue &A) {
     return Attribute::getString(S + "]");
   }
   case AttrValue::Kind::Graph: return Attribute::getString("graph " + (A.G ? A.G->Name : std::string()));
+  case AttrValue::Kind::Type:
+    return Attribute::getString(std::string("type ") + toString(A.Ty.Kind) + " of " + toString(A.Ty.Elem));
   }
   return Attribute();
 }
@@ -180,7 +182,7 @@ std::vector<OptRtTensorDesc> describeValues(const std::vector<ValueInfo> &Infos,
     const ValueInfo &VI = Infos[I];
     OptRtTensorDesc &D = Out[I];
     D.present = VI.Present ? 1 : 0;
-    D.type = static_cast<int32_t>(VI.Type);
+    D.type = static_cast<int32_t>(VI.Type) | (static_cast<int32_t>(VI.Kind) << OPT_RT_VALUE_KIND_SHIFT);
     for (const Expr &E : VI.Shape)
       DimStore[I].push_back(E.isConst() ? E.value() : -1);
     D.rank = static_cast<int32_t>(DimStore[I].size());
@@ -215,6 +217,7 @@ Status placeAndCreateKernels(ModelImpl &M, const std::vector<std::shared_ptr<Reg
       return VI;
     const Value &Val = G.Values[V];
     VI.Present = true;
+    VI.Kind = Val.Kind;
     VI.Type = Val.Type;
     VI.Shape = Val.Shape;
     VI.Const = Val.Const;
@@ -260,7 +263,14 @@ Status placeAndCreateKernels(ModelImpl &M, const std::vector<std::shared_ptr<Reg
     OptRtNode Desc{sizeof(OptRtNode), N.Name.c_str(), N.OpType.c_str(), N.Domain.c_str(), N.OpsetVersion,
                    static_cast<uint32_t>(InDesc.size()), InDesc.data(), static_cast<uint32_t>(OutDesc.size()),
                    OutDesc.data(), &CN->Handle};
+    // Sequence/optional values exist only as the native backend's containers (Backend.h).
+    bool TouchesContainers = false;
+    for (const std::vector<ValueInfo> *Side : {&CN->Info->Inputs, &CN->Info->Outputs})
+      for (const ValueInfo &VI : *Side)
+        TouchesContainers |= VI.Present && isContainerKind(VI.Kind);
     for (const auto &B : Candidates) {
+      if (TouchesContainers && B->Device.getPlatform() != PlatformKind::Native)
+        continue;
       if (!B->Backend.supports_node(B->Backend.state, &Desc))
         continue;
       char Error[1024] = {0};
@@ -339,7 +349,7 @@ void buildMetadata(ModelImpl &M) {
   for (const std::string &K : M.AttributeKeys)
     M.AttributeKeyRefs.emplace_back(K);
   for (int V : G.Inputs)
-    M.Dynamic |= G.Values[V].Shape.isDynamic();
+    M.Dynamic |= !isContainerKind(G.Values[V].Kind) && G.Values[V].Shape.isDynamic();
 }
 
 /// Node dependencies: distinct users/producers, and (for Pipeline) ancestor bitsets.
@@ -476,7 +486,7 @@ void applyStatefulMetadata(ModelImpl &M) {
   for (size_t I = 0; I < G.Inputs.size(); ++I) {
     const int V = G.Inputs[I];
     const StatefulInput *S = M.StatefulOf[V] >= 0 ? &M.Stateful[M.StatefulOf[V]] : nullptr;
-    if (!S)
+    if (!S && !isContainerKind(G.Values[V].Kind))
       M.Dynamic |= G.Values[V].Shape.isDynamic();
     if (S && S->Preserved)
       continue;

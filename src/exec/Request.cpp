@@ -67,6 +67,19 @@ Status RequestImpl::start(std::vector<Tensor> In) {
     const size_t I = M->UserInputs[K];
     const Value &V = G.Values[G.Inputs[I]];
     const Tensor &T = In[K];
+    if (isContainerKind(V.Kind)) {
+      // Bound through exec/ContainerIO.h (the public API passes tensors only).
+      if (I >= ContainerInputs.size() || !ContainerInputs[I] || (T.impl() && T.impl()->data()))
+        return makeError(ErrorCode::InvalidArgument, "input ", K, " ('", V.Name, "') is a ", toString(V.Kind),
+                         " value; infer() takes tensor inputs only (sequence/optional inputs are supported through "
+                         "the runtime's internal entry point, see docs/sequences.md)");
+      const ContainerValue &C = *ContainerInputs[I];
+      if (C.Type != V.Type && V.Type != ElementType::Undefined && !(C.Tensors.empty() && C.Type == ElementType::Undefined))
+        return makeError(ErrorCode::Type, "input ", K, " ('", V.Name, "') holds ", toString(C.Type),
+                         " elements, the model expects ", toString(V.Type));
+      Dims[I].clear();
+      continue;
+    }
     if (!T.impl() || !T.impl()->data())
       return makeError(ErrorCode::InvalidArgument, "input ", K, " ('", V.Name, "') is an empty or released tensor");
     if (T.getType() != V.Type)
@@ -155,6 +168,7 @@ Status RequestImpl::prepareRun() {
   RunDims = Plan->Dims;
   Ptrs.assign(NV, nullptr);
   Owned.assign(NV, nullptr);
+  Containers.assign(NV, nullptr);
   for (size_t V = 0; V < NV; ++V) {
     if (G.Values[V].Const) {
       Ptrs[V] = G.Values[V].Const->mutableData();
@@ -163,9 +177,23 @@ Status RequestImpl::prepareRun() {
       Ptrs[V] = static_cast<char *>(Arena->Data) + Plan->Offsets[V];
     }
   }
+  for (size_t V = 0; V < NV; ++V) {
+    const Value &Val = G.Values[V];
+    if (isContainerKind(Val.Kind) && !Val.IsGraphInput && Val.Producer >= 0) {
+      Containers[V] = makeContainer(Val.Kind, Val.Type); // the producing kernel fills it
+      Ptrs[V] = Containers[V].get();
+    }
+  }
   for (size_t I = 0; I < G.Inputs.size(); ++I) {
-    Ptrs[G.Inputs[I]] = Inputs[I].impl()->data();
-    RunDims[G.Inputs[I]] = Inputs[I].impl()->Dims;
+    const int V = G.Inputs[I];
+    if (isContainerKind(G.Values[V].Kind)) {
+      Containers[V] = ContainerInputs[I];
+      Ptrs[V] = Containers[V].get();
+      RunDims[V].clear();
+      continue;
+    }
+    Ptrs[V] = Inputs[I].impl()->data();
+    RunDims[V] = Inputs[I].impl()->Dims;
   }
   // update_from outputs are not in the arena: they go to the spare buffer of their input.
   for (size_t SI = 0; SI < M->Stateful.size(); ++SI) {
@@ -191,7 +219,12 @@ Status RequestImpl::runNode(size_t NodeIndex) {
     ShapeContext Ctx(N);
     for (int In : N.Inputs) {
       ValueInfo VI;
-      if (In >= 0) {
+      if (In >= 0 && isContainerKind(G.Values[In].Kind)) { // opaque to inference
+        VI.Present = true;
+        VI.Kind = G.Values[In].Kind;
+        VI.Type = Plan->Types[In];
+        VI.Shape = G.Values[In].Shape;
+      } else if (In >= 0) {
         VI.Present = true;
         VI.Type = Plan->Types[In];
         VI.Shape = TensorShape::fromDims(RunDims[In]);
@@ -247,7 +280,8 @@ Status RequestImpl::runNode(size_t NodeIndex) {
       T = OptRtTensor{0, 0, nullptr, nullptr};
       return;
     }
-    T.type = static_cast<int32_t>(Plan->Types[V] == ElementType::Undefined ? G.Values[V].Type : Plan->Types[V]);
+    T.type = static_cast<int32_t>(Plan->Types[V] == ElementType::Undefined ? G.Values[V].Type : Plan->Types[V]) |
+             (static_cast<int32_t>(G.Values[V].Kind) << OPT_RT_VALUE_KIND_SHIFT);
     T.rank = static_cast<int32_t>(RunDims[V].size());
     T.dims = RunDims[V].data();
     T.data = Ptrs[V];
@@ -300,7 +334,7 @@ Status RequestImpl::runNode(size_t NodeIndex) {
 
   if (!M->Options.IntermediateSavePath.empty()) {
     for (int O : N.Outputs) {
-      if (O < 0)
+      if (O < 0 || isContainerKind(G.Values[O].Kind)) // sequences/optionals have no .npy form
         continue;
       const std::string Prefix = M->Options.IndexedIntermediateSave ? std::to_string(RunIndex) + "_" : "";
       RETURN_IF_ERROR(writeNpy(M->Options.IntermediateSavePath + "/" + Prefix + fileSafe(G.Values[O].Name) + ".npy",

@@ -12,6 +12,7 @@
 #include "Optimium/Runtime/Extension/Backend.h"
 #include "Optimium/Runtime/InferRequest.h"
 #include "Optimium/Runtime/Profile.h"
+#include "backends/native/Container.h"
 #include "core/TensorImpl.h"
 #include "exec/ModelState.h"
 
@@ -66,6 +67,10 @@ struct RequestImpl : std::enable_shared_from_this<RequestImpl> {
   std::vector<std::vector<int64_t>> RunDims;          ///< Dims of every value in this run.
   std::vector<void *> Ptrs;                           ///< Data of every value in this run.
   std::vector<std::shared_ptr<detail::Buffer>> Owned; ///< Per-run buffers of unresolved values.
+  /// Per value: the sequence/optional value of this run (null for tensors); Ptrs points to it.
+  std::vector<std::shared_ptr<detail::ContainerValue>> Containers;
+  /// Per graph input: sequence/optional values bound for the next run (exec/ContainerIO.h).
+  std::vector<std::shared_ptr<detail::ContainerValue>> ContainerInputs;
   std::atomic<bool> CancelFlag{false};
   uint64_t RunIndex = 0;
 

@@ -72,6 +72,7 @@ const char *kindName(AttrValue::Kind K) {
   case AttrValue::Kind::Strings: return "strings";
   case AttrValue::Kind::Tensor: return "tensor";
   case AttrValue::Kind::Graph: return "graph";
+  case AttrValue::Kind::Type: return "type";
   }
   return "?";
 }
@@ -82,6 +83,16 @@ Status wrongKind(const Node &N, const std::string &Key, AttrValue::Kind Want, At
 }
 
 } // namespace
+
+const char *toString(ValueKind K) {
+  switch (K) {
+  case ValueKind::Tensor: return "tensor";
+  case ValueKind::Sequence: return "sequence(tensor)";
+  case ValueKind::OptionalTensor: return "optional(tensor)";
+  case ValueKind::OptionalSequence: return "optional(sequence(tensor))";
+  }
+  return "?";
+}
 
 Result<std::vector<int64_t>> ConstData::toInt64Vector() const {
   std::vector<int64_t> Out;

@@ -51,9 +51,33 @@ struct ConstData {
 
 struct Graph;
 
+/// What a value holds. Besides tensors, ONNX has sequence(tensor) and optional(tensor |
+/// sequence(tensor)) values; for those, Value::Type / ValueInfo::Type is the element type of the
+/// tensors inside and Shape the shape every element has as far as known (symbols where elements
+/// differ). At run time they live in ContainerValue objects (backends/native/Container.h), never in
+/// the arena.
+enum class ValueKind : uint8_t { Tensor, Sequence, OptionalTensor, OptionalSequence };
+
+/// "tensor", "sequence(tensor)", "optional(tensor)", "optional(sequence(tensor))".
+const char *toString(ValueKind K);
+inline bool isContainerKind(ValueKind K) { return K != ValueKind::Tensor; }
+inline bool isOptionalKind(ValueKind K) { return K == ValueKind::OptionalTensor || K == ValueKind::OptionalSequence; }
+/// The kind inside an optional (the kind itself for the others).
+inline ValueKind unwrapOptional(ValueKind K) {
+  return K == ValueKind::OptionalTensor ? ValueKind::Tensor : K == ValueKind::OptionalSequence ? ValueKind::Sequence : K;
+}
+
+/// A TypeProto attribute (Optional's 'type'): kind, element type and element shape when given.
+struct TypeDesc {
+  ValueKind Kind = ValueKind::Tensor;
+  ElementType Elem = ElementType::Undefined;
+  TensorShape Shape;
+  bool ShapeKnown = false;
+};
+
 /// An ONNX-style node attribute.
 struct AttrValue {
-  enum class Kind { Int, Float, String, Ints, Floats, Strings, Tensor, Graph };
+  enum class Kind { Int, Float, String, Ints, Floats, Strings, Tensor, Graph, Type };
   Kind K = Kind::Int;
   int64_t I = 0;
   float F = 0;
@@ -63,11 +87,13 @@ struct AttrValue {
   std::vector<std::string> Strings;
   std::shared_ptr<ConstData> T;
   std::shared_ptr<Graph> G;
+  TypeDesc Ty; ///< Kind::Type
 };
 
 struct Value {
   std::string Name;
-  ElementType Type = ElementType::Undefined;
+  ValueKind Kind = ValueKind::Tensor;
+  ElementType Type = ElementType::Undefined; ///< For sequences/optionals: the element type.
   TensorShape Shape;
   /// Whether Shape is known (an intermediate whose shape could not be inferred at load is not).
   bool ShapeKnown = false;

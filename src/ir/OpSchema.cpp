@@ -96,6 +96,11 @@ Status inferNode(ShapeContext &Ctx) {
   Ctx.Outputs.resize(N.Outputs.size());
   for (size_t I = 0; I < N.Outputs.size(); ++I)
     Ctx.Outputs[I].Present = N.Outputs[I] >= 0;
+  if (!S->TakesContainers)
+    for (size_t I = 0; I < Ctx.Inputs.size(); ++I)
+      if (Ctx.Inputs[I].Present && isContainerKind(Ctx.Inputs[I].Kind))
+        return Ctx.error(ErrorCode::Type, "input ", I, " is a ", toString(Ctx.Inputs[I].Kind), " value; ", N.OpType,
+                         " takes tensors");
 
   if (!S->Infer)
     return Status::ok();
@@ -104,6 +109,9 @@ Status inferNode(ShapeContext &Ctx) {
     Status Result = S->Infer(Ctx);
     if (Result.isOk() || Result.code() != ErrorCode::Type || !hasHalfValues(Ctx.Inputs))
       return Result;
+    for (const ValueInfo &In : Ctx.Inputs)
+      if (In.Present && isContainerKind(In.Kind))
+        return Result; // a sequence/optional type error is not a half-precision fallback case
     // A float32-only op given float16/bfloat16: infer as float32, produce the half type
     // (the native backend converts at the op boundary; see ir/HalfPromotion.h).
     ShapeContext Promoted(N);

@@ -16,6 +16,7 @@ namespace detail {
 /// What inference knows about one input or output of a node.
 struct ValueInfo {
   bool Present = false; ///< false for an omitted optional input/output
+  ValueKind Kind = ValueKind::Tensor; ///< Sequence/optional: Type and Shape describe the elements.
   ElementType Type = ElementType::Undefined;
   TensorShape Shape;
   /// The value when it is known before running (initializers, folded constants).
@@ -48,6 +49,8 @@ struct OpSchema {
   int MaxOutputs = 1;
   /// Highest opset version of this op whose semantics the implementation follows.
   int MaxOpsetVersion = 1000;
+  /// Whether inputs may be sequence/optional values (else such an input is a TypeError at load).
+  bool TakesContainers = false;
   ShapeFn Infer;
 };
 

@@ -11,6 +11,7 @@ std::vector<ValueInfo> initialValueInfos(const Graph &G) {
     const Value &V = G.Values[I];
     if (V.Const || V.IsGraphInput) {
       Infos[I].Present = true;
+      Infos[I].Kind = V.Kind;
       Infos[I].Type = V.Type;
       Infos[I].Shape = V.Shape;
       Infos[I].Const = V.Const;
@@ -56,7 +57,8 @@ Status propagateShapes(const Graph &G, std::vector<ValueInfo> &Infos, bool Check
       if (CheckDeclared && V.Type != ElementType::Undefined && Out.Type != V.Type)
         return makeError(ErrorCode::Type, N.describe(), ": output '", V.Name, "' is declared ", toString(V.Type),
                          " but the op produces ", toString(Out.Type));
-      if (CheckDeclared && V.ShapeKnown) {
+      // Sequence/optional values: declared element shapes are loose hints (see the importer).
+      if (CheckDeclared && V.ShapeKnown && !isContainerKind(Out.Kind) && !isContainerKind(V.Kind)) {
         if (!Out.Shape.isCompatible(V.Shape))
           return makeError(ErrorCode::Shape, N.describe(), ": output '", V.Name, "' is declared with shape ",
                            V.Shape.toString(), " but the op produces ", Out.Shape.toString());
@@ -75,6 +77,7 @@ Status inferGraphShapes(Graph &G) {
     Value &V = G.Values[I];
     if (!Infos[I].Present || V.Const || V.IsGraphInput)
       continue;
+    V.Kind = Infos[I].Kind;
     V.Type = Infos[I].Type;
     V.Shape = Infos[I].Shape;
     V.ShapeKnown = true;

@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <onnx/onnx_pb.h>
+#include <onnx/onnx-data_pb.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -28,9 +29,11 @@
 
 #include "Optimium/Runtime.h"
 #include "core/LowPrecision.h"
+#include "exec/ContainerIO.h"
 
 namespace rt = optimium::runtime;
 namespace lowp = optimium::runtime::detail::lowp;
+namespace rtd = optimium::runtime::detail;
 
 namespace {
 
@@ -325,21 +328,86 @@ std::string compareTensors(const rt::Tensor &Got, const rt::Tensor &Ref, double 
   return Os.str();
 }
 
-// ---- running one test (in the child) -------------------------------------------------------------
+// ---- SequenceProto / OptionalProto -> sequence and optional values --------------------------------
 
-const char *valueKind(const onnx::TypeProto &T) {
+/// The value kind of a graph input/output type; nullptr with Why set for kinds the runner cannot feed.
+bool containerKindOf(const onnx::TypeProto &T, rtd::ValueKind &Kind, std::string &Why) {
+  Kind = rtd::ValueKind::Tensor;
   if (T.has_tensor_type())
-    return nullptr;
-  if (T.has_sequence_type())
-    return "sequence";
-  if (T.has_optional_type())
-    return "optional";
-  if (T.has_map_type())
-    return "map";
-  if (T.has_sparse_tensor_type())
-    return "sparse tensor";
-  return "untyped";
+    return true;
+  if (T.has_sequence_type() && T.sequence_type().elem_type().has_tensor_type()) {
+    Kind = rtd::ValueKind::Sequence;
+    return true;
+  }
+  if (T.has_optional_type()) {
+    const onnx::TypeProto &E = T.optional_type().elem_type();
+    if (E.has_tensor_type()) {
+      Kind = rtd::ValueKind::OptionalTensor;
+      return true;
+    }
+    if (E.has_sequence_type() && E.sequence_type().elem_type().has_tensor_type()) {
+      Kind = rtd::ValueKind::OptionalSequence;
+      return true;
+    }
+  }
+  Why = T.has_map_type() ? "map" : T.has_sparse_tensor_type() ? "sparse tensor" : "nested or untyped";
+  return false;
 }
+
+rtd::HostContainer sequenceFromProto(const onnx::SequenceProto &P) {
+  if (P.elem_type() != onnx::SequenceProto_DataType_TENSOR && P.tensor_values_size() == 0 &&
+      P.elem_type() != onnx::SequenceProto_DataType_UNDEFINED)
+    throw std::runtime_error("sequence '" + P.name() + "' holds non-tensor elements");
+  rtd::HostContainer H;
+  H.Kind = rtd::ValueKind::Sequence;
+  for (const onnx::TensorProto &T : P.tensor_values())
+    H.Tensors.push_back(tensorFromProto(T));
+  if (!H.Tensors.empty())
+    H.Type = H.Tensors[0].getType();
+  return H;
+}
+
+/// A data file for a value of Kind (OptionalProto for optionals, SequenceProto for sequences).
+rtd::HostContainer containerFromFile(const std::string &File, rtd::ValueKind Kind) {
+  if (Kind == rtd::ValueKind::Sequence) {
+    onnx::SequenceProto P;
+    if (!parseProto(File, P))
+      throw std::runtime_error("cannot parse " + File + " as a SequenceProto");
+    return sequenceFromProto(P);
+  }
+  onnx::OptionalProto P;
+  if (!parseProto(File, P))
+    throw std::runtime_error("cannot parse " + File + " as an OptionalProto");
+  rtd::HostContainer H;
+  H.Kind = Kind;
+  if (P.has_sequence_value()) {
+    H = sequenceFromProto(P.sequence_value());
+    H.Kind = Kind;
+  } else if (P.has_tensor_value()) {
+    H.Tensors.push_back(tensorFromProto(P.tensor_value()));
+    H.Type = H.Tensors[0].getType();
+  } else {
+    H.HasValue = false;
+  }
+  return H;
+}
+
+/// Empty when Got holds what Ref holds.
+std::string compareContainers(const rtd::HostContainer &Got, const rtd::HostContainer &Ref, double Rtol, double Atol) {
+  if (Got.HasValue != Ref.HasValue)
+    return std::string("optional ") + (Got.HasValue ? "has" : "lacks") + " a value, expected " +
+           (Ref.HasValue ? "one" : "none");
+  if (Got.Tensors.size() != Ref.Tensors.size())
+    return std::to_string(Got.Tensors.size()) + " elements, expected " + std::to_string(Ref.Tensors.size());
+  for (size_t I = 0; I < Ref.Tensors.size(); ++I) {
+    const std::string D = compareTensors(Got.Tensors[I], Ref.Tensors[I], Rtol, Atol);
+    if (!D.empty())
+      return "element " + std::to_string(I) + ": " + D;
+  }
+  return "";
+}
+
+// ---- running one test (in the child) -------------------------------------------------------------
 
 /// Op name from "unsupported op 'X'" when the runtime has no such op at all; empty otherwise. An op
 /// that exists but has no kernel for this case ("no device supports it") is a failure, not a skip.
@@ -377,15 +445,18 @@ TestResult runTest(const TestCase &T) {
   }
 
   const onnx::GraphProto &G = MP.graph();
-  for (const auto &V : G.input())
-    if (const char *K = valueKind(V.type())) {
-      R.Reason = std::string(K) + "-typed input '" + V.name() + "' is not supported";
-      return R;
-    }
-  for (const auto &V : G.output())
-    if (const char *K = valueKind(V.type())) {
-      R.Reason = std::string(K) + "-typed output '" + V.name() + "' is not supported";
-      return R;
+  // Sequence/optional inputs and outputs go through the runtime's internal entry point
+  // (exec/ContainerIO.h): the public API passes tensors only.
+  std::vector<rtd::ValueKind> InKinds, OutKinds;
+  for (const auto *List : {&G.input(), &G.output()})
+    for (const auto &V : *List) {
+      rtd::ValueKind K;
+      std::string Why;
+      if (!containerKindOf(V.type(), K, Why)) {
+        R.Reason = Why + "-typed value '" + V.name() + "' is not supported";
+        return R;
+      }
+      (List == &G.input() ? InKinds : OutKinds).push_back(K);
     }
   std::set<std::string> Initializers;
   for (const auto &I : G.initializer())
@@ -400,6 +471,7 @@ TestResult runTest(const TestCase &T) {
     const std::string SetDir = T.Dir + "/" + SetName;
     try {
       std::map<std::string, rt::Tensor> Inputs;
+      std::map<std::string, rtd::HostContainer> Containers;
       for (int I = 0; I < G.input_size(); ++I) {
         const std::string File = SetDir + "/input_" + std::to_string(I) + ".pb";
         if (!isFile(File)) {
@@ -407,13 +479,20 @@ TestResult runTest(const TestCase &T) {
             continue; // an input with a default (initializer) the data set does not override
           throw std::runtime_error("missing " + SetName + "/input_" + std::to_string(I) + ".pb");
         }
+        if (InKinds[I] != rtd::ValueKind::Tensor) {
+          Containers[G.input(I).name()] = containerFromFile(File, InKinds[I]);
+          continue;
+        }
         onnx::TensorProto P;
         if (!parseProto(File, P))
           throw std::runtime_error("cannot parse " + File);
         Inputs[G.input(I).name()] = tensorFromProto(P);
       }
       rt::InferRequest Req = M.createRequest();
-      Req.infer(Inputs);
+      if (Containers.empty())
+        Req.infer(Inputs);
+      else
+        rtd::inferWithContainers(Req, Inputs, Containers);
       Req.wait();
       const size_t NumOutputs = static_cast<size_t>(G.output_size());
       if (M.getOutputNames().size() != NumOutputs)
@@ -421,6 +500,19 @@ TestResult runTest(const TestCase &T) {
                                  std::to_string(NumOutputs));
       for (size_t O = 0; O < NumOutputs; ++O) {
         const std::string File = SetDir + "/output_" + std::to_string(O) + ".pb";
+        if (OutKinds[O] != rtd::ValueKind::Tensor || rtd::isContainerValue(Req, G.output(static_cast<int>(O)).name())) {
+          const std::string Name = G.output(static_cast<int>(O)).name();
+          const std::string Diff = compareContainers(rtd::getContainerOutput(Req, Name),
+                                                     containerFromFile(File, OutKinds[O] == rtd::ValueKind::Tensor
+                                                                                 ? rtd::ValueKind::OptionalTensor
+                                                                                 : OutKinds[O]),
+                                                     T.Rtol, T.Atol);
+          if (!Diff.empty()) {
+            R.Reason = SetName + " output " + std::to_string(O) + " '" + Name + "': " + Diff;
+            return R;
+          }
+          continue;
+        }
         onnx::TensorProto P;
         if (!parseProto(File, P))
           throw std::runtime_error("cannot parse " + File);

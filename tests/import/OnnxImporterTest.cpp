@@ -174,3 +174,47 @@ TEST(OnnxImporter, ParseWithoutRawDataMatchesProtobufAndPointsIntoTheBytes) {
   onnx::ModelProto Bad;
   EXPECT_FALSE(parseModelWithoutRawData(Data, Bytes.size() - 3, Bad, Spans));
 }
+
+TEST(OnnxImporter, SequenceAndOptionalTypesBecomeValueKinds) {
+  OnnxBuilder B(18);
+  auto *S = B.M.mutable_graph()->add_input();
+  S->set_name("seq");
+  auto *ST = S->mutable_type()->mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type();
+  ST->set_elem_type(onnx::TensorProto_DataType_INT64);
+  ST->mutable_shape()->add_dim()->set_dim_value(3);
+  auto *O = B.M.mutable_graph()->add_input();
+  O->set_name("opt");
+  O->mutable_type()->mutable_optional_type()->mutable_elem_type()->mutable_tensor_type()->set_elem_type(
+      onnx::TensorProto_DataType_FLOAT);
+  B.node("SequenceLength", {"seq"}, {"n"});
+  B.node("OptionalHasElement", {"opt"}, {"has"});
+  B.output("n");
+  B.output("has");
+  const std::string Bytes = B.bytes();
+  auto R = importOnnxBuffer(reinterpret_cast<const uint8_t *>(Bytes.data()), Bytes.size(), "", "test");
+  ASSERT_TRUE(R.isOk()) << R.status().message();
+  const Graph &G = *R.value().G;
+  const Value &Seq = G.Values[G.findValue("seq")];
+  EXPECT_EQ(Seq.Kind, ValueKind::Sequence);
+  EXPECT_EQ(Seq.Type, ElementType::I64);
+  ASSERT_EQ(Seq.Shape.getRank(), 1u); // the declared rank, dims left symbolic (elements may differ)
+  EXPECT_FALSE(Seq.Shape[0].isConst());
+  EXPECT_EQ(G.Values[G.findValue("opt")].Kind, ValueKind::OptionalTensor);
+}
+
+TEST(OnnxImporter, MapTypedInputIsAModelErrorNamingIt) {
+  OnnxBuilder B(18);
+  auto *M = B.M.mutable_graph()->add_input();
+  M->set_name("table");
+  auto *MT = M->mutable_type()->mutable_map_type();
+  MT->set_key_type(onnx::TensorProto_DataType_INT64);
+  MT->mutable_value_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto_DataType_FLOAT);
+  B.node("Identity", {"table"}, {"y"});
+  B.output("y");
+  const std::string Bytes = B.bytes();
+  auto R = importOnnxBuffer(reinterpret_cast<const uint8_t *>(Bytes.data()), Bytes.size(), "", "test");
+  ASSERT_FALSE(R.isOk());
+  EXPECT_EQ(R.status().code(), ErrorCode::Model);
+  EXPECT_NE(R.status().message().find("'table'"), std::string::npos) << R.status().message();
+  EXPECT_NE(R.status().message().find("map"), std::string::npos) << R.status().message();
+}

@@ -18,11 +18,15 @@ namespace optimium {
 namespace runtime {
 namespace detail {
 
-/// A concrete tensor bound for one run.
+struct ContainerValue;
+
+/// A concrete tensor bound for one run. A sequence/optional value has Kind != Tensor, Type its
+/// element type, no dims, and Data pointing to its ContainerValue (backends/native/Container.h).
 struct TensorView {
   ElementType Type = ElementType::Undefined;
   std::vector<int64_t> Dims;
   void *Data = nullptr;
+  ValueKind Kind = ValueKind::Tensor;
 
   size_t elementCount() const {
     size_t N = 1;
@@ -32,6 +36,7 @@ struct TensorView {
   }
   size_t rank() const { return Dims.size(); }
   template <typename T> T *data() const { return static_cast<T *>(Data); }
+  ContainerValue *container() const { return isContainerKind(Kind) ? static_cast<ContainerValue *>(Data) : nullptr; }
 };
 
 /// Intra-op parallelism, backed by the model's thread pool. Fn(Begin, End) is called on disjoint
@@ -107,6 +112,10 @@ struct TestInput {
   bool Constant = false; ///< Passed as a constant at create time (weights, shape tensors).
   bool Omitted = false;  ///< An omitted optional input.
   double Low = -1.0, High = 1.0;
+  /// A sequence/optional input: Kind != Tensor, one entry of Elements per element (its dims; an
+  /// optional without entries is empty). Type is the element type; Dims is unused.
+  ValueKind Kind = ValueKind::Tensor;
+  std::vector<std::vector<int64_t>> Elements;
 };
 
 struct OpTestCase {

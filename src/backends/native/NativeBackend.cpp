@@ -45,7 +45,7 @@ public:
     Scratch.reserve(Ctx.Inputs.size() + Ctx.Outputs.size());
     auto Promote = [&](const TensorView &V, bool Convert, size_t Index) {
       TensorView F = V;
-      if (!isHalfType(V.Type) || !V.Data)
+      if (!isHalfType(V.Type) || !V.Data || isContainerKind(V.Kind))
         return F;
       Scratch.emplace_back(V.elementCount());
       float *Dst = Scratch.back().data();
@@ -70,7 +70,7 @@ public:
     RETURN_IF_ERROR(Inner->run(KernelContext{In, Out, Ctx.Par}));
     for (size_t O = 0; O < Out.size(); ++O) {
       const TensorView &H = Ctx.Outputs[O];
-      if (!isHalfType(H.Type) || !H.Data)
+      if (!isHalfType(H.Type) || !H.Data || isContainerKind(H.Kind))
         continue;
       if (Prof)
         recordKernelCopy(*Prof, true, true, O);
@@ -147,7 +147,8 @@ int32_t nativeRun(void *, void *KernelPtr, const OptRtTensor *Inputs, uint32_t N
   auto toViews = [](const OptRtTensor *T, uint32_t N) {
     std::vector<TensorView> Views(N);
     for (uint32_t I = 0; I < N; ++I) {
-      Views[I].Type = static_cast<ElementType>(T[I].type);
+      Views[I].Type = static_cast<ElementType>(T[I].type & ((1 << OPT_RT_VALUE_KIND_SHIFT) - 1));
+      Views[I].Kind = static_cast<ValueKind>(T[I].type >> OPT_RT_VALUE_KIND_SHIFT);
       Views[I].Dims.assign(T[I].dims, T[I].dims + T[I].rank);
       Views[I].Data = T[I].data;
     }

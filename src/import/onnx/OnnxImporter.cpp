@@ -9,6 +9,7 @@
 #include <onnx/onnx_pb.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstring>
 #include <set>
@@ -141,19 +142,62 @@ private:
     return TensorShape(std::move(Dims));
   }
 
+  /// A TypeProto as kind + element type + element shape. Tensors, sequence(tensor) and
+  /// optional(tensor | sequence(tensor)); maps, sparse tensors and deeper nesting are ModelErrors.
+  Result<TypeDesc> convertType(const onnx::TypeProto &T, const std::string &Name) {
+    TypeDesc D;
+    const onnx::TypeProto *Inner = &T;
+    if (T.has_optional_type()) {
+      Inner = &T.optional_type().elem_type();
+      D.Kind = Inner->has_sequence_type() ? ValueKind::OptionalSequence : ValueKind::OptionalTensor;
+    }
+    if (Inner->has_sequence_type()) {
+      if (D.Kind == ValueKind::Tensor)
+        D.Kind = ValueKind::Sequence;
+      Inner = &Inner->sequence_type().elem_type();
+    }
+    if (!Inner->has_tensor_type()) {
+      const char *What = Inner->has_map_type() ? "map" : Inner->has_sparse_tensor_type() ? "sparse tensor"
+                         : Inner->has_sequence_type() || Inner->has_optional_type() ? "nested sequence/optional"
+                                                                                        : "untyped";
+      return makeError(ErrorCode::Model, "value '", Name, "' has a ", What,
+                       " type; tensors, sequence(tensor) and optional(tensor | sequence(tensor)) are supported");
+    }
+    const auto &TT = Inner->tensor_type();
+    if (TT.elem_type() != 0) {
+      ASSIGN_OR_RETURN(D.Elem, convertDataType(TT.elem_type(), "value '" + Name + "'"));
+    }
+    bool Known = false;
+    ASSIGN_OR_RETURN(TensorShape S, convertShape(TT, Name, Known));
+    if (D.Kind == ValueKind::Sequence || D.Kind == ValueKind::OptionalSequence) {
+      // Elements of one sequence may differ in shape, and exporters declare element shapes
+      // loosely (a loop's empty start sequence as scalars): keep the rank, not the dims; no rank
+      // (or rank 0) is unknown (one symbol, the IR's convention for "any shape").
+      std::vector<Expr> Dims;
+      for (size_t I = 0; I < std::max<size_t>(S.getRank(), 1); ++I)
+        Dims.emplace_back(Expr("unk__" + Name + "_elem" + std::to_string(I)));
+      S = TensorShape(std::move(Dims));
+      Known = true;
+    } else if (!Known && D.Kind == ValueKind::OptionalTensor) {
+      S = TensorShape({Expr("unk__" + Name + "_elem0")});
+      Known = true;
+    }
+    if (Known) {
+      D.Shape = std::move(S);
+      D.ShapeKnown = true;
+    }
+    return D;
+  }
+
   Status applyValueInfo(const onnx::ValueInfoProto &VI, Value &V) {
     if (!VI.has_type())
       return Status::ok();
-    if (!VI.type().has_tensor_type())
-      return makeError(ErrorCode::Model, "value '", VI.name(), "' is not a tensor (sequence, map and optional types are not supported)");
-    const auto &TT = VI.type().tensor_type();
-    if (TT.elem_type() != 0) {
-      ASSIGN_OR_RETURN(V.Type, convertDataType(TT.elem_type(), "value '" + VI.name() + "'"));
-    }
-    bool Known = false;
-    ASSIGN_OR_RETURN(TensorShape S, convertShape(TT, VI.name(), Known));
-    if (Known) {
-      V.Shape = std::move(S);
+    ASSIGN_OR_RETURN(TypeDesc D, convertType(VI.type(), VI.name()));
+    V.Kind = D.Kind;
+    if (D.Elem != ElementType::Undefined)
+      V.Type = D.Elem;
+    if (D.ShapeKnown) {
+      V.Shape = std::move(D.Shape);
       V.ShapeKnown = true;
     }
     return Status::ok();
@@ -369,6 +413,11 @@ private:
       V.G = std::make_shared<Graph>();
       V.G->OpsetImports = Opsets;
       RETURN_IF_ERROR(importGraph(*A.mutable_g(), *V.G));
+      break;
+    }
+    case onnx::AttributeProto_AttributeType_TYPE_PROTO: {
+      V.K = AttrValue::Kind::Type;
+      ASSIGN_OR_RETURN(V.Ty, convertType(A.tp(), NodeDesc + " attribute '" + A.name() + "'"));
       break;
     }
     default:

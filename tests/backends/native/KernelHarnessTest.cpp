@@ -10,7 +10,9 @@
 #include <set>
 #include <thread>
 
+#include "backends/native/Container.h"
 #include "backends/native/Kernel.h"
+#include "backends/native/OutputAllocator.h"
 #include "core/LowPrecision.h"
 
 using namespace optimium::runtime;
@@ -25,11 +27,12 @@ bool endsWith(const std::string &S, const std::string &Suffix) {
   return S.size() >= Suffix.size() && S.compare(S.size() - Suffix.size(), Suffix.size(), Suffix) == 0;
 }
 
-/// Owned memory for one tensor.
+/// Owned memory for one tensor, or a sequence/optional value (C set).
 struct Buffer {
   ElementType Type = ElementType::F32;
   std::vector<int64_t> Dims;
   std::vector<uint8_t> Bytes;
+  std::shared_ptr<ContainerValue> C;
 
   size_t count() const {
     size_t N = 1;
@@ -38,6 +41,8 @@ struct Buffer {
     return N;
   }
   TensorView view() {
+    if (C)
+      return containerView(C);
     TensorView V;
     V.Type = Type;
     V.Dims = Dims;
@@ -144,7 +149,37 @@ Status prepare(const OpKernels &K, const OpTestCase &C, unsigned Seed, PreparedC
     P.N.Inputs.push_back(In.Omitted ? -1 : static_cast<int>(I));
     ValueInfo VI;
     Buffer B;
-    if (!In.Omitted) {
+    if (!In.Omitted && isContainerKind(In.Kind)) {
+      B.Type = In.Type;
+      B.C = makeContainer(In.Kind, In.Type);
+      B.C->HasValue = !isOptionalKind(In.Kind) || !In.Elements.empty();
+      std::uniform_real_distribution<double> Dist(In.Low, In.High);
+      for (const std::vector<int64_t> &Dims : In.Elements) {
+        Buffer E = makeBuffer(In.Type, Dims);
+        for (size_t K = 0; K < E.count(); ++K)
+          E.set(K, Dist(Rng));
+        TensorView EV = E.view();
+        EV.Data = E.Bytes.data();
+        Result<OwnedTensor> T = copyToOwned(EV);
+        if (!T.isOk())
+          return T.status();
+        B.C->Tensors.push_back(std::move(T).value());
+      }
+      VI.Present = true;
+      VI.Kind = In.Kind;
+      VI.Type = In.Type;
+      // The element shape as inference would know it: exact when all agree, else symbols.
+      std::vector<Expr> Elem;
+      const size_t Rank = In.Elements.empty() ? 1 : In.Elements[0].size();
+      for (size_t D = 0; D < Rank; ++D) {
+        bool Same = !In.Elements.empty();
+        for (const auto &Dims : In.Elements)
+          Same &= Dims.size() == Rank && Dims[D] == In.Elements[0][D];
+        Elem.push_back(Same ? Expr(static_cast<long long>(In.Elements[0][D]))
+                            : Expr("elem_" + std::to_string(I) + "_" + std::to_string(D)));
+      }
+      VI.Shape = TensorShape(std::move(Elem));
+    } else if (!In.Omitted) {
       B = makeBuffer(In.Type, In.Dims);
       std::uniform_real_distribution<double> Dist(In.Low, In.High);
       for (size_t E = 0; E < B.count(); ++E)
@@ -168,8 +203,41 @@ Status prepare(const OpKernels &K, const OpTestCase &C, unsigned Seed, PreparedC
   RETURN_IF_ERROR(inferNode(Ctx));
   P.OutputInfos = Ctx.Outputs;
   for (const ValueInfo &O : Ctx.Outputs)
-    P.OutputDims.push_back(O.Shape.getDims());
+    P.OutputDims.push_back(isContainerKind(O.Kind) || O.Shape.isDynamic() ? std::vector<int64_t>() : O.Shape.getDims());
   return Status::ok();
+}
+
+/// Output buffers of a prepared case: containers for sequence/optional outputs, unallocated ones
+/// (sized through the output allocator, as control flow is) where the shape is known only while
+/// running, else Fill-initialized bytes.
+std::vector<Buffer> makeOutputs(const PreparedCase &P, uint8_t Fill) {
+  std::vector<Buffer> Outputs;
+  for (size_t I = 0; I < P.OutputDims.size(); ++I) {
+    const ValueInfo &O = P.OutputInfos[I];
+    Buffer B;
+    B.Type = O.Type;
+    if (isContainerKind(O.Kind)) {
+      B.C = makeContainer(O.Kind, O.Type);
+    } else if (!O.Shape.isDynamic()) {
+      B = makeBuffer(O.Type, P.OutputDims[I]);
+      std::fill(B.Bytes.begin(), B.Bytes.end(), Fill);
+    }
+    Outputs.push_back(std::move(B));
+  }
+  return Outputs;
+}
+
+/// The allocator the executor would install: sizes Outputs[Index] once the kernel knows its dims.
+OutputAllocator allocatorFor(std::vector<Buffer> &Outputs) {
+  return [&Outputs](size_t Index, const std::vector<int64_t> &Dims) -> Result<TensorView> {
+    if (Index >= Outputs.size())
+      return makeError(ErrorCode::Infer, "no output ", Index);
+    Buffer &B = Outputs[Index];
+    B.Dims = Dims;
+    B.Bytes.assign(B.count() * getElementSize(B.Type), 0xFF);
+    TensorView V = B.view();
+    return V;
+  };
 }
 
 /// Creates V for the prepared case and runs it; outputs start as 0xFF bytes (NaN for floats) so
@@ -182,14 +250,11 @@ Status runVariant(const KernelVariant &V, PreparedCase &P, const Parallel &Par, 
   std::vector<TensorView> In, Out;
   for (Buffer &B : P.Inputs)
     In.push_back(B.view());
-  Outputs.clear();
-  for (size_t I = 0; I < P.OutputDims.size(); ++I) {
-    Buffer B = makeBuffer(P.OutputInfos[I].Type, P.OutputDims[I]);
-    std::fill(B.Bytes.begin(), B.Bytes.end(), 0xFF);
-    Outputs.push_back(std::move(B));
-  }
+  Outputs = makeOutputs(P, 0xFF);
   for (Buffer &B : Outputs)
     Out.push_back(B.view());
+  const OutputAllocator Alloc = allocatorFor(Outputs);
+  ScopedOutputAllocator Scope(&Alloc);
   KernelContext Ctx{In, Out, Par};
   return (*KernelOr)->run(Ctx);
 }
@@ -200,7 +265,31 @@ bool supports(const KernelVariant &V, const PreparedCase &P) {
 }
 
 /// First mismatch as text, or "" when every element is within tolerance.
+std::string compare(const Buffer &Ref, const Buffer &Got, double Tolerance);
+
+/// Sequences/optionals: same kind, presence and length, and every element equal.
+std::string compareContainers(const ContainerValue &Ref, const ContainerValue &Got, double Tolerance) {
+  if (Ref.Kind != Got.Kind || Ref.HasValue != Got.HasValue || Ref.Type != Got.Type)
+    return "kind, presence or element type differs";
+  if (Ref.Tensors.size() != Got.Tensors.size())
+    return "length " + std::to_string(Got.Tensors.size()) + ", reference " + std::to_string(Ref.Tensors.size());
+  for (size_t I = 0; I < Ref.Tensors.size(); ++I) {
+    auto AsBuffer = [](const OwnedTensor &T) {
+      Buffer B = makeBuffer(T.View.Type, T.View.Dims);
+      if (!B.Bytes.empty())
+        std::memcpy(B.Bytes.data(), T.View.Data, B.Bytes.size());
+      return B;
+    };
+    const std::string D = compare(AsBuffer(Ref.Tensors[I]), AsBuffer(Got.Tensors[I]), Tolerance);
+    if (!D.empty())
+      return "element " + std::to_string(I) + ": " + D;
+  }
+  return "";
+}
+
 std::string compare(const Buffer &Ref, const Buffer &Got, double Tolerance) {
+  if (Ref.C || Got.C)
+    return Ref.C && Got.C ? compareContainers(*Ref.C, *Got.C, Tolerance) : "one output is a sequence/optional";
   if (Ref.Dims != Got.Dims || Ref.Type != Got.Type)
     return "output shape or type differs";
   if (Ref.isInteger())
@@ -304,17 +393,20 @@ TEST(KernelHarness, OneKernelRunsConcurrently) {
     std::vector<std::thread> Pool;
     for (int T = 0; T < Threads; ++T)
       Pool.emplace_back([&, T] {
-        std::vector<TensorView> In, Out;
+        std::vector<TensorView> In;
         for (Buffer &B : P.Inputs)
           In.push_back(B.view());
-        for (size_t I = 0; I < P.OutputDims.size(); ++I)
-          Outs[T].push_back(makeBuffer(P.OutputInfos[I].Type, P.OutputDims[I]));
-        for (Buffer &B : Outs[T])
-          Out.push_back(B.view());
         const Parallel Serial;
-        KernelContext Ctx{In, Out, Serial};
-        for (int Rep = 0; Rep < 3 && Results[T].isOk(); ++Rep)
+        for (int Rep = 0; Rep < 3 && Results[T].isOk(); ++Rep) {
+          Outs[T] = makeOutputs(P, 0);
+          std::vector<TensorView> Out;
+          for (Buffer &B : Outs[T])
+            Out.push_back(B.view());
+          const OutputAllocator Alloc = allocatorFor(Outs[T]);
+          ScopedOutputAllocator Scope(&Alloc);
+          KernelContext Ctx{In, Out, Serial};
           Results[T] = Shared.run(Ctx);
+        }
       });
     for (std::thread &T : Pool)
       T.join();
@@ -496,7 +588,13 @@ TEST(ReferenceKernels, IntegerDivisionByZeroIsAnError) {
   ASSERT_NE(K, nullptr);
   OpTestCase C;
   C.Label = "div0";
-  C.Inputs = {TestInput{ElementType::I32, {2}, {1, 2}}, TestInput{ElementType::I32, {2}, {1, 0}}};
+  for (const std::vector<double> &Values : {std::vector<double>{1, 2}, std::vector<double>{1, 0}}) {
+    TestInput In;
+    In.Type = ElementType::I32;
+    In.Dims = {2};
+    In.Values = Values;
+    C.Inputs.push_back(In);
+  }
   PreparedCase P;
   ASSERT_TRUE(prepare(*K, C, 1, P).isOk());
   for (const KernelVariant &V : K->Variants) {

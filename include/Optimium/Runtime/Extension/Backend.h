@@ -56,6 +56,12 @@ typedef struct OptRtNode {
   const void *host_node; /* opaque: pass to OptRtHostApi attribute getters */
 } OptRtNode;
 
+/* Sequence and optional values (ONNX sequence(tensor), optional(...)) reach only the built-in native
+   backend (extension backends are never offered nodes that read or write them): their type carries the
+   value kind in the bits above OPT_RT_VALUE_KIND_SHIFT, the element type below, and data points to a
+   host-owned container object. A plain tensor has kind 0, so existing backends see no change. */
+#define OPT_RT_VALUE_KIND_SHIFT 16
+
 typedef struct OptRtTensor {
   int32_t type;
   int32_t rank;

@@ -42,6 +42,7 @@ OpSchema ifSchema() {
   S.MaxInputs = -1; // + outer-scope values
   S.MinOutputs = 1;
   S.MaxOutputs = -1;
+  S.TakesContainers = true; // outer-scope values may be sequences/optionals
   S.Infer = [](ShapeContext &Ctx) -> Status {
     const Node &N = Ctx.N;
     if (explicitInputCount(N) != 1)
@@ -85,6 +86,11 @@ OpSchema ifSchema() {
         return Ctx.error(ErrorCode::Type, "output ", I, " is ", toString(T->Type), " in then_branch but ",
                          toString(E->Type), " in else_branch");
       const ValueInfo &Any = T ? *T : *E;
+      if (T && E && unwrapOptional(T->Kind) != unwrapOptional(E->Kind))
+        return Ctx.error(ErrorCode::Type, "output ", I, " is a ", toString(T->Kind), " in then_branch but a ",
+                         toString(E->Kind), " in else_branch");
+      // optional(x) in one branch and x in the other: the output is the optional.
+      Ctx.Outputs[I].Kind = T && E && isOptionalKind(E->Kind) ? E->Kind : Any.Kind;
       Ctx.Outputs[I].Type = Any.Type;
       const ValueInfo *Chosen = Taken == 1 ? T : Taken == 0 ? E : nullptr;
       if (Chosen)

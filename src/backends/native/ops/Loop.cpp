@@ -84,6 +84,7 @@ OpSchema loopSchema() {
   S.MaxInputs = -1;
   S.MinOutputs = 0;
   S.MaxOutputs = -1;
+  S.TakesContainers = true; // loop-carried and outer-scope values may be sequences/optionals
   S.Infer = [](ShapeContext &Ctx) -> Status {
     const Node &N = Ctx.N;
     ASSIGN_OR_RETURN(LoopShape L, loopShape(N));
@@ -96,10 +97,15 @@ OpSchema loopSchema() {
     RETURN_IF_ERROR(stableBodyInference(N, L, Ctx.Inputs, Formal, Out));
     for (size_t K = 0; K < L.Carried; ++K) {
       const ValueInfo &In = Ctx.Inputs[2 + K], &B = Out[1 + K];
-      if (B.Type != In.Type)
+      if (B.Type != In.Type && !(isContainerKind(In.Kind) && In.Type == ElementType::Undefined))
         return Ctx.error(ErrorCode::Type, "loop-carried value ", K, " is ", toString(In.Type),
                          " but the body produces ", toString(B.Type));
-      Ctx.Outputs[K].Type = In.Type;
+      // A carried optional(x) may become x in the body (ONNX's test_loop16_seq_none).
+      if (unwrapOptional(B.Kind) != unwrapOptional(In.Kind))
+        return Ctx.error(ErrorCode::Type, "loop-carried value ", K, " is a ", toString(In.Kind),
+                         " but the body produces a ", toString(B.Kind));
+      Ctx.Outputs[K].Kind = B.Kind;
+      Ctx.Outputs[K].Type = B.Type;
       // Zero iterations give the initial value: its shape only when the body keeps it.
       Ctx.Outputs[K].Shape = B.Shape == In.Shape ? In.Shape : mergeOrSymbols(Ctx, B.Shape, In.Shape);
     }
@@ -109,6 +115,8 @@ OpSchema loopSchema() {
       Trip = Expr(static_cast<long long>(std::max<int64_t>(0, *Ctx.Inputs[0].Const->as<int64_t>())));
     for (size_t J = 0; J < L.Scans; ++J) {
       const ValueInfo &B = Out[1 + L.Carried + J];
+      if (isContainerKind(B.Kind))
+        return Ctx.error(ErrorCode::Type, "scan output ", J, " is a ", toString(B.Kind), "; scan outputs are tensors");
       std::vector<Expr> Dims{Trip};
       for (const Expr &E : B.Shape)
         Dims.push_back(E);
@@ -186,8 +194,9 @@ private:
     for (const TensorView &V : Ctx.Inputs) {
       ValueInfo VI;
       VI.Present = V.Data != nullptr;
+      VI.Kind = V.Kind;
       VI.Type = V.Type;
-      VI.Shape = TensorShape::fromDims(V.Dims);
+      VI.Shape = isContainerKind(V.Kind) ? TensorShape({Expr("unk__loop_elem")}) : TensorShape::fromDims(V.Dims);
       Inputs.push_back(VI);
     }
     ASSIGN_OR_RETURN(std::vector<ValueInfo> Out, inferSubgraph(N, "body", Body->graph(), bodyFormals(Inputs, L.Carried),

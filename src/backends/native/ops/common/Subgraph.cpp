@@ -241,7 +241,12 @@ Status SubgraphRunner::run(const std::vector<RunValue> &Formal, const std::vecto
       for (size_t I = 0; I < N.Inputs.size(); ++I) {
         ValueInfo VI;
         const int V = N.Inputs[I];
-        if (V >= 0) {
+        if (V >= 0 && isContainerKind(In[I].Kind)) { // opaque: kind, element type, load-time shape
+          VI.Present = true;
+          VI.Kind = In[I].Kind;
+          VI.Type = In[I].Type;
+          VI.Shape = Infos[V].Shape;
+        } else if (V >= 0) {
           VI.Present = true;
           VI.Type = In[I].Type;
           VI.Shape = TensorShape::fromDims(In[I].Dims);
@@ -257,7 +262,7 @@ Status SubgraphRunner::run(const std::vector<RunValue> &Formal, const std::vecto
     Status S = Infer(Ctx, /*AllValues=*/false);
     bool Dynamic = false;
     for (size_t I = 0; S.isOk() && I < N.Outputs.size(); ++I)
-      Dynamic |= N.Outputs[I] >= 0 && Ctx.Outputs[I].Shape.isDynamic();
+      Dynamic |= N.Outputs[I] >= 0 && !isContainerKind(Ctx.Outputs[I].Kind) && Ctx.Outputs[I].Shape.isDynamic();
     if (S.isOk() && Dynamic && N.OpType != "If" && N.OpType != "Loop" && N.OpType != "Scan")
       S = Infer(Ctx, /*AllValues=*/true);
     if (!S.isOk())
@@ -273,6 +278,14 @@ Status SubgraphRunner::run(const std::vector<RunValue> &Formal, const std::vecto
       if (O < 0)
         continue;
       const ValueInfo &OI = Ctx.Outputs[I];
+      if (isContainerKind(OI.Kind)) { // a fresh, empty sequence/optional for the kernel to fill
+        std::shared_ptr<ContainerValue> C = makeContainer(OI.Kind, OI.Type);
+        Vals[O].View = containerView(C);
+        Vals[O].Keep = std::move(C);
+        Out[I] = Vals[O].View;
+        Ready[O] = 1;
+        continue;
+      }
       if (AllFolded) {
         Vals[O].View = constView(*OI.Const);
         Vals[O].Keep = OI.Const;
@@ -350,6 +363,14 @@ Status writeControlFlowOutput(const Node &N, const KernelContext &Ctx, const Out
                               const TensorView &V) {
   if (I >= Ctx.Outputs.size() || (Ctx.Outputs[I].Type == ElementType::Undefined && !Ctx.Outputs[I].Data))
     return Status::ok(); // an omitted optional output
+  if (ContainerValue *C = Ctx.Outputs[I].container())
+    return assignContainer(*C, V, N.describe() + ": output " + std::to_string(I));
+  if (const ContainerValue *S = V.container()) { // an optional tensor where the node outputs a tensor
+    if (S->Kind != ValueKind::OptionalTensor || !S->HasValue || S->Tensors.size() != 1)
+      return makeError(ErrorCode::Type, N.describe(), ": output ", I, " is a tensor but the subgraph produced a ",
+                       toString(S->Kind), S->HasValue ? "" : " without a value");
+    return writeControlFlowOutput(N, Ctx, Alloc, I, S->Tensors[0].View);
+  }
   if (V.Type != Ctx.Outputs[I].Type)
     return makeError(ErrorCode::Type, N.describe(), ": output ", I, " is ", toString(Ctx.Outputs[I].Type),
                      " but the subgraph produced ", toString(V.Type));

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/native/Container.h"
 #include "backends/native/OutputAllocator.h"
 #include "backends/native/ops/common/Indexing.h"
 #include "backends/native/ops/common/OpUtil.h"
@@ -18,11 +19,9 @@ namespace runtime {
 namespace detail {
 namespace ops {
 
-/// A value of a run: the view plus whatever keeps its bytes alive (null for borrowed data).
-struct RunValue {
-  TensorView View;
-  std::shared_ptr<const void> Keep;
-};
+/// A value of a run: the view plus whatever keeps its bytes alive (null for borrowed data). For a
+/// sequence/optional value the view points to a ContainerValue and Keep owns it.
+using RunValue = OwnedTensor;
 
 /// A heap tensor of Type and Dims (strings are not supported inside subgraphs).
 Result<RunValue> allocateRunValue(ElementType Type, const std::vector<int64_t> &Dims);
@@ -82,7 +81,8 @@ private:
 Result<TensorView> controlFlowOutput(const Node &N, const KernelContext &Ctx, const OutputAllocator *Alloc, size_t I,
                                      const std::vector<int64_t> &Dims);
 
-/// Copies V into output I of the kernel (allocated or checked as for controlFlowOutput).
+/// Copies V into output I of the kernel (allocated or checked as for controlFlowOutput); a
+/// sequence/optional output takes V's elements (shared, see assignContainer).
 Status writeControlFlowOutput(const Node &N, const KernelContext &Ctx, const OutputAllocator *Alloc, size_t I,
                               const TensorView &V);
 

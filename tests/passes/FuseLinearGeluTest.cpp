@@ -126,6 +126,37 @@ TEST(FuseLinearGelu, AnIntermediateWithAnotherReaderStaysUnfused) {
     EXPECT_NEAR(R.Y[I], Want[I], 1e-4) << I;
 }
 
+TEST(FuseLinearGelu, MultiplyByInverseSqrt2AlsoFolds) {
+  rt::AutoInit Init;
+  // x * 0.70710677 instead of x / 1.4142135 (another exporter's spelling).
+  OnnxBuilder B(17);
+  B.input("x", onnx::TensorProto_DataType_FLOAT, {3, 7});
+  B.initializer("k", {}, {0.70710677f});
+  B.initializer("one", {}, {1.0f});
+  B.initializer("half", {}, {0.5f});
+  B.node("Mul", {"k", "x"}, {"d"}, "scale");
+  B.node("Erf", {"d"}, {"e"}, "erf");
+  B.node("Add", {"one", "e"}, {"a"}, "add1");
+  B.node("Mul", {"a", "x"}, {"xa"}, "mulx");
+  B.node("Mul", {"half", "xa"}, {"y"}, "mulhalf");
+  B.output("y", onnx::TensorProto_DataType_FLOAT);
+  const std::string Bytes = B.bytes();
+  rt::Model M = rt::loadModel(reinterpret_cast<const uint8_t *>(Bytes.data()), Bytes.size());
+  EXPECT_EQ(M.getOperations().size(), 1u);
+  rt::InferRequest R = M.createRequest();
+  rt::TypedTensor<float> X = rt::tensor<float>({3, 7});
+  const std::vector<float> XV = wave(21, 3.0f);
+  std::copy(XV.begin(), XV.end(), static_cast<float *>(X.data()));
+  std::vector<rt::Tensor> In{X};
+  R.infer(rt::make_array(In));
+  R.wait();
+  const float *Y = static_cast<const float *>(R.getOutput("y").data());
+  for (size_t I = 0; I < XV.size(); ++I) {
+    const double V = XV[I];
+    EXPECT_NEAR(Y[I], 0.5 * V * (1.0 + std::erf(V / std::sqrt(2.0))), 1e-5) << I;
+  }
+}
+
 TEST(FuseLinearGelu, AMatMulWithThreeInputsIsRejectedUnlessFused) {
   rt::AutoInit Init;
   OnnxBuilder B(17);

@@ -1,0 +1,62 @@
+// MappedFile: dropping resident pages keeps the mapping's content (a file-backed read-only
+// mapping re-reads it), and a range that is not inside the mapping is left alone.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+#include "import/MappedFile.h"
+
+using namespace optimium::runtime::detail;
+
+namespace {
+
+/// Resident memory of this process in KiB (VmRSS).
+long residentKiB() {
+  std::ifstream F("/proc/self/status");
+  std::string Line;
+  while (std::getline(F, Line))
+    if (Line.rfind("VmRSS:", 0) == 0)
+      return std::stol(Line.substr(6));
+  return -1;
+}
+
+} // namespace
+
+TEST(MappedFile, ReleasedPagesReadBackTheSameBytes) {
+  const std::string Path = ::testing::TempDir() + "/mapped_file_test.bin";
+  const size_t Size = 8u << 20; // 8 MiB: large enough to see in VmRSS
+  std::vector<unsigned char> Bytes(Size);
+  for (size_t I = 0; I < Size; ++I)
+    Bytes[I] = static_cast<unsigned char>((I * 2654435761u) >> 13);
+  {
+    std::ofstream F(Path, std::ios::binary);
+    F.write(reinterpret_cast<const char *>(Bytes.data()), static_cast<std::streamsize>(Size));
+  }
+  auto R = MappedFile::open(Path);
+  ASSERT_TRUE(R.isOk()) << R.status().message();
+  const std::shared_ptr<MappedFile> F = R.value();
+  ASSERT_EQ(F->Size, Size);
+  volatile unsigned Sum = 0;
+  for (size_t I = 0; I < Size; I += 4096)
+    Sum = Sum + F->Data[I]; // touch every page (volatile: the loads stay)
+  const long Touched = residentKiB();
+  // Part of the mapping (unaligned ends: only whole pages inside go), then all of it.
+  EXPECT_TRUE(F->releaseResidentPages(F->Data + 1000, Size / 2));
+  F->releaseResidentPages();
+  const long Released = residentKiB();
+  EXPECT_LT(Released, Touched - 4096) << "dropping 8 MiB of touched pages should lower VmRSS (" << Touched << " -> "
+                                      << Released << " KiB)";
+  EXPECT_EQ(std::memcmp(F->Data, Bytes.data(), Size), 0); // faulted back in, unchanged
+  (void)Sum;
+  // Ranges outside the mapping are refused and touch nothing.
+  EXPECT_FALSE(F->releaseResidentPages(Bytes.data(), 4096));
+  EXPECT_FALSE(F->releaseResidentPages(F->Data + Size - 10, 11));
+  EXPECT_FALSE(F->releaseResidentPages(nullptr, 0));
+  EXPECT_EQ(Bytes[4096], static_cast<unsigned char>((4096u * 2654435761u) >> 13));
+  std::remove(Path.c_str());
+}

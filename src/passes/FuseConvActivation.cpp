@@ -1,5 +1,6 @@
 // Conv + Relu/Clip fusion (see FuseConvActivation.h).
 #include "passes/FuseConvActivation.h"
+#include "passes/EraseNodes.h"
 
 #include <cmath>
 #include <vector>
@@ -81,15 +82,7 @@ size_t fuseConvActivation(Graph &G) {
     Remove[static_cast<size_t>(AI)] = 1;
     ++Fused;
   }
-  if (!Fused)
-    return 0;
-  std::vector<Node> Kept;
-  Kept.reserve(G.Nodes.size() - Fused);
-  for (size_t I = 0; I < G.Nodes.size(); ++I)
-    if (!Remove[I])
-      Kept.push_back(std::move(G.Nodes[I]));
-  G.Nodes = std::move(Kept);
-  G.rebuildUseLists();
+  eraseMarkedNodes(G, Remove);
   return Fused;
 }
 

@@ -1,5 +1,6 @@
 // Erf-GELU chain -> Gelu (see FuseGelu.h).
 #include "passes/FuseGelu.h"
+#include "passes/EraseNodes.h"
 
 #include <cmath>
 #include <vector>
@@ -130,14 +131,7 @@ size_t fuseGelu(Graph &G) {
         Remove[C] = 1;
     ++Fused;
   }
-  if (!Fused)
-    return 0;
-  std::vector<Node> Kept;
-  for (size_t I = 0; I < G.Nodes.size(); ++I)
-    if (!Remove[I])
-      Kept.push_back(std::move(G.Nodes[I]));
-  G.Nodes = std::move(Kept);
-  G.rebuildUseLists();
+  eraseMarkedNodes(G, Remove);
   return Fused;
 }
 

@@ -1,5 +1,6 @@
 // MatMul + bias Add fusion (see FuseMatMulBias.h).
 #include "passes/FuseMatMulBias.h"
+#include "passes/EraseNodes.h"
 
 #include <vector>
 
@@ -60,14 +61,7 @@ size_t fuseMatMulBias(Graph &G) {
     Remove[AI] = 1;
     ++Fused;
   }
-  if (!Fused)
-    return 0;
-  std::vector<Node> Kept;
-  for (size_t I = 0; I < G.Nodes.size(); ++I)
-    if (!Remove[I])
-      Kept.push_back(std::move(G.Nodes[I]));
-  G.Nodes = std::move(Kept);
-  G.rebuildUseLists();
+  eraseMarkedNodes(G, Remove);
   return Fused;
 }
 

@@ -1,25 +1,21 @@
 // Removal of nodes folded to constants by shape inference.
 #include "passes/RemoveFoldedNodes.h"
+#include "passes/EraseNodes.h"
 
 namespace optimium {
 namespace runtime {
 namespace detail {
 
 size_t removeFoldedNodes(Graph &G) {
-  std::vector<Node> Kept;
-  Kept.reserve(G.Nodes.size());
-  for (Node &N : G.Nodes) {
+  std::vector<char> Remove(G.Nodes.size(), 0);
+  for (size_t I = 0; I < G.Nodes.size(); ++I) {
+    const Node &N = G.Nodes[I];
     bool AllConst = !N.Outputs.empty();
     for (int O : N.Outputs)
       AllConst &= O < 0 || static_cast<bool>(G.Values[O].Const);
-    if (!AllConst)
-      Kept.push_back(std::move(N));
+    Remove[I] = AllConst;
   }
-  const size_t Removed = G.Nodes.size() - Kept.size();
-  G.Nodes = std::move(Kept);
-  if (Removed)
-    G.rebuildUseLists();
-  return Removed;
+  return eraseMarkedNodes(G, Remove);
 }
 
 } // namespace detail

@@ -649,10 +649,7 @@ public:
     ASSIGN_OR_RETURN(const ConvRun R, planConv("f32_conv__depthwise_avx512", A, Ctx));
     const float *X = Ctx.Inputs[0].data<float>(), *Wt = Ctx.Inputs[1].data<float>(), *B = biasOf(Ctx);
     float *Y = Ctx.Outputs[0].data<float>();
-    DepthwiseGeometry G;
-    G.H = R.G.In[0], G.W = R.G.In[1], G.OH = R.G.Out[0], G.OW = R.G.Out[1];
-    G.KH = A.W.Kernel[0], G.KW = A.W.Kernel[1], G.SH = A.W.Strides[0], G.SW = A.W.Strides[1];
-    G.DH = A.W.Dilations[0], G.DW = A.W.Dilations[1], G.PH = R.G.PadBegin[0], G.PW = R.G.PadBegin[1];
+    DepthwiseGeometry G = planeGeometryOf(A.W, &R.G);
     G.HasAct = A.HasAct, G.ActMin = A.ActMin, G.ActMax = A.ActMax;
     if (R.OutPlane == 0 || R.N * R.M == 0)
       return Status::ok();
@@ -730,10 +727,7 @@ KernelVariant depthwiseAvx512Variant() {
     auto A = attrsFor(I);
     if (!A.isOk() || A->W.Kernel.size() != 2)
       return false;
-    DepthwiseGeometry G{};
-    G.KH = A->W.Kernel[0], G.KW = A->W.Kernel[1], G.SH = A->W.Strides[0], G.SW = A->W.Strides[1];
-    G.DH = A->W.Dilations[0], G.DW = A->W.Dilations[1];
-    return depthwiseAvx512Supported(G);
+    return depthwiseAvx512Supported(planeGeometryOf(A->W, nullptr));
   };
   return {"f32_conv__depthwise_avx512", 60, Supports, [](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
             ASSIGN_OR_RETURN(ConvAttrs A, attrsFor(I));

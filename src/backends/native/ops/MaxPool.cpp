@@ -256,15 +256,6 @@ class MaxPoolAvx512Kernel : public Kernel {
 public:
   explicit MaxPoolAvx512Kernel(WindowAttrs W) : W(std::move(W)) {}
 
-  static DepthwiseGeometry geometryOf(const WindowAttrs &W, const WindowGeometry *G) {
-    DepthwiseGeometry D{};
-    D.KH = W.Kernel[0], D.KW = W.Kernel[1], D.SH = W.Strides[0], D.SW = W.Strides[1];
-    D.DH = W.Dilations[0], D.DW = W.Dilations[1];
-    if (G)
-      D.H = G->In[0], D.W = G->In[1], D.OH = G->Out[0], D.OW = G->Out[1], D.PH = G->PadBegin[0], D.PW = G->PadBegin[1];
-    return D;
-  }
-
   Status run(const KernelContext &Ctx) const override {
     const TensorView &X = Ctx.Inputs[0], &Y = Ctx.Outputs[0];
     if (X.rank() != 4 || Y.rank() != 4)
@@ -275,7 +266,7 @@ public:
     const int64_t Planes = X.Dims[0] * X.Dims[1], InPlane = G.In[0] * G.In[1], OutPlane = G.Out[0] * G.Out[1];
     if (Planes == 0 || OutPlane == 0)
       return Status::ok();
-    const DepthwisePlan Plan = planDepthwise(geometryOf(W, &G));
+    const DepthwisePlan Plan = planDepthwise(planeGeometryOf(W, &G));
     const float *In = X.data<float>();
     float *Out = Y.data<float>();
     Ctx.Par.forRange(static_cast<size_t>(Planes), planesPerChunk(OutPlane, W.Kernel[0] * W.Kernel[1]), [&](size_t Lo, size_t Hi) {
@@ -322,7 +313,7 @@ OpKernels maxPoolKernels() {
                             return false;
                           auto W = parseWindowAttrs(I.N, 2, nullptr, true);
                           return W.isOk() && W->Kernel.size() == 2 &&
-                                 depthwiseAvx512Supported(MaxPoolAvx512Kernel::geometryOf(*W, nullptr));
+                                 depthwiseAvx512Supported(planeGeometryOf(*W, nullptr));
                         },
                         [](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
                           RETURN_IF_ERROR(checkMaxPoolAttrs(I.N));

@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "backends/native/ops/common/Pooling.h"
+
 namespace optimium {
 namespace runtime {
 namespace detail {
@@ -22,6 +24,17 @@ struct DepthwiseGeometry {
   bool HasAct = false;    ///< clamp to [ActMin, ActMax] after the bias (fused Relu/Clip)
   float ActMin = 0, ActMax = 0;
 };
+
+/// The geometry of a 2-D window op (W: kernel, strides, dilations) on planes of G (sizes and
+/// leading pads; nullptr leaves them 0, enough for depthwiseAvx512Supported at kernel creation).
+inline DepthwiseGeometry planeGeometryOf(const WindowAttrs &W, const WindowGeometry *G) {
+  DepthwiseGeometry D{};
+  D.KH = W.Kernel[0], D.KW = W.Kernel[1], D.SH = W.Strides[0], D.SW = W.Strides[1];
+  D.DH = W.Dilations[0], D.DW = W.Dilations[1];
+  if (G)
+    D.H = G->In[0], D.W = G->In[1], D.OH = G->Out[0], D.OW = G->Out[1], D.PH = G->PadBegin[0], D.PW = G->PadBegin[1];
+  return D;
+}
 
 /// Whether depthwisePlaneAvx512 handles this geometry on this CPU (horizontal stride 1 or 2, any
 /// kernel size, vertical stride and dilation).

@@ -368,9 +368,13 @@ private:
       TapOff[K] = L.tapOffset(K);
     for (int64_t P = 0; P < Mpad; ++P) // padding rows of the last panel repeat pixel 0 (never stored)
       PixOff[P] = P < Pixels ? P / L.OW * L.Wq + P % L.OW : 0;
-    PackedA Col;
+    // col^T panels, kept per thread like the scratch above: a fresh 1 MB allocation per run would be
+    // mapped and faulted in again every time.
+    thread_local PackedA Col;
     Col.M = Pixels, Col.K = KDim;
-    Col.Data.resize(static_cast<size_t>(std::max<int64_t>(1, Mpad * KDim)));
+    const size_t ColSize = static_cast<size_t>(std::max<int64_t>(1, Mpad * KDim));
+    if (Col.Data.size() < ColSize)
+      Col.Data.resize(ColSize);
     for (int64_t N = 0; N < R.N; ++N) {
       L.fill(X + N * R.C * R.InPlane, PaddedData, R.C, Par);
       // col^T panels in packA's layout: K blocks of GemmKC, then MR pixels per k.

@@ -19,6 +19,7 @@
 #include "passes/FuseConvActivation.h"
 #include "passes/FuseGelu.h"
 #include "passes/FuseMatMulBias.h"
+#include "passes/FuseTransposeMatMul.h"
 #include "passes/RemoveFoldedNodes.h"
 
 namespace optimium {
@@ -543,6 +544,7 @@ Result<std::shared_ptr<ModelImpl>> finishLoad(ImportedModel Imported, const Mode
     fuseConvActivation(*M->G);
     fuseMatMulBias(*M->G);
     fuseGelu(*M->G);
+    fuseTransposeMatMul(*M->G);
   }
   ASSIGN_OR_RETURN(auto Candidates, resolveDevices(Options));
   RETURN_IF_ERROR(placeAndCreateKernels(*M, Candidates, Imported.Mappings));

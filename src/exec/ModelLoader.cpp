@@ -204,7 +204,7 @@ void releaseConstPages(const Graph &G, const Node &N, const std::vector<std::sha
       continue;
     const ConstData &C = *G.Values[In].Const;
     for (const auto &F : Maps)
-      if (F->releaseResidentPages(C.Data, C.Bytes))
+      if (F->releaseResidentPages(C.Data ? C.Data : C.Source, C.Bytes))
         break;
   }
 }

@@ -366,15 +366,21 @@ KernelVariant blockedVariant(GemmIsa Isa, int Priority) {
             ASSIGN_OR_RETURN(const bool TransB, transposedB(I));
             std::unique_ptr<PackedB> ConstB;
             if (inputIsConst(I, 1)) {
-              const ConstData &B = *I.Inputs[1].Const;
+              ConstData &B = *I.Inputs[1].Const;
               // A 1-D B is a K x 1 matrix; a batched B whose batch dims are all 1 is one matrix.
               const size_t R = B.Dims.size();
-              if (R >= (TransB ? 2u : 1u) && product(B.Dims, 0, R >= 2 ? R - 2 : 0) == 1) {
+              const bool Packable = R >= (TransB ? 2u : 1u) && product(B.Dims, 0, R >= 2 ? R - 2 : 0) == 1;
+              // B left in the model file by the importer (no aligned copy): packed straight from the
+              // file's bytes, which packB copies row by row with memcpy (any alignment).
+              const bool InFile = !B.Data && B.Source;
+              if (InFile && (!Packable || TransB))
+                return runError("f32_matmul", "constant B ", joinInts(B.Dims), " has no aligned copy to read");
+              if (Packable) {
                 const int64_t Rows = R >= 2 ? B.Dims[R - 2] : B.Dims[0], Cols = R >= 2 ? B.Dims[R - 1] : 1;
                 const int64_t K = TransB ? Cols : Rows, N = TransB ? Rows : Cols;
+                const float *BData = static_cast<const float *>(InFile ? B.Source : B.Data);
                 ConstB.reset(new PackedB);
-                packB(MK, K, N, TransB ? MatrixRef{B.as<float>(), 1, K} : MatrixRef{B.as<float>(), N, 1}, *ConstB,
-                      Parallel());
+                packB(MK, K, N, TransB ? MatrixRef{BData, 1, K} : MatrixRef{BData, N, 1}, *ConstB, Parallel());
                 markConstConsumed(I, 1); // B's shape is fixed: run() always takes the packed copy
               }
             }

@@ -121,6 +121,8 @@ bool InferRequest::wait(std::chrono::microseconds Timeout) {
   RequestImpl &R = checked(Impl);
   if (R.isInCallback())
     return false; // a callback runs while the run completes: waiting here would deadlock
+  if (Timeout.count() <= 0)
+    R.runPendingHere(); // a run no worker has started yet runs here, as the caller would wait anyway
   std::unique_lock<std::mutex> Lock(R.Mu);
   auto Done = [&] { return R.CompletedRuns == R.StartedRuns; };
   if (Timeout.count() <= 0)

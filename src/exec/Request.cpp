@@ -459,6 +459,21 @@ void RequestImpl::finish(const Status &RunStatus) {
 
 bool RequestImpl::isInCallback() const { return CallbackOwner == this; }
 
+void RequestImpl::runPendingHere() {
+  // Workers pinned to chosen cores keep the run on those cores.
+  if (!M->Options.Cores.empty())
+    return;
+  std::shared_ptr<std::atomic<bool>> Claim;
+  {
+    std::lock_guard<std::mutex> Lock(Mu);
+    if (CompletedRuns != StartedRuns)
+      Claim = std::move(PendingClaim);
+    PendingClaim.reset();
+  }
+  if (Claim && !Claim->exchange(true))
+    runSequential(); // finish() wakes nobody but records completion for the wait that follows
+}
+
 Tensor RequestImpl::valueTensor(int V) const {
   const Graph &G = *M->G;
   const Value &Val = G.Values[V];

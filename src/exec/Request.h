@@ -116,6 +116,13 @@ struct RequestImpl : std::enable_shared_from_this<RequestImpl> {
   Tensor valueTensor(int Value) const;
   /// Whether the calling thread is running one of this request's callbacks (wait() must not block).
   bool isInCallback() const;
+
+  /// A Sequential run that no pool worker has picked up yet (guarded by Mu): whoever sets the flag
+  /// first runs it, a worker or a thread that blocks in wait() (runPendingHere).
+  std::shared_ptr<std::atomic<bool>> PendingClaim;
+  /// Called by wait() before blocking: runs the pending run on the calling thread when no worker
+  /// has taken it yet (saves the hand-off to a worker and back: two thread wake-ups per run).
+  void runPendingHere();
 };
 
 namespace detail {

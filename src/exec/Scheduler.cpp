@@ -51,7 +51,16 @@ class SequentialScheduler : public Scheduler {
 public:
   explicit SequentialScheduler(ThreadPool &Pool) : Pool(Pool) {}
   void enqueue(std::shared_ptr<RequestImpl> R) override {
-    Pool.submit([R] { R->runSequential(); });
+    // Claimed by whoever comes first: a worker, or the caller once it waits (runPendingHere).
+    auto Claim = std::make_shared<std::atomic<bool>>(false);
+    {
+      std::lock_guard<std::mutex> Lock(R->Mu);
+      R->PendingClaim = Claim;
+    }
+    Pool.submit([R, Claim] {
+      if (!Claim->exchange(true))
+        R->runSequential();
+    });
   }
 
 private:

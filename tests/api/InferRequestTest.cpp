@@ -411,3 +411,35 @@ TEST(InferRequest, PackedWeightCopiesAreDroppedButTheWeightStaysReadable) {
   EXPECT_EQ(std::memcmp(Wt.data(), W.data(), W.size() * sizeof(float)), 0);
   std::remove(Path.c_str());
 }
+
+TEST(InferRequest, AWaitingCallerRunsARunNoWorkerHasStarted) {
+  // Sequential runs go to the pool, but a caller that blocks in wait() before any worker took the
+  // run executes it itself (no hand-off to a worker and back). Workers pinned to cores keep it.
+  for (bool Pinned : {false, true}) {
+    rt::ModelLoadOptions O;
+    O.ThreadCount = 1;
+    O.Scheduler = rt::SchedulerType::Sequential;
+    if (Pinned)
+      O.Cores = {0};
+    rt::Model M = loadBytes(slowChainModel(4, 16), O);
+    rt::InferRequest R = M.createRequest();
+    std::atomic<int> Here{0}, Runs{0};
+    const std::thread::id Caller = std::this_thread::get_id();
+    R.addCallback([&](rt::InferStatus, std::exception_ptr) {
+      Here += std::this_thread::get_id() == Caller;
+      ++Runs;
+    });
+    rt::Tensor X = filled({16, 16}, 0.25f);
+    for (int I = 0; I < 40; ++I) {
+      R.infer(rt::make_array(std::vector<rt::Tensor>{X}));
+      EXPECT_FALSE(R.wait());
+      rt::TypedTensor<float> Y(R.getOutput(0));
+      ASSERT_FLOAT_EQ(Y[0], 0.25f) << "run " << I;
+    }
+    EXPECT_EQ(Runs.load(), 40);
+    if (Pinned)
+      EXPECT_EQ(Here.load(), 0) << "pinned workers run every request";
+    else
+      EXPECT_GT(Here.load(), 0) << "no run of 40 went to the waiting caller";
+  }
+}

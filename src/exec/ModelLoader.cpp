@@ -17,6 +17,7 @@
 #include "import/onnx/OnnxImporter.h"
 #include "passes/InferShapes.h"
 #include "passes/FuseConvActivation.h"
+#include "passes/FuseQuantizedConv.h"
 #include "passes/FuseGelu.h"
 #include "passes/FuseMatMulBias.h"
 #include "passes/RemoveFoldedNodes.h"
@@ -524,6 +525,16 @@ Status validateCapacities(ModelImpl &M) {
   return Status::ok();
 }
 
+/// Whether QDQ convolutions should become QLinearConv: only where its VNNI kernel runs. Elsewhere
+/// the integer reference kernel is slower than dequantize -> float Conv -> quantize.
+bool quantizedConvIsFast() {
+#if defined(__x86_64__)
+  return __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw");
+#else
+  return false;
+#endif
+}
+
 Result<std::shared_ptr<ModelImpl>> finishLoad(ImportedModel Imported, const ModelLoadOptions &Options,
                                               const std::string &ManifestPath) {
   auto M = std::make_shared<ModelImpl>();
@@ -541,6 +552,8 @@ Result<std::shared_ptr<ModelImpl>> finishLoad(ImportedModel Imported, const Mode
   // Fusion hides the intermediate between the fused ops: not when every intermediate is wanted.
   if (Options.EnableMemoryOptimization && Options.IntermediateSavePath.empty()) {
     fuseConvActivation(*M->G);
+    if (quantizedConvIsFast())
+      fuseQuantizedConv(*M->G);
     fuseMatMulBias(*M->G);
     fuseGelu(*M->G);
   }

@@ -17,7 +17,7 @@
 #include "import/onnx/OnnxImporter.h"
 #include "passes/InferShapes.h"
 #include "passes/FuseConvActivation.h"
-#include "passes/FuseQuantizedConv.h"
+#include "passes/FuseQdq.h"
 #include "passes/FuseGelu.h"
 #include "passes/FuseMatMulBias.h"
 #include "passes/RemoveFoldedNodes.h"
@@ -552,8 +552,12 @@ Result<std::shared_ptr<ModelImpl>> finishLoad(ImportedModel Imported, const Mode
   // Fusion hides the intermediate between the fused ops: not when every intermediate is wanted.
   if (Options.EnableMemoryOptimization && Options.IntermediateSavePath.empty()) {
     fuseConvActivation(*M->G);
-    if (quantizedConvIsFast())
+    if (quantizedConvIsFast()) {
       fuseQuantizedConv(*M->G);
+      fuseQuantizedAdd(*M->G);
+      fuseQuantizedMaxPool(*M->G);
+      foldConstantDequantize(*M->G);
+    }
     fuseMatMulBias(*M->G);
     fuseGelu(*M->G);
   }

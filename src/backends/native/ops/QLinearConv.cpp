@@ -95,31 +95,41 @@ constexpr int64_t kTileVecs = 3; // 16-pixel vectors per tile: 8 x 3 accumulator
 bool vnniAvailable() { return __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw"); }
 
 /// Tile[r][16 v + lane] = sum over the K4 steps s of dot4(u8 A[Off[s] + 64 v + 4 lane ..],
-/// s8 Wt[s][r][0..3]): output channel r of the tile at pixel 16 v + lane.
+/// s8 Wt[s][r][0..3]): output channel r of the tile at pixel 16 v + lane. The 24 accumulators are
+/// named variables: GCC keeps an array of them in memory, storing every one on every step.
 template <int NV>
 __attribute__((target("avx512f,avx512bw,avx512vnni"))) void vnniTile(const uint8_t *A, const int64_t *Off, int64_t K4,
                                                                       const int8_t *Wt, int32_t *Tile) {
-  __m512i Acc[kTileRows][NV];
-  for (int R = 0; R < kTileRows; ++R)
-    for (int V = 0; V < NV; ++V)
-      Acc[R][V] = _mm512_setzero_si512();
+  const __m512i Z = _mm512_setzero_si512();
+  __m512i a00 = Z, a01 = Z, a02 = Z, a10 = Z, a11 = Z, a12 = Z, a20 = Z, a21 = Z, a22 = Z, a30 = Z, a31 = Z, a32 = Z, a40 = Z, a41 = Z, a42 = Z, a50 = Z, a51 = Z, a52 = Z, a60 = Z, a61 = Z, a62 = Z, a70 = Z, a71 = Z, a72 = Z;
   for (int64_t S = 0; S < K4; ++S) {
     const uint8_t *P = A + Off[S];
-    __m512i Xv[NV];
-    for (int V = 0; V < NV; ++V)
-      Xv[V] = _mm512_loadu_si512(P + 64 * V);
-    const int8_t *Wr = Wt + S * kTileRows * 4;
-    for (int R = 0; R < kTileRows; ++R) {
-      int32_t Quad;
-      std::memcpy(&Quad, Wr + 4 * R, 4);
-      const __m512i B = _mm512_set1_epi32(Quad);
-      for (int V = 0; V < NV; ++V)
-        Acc[R][V] = _mm512_dpbusd_epi32(Acc[R][V], Xv[V], B);
-    }
+    const __m512i X0 = _mm512_loadu_si512(P);
+    const __m512i X1 = NV > 1 ? _mm512_loadu_si512(P + 64) : Z;
+    const __m512i X2 = NV > 2 ? _mm512_loadu_si512(P + 128) : Z;
+    const int32_t *Wr = reinterpret_cast<const int32_t *>(Wt + S * kTileRows * 4);
+#define OPT_VNNI_ROW(R)                                                                            \
+  {                                                                                                \
+    const __m512i B = _mm512_set1_epi32(Wr[R]);                                                    \
+    a##R##0 = _mm512_dpbusd_epi32(a##R##0, X0, B);                                                 \
+    if (NV > 1)                                                                                    \
+      a##R##1 = _mm512_dpbusd_epi32(a##R##1, X1, B);                                               \
+    if (NV > 2)                                                                                    \
+      a##R##2 = _mm512_dpbusd_epi32(a##R##2, X2, B);                                               \
   }
-  for (int R = 0; R < kTileRows; ++R)
-    for (int V = 0; V < NV; ++V)
-      _mm512_storeu_si512(Tile + (R * NV + V) * 16, Acc[R][V]);
+    OPT_VNNI_ROW(0) OPT_VNNI_ROW(1) OPT_VNNI_ROW(2) OPT_VNNI_ROW(3)
+    OPT_VNNI_ROW(4) OPT_VNNI_ROW(5) OPT_VNNI_ROW(6) OPT_VNNI_ROW(7)
+#undef OPT_VNNI_ROW
+  }
+#define OPT_VNNI_STORE(R)                                                                          \
+  _mm512_storeu_si512(Tile + (R * NV) * 16, a##R##0);                                              \
+  if (NV > 1)                                                                                      \
+    _mm512_storeu_si512(Tile + (R * NV + 1) * 16, a##R##1);                                        \
+  if (NV > 2)                                                                                      \
+    _mm512_storeu_si512(Tile + (R * NV + 2) * 16, a##R##2);
+  OPT_VNNI_STORE(0) OPT_VNNI_STORE(1) OPT_VNNI_STORE(2) OPT_VNNI_STORE(3)
+  OPT_VNNI_STORE(4) OPT_VNNI_STORE(5) OPT_VNNI_STORE(6) OPT_VNNI_STORE(7)
+#undef OPT_VNNI_STORE
 }
 
 /// Requantizes Rows x (16 NV) accumulators exactly as the reference: rint(double(acc + RowOff) *

@@ -92,7 +92,9 @@ Status runQLinearConv(const Node &N, const WindowAttrs &W, int64_t Group, const 
 constexpr int64_t kTileRows = 8; // output channels per microkernel tile (broadcast weights)
 constexpr int64_t kTileVecs = 3; // 16-pixel vectors per tile: 8 x 3 accumulators
 
-bool vnniAvailable() { return __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw"); }
+bool vnniAvailable() {
+  return __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
+}
 
 /// Tile[r][16 v + lane] = sum over the K4 steps s of dot4(u8 A[Off[s] + 64 v + 4 lane ..],
 /// s8 Wt[s][r][0..3]): output channel r of the tile at pixel 16 v + lane. The 24 accumulators are
@@ -178,6 +180,7 @@ struct QuantPlanes {
     C4 = (Cg + 3) / 4;
     Qvec = (OH * Wq + 15) / 16;
   }
+  int64_t rowScratch() const { return 4 * ((Wq + 15) / 16 * 16); }
   int64_t c4Bytes() const { return Phases * PlaneQ * 4; }
   /// Reads of the last vectors run past the last plane by under Wq + 16 pixels.
   int64_t totalBytes() const { return C4 * c4Bytes() + (Wq + 32) * 4 + 64; }
@@ -188,9 +191,10 @@ struct QuantPlanes {
 
   /// Fills the planes of 4-channel block C4i from the Cg channels at Xg (plane H x Wd each);
   /// channels past Cg and pixels outside the input hold Pad. Signed inputs are flipped to u8.
-  void fill(const uint8_t *Xg, int64_t Cg, int64_t C4i, uint8_t Pad, bool Flip, uint8_t *Dst) const {
+  /// Rows: scratch of rowScratch() bytes.
+  __attribute__((target("avx512f,avx512bw,avx512vl"))) void fill(const uint8_t *Xg, int64_t Cg, int64_t C4i, uint8_t Pad,
+                                                        bool Flip, uint8_t *Dst, uint8_t *Rows) const {
     const int64_t Wq16 = (Wq + 15) / 16 * 16;
-    std::vector<uint8_t> Rows(static_cast<size_t>(4 * Wq16));
     const __m128i FlipMask = _mm_set1_epi8(Flip ? static_cast<char>(0x80) : 0);
     for (int64_t Ph = 0; Ph < SH; ++Ph)
       for (int64_t Pw = 0; Pw < SW; ++Pw) {
@@ -201,7 +205,7 @@ struct QuantPlanes {
         for (int64_t R = 0; R < Rq; ++R) {
           const int64_t Ih = R * SH + Ph - PT;
           for (int64_t J = 0; J < 4; ++J) {
-            uint8_t *T = Rows.data() + J * Wq16;
+            uint8_t *T = Rows + J * Wq16;
             const int64_t C = C4i * 4 + J;
             if (C >= Cg || Ih < 0 || Ih >= H) {
               std::memset(T, Pad, static_cast<size_t>(Wq16));
@@ -209,17 +213,25 @@ struct QuantPlanes {
             }
             const uint8_t *Src = Xg + (C * H + Ih) * Wd + Pw - PL;
             std::memset(T, Pad, static_cast<size_t>(WLo));
-            if (SW == 1)
+            if (SW == 1) {
               std::memcpy(T + WLo, Src + WLo, static_cast<size_t>(WHi - WLo));
-            else
+            } else if (SW == 2) { // the even bytes of 64: the low bytes of 32 16-bit lanes
+              for (int64_t Wi = WLo; Wi < WHi; Wi += 32) {
+                const int64_t N = std::min<int64_t>(32, WHi - Wi);
+                const __mmask64 M = N == 32 ? ~0ull >> 1 : (1ull << (2 * N - 1)) - 1ull;
+                const __m256i E = _mm512_cvtepi16_epi8(_mm512_maskz_loadu_epi8(M, Src + 2 * Wi));
+                _mm256_mask_storeu_epi8(T + Wi, N == 32 ? ~0u : (1u << N) - 1u, E);
+              }
+            } else {
               for (int64_t Wi = WLo; Wi < WHi; ++Wi)
                 T[Wi] = Src[Wi * SW];
+            }
             std::memset(T + WHi, Pad, static_cast<size_t>(Wq16 - WHi));
           }
           uint8_t *Out = Plane + R * Wq * 4;
           for (int64_t W0 = 0; W0 < Wq; W0 += 16) {
             const auto Ld = [&](int64_t J) {
-              return _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i *>(Rows.data() + J * Wq16 + W0)),
+              return _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i *>(Rows + J * Wq16 + W0)),
                                    FlipMask);
             };
             const __m128i R0 = Ld(0), R1 = Ld(1), R2 = Ld(2), R3 = Ld(3);
@@ -320,8 +332,9 @@ public:
       for (int64_t Gr = 0; Gr < Group; ++Gr) {
         const uint8_t *Xg = Xd + (Img * Group + Gr) * Cg * InPlane;
         Par.forRange(static_cast<size_t>(C4), 1, [&](size_t B, size_t E) {
+          std::vector<uint8_t> Rows(static_cast<size_t>(L.rowScratch()));
           for (size_t C = B; C < E; ++C)
-            L.fill(Xg, Cg, static_cast<int64_t>(C), static_cast<uint8_t>(XZ), Flip, Planes);
+            L.fill(Xg, Cg, static_cast<int64_t>(C), static_cast<uint8_t>(XZ), Flip, Planes, Rows.data());
         });
         const int8_t *Wg = Packed.data() + Gr * MTiles * K4 * kTileRows * 4;
         const int64_t M0 = Gr * Mg;

@@ -35,6 +35,7 @@ public:
       }
     }
   }
+  onnx::ModelProto &model() { return M; }
   void initializer(const std::string &Name, const std::vector<int64_t> &Dims, const std::vector<float> &Values) {
     auto *T = M.mutable_graph()->add_initializer();
     T->set_name(Name);

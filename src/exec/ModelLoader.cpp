@@ -20,6 +20,7 @@
 #include "passes/FuseQdq.h"
 #include "passes/FuseGelu.h"
 #include "passes/FuseMatMulBias.h"
+#include "passes/FuseTransposeMatMul.h"
 #include "passes/RemoveFoldedNodes.h"
 
 namespace optimium {
@@ -204,7 +205,7 @@ void releaseConstPages(const Graph &G, const Node &N, const std::vector<std::sha
       continue;
     const ConstData &C = *G.Values[In].Const;
     for (const auto &F : Maps)
-      if (F->releaseResidentPages(C.Data, C.Bytes))
+      if (F->releaseResidentPages(C.Data ? C.Data : C.Source, C.Bytes))
         break;
   }
 }
@@ -560,6 +561,7 @@ Result<std::shared_ptr<ModelImpl>> finishLoad(ImportedModel Imported, const Mode
     }
     fuseMatMulBias(*M->G);
     fuseGelu(*M->G);
+    fuseTransposeMatMul(*M->G);
   }
   ASSIGN_OR_RETURN(auto Candidates, resolveDevices(Options));
   RETURN_IF_ERROR(placeAndCreateKernels(*M, Candidates, Imported.Mappings));

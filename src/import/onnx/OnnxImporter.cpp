@@ -244,6 +244,16 @@ private:
         std::string().swap(*T.mutable_raw_data());
         return C;
       }
+      if (T.raw_data().empty() && Owner && InPlace.count(T.name())) {
+        // Read in place by its only readers (Gather rows, MatMul packing; see inPlaceReadable):
+        // no aligned copy at all, the file's bytes are the Source and leave the resident set.
+        C->Source = Span->Data;
+        C->Bytes = Bytes;
+        C->KeepAlive = Owner;
+        if (Map)
+          Map->releaseResidentPages(Span->Data, Bytes);
+        return C;
+      }
       auto Owned = ConstData::allocate(C->Type, C->Dims);
       std::memcpy(Owned->mutableData(), T.raw_data().empty() ? Span->Data : reinterpret_cast<const uint8_t *>(T.raw_data().data()), Bytes);
       if (T.raw_data().empty() && Owner) {
@@ -427,8 +437,59 @@ private:
     return Status::ok();
   }
 
+  /// Big float32 initializers whose every reader takes them from unaligned bytes itself: data of a
+  /// Gather (rows are copied with memcpy) or B of a MatMul whose A is not a constant (packed at
+  /// load straight from the file). Those skip the aligned working copy, so the weights are held once
+  /// (packed) or not at all (an embedding table: only the rows a run reads come in from the file).
+  /// Graphs with subgraphs (which read outer values by name) keep the copies.
+  static std::set<std::string> inPlaceReadable(const onnx::GraphProto &GP) {
+    std::set<std::string> Init, Consts, Bad, Used;
+    for (const auto &T : GP.initializer())
+      if (T.data_type() == onnx::TensorProto_DataType_FLOAT && T.data_location() != onnx::TensorProto_DataLocation_EXTERNAL) {
+        int64_t N = 1;
+        for (int64_t D : T.dims())
+          N *= D;
+        if (N >= (int64_t{1} << 14)) // 64 KiB and up: smaller ones are cheap to copy
+          Init.insert(T.name());
+      }
+    for (const auto &T : GP.initializer())
+      Consts.insert(T.name());
+    for (const auto &N : GP.node())
+      for (const auto &A : N.attribute())
+        if (A.has_g() || A.graphs_size() > 0)
+          return {};
+    for (const auto &N : GP.node()) {
+      if (N.op_type() == "Constant")
+        for (const auto &O : N.output())
+          Consts.insert(O);
+      for (int I = 0; I < N.input_size(); ++I) {
+        const std::string &In = N.input(I);
+        if (!Init.count(In))
+          continue;
+        Used.insert(In);
+        const bool Domain = N.domain().empty() || N.domain() == "ai.onnx";
+        const bool GatherData = Domain && N.op_type() == "Gather" && I == 0;
+        const bool MatMulB = Domain && N.op_type() == "MatMul" && I == 1 && N.input_size() == 2 &&
+                             !Consts.count(N.input(0)) && N.input(0) != In;
+        if (!GatherData && !MatMulB)
+          Bad.insert(In);
+      }
+    }
+    for (const auto &O : GP.output())
+      Bad.insert(O.name());
+    std::set<std::string> Out;
+    for (const std::string &Name : Used)
+      if (!Bad.count(Name))
+        Out.insert(Name);
+    return Out;
+  }
+
   Status importGraph(onnx::GraphProto &GP, Graph &G) {
     const bool IsMain = &G == Out.G.get();
+    if (IsMain)
+      InPlace = inPlaceReadable(GP);
+    else
+      InPlace.clear();
     // Initializers first: they are constants (older IR versions also list them as inputs).
     for (int I = 0; I < GP.initializer_size(); ++I) {
       onnx::TensorProto &T = *GP.mutable_initializer(I);
@@ -599,6 +660,7 @@ private:
   std::map<std::string, int> Opsets;
   const std::vector<RawSpan> *Spans_ = nullptr;
   std::shared_ptr<const void> Owner;
+  std::set<std::string> InPlace; ///< initializers of the graph being imported read in place (inPlaceReadable)
   const MappedFile *Map = nullptr; ///< the mapped model file Owner is, if it is one
   std::map<std::string, std::shared_ptr<MappedFile>> ExternalFiles;
 };

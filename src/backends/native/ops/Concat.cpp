@@ -1,6 +1,8 @@
 // Concat: joins inputs along an axis (negative allowed), any element type. Non-axis dims must
 // match; a symbolic dim meeting a constant takes the constant.
+#include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "backends/native/ops/common/Indexing.h"
 #include "backends/native/ops/common/OpUtil.h"
@@ -95,14 +97,69 @@ private:
   int64_t Axis;
 };
 
+/// The same copies cut into pieces of at most 64 KiB and spread over the pool when the output is
+/// big (a decoder's key/value cache grows by one row per step: megabytes per Concat).
+class ConcatParallelKernel : public Kernel {
+public:
+  explicit ConcatParallelKernel(int64_t Axis) : Axis(Axis) {}
+  Status run(const KernelContext &Ctx) const override {
+    const TensorView &Y = Ctx.Outputs[0];
+    const size_t Elem = getElementSize(Y.Type);
+    if (Ctx.Par.threads() <= 1 || Y.elementCount() * Elem < (size_t{256} << 10))
+      return concatRun(Ctx, Axis);
+    const size_t A = static_cast<size_t>(Axis);
+    const int64_t Outer = product(Y.Dims, 0, A), OutRow = product(Y.Dims, A, Y.rank());
+    struct Piece {
+      char *Dst;
+      const char *Src;
+      size_t Bytes;
+    };
+    constexpr size_t MaxPiece = size_t{64} << 10;
+    std::vector<Piece> Pieces;
+    int64_t Offset = 0, AxisSum = 0;
+    for (const TensorView &X : Ctx.Inputs) {
+      if (X.rank() != Y.rank())
+        return runError("any_concat__parallel", "input rank differs from output rank");
+      AxisSum += X.Dims[A];
+      const int64_t Row = product(X.Dims, A, X.rank());
+      for (int64_t O = 0; O < Outer && Row > 0; ++O) {
+        char *D = static_cast<char *>(Y.Data) + static_cast<size_t>(O * OutRow + Offset) * Elem;
+        const char *S = static_cast<const char *>(X.Data) + static_cast<size_t>(O * Row) * Elem;
+        for (size_t Done = 0, Bytes = static_cast<size_t>(Row) * Elem; Done < Bytes; Done += MaxPiece)
+          Pieces.push_back({D + Done, S + Done, std::min(MaxPiece, Bytes - Done)});
+      }
+      Offset += Row;
+    }
+    if (AxisSum != Y.Dims[A])
+      return runError("any_concat__parallel", "inputs add up to ", AxisSum, " along axis ", Axis, ", output has ",
+                      Y.Dims[A]);
+    Ctx.Par.forRange(Pieces.size(), 1, [&](size_t Lo, size_t Hi) {
+      for (size_t I = Lo; I < Hi; ++I)
+        std::memcpy(Pieces[I].Dst, Pieces[I].Src, Pieces[I].Bytes);
+    });
+    return Status::ok();
+  }
+
+private:
+  int64_t Axis;
+};
+
+Result<int64_t> concatAxis(const KernelCreateInfo &I) {
+  ASSIGN_OR_RETURN(int64_t Axis, I.N.getInt("axis", 0));
+  return normalizeAxis(I.N, "axis", Axis, static_cast<int64_t>(I.Inputs[0].Shape.getRank()));
+}
+
 OpKernels concatKernels() {
   OpKernels K;
   K.OpType = "Concat";
   K.Variants.push_back({"any_concat__ref", 0, nullptr, [](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
-                          ASSIGN_OR_RETURN(int64_t Axis, I.N.getInt("axis", 0));
-                          ASSIGN_OR_RETURN(Axis, normalizeAxis(I.N, "axis", Axis,
-                                                               static_cast<int64_t>(I.Inputs[0].Shape.getRank())));
+                          ASSIGN_OR_RETURN(const int64_t Axis, concatAxis(I));
                           return makeKernel<ConcatKernel>(Axis);
+                        }});
+  K.Variants.push_back({"any_concat__parallel", 10, nullptr,
+                        [](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
+                          ASSIGN_OR_RETURN(const int64_t Axis, concatAxis(I));
+                          return makeKernel<ConcatParallelKernel>(Axis);
                         }});
   K.TestCases = [] {
     return std::vector<OpTestCase>{
@@ -110,6 +167,8 @@ OpKernels concatKernels() {
         testCase("axis1", {tensorInput({2, 3, 2}), tensorInput({2, 1, 2})}, {{"axis", attrInt(1)}}),
         testCase("negative_axis", {tensorInput({2, 3}), tensorInput({2, 5})}, {{"axis", attrInt(-1)}}),
         testCase("single", {tensorInput({4})}, {{"axis", attrInt(0)}}),
+        testCase("kv_cache_large", {tensorInput({1, 4, 300, 64}), tensorInput({1, 4, 1, 64})}, {{"axis", attrInt(2)}}),
+        testCase("large_rows_split", {tensorInput({2, 70000}), tensorInput({2, 3})}, {{"axis", attrInt(1)}}),
         testCase("empty_part", {tensorInput({2, 0}), tensorInput({2, 2})}, {{"axis", attrInt(1)}}),
         testCase("i64", {typedInputs({2, 2}, ElementType::I64)[0], typedInputs({2, 1}, ElementType::I64)[0]},
                  {{"axis", attrInt(1)}}),

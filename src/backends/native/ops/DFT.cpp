@@ -2,10 +2,15 @@
 // dim: real, or real and imaginary parts). dft_length zero-pads or truncates; 'onesided' keeps
 // the N/2 + 1 non-redundant bins (forward) or, with 'inverse', reads a one-sided spectrum and
 // returns the real signal (last dim 1; irfft). The inverse is scaled by 1/N. The axis is an
-// attribute (default 1) before opset 20, an optional input (default -2) since. Float types,
-// computed in double.
+// attribute (default 1) before opset 20, an optional input (default -2) since.
+// Lengths whose prime factors are at most 11 run the mixed-radix FFT (Fft.h), rounding as the
+// ONNX reference (numpy.fft) does: forward transforms in double, inverse ones in the element
+// precision (float for f16/bf16/f32); other lengths run the direct O(N^2) sum in double.
+#include <type_traits>
+
 #include "backends/native/ops/common/ElementwiseCommon.h"
 #include "backends/native/ops/common/FloatDispatch.h"
+#include "backends/native/ops/common/Fft.h"
 #include "backends/native/ops/common/Spectral.h"
 
 namespace optimium {
@@ -90,43 +95,87 @@ Status computeDft(const Node &N, const std::vector<TensorView> &In, const std::v
   if (Y.Dims != OutDims)
     return runError("dft", "output ", joinInts(Y.Dims), " is not ", joinInts(OutDims));
   const int64_t Outer = product(X.Dims, 0, Ax), Inner = product(X.Dims, Ax + 1, R - 1);
-  const TwiddleTable T = makeTwiddles(S.N);
+  const bool RealInput = C == 1;
   visitFloat(X.Type, [&](auto Tag) {
     using E = typename decltype(Tag)::type;
     const E *Src = X.data<const E>();
     E *Dst = Y.data<E>();
+    const auto load = [&](int64_t O, int64_t I, int64_t K, int64_t Ch) {
+      return static_cast<ComputeT<E>>(Src[((O * L + K) * Inner + I) * C + Ch]);
+    };
+    const auto store = [&](int64_t O, int64_t I, int64_t K, double Re, double Im) {
+      E *P = Dst + ((O * S.OutCount + K) * Inner + I) * S.OutChannels;
+      P[0] = static_cast<E>(static_cast<ComputeT<E>>(Re));
+      if (S.OutChannels == 2)
+        P[1] = static_cast<E>(static_cast<ComputeT<E>>(Im));
+    };
+    // Line (signal) k < S.N of the transform input: zero-padded, or for irfft the Hermitian
+    // spectrum rebuilt from its one-sided half (bins 0 and N/2 real: their imaginary parts do not
+    // reach a real signal).
+    const auto input = [&](int64_t O, int64_t I, int64_t K, double &Re, double &Im) {
+      if (A.Inverse && A.Onesided) {
+        const int64_t From = K <= S.N / 2 ? K : S.N - K;
+        const bool Inside = From < L, SelfConjugate = From == 0 || 2 * From == S.N;
+        Re = Inside ? static_cast<double>(load(O, I, From, 0)) : 0.0;
+        const double Imag = Inside && C == 2 && !SelfConjugate ? static_cast<double>(load(O, I, From, 1)) : 0.0;
+        Im = K <= S.N / 2 ? Imag : -Imag;
+        return;
+      }
+      const bool Inside = K < L;
+      Re = Inside ? static_cast<double>(load(O, I, K, 0)) : 0.0;
+      Im = Inside && C == 2 ? static_cast<double>(load(O, I, K, 1)) : 0.0;
+    };
+    // A real signal's spectrum has real bins 0 and N/2; a real-input transform (what numpy's rfft
+    // runs) produces them exactly, so the one-sided output of a real input does too.
+    const auto exactlyReal = [&](int64_t K) {
+      return RealInput && !A.Inverse && A.Onesided && (K == 0 || 2 * K == S.N);
+    };
+    // The FFT in precision F: a plan shared by the lines, scratch per chunk of lines.
+    const auto runFft = [&](auto PrecisionTag) {
+      using F = typename decltype(PrecisionTag)::type;
+      const FftPlan<F> Plan(S.N);
+      const F Scale = A.Inverse ? F(1) / static_cast<F>(S.N) : F(1);
+      Par.forRange(static_cast<size_t>(Outer * Inner), 1, [&](size_t Begin, size_t End) {
+        std::vector<FftComplex<F>> Buf(static_cast<size_t>(S.N)), Work(static_cast<size_t>(S.N));
+        for (size_t Line = Begin; Line < End; ++Line) {
+          const int64_t O = static_cast<int64_t>(Line) / Inner, I = static_cast<int64_t>(Line) % Inner;
+          for (int64_t K = 0; K < S.N; ++K) {
+            double Re, Im;
+            input(O, I, K, Re, Im);
+            Buf[static_cast<size_t>(K)] = {static_cast<F>(Re), static_cast<F>(Im)};
+          }
+          Plan.transform(Buf.data(), Work.data(), A.Inverse, Scale);
+          for (int64_t K = 0; K < S.OutCount; ++K) {
+            const FftComplex<F> V = Buf[static_cast<size_t>(K)];
+            store(O, I, K, V.Re, exactlyReal(K) ? 0.0 : V.Im);
+          }
+        }
+      });
+    };
+    if (FftPlan<double>::supports(S.N)) {
+      // The precision of the ONNX reference (numpy >= 2): its forward fft/rfft run the complex128
+      // loop whatever the input (the unit scale is a Python int, which resolves to float64), its
+      // ifft/irfft the input's (the 1/N scale is an array scalar of the input's real type).
+      if (A.Inverse && !std::is_same<ComputeT<E>, double>::value)
+        runFft(TypeTag<float>());
+      else
+        runFft(TypeTag<double>());
+      return;
+    }
+    const TwiddleTable T = makeTwiddles(S.N);
     Par.forRange(static_cast<size_t>(Outer * Inner), 1, [&](size_t Begin, size_t End) {
       std::vector<double> Re(static_cast<size_t>(S.N)), Im(static_cast<size_t>(S.N)), ORe(static_cast<size_t>(S.N)),
           OIm(static_cast<size_t>(S.N));
       for (size_t Line = Begin; Line < End; ++Line) {
         const int64_t O = static_cast<int64_t>(Line) / Inner, I = static_cast<int64_t>(Line) % Inner;
-        const auto load = [&](int64_t K, int64_t Ch) {
-          return static_cast<double>(static_cast<ComputeT<E>>(Src[((O * L + K) * Inner + I) * C + Ch]));
-        };
-        int64_t Count = std::min(L, S.N);
-        if (A.Inverse && A.Onesided) { // rebuild the Hermitian spectrum from the one-sided half
-          Count = S.N;
-          for (int64_t K = 0; K < S.N; ++K) {
-            const int64_t From = K <= S.N / 2 ? K : S.N - K;
-            const bool Inside = From < L;
-            Re[static_cast<size_t>(K)] = Inside ? load(From, 0) : 0.0;
-            const double Imag = Inside && C == 2 ? load(From, 1) : 0.0;
-            Im[static_cast<size_t>(K)] = K <= S.N / 2 ? Imag : -Imag;
-          }
-        } else {
-          for (int64_t K = 0; K < Count; ++K) {
-            Re[static_cast<size_t>(K)] = load(K, 0);
-            Im[static_cast<size_t>(K)] = C == 2 ? load(K, 1) : 0.0;
-          }
-        }
+        const int64_t Count = A.Inverse && A.Onesided ? S.N : std::min(L, S.N);
+        for (int64_t K = 0; K < Count; ++K)
+          input(O, I, K, Re[static_cast<size_t>(K)], Im[static_cast<size_t>(K)]);
         directDft(T, Re.data(), Im.data(), Count, S.OutCount, A.Inverse, ORe.data(), OIm.data());
         const double Scale = A.Inverse ? 1.0 / static_cast<double>(S.N) : 1.0;
-        for (int64_t K = 0; K < S.OutCount; ++K) {
-          E *P = Dst + ((O * S.OutCount + K) * Inner + I) * S.OutChannels;
-          P[0] = static_cast<E>(static_cast<ComputeT<E>>(ORe[static_cast<size_t>(K)] * Scale));
-          if (S.OutChannels == 2)
-            P[1] = static_cast<E>(static_cast<ComputeT<E>>(OIm[static_cast<size_t>(K)] * Scale));
-        }
+        for (int64_t K = 0; K < S.OutCount; ++K)
+          store(O, I, K, ORe[static_cast<size_t>(K)] * Scale,
+                exactlyReal(K) ? 0.0 : OIm[static_cast<size_t>(K)] * Scale);
       }
     });
   });

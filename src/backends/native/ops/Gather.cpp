@@ -85,11 +85,36 @@ OpSchema gatherSchema() {
   return S;
 }
 
+/// The blocked Gather reading a constant table that stayed in the model file (an initializer the
+/// importer left uncopied: ConstData::Source, any alignment; rows are copied with memcpy), so only
+/// the rows a run reads are ever resident. Tables with an aligned working copy read that.
+class GatherFromConstKernel : public Kernel {
+public:
+  GatherFromConstKernel(Node N, const void *Table) : N(std::move(N)), Table(Table) {}
+  Status run(const KernelContext &Ctx) const override {
+    std::vector<TensorView> In = Ctx.Inputs;
+    if (!In[0].Data)
+      In[0].Data = const_cast<void *>(Table);
+    return computeGather<true>(N, In, Ctx.Outputs, Ctx.Par);
+  }
+
+private:
+  Node N;
+  const void *Table;
+};
+
 OpKernels gatherKernels() {
   OpKernels K;
   K.OpType = "Gather";
   K.Variants.push_back(computeVariant("any_gather__ref", 0, computeGather<false>));
   K.Variants.push_back(computeVariant("any_gather__blocked", 10, computeGather<true>));
+  K.Variants.push_back({"any_gather__const_table", 20,
+                        [](const KernelCreateInfo &I) {
+                          return I.Inputs[0].Const && !I.Inputs[0].Const->Data && I.Inputs[0].Const->Source;
+                        },
+                        [](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
+                          return makeKernel<GatherFromConstKernel>(I.N, I.Inputs[0].Const->Source);
+                        }});
   K.TestCases = [] {
     const auto idx = [](std::vector<int64_t> Dims, std::vector<double> V, ElementType T = ElementType::I64) {
       return valuesInput(std::move(Dims), std::move(V), T, false);

@@ -1,6 +1,7 @@
 // LayerNormalization (opset 17; f32, f16 computed in f32): normalizes over the dims from 'axis' on,
 // then scales and shifts by Scale / B (unidirectionally broadcast to those dims). The optional
 // outputs Mean and InvStdDev have X's shape with the normalized dims set to 1 (stash_type float).
+#include "backends/native/ops/common/MathApprox.h"
 #include "backends/native/ops/common/NormCommon.h"
 
 namespace optimium {
@@ -56,6 +57,27 @@ Status runLayerNorm(const Node &N, const KernelContext &Ctx, bool Par) {
   const std::vector<float> Bias = hasRunInput(Ctx, 2) ? loadFloats(Ctx.Inputs[2]) : std::vector<float>();
   const std::vector<int64_t> SIdx = broadcastIndex(Ctx.Inputs[1].Dims, Norm);
   const std::vector<int64_t> BIdx = hasRunInput(Ctx, 2) ? broadcastIndex(Ctx.Inputs[2].Dims, Norm) : std::vector<int64_t>();
+  const auto Dense = [Inner](const std::vector<int64_t> &Idx) {
+    for (size_t I = 0; I < Idx.size(); ++I)
+      if (Idx[I] != static_cast<int64_t>(I))
+        return false;
+    return static_cast<int64_t>(Idx.size()) == Inner;
+  };
+  if (Par && X.Type == ElementType::F32 && Dense(SIdx) && (Bias.empty() || Dense(BIdx))) {
+    // The common case (f32, scale/bias over the whole row): one vectorized pass per statistic.
+    const float *In = X.data<const float>();
+    float *Out = Y.data<float>();
+    float *MeanOut = hasRunOutput(Ctx, 1) ? Ctx.Outputs[1].data<float>() : nullptr;
+    float *InvOut = hasRunOutput(Ctx, 2) ? Ctx.Outputs[2].data<float>() : nullptr;
+    const float *S = Scale.data(), *Bv = Bias.empty() ? nullptr : Bias.data();
+    Ctx.Par.forRange(static_cast<size_t>(Outer), std::max<int64_t>(1, 4096 / std::max<int64_t>(Inner, 1)),
+                     [&](size_t Lo, size_t Hi) {
+                       for (size_t R = Lo; R < Hi; ++R)
+                         approx::layerNormF32(In + R * static_cast<size_t>(Inner), Out + R * static_cast<size_t>(Inner), static_cast<size_t>(Inner), S, Bv,
+                                              A.Epsilon, MeanOut ? MeanOut + R : nullptr, InvOut ? InvOut + R : nullptr);
+                     });
+    return Status::ok();
+  }
   forRangeMaybe(Ctx, Par, static_cast<size_t>(Outer), std::max<int64_t>(1, 4096 / std::max<int64_t>(Inner, 1)),
                 [&](size_t Lo, size_t Hi) {
                   std::vector<float> Row(static_cast<size_t>(Inner));

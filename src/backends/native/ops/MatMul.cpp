@@ -7,6 +7,7 @@
 #include "backends/native/ops/common/Gemm.h"
 #include "backends/native/ops/common/OpUtil.h"
 #include "passes/FuseMatMulBias.h"
+#include "passes/FuseTransposeMatMul.h"
 
 namespace optimium {
 namespace runtime {
@@ -23,7 +24,11 @@ Status inferMatMul(ShapeContext &Ctx) {
   if (A.getRank() == 0 || B.getRank() == 0)
     return Ctx.error(ErrorCode::Shape, "operands must have rank >= 1, got ", A.toString(), " and ", B.toString());
   const size_t RA = A.getRank(), RB = B.getRank();
-  const Expr KA = A[RA - 1], KB = RB == 1 ? B[0] : B[RB - 2];
+  ASSIGN_OR_RETURN(const int64_t TransB, Ctx.N.getInt(kTransposeB, 0));
+  if (TransB && RB < 2)
+    return Ctx.error(ErrorCode::Shape, "a transposed B (passes/FuseTransposeMatMul) needs rank >= 2, got ", B.toString());
+  const Expr KA = A[RA - 1], KB = RB == 1 ? B[0] : B[TransB ? RB - 1 : RB - 2];
+  const Expr NB = RB >= 2 ? B[TransB ? RB - 2 : RB - 1] : Expr(1);
   if (KA.isConst() && KB.isConst() && KA.value() != KB.value())
     return Ctx.error(ErrorCode::Shape, "inner dimensions differ: ", A.toString(), " x ", B.toString());
   const TensorShape BatchA(std::vector<Expr>(A.begin(), A.end() - std::min<size_t>(RA, 2)));
@@ -36,14 +41,14 @@ Status inferMatMul(ShapeContext &Ctx) {
   if (RA >= 2)
     Dims.push_back(A[RA - 2]);
   if (RB >= 2)
-    Dims.push_back(B[RB - 1]);
+    Dims.push_back(NB);
   if (Ctx.hasInput(2)) { // a bias folded in by passes/FuseMatMulBias
     ASSIGN_OR_RETURN(const int64_t Fused, Ctx.N.getInt(kFusedBias, 0));
     if (Fused != 1)
       return Ctx.error(ErrorCode::Model, "MatMul takes 2 inputs, got 3");
     const TensorShape &Bias = Ctx.Inputs[2].Shape;
     if (Ctx.Inputs[0].Type != ElementType::F32 || Ctx.Inputs[2].Type != ElementType::F32 || RB < 2 ||
-        Bias.getRank() == 0 || (Bias[Bias.getRank() - 1].isConst() && B[RB - 1].isConst() && Bias[Bias.getRank() - 1].value() != B[RB - 1].value()))
+        Bias.getRank() == 0 || (Bias[Bias.getRank() - 1].isConst() && NB.isConst() && Bias[Bias.getRank() - 1].value() != NB.value()))
       return Ctx.error(ErrorCode::Shape, "fused bias ", Bias.toString(), " does not match the output's last dim");
   }
   Ctx.Outputs[0].Type = Ctx.Inputs[0].Type;
@@ -60,22 +65,23 @@ OpSchema matMulSchema() {
   return S;
 }
 
-/// One run's geometry: matrices [M, K] x [K, N] per batch, with element offsets of each batch.
+/// One run's geometry: matrices [M, K] x [K, N] per batch (B stored [N, K] when TransB), with
+/// element offsets of each batch.
 struct MatMulPlan {
   int64_t M = 1, N = 1, K = 1;
   std::vector<int64_t> OffA, OffB; ///< per output batch, in elements
   bool BSingle = false;            ///< B is one matrix shared by every batch
 };
 
-Result<MatMulPlan> planMatMul(const TensorView &A, const TensorView &B, const TensorView &Y) {
+Result<MatMulPlan> planMatMul(const TensorView &A, const TensorView &B, const TensorView &Y, bool TransB) {
   MatMulPlan P;
   const size_t RA = A.rank(), RB = B.rank();
-  if (RA == 0 || RB == 0)
+  if (RA == 0 || RB == 0 || (TransB && RB < 2))
     return runError("matmul", "scalar operand");
   P.M = RA >= 2 ? A.Dims[RA - 2] : 1;
   P.K = A.Dims[RA - 1];
-  P.N = RB >= 2 ? B.Dims[RB - 1] : 1;
-  if ((RB >= 2 ? B.Dims[RB - 2] : B.Dims[0]) != P.K)
+  P.N = RB >= 2 ? B.Dims[TransB ? RB - 2 : RB - 1] : 1;
+  if ((RB >= 2 ? B.Dims[TransB ? RB - 1 : RB - 2] : B.Dims[0]) != P.K)
     return runError("matmul", "inner dimensions differ: ", joinInts(A.Dims), " x ", joinInts(B.Dims));
   const std::vector<int64_t> BA(A.Dims.begin(), A.Dims.end() - std::min<size_t>(RA, 2));
   const std::vector<int64_t> BB(B.Dims.begin(), B.Dims.end() - std::min<size_t>(RB, 2));
@@ -160,6 +166,48 @@ void gemvPortable(const float *A, const float *B, float *Y, int64_t K, int64_t N
 
 using GemvFn = void (*)(const float *, const float *, float *, int64_t, int64_t, int64_t, int64_t);
 
+/// Y[N0:N1] = A[0:K] . B[n, 0:K] for B stored [N, K] (a transposed B): one dot product per row of
+/// B, each read once and contiguously (attention scores of one query against a key cache).
+inline void gemvTransRows(const float *A, const float *B, float *Y, int64_t K, int64_t N0, int64_t N1) {
+  constexpr int64_t L = 16;
+  for (int64_t J = N0; J < N1; ++J) {
+    const float *Bj = B + J * K;
+    float S[L] = {};
+    int64_t Kk = 0;
+    for (; Kk + L <= K; Kk += L)
+      for (int64_t I = 0; I < L; ++I)
+        S[I] += A[Kk + I] * Bj[Kk + I];
+    float Sum = 0;
+    for (; Kk < K; ++Kk)
+      Sum += A[Kk] * Bj[Kk];
+    for (int64_t I = 0; I < L; ++I)
+      Sum += S[I];
+    Y[J] = Sum;
+  }
+}
+
+__attribute__((target("avx512f,fma"))) void gemvTransAvx512(const float *A, const float *B, float *Y, int64_t K,
+                                                             int64_t, int64_t N0, int64_t N1) {
+  gemvTransRows(A, B, Y, K, N0, N1);
+}
+
+__attribute__((target("avx2,fma"))) void gemvTransAvx2(const float *A, const float *B, float *Y, int64_t K, int64_t,
+                                                        int64_t N0, int64_t N1) {
+  gemvTransRows(A, B, Y, K, N0, N1);
+}
+
+void gemvTransPortable(const float *A, const float *B, float *Y, int64_t K, int64_t, int64_t N0, int64_t N1) {
+  gemvTransRows(A, B, Y, K, N0, N1);
+}
+
+GemvFn gemvTransFor(GemmIsa Isa) {
+  switch (Isa) {
+  case GemmIsa::Avx512: return gemvTransAvx512;
+  case GemmIsa::Avx2: return gemvTransAvx2;
+  default: return gemvTransPortable;
+  }
+}
+
 GemvFn gemvFor(GemmIsa Isa) {
   switch (Isa) {
   case GemmIsa::Avx512: return gemvAvx512;
@@ -175,9 +223,10 @@ template <typename T> using MatMulAcc = typename MatMulAccOf<T>::type;
 
 template <typename T> class MatMulRefKernel : public Kernel {
 public:
+  explicit MatMulRefKernel(bool TransB) : TransB(TransB) {}
   Status run(const KernelContext &Ctx) const override {
     using Acc = MatMulAcc<T>;
-    ASSIGN_OR_RETURN(const MatMulPlan P, planMatMul(Ctx.Inputs[0], Ctx.Inputs[1], Ctx.Outputs[0]));
+    ASSIGN_OR_RETURN(const MatMulPlan P, planMatMul(Ctx.Inputs[0], Ctx.Inputs[1], Ctx.Outputs[0], TransB));
     const T *A = Ctx.Inputs[0].data<T>(), *B = Ctx.Inputs[1].data<T>();
     T *Y = Ctx.Outputs[0].data<T>();
     const T *Bias = Ctx.Inputs.size() > 2 && Ctx.Inputs[2].Data ? Ctx.Inputs[2].data<T>() : nullptr;
@@ -188,28 +237,45 @@ public:
         for (int64_t J = 0; J < P.N; ++J) {
           Acc Sum = Bias ? static_cast<Acc>(Bias[J]) : Acc(0);
           for (int64_t K = 0; K < P.K; ++K)
-            Sum += static_cast<Acc>(static_cast<Acc>(Ab[I * P.K + K]) * static_cast<Acc>(Bb[K * P.N + J]));
+            Sum += static_cast<Acc>(static_cast<Acc>(Ab[I * P.K + K]) *
+                                    static_cast<Acc>(TransB ? Bb[J * P.K + K] : Bb[K * P.N + J]));
           Yb[I * P.N + J] = static_cast<T>(Sum);
         }
     }
     return Status::ok();
   }
+
+private:
+  bool TransB;
 };
+
+Result<bool> transposedB(const KernelCreateInfo &I) {
+  ASSIGN_OR_RETURN(const int64_t T, I.N.getInt(kTransposeB, 0));
+  return T != 0;
+}
 
 template <typename T> KernelVariant matMulRefVariant(const std::string &Name) {
   const ElementType ET = ElementTypeOf<T>::value;
   return {Name, 0, [ET](const KernelCreateInfo &I) { return inputIs(I, 0, ET) && inputIs(I, 1, ET); },
-          [](const KernelCreateInfo &) { return makeKernel<MatMulRefKernel<T>>(); }};
+          [](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
+            ASSIGN_OR_RETURN(const bool TransB, transposedB(I));
+            return makeKernel<MatMulRefKernel<T>>(TransB);
+          }};
 }
 
 class MatMulBlockedKernel : public Kernel {
 public:
-  MatMulBlockedKernel(const GemmMicroKernel &MK, std::unique_ptr<PackedB> ConstB) : MK(MK), ConstB(std::move(ConstB)) {}
+  MatMulBlockedKernel(const GemmMicroKernel &MK, std::unique_ptr<PackedB> ConstB, bool TransB)
+      : MK(MK), ConstB(std::move(ConstB)), TransB(TransB) {}
 
   Status run(const KernelContext &Ctx) const override {
     const TensorView &AV = Ctx.Inputs[0], &BV = Ctx.Inputs[1];
-    ASSIGN_OR_RETURN(const MatMulPlan P, planMatMul(AV, BV, Ctx.Outputs[0]));
+    ASSIGN_OR_RETURN(const MatMulPlan P, planMatMul(AV, BV, Ctx.Outputs[0], TransB));
     const float *A = AV.data<float>(), *B = BV.data<float>();
+    // B as the GEMM reads it: [K, N] row-major, or the same memory read transposed.
+    const auto BRef = [&](const float *Base) {
+      return TransB ? MatrixRef{Base, 1, P.K} : MatrixRef{Base, P.N, 1};
+    };
     float *Y = Ctx.Outputs[0].data<float>();
     if (P.OffA.empty() || P.M == 0 || P.N == 0)
       return Status::ok();
@@ -227,7 +293,7 @@ public:
     if (P.M == 1 && !ConstB) {
       // One row per batch: stream B row by row (no packing). Work splits over batches and over
       // 64-column slices of N (cache-line aligned, so threads never share a line of Y).
-      const GemvFn Fn = gemvFor(MK.Isa);
+      const GemvFn Fn = TransB ? gemvTransFor(MK.Isa) : gemvFor(MK.Isa);
       const int64_t Slice = 64, Slices = (P.N + Slice - 1) / Slice;
       const size_t Tasks = P.OffA.size() * static_cast<size_t>(Slices);
       const size_t Grain = std::max<size_t>(1, static_cast<size_t>(16384 / std::max<int64_t>(1, P.K * Slice)));
@@ -251,7 +317,7 @@ public:
       PackedB Local;
       const PackedB *PB = ConstB.get();
       if (!PB || PB->K != P.K || PB->N != P.N) {
-        packB(MK, P.K, P.N, MatrixRef{B, P.N, 1}, Local, Ctx.Par);
+        packB(MK, P.K, P.N, BRef(B), Local, Ctx.Par);
         PB = &Local;
       }
       if (Consecutive && P.M * static_cast<int64_t>(P.OffA.size()) == 1) {
@@ -275,8 +341,7 @@ public:
     }
     for (size_t T = 0; T < P.OffA.size(); ++T) {
       float *Yt = Y + static_cast<int64_t>(T) * P.M * P.N;
-      sgemm(MK, P.M, P.N, P.K, 1.0f, MatrixRef{A + P.OffA[T], P.K, 1}, MatrixRef{B + P.OffB[T], P.N, 1}, 0.0f, Yt,
-            P.N, Ctx.Par);
+      sgemm(MK, P.M, P.N, P.K, 1.0f, MatrixRef{A + P.OffA[T], P.K, 1}, BRef(B + P.OffB[T]), 0.0f, Yt, P.N, Ctx.Par);
       for (int64_t I = 0; I < P.M; ++I)
         addBias(Yt + I * P.N, 0, P.N);
     }
@@ -286,6 +351,7 @@ public:
 private:
   const GemmMicroKernel &MK;
   std::unique_ptr<PackedB> ConstB;
+  bool TransB;
 };
 
 bool matMulTypesOk(const KernelCreateInfo &I) {
@@ -297,19 +363,28 @@ KernelVariant blockedVariant(GemmIsa Isa, int Priority) {
   return {std::string("f32_matmul__") + MK.Name, Priority,
           [Isa](const KernelCreateInfo &I) { return matMulTypesOk(I) && gemmIsaAvailable(Isa); },
           [&MK](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
+            ASSIGN_OR_RETURN(const bool TransB, transposedB(I));
             std::unique_ptr<PackedB> ConstB;
             if (inputIsConst(I, 1)) {
-              const ConstData &B = *I.Inputs[1].Const;
+              ConstData &B = *I.Inputs[1].Const;
               // A 1-D B is a K x 1 matrix; a batched B whose batch dims are all 1 is one matrix.
               const size_t R = B.Dims.size();
-              if (R >= 1 && product(B.Dims, 0, R >= 2 ? R - 2 : 0) == 1) {
-                const int64_t K = R >= 2 ? B.Dims[R - 2] : B.Dims[0], N = R >= 2 ? B.Dims[R - 1] : 1;
+              const bool Packable = R >= (TransB ? 2u : 1u) && product(B.Dims, 0, R >= 2 ? R - 2 : 0) == 1;
+              // B left in the model file by the importer (no aligned copy): packed straight from the
+              // file's bytes, which packB copies row by row with memcpy (any alignment).
+              const bool InFile = !B.Data && B.Source;
+              if (InFile && (!Packable || TransB))
+                return runError("f32_matmul", "constant B ", joinInts(B.Dims), " has no aligned copy to read");
+              if (Packable) {
+                const int64_t Rows = R >= 2 ? B.Dims[R - 2] : B.Dims[0], Cols = R >= 2 ? B.Dims[R - 1] : 1;
+                const int64_t K = TransB ? Cols : Rows, N = TransB ? Rows : Cols;
+                const float *BData = static_cast<const float *>(InFile ? B.Source : B.Data);
                 ConstB.reset(new PackedB);
-                packB(MK, K, N, MatrixRef{B.as<float>(), N, 1}, *ConstB, Parallel());
+                packB(MK, K, N, TransB ? MatrixRef{BData, 1, K} : MatrixRef{BData, N, 1}, *ConstB, Parallel());
                 markConstConsumed(I, 1); // B's shape is fixed: run() always takes the packed copy
               }
             }
-            return makeKernel<MatMulBlockedKernel>(MK, std::move(ConstB));
+            return makeKernel<MatMulBlockedKernel>(MK, std::move(ConstB), TransB);
           }};
 }
 
@@ -350,6 +425,13 @@ OpKernels matMulKernels() {
         testCase("gemv_attention", {T({1, 8, 1, 64}), T({1, 8, 64, 301})}, {}, 1e-4),
         testCase("gemv_batched_rows", {T({2, 3, 1, 7}), T({2, 3, 7, 70})}),
         testCase("gemv_odd_k", {T({1, 5}), T({5, 3})}),
+        testCase("trans_b_gemv_attention", {T({1, 8, 1, 64}), T({1, 8, 301, 64})}, {{kTransposeB, attrInt(1)}}, 1e-4),
+        testCase("trans_b_gemv_odd_k", {T({2, 1, 19}), T({2, 33, 19})}, {{kTransposeB, attrInt(1)}}, 1e-4),
+        testCase("trans_b_batched", {T({2, 3, 5, 24}), T({2, 3, 17, 24})}, {{kTransposeB, attrInt(1)}}, 1e-4),
+        testCase("trans_b_shared", {T({3, 7, 40}), T({37, 40})}, {{kTransposeB, attrInt(1)}}, 1e-4),
+        testCase("trans_b_const", {T({3, 7, 40}), W({37, 40})}, {{kTransposeB, attrInt(1)}}, 1e-4),
+        testCase("trans_b_fused_bias", {T({2, 7, 40}), T({37, 40}), W({37})},
+                 {{kTransposeB, attrInt(1)}, {kFusedBias, attrInt(1)}}, 1e-4),
         testCase("f64_batched", {tensorInput({2, 3, 4}, ElementType::F64), tensorInput({4, 5}, ElementType::F64)}),
         testCase("i64", {tensorInput({3, 4}, ElementType::I64), tensorInput({4, 2}, ElementType::I64)}),
     };

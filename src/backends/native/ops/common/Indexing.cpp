@@ -20,6 +20,8 @@ Status foldIfConstant(ShapeContext &Ctx, const ComputeFn &F, unsigned ShapeOnlyM
     if (!ShapeOnly && !V.Const)
       return Status::ok();
     if (V.Const) {
+      if (!V.Const->Data && V.Const->Bytes)
+        return Status::ok(); // read in place from the model file by its kernels: not folded
       In[I] = constView(*V.Const);
     } else {
       for (const Expr &D : V.Shape)

@@ -2,6 +2,7 @@
 // that GCC vectorizes; target_clones builds AVX-512, AVX2 and baseline versions of each loop.
 #include "backends/native/ops/common/MathApprox.h"
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -97,6 +98,82 @@ OPT_MATH_CLONES void geluTanhF32(const float *X, float *Y, size_t N) {
     const float V = X[I];
     Y[I] = 0.5f * V * (1.0f + tanhApprox(0.7978845608028654f * (V + 0.044715f * V * V * V)));
   }
+}
+
+namespace {
+constexpr size_t Lanes = 16; // partial results per reduction: one AVX-512 register of floats
+
+inline float maxOf(float A, float B) { return A > B ? A : B; } // B wins on NaN (maxps order)
+} // namespace
+
+OPT_MATH_CLONES void softmaxF32(const float *X, float *Y, size_t N) {
+  if (N == 0)
+    return;
+  float M[Lanes];
+  for (size_t J = 0; J < Lanes; ++J)
+    M[J] = X[0];
+  size_t I = 0;
+  for (; I + Lanes <= N; I += Lanes)
+    for (size_t J = 0; J < Lanes; ++J)
+      M[J] = maxOf(M[J], X[I + J]);
+  float Max = X[0];
+  for (size_t J = 0; J < Lanes; ++J)
+    Max = maxOf(Max, M[J]);
+  for (size_t K = I; K < N; ++K)
+    Max = maxOf(Max, X[K]);
+  float S[Lanes] = {};
+  for (I = 0; I + Lanes <= N; I += Lanes)
+    for (size_t J = 0; J < Lanes; ++J) {
+      const float E = expApprox(X[I + J] - Max);
+      Y[I + J] = E;
+      S[J] += E;
+    }
+  float Sum = 0;
+  for (size_t K = I; K < N; ++K)
+    Sum += (Y[K] = expApprox(X[K] - Max));
+  for (size_t J = 0; J < Lanes; ++J)
+    Sum += S[J];
+  const float Inv = 1.0f / Sum;
+  for (size_t K = 0; K < N; ++K)
+    Y[K] *= Inv;
+}
+
+OPT_MATH_CLONES void layerNormF32(const float *X, float *Y, size_t N, const float *Scale, const float *Bias,
+                                  float Epsilon, float *MeanOut, float *InvStdOut) {
+  float S[Lanes] = {};
+  size_t I = 0;
+  for (; I + Lanes <= N; I += Lanes)
+    for (size_t J = 0; J < Lanes; ++J)
+      S[J] += X[I + J];
+  float Sum = 0;
+  for (size_t K = I; K < N; ++K)
+    Sum += X[K];
+  for (size_t J = 0; J < Lanes; ++J)
+    Sum += S[J];
+  const float Mean = N ? Sum / static_cast<float>(N) : 0.0f;
+  float Q[Lanes] = {};
+  for (I = 0; I + Lanes <= N; I += Lanes)
+    for (size_t J = 0; J < Lanes; ++J) {
+      const float D = X[I + J] - Mean;
+      Q[J] += D * D;
+    }
+  float Sq = 0;
+  for (size_t K = I; K < N; ++K)
+    Sq += (X[K] - Mean) * (X[K] - Mean);
+  for (size_t J = 0; J < Lanes; ++J)
+    Sq += Q[J];
+  const float Var = N ? Sq / static_cast<float>(N) : 0.0f;
+  const float Inv = 1.0f / std::sqrt(Var + Epsilon);
+  if (Bias)
+    for (size_t K = 0; K < N; ++K)
+      Y[K] = (X[K] - Mean) * Inv * Scale[K] + Bias[K];
+  else
+    for (size_t K = 0; K < N; ++K)
+      Y[K] = (X[K] - Mean) * Inv * Scale[K];
+  if (MeanOut)
+    *MeanOut = Mean;
+  if (InvStdOut)
+    *InvStdOut = Inv;
 }
 
 } // namespace approx

@@ -20,6 +20,15 @@ void geluErfF32(const float *X, float *Y, size_t N);
 void geluTanhF32(const float *X, float *Y, size_t N);
 void expF32(const float *X, float *Y, size_t N);
 
+/// Y = softmax(X) over one contiguous line of N elements (max-subtracted; a NaN anywhere gives
+/// NaN everywhere, like the reference). The reductions keep 16 partial results (vectorized),
+/// so sums are in a different order than a sequential loop (float32 rounding only).
+void softmaxF32(const float *X, float *Y, size_t N);
+/// Y = (X - mean) * invstd * Scale + Bias over one contiguous row of N elements (Bias may be
+/// nullptr; Scale and Bias have N elements). Writes the row's mean and invstd when asked.
+void layerNormF32(const float *X, float *Y, size_t N, const float *Scale, const float *Bias, float Epsilon,
+                  float *MeanOut, float *InvStdOut);
+
 } // namespace approx
 } // namespace ops
 } // namespace detail

@@ -1,6 +1,6 @@
 // Shared by DFT and STFT: a direct discrete Fourier transform over one complex line, with the
 // twiddle factors of a length tabulated once per run (index k * t mod N keeps them exact).
-// O(N^2) per line: the reference; a radix-2 FFT variant can be added beside it.
+// O(N^2) per line: the reference, and what DFT runs for lengths the mixed-radix FFT (Fft.h) lacks.
 #pragma once
 
 #include <cmath>

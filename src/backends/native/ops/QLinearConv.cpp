@@ -162,23 +162,30 @@ __attribute__((target("avx512f,avx512bw"))) void requantizeTile(const int32_t *T
 
 constexpr int64_t kPixTile = 6;     // output pixels per transposed tile (broadcast activations)
 constexpr int64_t kChanTile = 64;    // output channels per transposed tile: 4 vectors of 16
-// Output planes up to this many pixels take the transposed tile. Measured on ResNet-18 shapes
-// (1 thread): 7x7 x 512 channels 0.84 vs 1.00 ms (median); 14x14 x 256 about even, so it stays on
-// extended rows.
+// Output planes up to this many pixels take the transposed tile. Measured on ResNet-18 shapes (1
+// thread, a noisy 2-vCPU machine): 7x7 x 512 channels alone 0.84 vs 1.00 ms (median), inside the
+// whole model about even; 14x14 x 256 even, so it stays on extended rows.
 constexpr int64_t kSmallPlane = 64;
 
 /// The transposed tile for small output planes (late layers: 7x7 = 49 pixels would fill 49 of 64
-/// extended lanes): Tile[r][c] = sum over the K4 steps s of dot4(u8 A[Off[s] + PixOff[r] ..],
-/// s8 Wt[s][c][0..3]) for RP pixels r and 64 channels c (lanes), every lane a real output.
+/// extended lanes): Tile[r][c] (+)= sum over the K steps s of dot4(u8 A[Off[s] + PixOff[r] ..],
+/// s8 Wt[s][c][0..3]) for RP pixels r and 64 channels c (lanes), every lane a real output. With
+/// Accumulate the sums add to what Tile holds (a K block after the first).
 template <int RP>
-__attribute__((target("avx512f,avx512bw,avx512vnni"))) void vnniTileT(const uint8_t *A, const int64_t *Off, int64_t K4,
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) void vnniTileT(const uint8_t *A, const int64_t *Off, int64_t K,
                                                                        const int64_t *PixOff, const int8_t *Wt,
-                                                                       int32_t *Tile) {
+                                                                       int32_t *Tile, bool Accumulate) {
   const __m512i Z = _mm512_setzero_si512();
-  __m512i a00 = Z, a01 = Z, a02 = Z, a03 = Z, a10 = Z, a11 = Z, a12 = Z, a13 = Z, a20 = Z, a21 = Z, a22 = Z, a23 = Z, a30 = Z, a31 = Z, a32 = Z, a33 = Z, a40 = Z, a41 = Z, a42 = Z, a43 = Z, a50 = Z, a51 = Z, a52 = Z, a53 = Z;
+#define OPT_VNNI_INIT(R, V)                                                                        \
+  __m512i a##R##V = Accumulate && RP > R ? _mm512_loadu_si512(Tile + R * 64 + V * 16) : Z;
+#define OPT_VNNI_INIT_ROW(R) OPT_VNNI_INIT(R, 0) OPT_VNNI_INIT(R, 1) OPT_VNNI_INIT(R, 2) OPT_VNNI_INIT(R, 3)
+  OPT_VNNI_INIT_ROW(0) OPT_VNNI_INIT_ROW(1) OPT_VNNI_INIT_ROW(2)
+  OPT_VNNI_INIT_ROW(3) OPT_VNNI_INIT_ROW(4) OPT_VNNI_INIT_ROW(5)
+#undef OPT_VNNI_INIT_ROW
+#undef OPT_VNNI_INIT
   const uint8_t *P0 = A + PixOff[0], *P1 = A + PixOff[RP > 1 ? 1 : 0], *P2 = A + PixOff[RP > 2 ? 2 : 0];
   const uint8_t *P3 = A + PixOff[RP > 3 ? 3 : 0], *P4 = A + PixOff[RP > 4 ? 4 : 0], *P5 = A + PixOff[RP > 5 ? 5 : 0];
-  for (int64_t S = 0; S < K4; ++S) {
+  for (int64_t S = 0; S < K; ++S) {
     const int64_t O = Off[S];
     const int8_t *Ws = Wt + S * kChanTile * 4;
     const __m512i W0 = _mm512_loadu_si512(Ws), W1 = _mm512_loadu_si512(Ws + 64);
@@ -458,36 +465,60 @@ public:
 
 private:
   /// One group's output on transposed tiles: pixels split into balanced tiles of up to 6, channels
-  /// into tiles of 64; each result byte goes straight to its place in the output plane.
+  /// into tiles of 64. K runs in blocks whose weights (kTBlock x 256 bytes) stay in L1 while every
+  /// pixel tile of the task uses them (partial sums wait in Acc); without that each 64-byte weight
+  /// vector came from L2 for 6 multiply-adds. Each result byte goes straight to its output place.
   void runTransposed(const QuantPlanes &L, const uint8_t *Planes, const int64_t *Off, const int8_t *Wg,
                      const int32_t *RowOff, const double *RowMul, double YZ, int32_t Lo, int32_t Hi, uint8_t *Yg,
                      const Parallel &Par) const {
+    constexpr int64_t kTBlock = 64;
     const int64_t Pixels = L.OH * L.OW, PTiles = (Pixels + kPixTile - 1) / kPixTile;
     std::vector<int64_t> PixIn(static_cast<size_t>(Pixels));
     for (int64_t P = 0; P < Pixels; ++P)
       PixIn[static_cast<size_t>(P)] = (P / L.OW * L.Wq + P % L.OW) * 4;
-    Par.forRange(static_cast<size_t>(PTiles * MTiles), 1, [&](size_t B, size_t E) {
-      alignas(64) int32_t Tile[kPixTile * kChanTile];
+    // Tasks: channel tiles, each cut into pixel-tile groups when there are too few for the threads.
+    const int64_t Want = 4 * std::max(1, Par.threads());
+    const int64_t PGroups = MTiles >= Want ? 1 : std::min(PTiles, (Want + MTiles - 1) / MTiles);
+    Par.forRange(static_cast<size_t>(MTiles * PGroups), 1, [&](size_t B, size_t E) {
+      std::vector<int32_t> AccBuf(static_cast<size_t>((PTiles / PGroups + 1) * kPixTile * kChanTile));
+      int32_t *Acc = AccBuf.data();
       int64_t PixOut[kPixTile];
       for (size_t T = B; T < E; ++T) {
-        // Channel tiles outer: one tile's weights (K4 x 256 bytes) stay in L2 across the pixel tiles,
-        // while the whole small plane's activations fit there too.
-        const int64_t Mt = static_cast<int64_t>(T) / PTiles, Pt = static_cast<int64_t>(T) % PTiles;
-        const int64_t P0 = Pt * Pixels / PTiles, P1 = (Pt + 1) * Pixels / PTiles, RP = P1 - P0;
-        const int64_t *Pix = PixIn.data() + P0;
+        const int64_t Mt = static_cast<int64_t>(T) / PGroups, Pg = static_cast<int64_t>(T) % PGroups;
+        const int64_t T0 = Pg * PTiles / PGroups, T1 = (Pg + 1) * PTiles / PGroups;
         const int8_t *Wt = Wg + Mt * K4 * kChanTile * 4;
-        switch (RP) {
-        case 6: vnniTileT<6>(Planes, Off, K4, Pix, Wt, Tile); break;
-        case 5: vnniTileT<5>(Planes, Off, K4, Pix, Wt, Tile); break;
-        case 4: vnniTileT<4>(Planes, Off, K4, Pix, Wt, Tile); break;
-        case 3: vnniTileT<3>(Planes, Off, K4, Pix, Wt, Tile); break;
-        case 2: vnniTileT<2>(Planes, Off, K4, Pix, Wt, Tile); break;
-        default: vnniTileT<1>(Planes, Off, K4, Pix, Wt, Tile); break;
+        const auto Span = [&](int64_t Pt, int64_t &P0) {
+          P0 = Pt * Pixels / PTiles;
+          return (Pt + 1) * Pixels / PTiles - P0;
+        };
+        for (int64_t K0 = 0; K0 < K4; K0 += kTBlock) {
+          const int64_t Kb = std::min(kTBlock, K4 - K0);
+          for (int64_t Pt = T0; Pt < T1; ++Pt) {
+            int64_t P0;
+            const int64_t RP = Span(Pt, P0);
+            const int64_t *Pix = PixIn.data() + P0;
+            int32_t *Tile = Acc + (Pt - T0) * kPixTile * kChanTile;
+            const int8_t *Wk = Wt + K0 * kChanTile * 4;
+            const bool More = K0 > 0;
+            switch (RP) {
+            case 6: vnniTileT<6>(Planes, Off + K0, Kb, Pix, Wk, Tile, More); break;
+            case 5: vnniTileT<5>(Planes, Off + K0, Kb, Pix, Wk, Tile, More); break;
+            case 4: vnniTileT<4>(Planes, Off + K0, Kb, Pix, Wk, Tile, More); break;
+            case 3: vnniTileT<3>(Planes, Off + K0, Kb, Pix, Wk, Tile, More); break;
+            case 2: vnniTileT<2>(Planes, Off + K0, Kb, Pix, Wk, Tile, More); break;
+            default: vnniTileT<1>(Planes, Off + K0, Kb, Pix, Wk, Tile, More); break;
+            }
+          }
         }
-        for (int64_t R = 0; R < RP; ++R)
-          PixOut[R] = P0 + R;
         const int64_t C0 = Mt * kChanTile;
-        requantizeTileT(Tile, RP, RowOff + C0, RowMul + C0, YZ, Lo, Hi, PixOut, Yg + C0 * Pixels, Pixels);
+        for (int64_t Pt = T0; Pt < T1; ++Pt) {
+          int64_t P0;
+          const int64_t RP = Span(Pt, P0);
+          for (int64_t R = 0; R < RP; ++R)
+            PixOut[R] = P0 + R;
+          requantizeTileT(Acc + (Pt - T0) * kPixTile * kChanTile, RP, RowOff + C0, RowMul + C0, YZ, Lo, Hi, PixOut,
+                          Yg + C0 * Pixels, Pixels);
+        }
       }
     });
   }

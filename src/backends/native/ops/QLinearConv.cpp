@@ -103,7 +103,8 @@ template <int NV>
 __attribute__((target("avx512f,avx512bw,avx512vnni"))) void vnniTile(const uint8_t *A, const int64_t *Off, int64_t K4,
                                                                       const int8_t *Wt, int32_t *Tile) {
   const __m512i Z = _mm512_setzero_si512();
-  __m512i a00 = Z, a01 = Z, a02 = Z, a10 = Z, a11 = Z, a12 = Z, a20 = Z, a21 = Z, a22 = Z, a30 = Z, a31 = Z, a32 = Z, a40 = Z, a41 = Z, a42 = Z, a50 = Z, a51 = Z, a52 = Z, a60 = Z, a61 = Z, a62 = Z, a70 = Z, a71 = Z, a72 = Z;
+  __m512i a00 = Z, a01 = Z, a02 = Z, a10 = Z, a11 = Z, a12 = Z, a20 = Z, a21 = Z, a22 = Z, a30 = Z, a31 = Z, a32 = Z;
+  __m512i a40 = Z, a41 = Z, a42 = Z, a50 = Z, a51 = Z, a52 = Z, a60 = Z, a61 = Z, a62 = Z, a70 = Z, a71 = Z, a72 = Z;
   for (int64_t S = 0; S < K4; ++S) {
     const uint8_t *P = A + Off[S];
     const __m512i X0 = _mm512_loadu_si512(P);

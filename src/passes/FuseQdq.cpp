@@ -73,6 +73,25 @@ int zeroConst(Graph &G, ElementType T, const std::string &Name) {
   return G.addValue(std::move(V));
 }
 
+/// Whether the integer convolution would run on the VNNI kernel and beat the float path: s8 weights
+/// of zero point 0 (or u8 of 128), and not a depthwise-like grouping (1-3 input channels per group
+/// fill 1-3 of the 4 bytes of a VPDPBUSD lane, under 8 output channels per group part of a tile):
+/// otherwise QLinearConv would run the scalar reference, slower than dequantize + float Conv.
+bool fastIntegerConv(const Graph &G, const Node &C, const ConstData &Wt, const DqMatch &W) {
+  auto Group = C.getInt("group", 1);
+  if (!Group.isOk() || *Group < 1 || Wt.Dims[0] % *Group != 0)
+    return false;
+  if (*Group > 1 && (Wt.Dims[1] < 4 || Wt.Dims[0] / *Group < 8))
+    return false;
+  const double Want = Wt.Type == ElementType::I8 ? 0.0 : 128.0;
+  if (W.Zp < 0)
+    return Want == 0.0;
+  for (double Z : constValues(G, W.Zp))
+    if (Z != Want)
+      return false;
+  return true;
+}
+
 /// A DequantizeLinear with per-tensor parameters (a scalar scale, and zero point if any).
 bool isPerTensorDq(const Graph &G, const DqMatch &D) {
   return isInt8(G.Values[D.Q].Type) && isScalarParam(G, D.Scale) && (D.Zp < 0 || isScalarParam(G, D.Zp));
@@ -138,11 +157,13 @@ size_t fuseQuantizedConv(Graph &G) {
     // x: u8/s8, per-tensor scale and zero point.
     if (!isInt8(G.Values[X.Q].Type) || !isScalarParam(G, X.Scale) || (X.Zp >= 0 && !isScalarParam(G, X.Zp)))
       continue;
-    // w: constant u8/s8 [M, C/g, k...]; scale per tensor, or per output channel along axis 0.
+    // w: constant u8/s8 [M, C/g, kh, kw]; scale per tensor, or per output channel along axis 0.
     const ConstData *Wc = constOf(G, W.Q);
-    if (!Wc || !isInt8(Wc->Type) || Wc->Dims.size() < 3 || Wc->Dims.size() != G.Values[X.Q].Shape.getRank())
+    if (!Wc || !isInt8(Wc->Type) || Wc->Dims.size() != 4 || Wc->Dims.size() != G.Values[X.Q].Shape.getRank())
       continue;
     const int64_t M = Wc->Dims[0];
+    if (!fastIntegerConv(G, C, *Wc, W))
+      continue;
     const std::vector<double> XS = constValues(G, X.Scale), WS = constValues(G, W.Scale);
     if (XS.size() != 1 || WS.empty())
       continue;

@@ -12,10 +12,12 @@ namespace optimium {
 namespace runtime {
 namespace detail {
 
-/// Rewrites every float32 Conv whose inputs are DequantizeLinear outputs of (x: u8/s8, per-tensor
-/// constant scale and zero point), (w: constant u8/s8, per-tensor or per-output-channel constant
-/// scale and zero point) and, when present, (bias: constant int32, zero point 0, scale equal to
-/// x_scale * w_scale per channel up to float rounding), and whose output's only reader is a
+/// Rewrites every float32 2-D Conv whose inputs are DequantizeLinear outputs of (x: u8/s8,
+/// per-tensor constant scale and zero point), (w: constant s8 of zero point 0 or u8 of zero point
+/// 128 - what the VNNI kernel takes -, per-tensor or per-output-channel scale; not depthwise-like:
+/// groups need 4+ input and 8+ output channels each) and, when present, (bias: constant int32,
+/// zero point 0, scale equal to x_scale * w_scale per channel up to float rounding), and whose
+/// output's only reader is a
 /// QuantizeLinear with constant per-tensor scale and zero point, into QLinearConv(x, x_scale,
 /// x_zp, w, w_scale, w_zp, y_scale, y_zp[, bias]) writing the QuantizeLinear's output. A clamp the
 /// Conv carries (kFusedActMin/Max, from FuseConvActivation) stays on the node: QLinearConv kernels

@@ -193,3 +193,58 @@ TEST(FuseQdq, ConvWithASecondFloatReaderOrAVariableWeightStaysFloat) {
       EXPECT_EQ(A[I], B[I]) << "element " << I << ", dynamic weight " << Dynamic;
   }
 }
+
+namespace {
+
+/// x -> Q -> DQ -> Conv(DQ(w)) -> Q -> DQ -> y with w [8, 8 / Group, 3, 3] of type WType and zero
+/// point WZp.
+std::string convOnlyModel(int64_t Group, int WType, int WZp) {
+  OnnxBuilder B(13);
+  const int F32 = onnx::TensorProto_DataType_FLOAT, U8 = onnx::TensorProto_DataType_UINT8;
+  B.input("x", F32, {1, 8, 6, 6});
+  B.initializer("xs", {}, {0.02f});
+  B.initializerRaw<uint8_t>("xz", U8, {}, {128});
+  const int64_t Cg = 8 / Group;
+  std::vector<uint8_t> W(static_cast<size_t>(8 * Cg * 9));
+  for (size_t I = 0; I < W.size(); ++I)
+    W[I] = static_cast<uint8_t>((I * 53) % 256);
+  B.initializerRaw("w", WType, {8, Cg, 3, 3}, W);
+  B.initializer("ws", {}, {0.003f});
+  B.initializerRaw<uint8_t>("wz", WType, {}, {static_cast<uint8_t>(WZp)});
+  B.initializer("ys", {}, {0.1f});
+  B.initializerRaw<uint8_t>("yz", U8, {}, {0});
+  B.node("QuantizeLinear", {"x", "xs", "xz"}, {"xq"});
+  B.node("DequantizeLinear", {"xq", "xs", "xz"}, {"xd"});
+  B.node("DequantizeLinear", {"w", "ws", "wz"}, {"wd"});
+  auto *C = B.node("Conv", {"xd", "wd"}, {"c"}, "conv");
+  OnnxBuilder::attrInts(C, "pads", {1, 1, 1, 1});
+  OnnxBuilder::attrInt(C, "group", Group);
+  B.node("QuantizeLinear", {"c", "ys", "yz"}, {"cq"});
+  B.node("DequantizeLinear", {"cq", "ys", "yz"}, {"y"});
+  B.output("y", F32);
+  return B.bytes();
+}
+
+} // namespace
+
+// Where the integer kernel would be the scalar reference or waste most of each VPDPBUSD lane (u8
+// weights with a zero point other than 128, depthwise), the Conv stays float.
+TEST(FuseQdq, OnlyConvolutionsTheVnniKernelRunsWellAreRewritten) {
+  if (!vnniHost())
+    GTEST_SKIP() << "QDQ rewrites run only where the VNNI QLinearConv kernel does";
+  rt::AutoInit Init;
+  const int I8 = onnx::TensorProto_DataType_INT8, U8 = onnx::TensorProto_DataType_UINT8;
+  struct Case {
+    int64_t Group;
+    int WType, WZp;
+    bool Fused;
+  } Cases[] = {{1, I8, 0, true}, {1, U8, 128, true}, {2, I8, 0, false /* 4 outputs per group */},
+               {1, U8, 3, false}, {8, I8, 0, false /* depthwise */}, {1, I8, 1, false}};
+  for (const Case &C : Cases) {
+    const rt::Model M = load(convOnlyModel(C.Group, C.WType, C.WZp), true);
+    const auto Types = opTypes(M);
+    EXPECT_EQ(Types.count("QLinearConv"), C.Fused ? 1u : 0u)
+        << "group " << C.Group << ", weight type " << C.WType << ", zero point " << C.WZp;
+    EXPECT_EQ(Types.count("Conv"), C.Fused ? 0u : 1u);
+  }
+}

@@ -1,6 +1,7 @@
 // QDQ rewrites (see FuseQdq.h).
 #include "passes/FuseQdq.h"
 #include "passes/EraseNodes.h"
+#include "passes/FuseConvActivation.h"
 
 #include <cmath>
 #include <cstring>
@@ -119,7 +120,8 @@ bool matchQ(const Graph &G, int V, const std::vector<char> &Removed, QMatch &M) 
   const ElementType YT = G.Values[M.Out].Type;
   auto Block = Q.getInt("block_size", 0);
   return Block.isOk() && *Block == 0 && isInt8(YT) && M.Scale != V && M.Zp != V && isScalarParam(G, M.Scale) &&
-         constOf(G, M.Scale)->Type == ElementType::F32 && (M.Zp < 0 || (isScalarParam(G, M.Zp) && constOf(G, M.Zp)->Type == YT));
+         constOf(G, M.Scale)->Type == ElementType::F32 &&
+         (M.Zp < 0 || (isScalarParam(G, M.Zp) && constOf(G, M.Zp)->Type == YT));
 }
 
 /// Erases the marked nodes, and the DequantizeLinear nodes in Touched left without readers.
@@ -248,8 +250,19 @@ size_t fuseQuantizedAdd(Graph &G) {
     if (LV.Type != RV.Type || !LV.ShapeKnown || !RV.ShapeKnown || LV.Shape.isDynamic() ||
         LV.Shape.toString() != RV.Shape.toString())
       continue;
+    // A Relu between the Add and the QuantizeLinear folds as a clamp at the output's zero point.
+    int Relu = -1, Sum = A.Outputs[0];
+    const Value &SV = G.Values[Sum];
+    if (!SV.IsGraphOutput && SV.Consumers.size() == 1) {
+      const Node &Rn = G.Nodes[static_cast<size_t>(SV.Consumers[0])];
+      if (Rn.OpType == "Relu" && Rn.Domain.empty() && Rn.Inputs.size() == 1 && Rn.Outputs.size() == 1 &&
+          Rn.Outputs[0] >= 0 && !Remove[static_cast<size_t>(SV.Consumers[0])]) {
+        Relu = SV.Consumers[0];
+        Sum = Rn.Outputs[0];
+      }
+    }
     QMatch Q;
-    if (!matchQ(G, A.Outputs[0], Remove, Q) || G.Values[Q.Out].Type != LV.Type)
+    if (!matchQ(G, Sum, Remove, Q) || G.Values[Q.Out].Type != LV.Type)
       continue;
     const std::string Base = A.Name.empty() ? G.Values[A.Outputs[0]].Name : A.Name;
     std::vector<int> In{L.Q, L.Scale, L.Zp >= 0 ? L.Zp : zeroConst(G, LV.Type, Base + "/a_zero_point"),
@@ -261,6 +274,13 @@ size_t fuseQuantizedAdd(Graph &G) {
     N.OpsetVersion = 1;
     N.Inputs = std::move(In);
     N.Outputs[0] = Q.Out;
+    if (Relu >= 0) {
+      AttrValue Zero;
+      Zero.K = AttrValue::Kind::Float;
+      Zero.F = 0.0f;
+      N.Attrs[kFusedActMin] = Zero;
+      Remove[static_cast<size_t>(Relu)] = 1;
+    }
     Remove[static_cast<size_t>(Q.Node)] = 1;
     Touched.insert(L.Node);
     Touched.insert(R.Node);

@@ -26,9 +26,10 @@ namespace detail {
 /// fuseConvActivation; callers skip it when every intermediate must stay readable.
 size_t fuseQuantizedConv(Graph &G);
 
-/// Rewrites DequantizeLinear(a) + DequantizeLinear(b) -> Add -> QuantizeLinear (u8/s8, one shape,
-/// per-tensor constant parameters, the Add's output read only by the QuantizeLinear) into
-/// com.microsoft QLinearAdd, whose kernels compute the same float32 steps (bit-identical).
+/// Rewrites DequantizeLinear(a) + DequantizeLinear(b) -> Add [-> Relu] -> QuantizeLinear (u8/s8,
+/// one shape, per-tensor constant parameters, each intermediate read only by the next op) into
+/// com.microsoft QLinearAdd, whose kernels compute the same float32 steps (bit-identical); a Relu
+/// becomes kFusedActMin = 0, a clamp at the output's zero point (exact: quantization is monotone).
 size_t fuseQuantizedAdd(Graph &G);
 
 /// Rewrites DequantizeLinear(x) -> MaxPool -> QuantizeLinear with the same constant per-tensor

@@ -29,10 +29,10 @@ bool vnniHost() {
 
 constexpr float kOutScale = 0.05f; // the last QuantizeLinear's scale: one step of y
 
-/// x (float) -> Q -> DQ -> Conv(DQ(w s8 per channel), DQ(b int32)) [-> Relu] -> Q -> DQ -> MaxPool
-/// -> Q -> DQ -> Add(., DQ(Q(x2))) -> Q -> DQ -> y; plus y x DQ(constant) -> MatMul -> y2 (not fused,
-/// its DequantizeLinear folds). Options: a second reader of the Conv's float output (SharedConv),
-/// a weight that is a graph input instead of a constant (DynamicWeight).
+/// x (float) -> Q -> DQ -> Conv(DQ(w s8 per channel), DQ(b int32)) -> Relu -> Q -> DQ -> MaxPool
+/// -> Q -> DQ -> Add(., DQ(Q(x2))) -> Relu -> Q -> DQ -> y; plus y x DQ(constant) -> MatMul -> y2
+/// (not fused, its DequantizeLinear folds). Options: a second reader of the Conv's float output
+/// (SharedConv), a weight that is a graph input instead of a constant (DynamicWeight).
 std::string qdqModel(bool SharedConv, bool DynamicWeight) {
   OnnxBuilder B(13);
   const int F32 = onnx::TensorProto_DataType_FLOAT, U8 = onnx::TensorProto_DataType_UINT8,
@@ -86,7 +86,8 @@ std::string qdqModel(bool SharedConv, bool DynamicWeight) {
   B.node("QuantizeLinear", {"x2", "x2s", "x2z"}, {"x2q"});
   B.node("DequantizeLinear", {"x2q", "x2s", "x2z"}, {"x2d"});
   B.node("Add", {"pd", "x2d"}, {"a"}, "add");
-  B.node("QuantizeLinear", {"a", "ys", "yz"}, {"aq"});
+  B.node("Relu", {"a"}, {"ar0"});
+  B.node("QuantizeLinear", {"ar0", "ys", "yz"}, {"aq"});
   B.node("DequantizeLinear", {"aq", "ys", "yz"}, {"y"});
   B.output("y", F32);
   B.node("DequantizeLinear", {"m", "ms"}, {"md"});

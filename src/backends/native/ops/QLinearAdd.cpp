@@ -2,8 +2,11 @@
 // makes of DequantizeLinear x2 -> Add -> QuantizeLinear): C = saturate(rint((float(A - A_zp) *
 // A_scale + float(B - B_zp) * B_scale) / C_scale) + C_zp), u8 or s8, per-tensor parameters, A and B
 // of one shape. Every step is float32 in the order the unfused ops take, so the result is
-// bit-identical to DequantizeLinear -> Add -> QuantizeLinear.
+// bit-identical to DequantizeLinear -> Add -> QuantizeLinear. Internal attributes kFusedActMin /
+// kFusedActMax (a Relu / Clip between the Add and the QuantizeLinear, folded by passes/FuseQdq)
+// clamp C at their quantized values.
 #include "backends/native/ops/common/QuantCommon.h"
+#include "passes/FuseConvActivation.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -49,7 +52,7 @@ struct AddParams {
   int32_t AZ, BZ, CZ, Lo, Hi;
 };
 
-Result<AddParams> addParams(const KernelContext &C) {
+Result<AddParams> addParams(const Node &N, const KernelContext &C) {
   const TensorView &A = C.Inputs[0], &B = C.Inputs[3], &Y = C.Outputs[0];
   if (A.Dims != B.Dims || Y.Dims != A.Dims)
     return runError("qlinearadd", "inputs ", joinInts(A.Dims), " and ", joinInts(B.Dims), " must have one shape");
@@ -61,7 +64,20 @@ Result<AddParams> addParams(const KernelContext &C) {
   P.AZ = loadZeroPoints(C, 2)[0], P.BZ = loadZeroPoints(C, 5)[0], P.CZ = loadZeroPoints(C, 7)[0];
   int64_t Lo, Hi;
   quantRange(Y.Type, Lo, Hi);
-  P.Lo = static_cast<int32_t>(Lo), P.Hi = static_cast<int32_t>(Hi);
+  // The fused clamp at Q(bound) = saturate(rint(bound / C_scale) + C_zp), as the removed QuantizeLinear.
+  const auto Q = [&](float V) { return std::min(Hi, std::max(Lo, roundHalfEven(V / P.CS) + P.CZ)); };
+  int64_t L = Lo, H = Hi;
+  if (N.hasAttr(kFusedActMin)) {
+    ASSIGN_OR_RETURN(const float Min, N.getFloat(kFusedActMin, -INFINITY));
+    if (!std::isinf(Min) || Min > 0)
+      L = std::max(L, Q(Min));
+  }
+  if (N.hasAttr(kFusedActMax)) {
+    ASSIGN_OR_RETURN(const float Max, N.getFloat(kFusedActMax, INFINITY));
+    if (!std::isinf(Max) || Max < 0)
+      H = std::min(H, Q(Max));
+  }
+  P.Lo = static_cast<int32_t>(L), P.Hi = static_cast<int32_t>(std::max(L, H));
   return P;
 }
 
@@ -103,8 +119,8 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) void addRangeAvx512(const A
 }
 #endif
 
-Status runQLinearAdd(const KernelContext &C, bool Par, bool Simd) {
-  ASSIGN_OR_RETURN(const AddParams P, addParams(C));
+Status runQLinearAdd(const Node &N, const KernelContext &C, bool Par, bool Simd) {
+  ASSIGN_OR_RETURN(const AddParams P, addParams(N, C));
   const TensorView &A = C.Inputs[0], &B = C.Inputs[3], &Y = C.Outputs[0];
   const bool Signed = A.Type == ElementType::I8;
   forRangeMaybe(C, Par, A.elementCount(), 16384, [&](size_t Lo, size_t Hi) {
@@ -131,9 +147,10 @@ OpKernels qlinearAddKernels() {
   K.OpType = "QLinearAdd";
   const auto Variant = [](std::string Name, int Priority, bool Par, bool Simd,
                           std::function<bool(const KernelCreateInfo &)> Supports) {
-    return KernelVariant{Name, Priority, Supports, [Par, Simd](const KernelCreateInfo &) -> Result<std::unique_ptr<Kernel>> {
+    return KernelVariant{Name, Priority, Supports, [Par, Simd](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
+                           const Node N = I.N;
                            return makeKernel<FunctionKernel>(
-                               [Par, Simd](const KernelContext &C) { return runQLinearAdd(C, Par, Simd); });
+                               [N, Par, Simd](const KernelContext &C) { return runQLinearAdd(N, C, Par, Simd); });
                          }};
   };
   K.Variants.push_back(Variant("q_qlinearadd__ref", 0, false, false, nullptr));
@@ -150,12 +167,23 @@ OpKernels qlinearAddKernels() {
     const auto F = [](double V) { return valuesInput({}, {V}, ElementType::F32, true); };
     const auto Z = [](double V, ElementType T) { return valuesInput({}, {V}, T, true); };
     const ElementType U8 = ElementType::U8, I8 = ElementType::I8;
+    const auto Act = [](float V) {
+      AttrValue A;
+      A.K = AttrValue::Kind::Float;
+      A.F = V;
+      return A;
+    };
     return std::vector<OpTestCase>{
         testCase("u8_residual", {Q({1, 8, 7, 9}, U8), F(0.031), Z(0, U8), Q({1, 8, 7, 9}, U8), F(0.047), Z(3, U8), F(0.052),
                                  Z(0, U8)}),
         testCase("u8_zero_points_saturate", {Q({2, 3, 33}, U8), F(0.1), Z(128, U8), Q({2, 3, 33}, U8), F(0.2), Z(100, U8),
                                              F(0.05), Z(120, U8)}),
         testCase("s8", {Q({300}, I8), F(0.02), Z(-3, I8), Q({300}, I8), F(0.01), Z(5, I8), F(0.025), Z(-1, I8)}),
+        testCase("u8_fused_relu", {Q({2, 5, 19}, U8), F(0.04), Z(130, U8), Q({2, 5, 19}, U8), F(0.03), Z(120, U8), F(0.02),
+                                   Z(60, U8)},
+                 {{kFusedActMin, Act(0.0f)}}),
+        testCase("s8_fused_clip", {Q({77}, I8), F(0.05), Z(0, I8), Q({77}, I8), F(0.05), Z(2, I8), F(0.04), Z(-20, I8)},
+                 {{kFusedActMin, Act(0.0f)}, {kFusedActMax, Act(3.0f)}}),
     };
   };
   return K;

@@ -526,11 +526,13 @@ Status validateCapacities(ModelImpl &M) {
   return Status::ok();
 }
 
-/// Whether QDQ convolutions should become QLinearConv: only where its VNNI kernel runs. Elsewhere
-/// the integer reference kernel is slower than dequantize -> float Conv -> quantize.
-bool quantizedConvIsFast() {
+/// Whether QDQ graphs should run on integers (passes/FuseQdq): only where QLinearConv's VNNI kernel
+/// runs (the features its variant checks). Elsewhere the integer reference convolution is slower
+/// than dequantize -> float Conv -> quantize, and the rest of the rewrites gain little alone.
+bool integerQdqIsFast() {
 #if defined(__x86_64__)
-  return __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw");
+  return __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512vl");
 #else
   return false;
 #endif
@@ -553,7 +555,7 @@ Result<std::shared_ptr<ModelImpl>> finishLoad(ImportedModel Imported, const Mode
   // Fusion hides the intermediate between the fused ops: not when every intermediate is wanted.
   if (Options.EnableMemoryOptimization && Options.IntermediateSavePath.empty()) {
     fuseConvActivation(*M->G);
-    if (quantizedConvIsFast()) {
+    if (integerQdqIsFast()) {
       fuseQuantizedConv(*M->G);
       fuseQuantizedAdd(*M->G);
       fuseQuantizedMaxPool(*M->G);

@@ -135,12 +135,40 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void vnniTile(const uint8
 #undef OPT_VNNI_STORE
 }
 
+/// Where the 16 lanes of one vector of extended positions q (= oh * Wq + ow) land in an output plane
+/// of OH x OW: runs of lanes, one per output row the vector touches; lane L of run s goes to
+/// Offset[s] + L, for the lanes in Mask[s] (columns ow >= OW and rows past OH are dropped).
+struct VectorScatter {
+  static constexpr int kMaxRuns = 18; // 16 lanes touch at most 17 rows (Wq = 1)
+  int Count = 0;
+  int64_t Offset[kMaxRuns];
+  __mmask16 Mask[kMaxRuns];
+
+  VectorScatter() {}
+  VectorScatter(int64_t Q0, int64_t Wq, int64_t OW, int64_t OH) {
+    int64_t Oh = Q0 / Wq, Ow = Q0 % Wq, L0 = 0;
+    while (L0 < 16 && Oh < OH) {
+      const int64_t N = std::min<int64_t>(16 - L0, std::max<int64_t>(0, OW - Ow));
+      if (N > 0) {
+        Offset[Count] = Oh * OW + Ow - L0;
+        Mask[Count] = static_cast<__mmask16>(((1u << N) - 1u) << L0);
+        ++Count;
+      }
+      L0 += Wq - Ow;
+      Ow = 0;
+      ++Oh;
+    }
+  }
+};
+
 /// Requantizes Rows x (16 NV) accumulators exactly as the reference: rint(double(acc + RowOff) *
-/// RowMul + YZ) clamped to [Lo, Hi] (clamping first is the same: the bounds are integers), stored
-/// as bytes at Dst (row stride DstStride).
-__attribute__((target("avx512f,avx512bw"))) void requantizeTile(const int32_t *Tile, int NV, int64_t Rows,
-                                                                const int32_t *RowOff, const double *RowMul, double YZ,
-                                                                int32_t Lo, int32_t Hi, uint8_t *Dst, int64_t DstStride) {
+/// RowMul + YZ) clamped to [Lo, Hi] (clamping first is the same: the bounds are integers), and
+/// stores the bytes of row r, vector v straight into output plane r at Out + r * OutPlane by Sc[v]
+/// (masked stores: no extended-row buffer to crop afterwards).
+__attribute__((target("avx512f,avx512bw,avx512vl"))) void requantizeTile(const int32_t *Tile, int NV, int64_t Rows,
+                                                                         const int32_t *RowOff, const double *RowMul,
+                                                                         double YZ, int32_t Lo, int32_t Hi, uint8_t *Out,
+                                                                         int64_t OutPlane, const VectorScatter *Sc) {
   constexpr int RN = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
   const __m512d Z = _mm512_set1_pd(YZ), L = _mm512_set1_pd(Lo), H = _mm512_set1_pd(Hi);
   for (int64_t R = 0; R < Rows; ++R) {
@@ -156,7 +184,12 @@ __attribute__((target("avx512f,avx512bw"))) void requantizeTile(const int32_t *T
       D1 = _mm512_min_pd(_mm512_max_pd(D1, L), H);
       const __m512i Q = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvt_roundpd_epi32(D0, RN)),
                                            _mm512_cvt_roundpd_epi32(D1, RN), 1);
-      _mm_storeu_si128(reinterpret_cast<__m128i *>(Dst + R * DstStride + 16 * V), _mm512_cvtepi32_epi8(Q));
+      const __m128i Bytes = _mm512_cvtepi32_epi8(Q);
+      const VectorScatter &S = Sc[V];
+      // Masked-off lanes are neither read nor written, so a run's base may lie before the plane.
+      const uintptr_t Row = reinterpret_cast<uintptr_t>(Out) + static_cast<uintptr_t>(R * OutPlane);
+      for (int K = 0; K < S.Count; ++K)
+        _mm_mask_storeu_epi8(reinterpret_cast<void *>(Row + static_cast<uintptr_t>(S.Offset[K])), S.Mask[K], Bytes);
     }
   }
 }
@@ -402,13 +435,11 @@ public:
     for (int64_t C = 0; C < C4; ++C)
       for (int64_t T = 0; T < Taps; ++T)
         Off[C * Taps + T] = C * L.c4Bytes() + L.tapBytes(T / KW, T % KW);
-    const int64_t WideStride = L.Qvec * 16;
     // Scratch of the calling thread (run() never nests another kernel's run() on its thread); the
     // lambdas use the pointers taken here.
-    thread_local std::vector<uint8_t> PlaneBuf, WideBuf;
+    thread_local std::vector<uint8_t> PlaneBuf;
     PlaneBuf.resize(static_cast<size_t>(L.totalBytes()));
-    WideBuf.resize(static_cast<size_t>(Mg * WideStride));
-    uint8_t *const Planes = PlaneBuf.data(), *const Wide = WideBuf.data();
+    uint8_t *const Planes = PlaneBuf.data();
     const Parallel Serial;
     const Parallel &Par = X.Dims[0] * M * K4 * 4 * L.OH * L.OW < (int64_t{1} << 21) ? Serial : Ctx.Par;
     const int64_t QTiles = (L.Qvec + kTileVecs - 1) / kTileVecs;
@@ -430,6 +461,7 @@ public:
           continue;
         }
         const int8_t *Wg = Packed.data() + Gr * MTiles * K4 * kTileRows * 4;
+        uint8_t *Yg = Yd + (Img * M + M0) * OutPlane;
         Par.forRange(static_cast<size_t>(QTiles * MTiles), 1, [&](size_t B, size_t E) {
           alignas(64) int32_t Tile[kTileRows * kTileVecs * 16];
           for (size_t T = B; T < E; ++T) {
@@ -446,17 +478,12 @@ public:
             else
               vnniTile<1>(A, Off.data(), K4, Wt, Tile);
             const int64_t R0 = Mt * kTileRows, Rows = std::min(kTileRows, Mg - R0);
+            VectorScatter Sc[kTileVecs];
+            for (int V = 0; V < NV; ++V)
+              Sc[V] = VectorScatter((V0 + V) * 16, L.Wq, L.OW, L.OH);
             requantizeTile(Tile, NV, Rows, RowOff.data() + M0 + R0, RowMul.data() + M0 + R0, YZ, Lo, Hi,
-                           Wide + R0 * WideStride + V0 * 16, WideStride);
+                           Yg + R0 * OutPlane, OutPlane, Sc);
           }
-        });
-        // Extended rows -> the output plane.
-        uint8_t *Yg = Yd + (Img * M + M0) * OutPlane;
-        Par.forRange(static_cast<size_t>(Mg), 8, [&](size_t B, size_t E) {
-          for (size_t Mo = B; Mo < E; ++Mo)
-            for (int64_t Oh = 0; Oh < L.OH; ++Oh)
-              std::memcpy(Yg + static_cast<int64_t>(Mo) * OutPlane + Oh * L.OW,
-                          Wide + static_cast<int64_t>(Mo) * WideStride + Oh * L.Wq, static_cast<size_t>(L.OW));
         });
       }
     return Status::ok();

@@ -5,9 +5,12 @@
 //
 // Variants: the direct reference (serial and parallel) and, on AVX-512 VNNI, u8s8 GEMM on
 // VPDPBUSD: weights packed at creation 4 input channels per int32 lane, the input repacked once per
-// run into zero-point-padded phase planes with 4 channels interleaved per pixel, so the im2col row
-// of each (4 channels, tap) step is a contiguous slice (the "extended rows" scheme of Conv.cpp);
-// the x zero point is folded into a per-channel offset bias - x_zp * sum_k(w).
+// run into zero-point-padded phase planes with 4 channels interleaved per pixel (s8 inputs flipped
+// to u8 with the zero point + 128), so the im2col row of each (4 channels, tap) step is a
+// contiguous slice (the "extended rows" scheme of Conv.cpp); the x zero point is folded into a
+// per-channel offset bias - x_zp * sum_k(w). Tiles of 8 channels x 48 extended pixels (pixels in
+// lanes), or for small planes 6 pixels x 64 channels (channels in lanes); the requantization is the
+// reference's double arithmetic, stored straight into the output.
 #include "backends/native/ops/common/QuantCommon.h"
 #include "passes/FuseConvActivation.h"
 

@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <map>
 #include <mutex>
+#include <vector>
 #include <utility>
 
 #include "Optimium/Runtime/Exceptions.h"
@@ -20,6 +22,8 @@ namespace {
 struct SchemaRegistry {
   std::mutex Lock;
   std::map<std::pair<std::string, std::string>, std::unique_ptr<OpSchema>> Schemas;
+  /// Registered but not built yet, by op name (default domain).
+  std::map<std::string, std::vector<OpSchemaFactory>> Pending;
 };
 
 // Function-local static: registrars run from other translation units' static initializers, in an
@@ -31,28 +35,70 @@ SchemaRegistry &registry() {
 
 std::string domainName(const std::string &Domain) { return Domain.empty() ? "ai.onnx" : Domain; }
 
-} // namespace
-
-void registerOpSchema(OpSchema Schema) {
-  SchemaRegistry &R = registry();
-  std::lock_guard<std::mutex> G(R.Lock);
+void addLocked(SchemaRegistry &R, OpSchema Schema) {
   auto Key = std::make_pair(Schema.Domain, Schema.OpType);
   // First registration wins; pointers handed out by findOpSchema stay valid.
   if (!R.Schemas.count(Key))
     R.Schemas.emplace(std::move(Key), std::make_unique<OpSchema>(std::move(Schema)));
 }
 
+/// Builds the pending schemas registered as OpType (every pending one when OpType is null).
+void buildPendingLocked(SchemaRegistry &R, const std::string *OpType) {
+  if (!OpType) {
+    auto All = std::move(R.Pending);
+    R.Pending.clear();
+    for (auto &KV : All)
+      for (OpSchemaFactory Make : KV.second)
+        addLocked(R, Make());
+    return;
+  }
+  auto It = R.Pending.find(*OpType);
+  if (It == R.Pending.end())
+    return;
+  std::vector<OpSchemaFactory> Makers = std::move(It->second);
+  R.Pending.erase(It);
+  for (OpSchemaFactory Make : Makers)
+    addLocked(R, Make());
+}
+
+} // namespace
+
+void registerOpSchema(OpSchema Schema) {
+  SchemaRegistry &R = registry();
+  std::lock_guard<std::mutex> G(R.Lock);
+  addLocked(R, std::move(Schema));
+}
+
+void registerOpSchemaFactory(const char *OpType, OpSchemaFactory Make) {
+  SchemaRegistry &R = registry();
+  std::lock_guard<std::mutex> G(R.Lock);
+  R.Pending[OpType].push_back(Make);
+}
+
 const OpSchema *findOpSchema(const std::string &Domain, const std::string &OpType) {
   SchemaRegistry &R = registry();
   std::lock_guard<std::mutex> G(R.Lock);
   // "ai.onnx" and "" are the same domain.
-  auto It = R.Schemas.find(std::make_pair(Domain == "ai.onnx" ? std::string() : Domain, OpType));
+  const auto Key = std::make_pair(Domain == "ai.onnx" ? std::string() : Domain, OpType);
+  auto It = R.Schemas.find(Key);
+  if (It == R.Schemas.end()) {
+    // Registrations are named by OpType, also those of other domains (com.microsoft QLinearAdd).
+    buildPendingLocked(R, &OpType);
+    It = R.Schemas.find(Key);
+  }
+  if (It == R.Schemas.end() && !R.Pending.empty()) {
+    // Not under its own name: build everything once (a registration named differently from its
+    // OpType, or another domain) before saying the op is unknown.
+    buildPendingLocked(R, nullptr);
+    It = R.Schemas.find(Key);
+  }
   return It == R.Schemas.end() ? nullptr : It->second.get();
 }
 
 std::vector<const OpSchema *> allOpSchemas() {
   SchemaRegistry &R = registry();
   std::lock_guard<std::mutex> G(R.Lock);
+  buildPendingLocked(R, nullptr);
   std::vector<const OpSchema *> Out;
   for (const auto &KV : R.Schemas)
     Out.push_back(KV.second.get());

@@ -64,12 +64,19 @@ Status inferNode(ShapeContext &Ctx);
 /// Multidirectional (numpy) broadcasting of two shapes; ShapeError naming both when impossible.
 Result<TensorShape> broadcastShapes(const TensorShape &A, const TensorShape &B);
 
+/// Makes the schema of one op; OPT_REGISTER_SCHEMA registers it under the op's name (which must be
+/// the schema's OpType, default domain) and it runs on the first lookup of that op, so loading the
+/// library touches no op's code (only the ops a model uses are ever built).
+using OpSchemaFactory = OpSchema (*)();
+void registerOpSchemaFactory(const char *OpType, OpSchemaFactory Make);
+
 struct SchemaRegistrar {
-  explicit SchemaRegistrar(OpSchema S) { registerOpSchema(std::move(S)); }
+  SchemaRegistrar(const char *OpType, OpSchemaFactory Make) { registerOpSchemaFactory(OpType, Make); }
 };
 
 #define OPT_REGISTER_SCHEMA(Id, ...)                                                               \
-  static ::optimium::runtime::detail::SchemaRegistrar OPT_CONCAT(OptSchemaRegistrar_, Id)(__VA_ARGS__)
+  static ::optimium::runtime::detail::SchemaRegistrar OPT_CONCAT(OptSchemaRegistrar_, Id)(        \
+      #Id, []() -> ::optimium::runtime::detail::OpSchema { return __VA_ARGS__; })
 
 } // namespace detail
 } // namespace runtime

@@ -140,12 +140,18 @@ std::vector<const OpKernels *> allOpKernels();
 /// The highest-priority variant that supports the node, or null.
 const KernelVariant *selectKernelVariant(const OpKernels &K, const KernelCreateInfo &Info);
 
+/// Makes the kernels of one op; OPT_REGISTER_KERNELS registers it under the op's name (which must
+/// be the OpType, default domain) and it runs on the first lookup of that op (see OpSchemaFactory).
+using OpKernelsFactory = OpKernels (*)();
+void registerOpKernelsFactory(const char *OpType, OpKernelsFactory Make);
+
 struct KernelRegistrar {
-  explicit KernelRegistrar(OpKernels K) { registerOpKernels(std::move(K)); }
+  KernelRegistrar(const char *OpType, OpKernelsFactory Make) { registerOpKernelsFactory(OpType, Make); }
 };
 
 #define OPT_REGISTER_KERNELS(Id, ...)                                                              \
-  static ::optimium::runtime::detail::KernelRegistrar OPT_CONCAT(OptKernelRegistrar_, Id)(__VA_ARGS__)
+  static ::optimium::runtime::detail::KernelRegistrar OPT_CONCAT(OptKernelRegistrar_, Id)(        \
+      #Id, []() -> ::optimium::runtime::detail::OpKernels { return __VA_ARGS__; })
 
 /// Helper for kernels without state: wraps a run function.
 class FunctionKernel : public Kernel {

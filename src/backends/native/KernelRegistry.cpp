@@ -2,7 +2,9 @@
 // planner asks for the best variant that supports a node.
 #include "backends/native/Kernel.h"
 
+#include <map>
 #include <mutex>
+#include <vector>
 
 namespace optimium {
 namespace runtime {
@@ -13,6 +15,8 @@ namespace {
 struct KernelRegistry {
   std::mutex Lock;
   std::map<std::pair<std::string, std::string>, std::unique_ptr<OpKernels>> Ops;
+  /// Registered but not built yet, by op name (default domain).
+  std::map<std::string, std::vector<OpKernelsFactory>> Pending;
 };
 
 // Function-local static: registrars run from static initializers of other translation units.
@@ -21,11 +25,7 @@ KernelRegistry &registry() {
   return R;
 }
 
-} // namespace
-
-void registerOpKernels(OpKernels K) {
-  KernelRegistry &R = registry();
-  std::lock_guard<std::mutex> G(R.Lock);
+void addLocked(KernelRegistry &R, OpKernels K) {
   auto Key = std::make_pair(K.Domain, K.OpType);
   auto It = R.Ops.find(Key);
   if (It == R.Ops.end()) {
@@ -40,16 +40,60 @@ void registerOpKernels(OpKernels K) {
     Existing.TestCases = std::move(K.TestCases);
 }
 
+/// Builds the pending kernels registered as OpType (every pending one when OpType is null).
+void buildPendingLocked(KernelRegistry &R, const std::string *OpType) {
+  if (!OpType) {
+    auto All = std::move(R.Pending);
+    R.Pending.clear();
+    for (auto &KV : All)
+      for (OpKernelsFactory Make : KV.second)
+        addLocked(R, Make());
+    return;
+  }
+  auto It = R.Pending.find(*OpType);
+  if (It == R.Pending.end())
+    return;
+  std::vector<OpKernelsFactory> Makers = std::move(It->second);
+  R.Pending.erase(It);
+  for (OpKernelsFactory Make : Makers)
+    addLocked(R, Make());
+}
+
+} // namespace
+
+void registerOpKernels(OpKernels K) {
+  KernelRegistry &R = registry();
+  std::lock_guard<std::mutex> G(R.Lock);
+  // Pending factories of the same op first, so variant order stays registration order.
+  buildPendingLocked(R, &K.OpType);
+  addLocked(R, std::move(K));
+}
+
+void registerOpKernelsFactory(const char *OpType, OpKernelsFactory Make) {
+  KernelRegistry &R = registry();
+  std::lock_guard<std::mutex> G(R.Lock);
+  R.Pending[OpType].push_back(Make);
+}
+
 const OpKernels *findOpKernels(const std::string &Domain, const std::string &OpType) {
   KernelRegistry &R = registry();
   std::lock_guard<std::mutex> G(R.Lock);
-  auto It = R.Ops.find(std::make_pair(Domain == "ai.onnx" ? std::string() : Domain, OpType));
+  const auto Key = std::make_pair(Domain == "ai.onnx" ? std::string() : Domain, OpType);
+  // Registrations are named by OpType, also those of other domains (com.microsoft QLinearAdd); run
+  // also when built already: a later registration may add variants.
+  buildPendingLocked(R, &OpType);
+  auto It = R.Ops.find(Key);
+  if (It == R.Ops.end() && !R.Pending.empty()) {
+    buildPendingLocked(R, nullptr); // registered under another name: build everything once
+    It = R.Ops.find(Key);
+  }
   return It == R.Ops.end() ? nullptr : It->second.get();
 }
 
 std::vector<const OpKernels *> allOpKernels() {
   KernelRegistry &R = registry();
   std::lock_guard<std::mutex> G(R.Lock);
+  buildPendingLocked(R, nullptr);
   std::vector<const OpKernels *> Out;
   for (const auto &KV : R.Ops)
     Out.push_back(KV.second.get());

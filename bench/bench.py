@@ -3,7 +3,11 @@ counts. Each runtime runs in its own worker process; batches alternate between t
 noise hits both alike. Prints a table (median, p90, ratio ours/ORT, CPU-time ratio, load + first
 inference, peak RSS) and writes JSON. A benchmark, never a test: nothing here asserts a speed.
 
-    python bench/bench.py --models DIR [--only mnist_cnn,...] [--threads 1,2] [--rounds 10]
+    python bench/bench.py --models DIR [--lowprec-models DIR] [--only mnist_cnn,...] [--threads 1,2] [--rounds 10]
+
+Reduced-precision cases (models of scripts/make-lowprec-models.sh) run ours on the reduced-precision
+model against ONNX Runtime on the float32 model it was made from (the performance target: at most
+0.5x of ORT float32), and against ORT on the same reduced-precision model for reference.
 """
 import argparse
 import json
@@ -16,14 +20,17 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-# (label, model folder, input file prefix)
+# (label, model folder for ours, model folder for ORT, input file prefix). A folder is relative to
+# --models, or to --lowprec-models when it starts with "lowprec:".
 CASES = [
-    ("mnist_cnn", "mnist_cnn", ""),
-    ("mobilenet_v2", "mobilenet_v2", ""),
-    ("resnet18", "resnet18", ""),
-    ("bert_mini seq128", "bert_mini", ""),
-    ("gpt past128", "gpt2_tiny_decoder", ""),
-    ("gpt past1024", "gpt2_tiny_decoder", "past1024_"),
+    ("mnist_cnn", "mnist_cnn", "mnist_cnn", ""),
+    ("mobilenet_v2", "mobilenet_v2", "mobilenet_v2", ""),
+    ("resnet18", "resnet18", "resnet18", ""),
+    ("resnet18 int8 vs ORT fp32", "lowprec:resnet18_int8", "resnet18", ""),
+    ("resnet18 int8", "lowprec:resnet18_int8", "lowprec:resnet18_int8", ""),
+    ("bert_mini seq128", "bert_mini", "bert_mini", ""),
+    ("gpt past128", "gpt2_tiny_decoder", "gpt2_tiny_decoder", ""),
+    ("gpt past1024", "gpt2_tiny_decoder", "gpt2_tiny_decoder", "past1024_"),
 ]
 
 
@@ -58,8 +65,8 @@ def batch_size(one_ms, budget_ms):
     return max(1, min(2000, int(budget_ms / max(one_ms, 1e-3))))
 
 
-def bench_case(model_dir, prefix, threads, rounds, budget_ms):
-    w = {k: Worker(k, model_dir, prefix, threads) for k in ("ours", "ort")}
+def bench_case(model_dirs, prefix, threads, rounds, budget_ms):
+    w = {k: Worker(k, model_dirs[k], prefix, threads) for k in ("ours", "ort")}
     # Warm up and size the batches so each takes about budget_ms.
     n = {}
     for k in w:
@@ -88,6 +95,8 @@ def bench_case(model_dir, prefix, threads, rounds, budget_ms):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--models", required=True, help="folder written by scripts/export-models.sh")
+    ap.add_argument("--lowprec-models", default="",
+                    help="folder written by scripts/make-lowprec-models.sh (default: lowprec-models beside --models)")
     ap.add_argument("--only", default="", help="comma-separated labels or model folders")
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--rounds", type=int, default=10, help="alternating batches per runtime")
@@ -102,15 +111,22 @@ def main():
               "| peak RSS MiB ours/ORT (ratio) |")
     print(header)
     print("|" + "---|" * 9)
-    for label, folder, prefix in CASES:
-        if only and label not in only and folder not in only:
+    lowprec = a.lowprec_models or os.path.join(os.path.dirname(os.path.abspath(a.models)), "lowprec-models")
+
+    def resolve(folder):
+        return os.path.join(lowprec, folder[8:]) if folder.startswith("lowprec:") else os.path.join(a.models, folder)
+
+    for label, ours_folder, ort_folder, prefix in CASES:
+        names = {ours_folder, ort_folder, ours_folder.replace("lowprec:", ""), ort_folder.replace("lowprec:", "")}
+        if only and label not in only and not names & set(only):
             continue
-        model_dir = os.path.join(a.models, folder)
-        if not os.path.exists(os.path.join(model_dir, "model.onnx")):
-            print(f"| {label} | - | skipped: {model_dir}/model.onnx not found |")
+        model_dirs = {"ours": resolve(ours_folder), "ort": resolve(ort_folder)}
+        missing = [d for d in model_dirs.values() if not os.path.exists(os.path.join(d, "model.onnx"))]
+        if missing:
+            print(f"| {label} | - | skipped: {missing[0]}/model.onnx not found |")
             continue
         for thr in [int(t) for t in a.threads.split(",")]:
-            r = bench_case(model_dir, prefix, thr, a.rounds, a.batch_ms)
+            r = bench_case(model_dirs, prefix, thr, a.rounds, a.batch_ms)
             o, x = r["ours"], r["ort"]
             row = {"model": label, "threads": thr, **{f"ours_{k}": v for k, v in o.items()},
                    **{f"ort_{k}": v for k, v in x.items()},

@@ -53,6 +53,16 @@ public:
     for (int64_t V : Values)
       T->add_int64_data(V);
   }
+  /// An initializer of any fixed-size element type from its little-endian bytes (int8, int32, ...).
+  template <typename T>
+  void initializerRaw(const std::string &Name, int ElemType, const std::vector<int64_t> &Dims, const std::vector<T> &Values) {
+    auto *Tp = M.mutable_graph()->add_initializer();
+    Tp->set_name(Name);
+    Tp->set_data_type(ElemType);
+    for (int64_t D : Dims)
+      Tp->add_dims(D);
+    Tp->set_raw_data(std::string(reinterpret_cast<const char *>(Values.data()), Values.size() * sizeof(T)));
+  }
   onnx::NodeProto *node(const std::string &Op, const std::vector<std::string> &Inputs,
                         const std::vector<std::string> &Outputs, const std::string &Name = "") {
     auto *N = M.mutable_graph()->add_node();

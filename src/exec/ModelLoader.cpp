@@ -17,6 +17,7 @@
 #include "import/onnx/OnnxImporter.h"
 #include "passes/InferShapes.h"
 #include "passes/FuseConvActivation.h"
+#include "passes/FuseQdq.h"
 #include "passes/FuseGelu.h"
 #include "passes/FuseMatMulBias.h"
 #include "passes/FuseTransposeMatMul.h"
@@ -525,6 +526,18 @@ Status validateCapacities(ModelImpl &M) {
   return Status::ok();
 }
 
+/// Whether QDQ graphs should run on integers (passes/FuseQdq): only where QLinearConv's VNNI kernel
+/// runs (the features its variant checks). Elsewhere the integer reference convolution is slower
+/// than dequantize -> float Conv -> quantize, and the rest of the rewrites gain little alone.
+bool integerQdqIsFast() {
+#if defined(__x86_64__)
+  return __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512vl");
+#else
+  return false;
+#endif
+}
+
 Result<std::shared_ptr<ModelImpl>> finishLoad(ImportedModel Imported, const ModelLoadOptions &Options,
                                               const std::string &ManifestPath) {
   auto M = std::make_shared<ModelImpl>();
@@ -542,6 +555,12 @@ Result<std::shared_ptr<ModelImpl>> finishLoad(ImportedModel Imported, const Mode
   // Fusion hides the intermediate between the fused ops: not when every intermediate is wanted.
   if (Options.EnableMemoryOptimization && Options.IntermediateSavePath.empty()) {
     fuseConvActivation(*M->G);
+    if (integerQdqIsFast()) {
+      fuseQuantizedConv(*M->G);
+      fuseQuantizedAdd(*M->G);
+      fuseQuantizedMaxPool(*M->G);
+      foldConstantDequantize(*M->G);
+    }
     fuseMatMulBias(*M->G);
     fuseGelu(*M->G);
     fuseTransposeMatMul(*M->G);

@@ -81,7 +81,8 @@ const OpSchema *findOpSchema(const std::string &Domain, const std::string &OpTyp
   // "ai.onnx" and "" are the same domain.
   const auto Key = std::make_pair(Domain == "ai.onnx" ? std::string() : Domain, OpType);
   auto It = R.Schemas.find(Key);
-  if (It == R.Schemas.end() && Key.first.empty()) {
+  if (It == R.Schemas.end()) {
+    // Registrations are named by OpType, also those of other domains (com.microsoft QLinearAdd).
     buildPendingLocked(R, &OpType);
     It = R.Schemas.find(Key);
   }

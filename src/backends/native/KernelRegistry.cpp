@@ -79,8 +79,9 @@ const OpKernels *findOpKernels(const std::string &Domain, const std::string &OpT
   KernelRegistry &R = registry();
   std::lock_guard<std::mutex> G(R.Lock);
   const auto Key = std::make_pair(Domain == "ai.onnx" ? std::string() : Domain, OpType);
-  if (Key.first.empty())
-    buildPendingLocked(R, &OpType); // also when built already: a later registration may add variants
+  // Registrations are named by OpType, also those of other domains (com.microsoft QLinearAdd); run
+  // also when built already: a later registration may add variants.
+  buildPendingLocked(R, &OpType);
   auto It = R.Ops.find(Key);
   if (It == R.Ops.end() && !R.Pending.empty()) {
     buildPendingLocked(R, nullptr); // registered under another name: build everything once

@@ -4,6 +4,10 @@
 // the generic N-d kernel below.
 #include <cmath>
 #include <limits>
+#include <cstring>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 #include "backends/native/ops/common/PlaneWindow.h"
 #include "backends/native/ops/common/Pooling.h"
@@ -158,30 +162,55 @@ OpSchema maxPoolSchema() {
 
 /// max(A, B) with a NaN on either side winning; branch-free, so the loops below vectorize.
 inline float nanMax(float A, float B) { return (A != A || A > B) ? A : B; }
+inline uint8_t nanMax(uint8_t A, uint8_t B) { return A > B ? A : B; }
+inline int8_t nanMax(int8_t A, int8_t B) { return A > B ? A : B; }
+
+/// The value of an output whose window lies wholly in the padding (the reference's initial value).
+template <typename T> T windowIdentity() { return std::numeric_limits<T>::lowest(); }
+template <> float windowIdentity<float>() { return -INFINITY; }
 
 /// Row[c] = nanMax(Row[c], R[c]).
-OPT_POOL_CLONES void maxIntoRow(float *__restrict Row, const float *__restrict R, int64_t N) {
+template <typename T> inline void maxIntoRowImpl(T *__restrict Row, const T *__restrict R, int64_t N) {
   for (int64_t C = 0; C < N; ++C)
     Row[C] = nanMax(Row[C], R[C]);
 }
+OPT_POOL_CLONES void maxIntoRow(float *__restrict Row, const float *__restrict R, int64_t N) { maxIntoRowImpl(Row, R, N); }
+OPT_POOL_CLONES void maxIntoRow(uint8_t *__restrict Row, const uint8_t *__restrict R, int64_t N) {
+  maxIntoRowImpl(Row, R, N);
+}
+OPT_POOL_CLONES void maxIntoRow(int8_t *__restrict Row, const int8_t *__restrict R, int64_t N) {
+  maxIntoRowImpl(Row, R, N);
+}
 
 /// Out[o] = max over k < KW of Row[o * SW + k * DW], for outputs whose windows lie inside Row.
-OPT_POOL_CLONES void maxWindows(const float *__restrict Row, float *__restrict Out, int64_t Count, int64_t SW,
-                                int64_t KW, int64_t DW) {
+template <typename T>
+inline void maxWindowsImpl(const T *__restrict Row, T *__restrict Out, int64_t Count, int64_t SW, int64_t KW, int64_t DW) {
   for (int64_t O = 0; O < Count; ++O) {
-    const float *W = Row + O * SW;
-    float M = W[0];
+    const T *W = Row + O * SW;
+    T M = W[0];
     for (int64_t K = 1; K < KW; ++K)
       M = nanMax(M, W[K * DW]);
     Out[O] = M;
   }
 }
+OPT_POOL_CLONES void maxWindows(const float *__restrict Row, float *__restrict Out, int64_t Count, int64_t SW,
+                                int64_t KW, int64_t DW) {
+  maxWindowsImpl(Row, Out, Count, SW, KW, DW);
+}
+OPT_POOL_CLONES void maxWindows(const uint8_t *__restrict Row, uint8_t *__restrict Out, int64_t Count, int64_t SW,
+                                int64_t KW, int64_t DW) {
+  maxWindowsImpl(Row, Out, Count, SW, KW, DW);
+}
+OPT_POOL_CLONES void maxWindows(const int8_t *__restrict Row, int8_t *__restrict Out, int64_t Count, int64_t SW,
+                                int64_t KW, int64_t DW) {
+  maxWindowsImpl(Row, Out, Count, SW, KW, DW);
+}
 
-/// 2-D f32 max pooling, separable: per output row, the max over the window's valid input rows is
+/// 2-D max pooling (f32, and u8/s8 for quantized models), separable: per output row, the max over the window's valid input rows is
 /// taken column by column into a scratch row (contiguous, vectorizable), then the max over each
 /// output's window columns of that row. ~KH + KW comparisons per output instead of KH * KW with
 /// per-tap bounds work. NaN propagates (as the reference).
-class MaxPoolRowsKernel : public Kernel {
+template <typename T> class MaxPoolRowsKernel : public Kernel {
 public:
   explicit MaxPoolRowsKernel(WindowAttrs W) : W(std::move(W)) {}
 
@@ -193,10 +222,10 @@ public:
     if (Y.Dims[2] != G.Out[0] || Y.Dims[3] != G.Out[1])
       return runError("maxpool", "output ", joinInts(Y.Dims), " does not match the window geometry");
     const int64_t Planes = X.Dims[0] * X.Dims[1], H = G.In[0], Wd = G.In[1], OH = G.Out[0], OW = G.Out[1];
-    const float *In = X.data<float>();
-    float *Out = Y.data<float>();
+    const T *In = X.data<T>();
+    T *Out = Y.data<T>();
     Ctx.Par.forRange(static_cast<size_t>(Planes), 1, [&](size_t Lo, size_t Hi) {
-      std::vector<float> Row(static_cast<size_t>(std::max<int64_t>(Wd, 1)));
+      std::vector<T> Row(static_cast<size_t>(std::max<int64_t>(Wd, 1)));
       for (size_t P = Lo; P < Hi; ++P)
         plane(G, In + static_cast<int64_t>(P) * H * Wd, Out + static_cast<int64_t>(P) * OH * OW, Row.data());
     });
@@ -204,7 +233,7 @@ public:
   }
 
 private:
-  void plane(const WindowGeometry &G, const float *In, float *Out, float *Row) const {
+  void plane(const WindowGeometry &G, const T *In, T *Out, T *Row) const {
     const int64_t H = G.In[0], Wd = G.In[1], OH = G.Out[0], OW = G.Out[1];
     const int64_t SH = W.Strides[0], SW = W.Strides[1], DH = W.Dilations[0], DW = W.Dilations[1];
     const int64_t KH = W.Kernel[0], KW = W.Kernel[1];
@@ -218,13 +247,13 @@ private:
       const int64_t H0 = Oh * SH - G.PadBegin[0];
       int64_t KH0, KH1;
       validTaps(H0, KH, DH, H, KH0, KH1);
-      float *O = Out + Oh * OW;
+      T *O = Out + Oh * OW;
       if (KH0 >= KH1) { // the window lies in the padding
         for (int64_t Ow = 0; Ow < OW; ++Ow)
-          O[Ow] = -INFINITY;
+          O[Ow] = windowIdentity<T>();
         continue;
       }
-      const float *R0 = In + (H0 + KH0 * DH) * Wd;
+      const T *R0 = In + (H0 + KH0 * DH) * Wd;
       for (int64_t C = 0; C < Wd; ++C)
         Row[C] = R0[C];
       for (int64_t Kh = KH0 + 1; Kh < KH1; ++Kh)
@@ -239,7 +268,7 @@ private:
         const int64_t W0 = Ow * SW - G.PadBegin[1];
         int64_t KW0, KW1;
         validTaps(W0, KW, DW, Wd, KW0, KW1);
-        float M = -INFINITY;
+        T M = windowIdentity<T>();
         for (int64_t Kw = KW0; Kw < KW1; ++Kw)
           M = nanMax(M, Row[W0 + Kw * DW]);
         O[Ow] = M;
@@ -249,6 +278,105 @@ private:
 
   WindowAttrs W;
 };
+
+#if defined(__x86_64__)
+/// 2-D u8/s8 max pooling (quantized models: passes/FuseQdq puts MaxPool on the integers) with
+/// AVX-512BW: per output row, the max of the window's valid input rows into a row padded with the
+/// type's minimum (which never wins over a real value: the padding is ignored, as ONNX asks), then
+/// per kernel column one load (stride 1) or one load + vpmovwb (stride 2: the even bytes) per
+/// vector of outputs.
+template <bool Signed> class MaxPoolBytesAvx512Kernel : public Kernel {
+public:
+  explicit MaxPoolBytesAvx512Kernel(WindowAttrs W) : W(std::move(W)) {}
+
+  Status run(const KernelContext &Ctx) const override {
+    const TensorView &X = Ctx.Inputs[0], &Y = Ctx.Outputs[0];
+    if (X.rank() != 4 || Y.rank() != 4)
+      return runError(Name, "input ", joinInts(X.Dims), " is not 4-D");
+    const WindowGeometry G = computeWindowGeometry(W, X.Dims);
+    if (Y.Dims[2] != G.Out[0] || Y.Dims[3] != G.Out[1])
+      return runError(Name, "output ", joinInts(Y.Dims), " does not match the window geometry");
+    const int64_t Planes = X.Dims[0] * X.Dims[1], InPlane = G.In[0] * G.In[1], OutPlane = G.Out[0] * G.Out[1];
+    if (Planes == 0 || OutPlane == 0)
+      return Status::ok();
+    // Padded row: PL + Wd + whatever the last vector of windows reads past the end.
+    const int64_t OW = G.Out[1], SW = W.Strides[1];
+    const int64_t RowLen = (OW + 64) * SW + (W.Kernel[1] - 1) * W.Dilations[1] + G.PadBegin[1] + G.In[1] + 128;
+    const uint8_t *In = X.data<const uint8_t>();
+    uint8_t *Out = Y.data<uint8_t>();
+    Ctx.Par.forRange(static_cast<size_t>(Planes), std::max<size_t>(1, 4096 / static_cast<size_t>(OutPlane)),
+                     [&](size_t Lo, size_t Hi) {
+                       std::vector<uint8_t> Row(static_cast<size_t>(RowLen));
+                       for (size_t P = Lo; P < Hi; ++P)
+                         plane(G, In + static_cast<int64_t>(P) * InPlane, Out + static_cast<int64_t>(P) * OutPlane,
+                               Row.data());
+                     });
+    return Status::ok();
+  }
+
+  static constexpr const char *Name = Signed ? "i8_maxpool__avx512" : "u8_maxpool__avx512";
+
+private:
+  __attribute__((target("avx512f,avx512bw"))) static __m512i vmax(__m512i A, __m512i B) {
+    return Signed ? _mm512_max_epi8(A, B) : _mm512_max_epu8(A, B);
+  }
+
+  __attribute__((target("avx512f,avx512bw,avx512vl"))) void plane(const WindowGeometry &G, const uint8_t *In,
+                                                                   uint8_t *Out, uint8_t *Row) const {
+    const int64_t H = G.In[0], Wd = G.In[1], OH = G.Out[0], OW = G.Out[1];
+    const int64_t SH = W.Strides[0], SW = W.Strides[1], DH = W.Dilations[0], DW = W.Dilations[1];
+    const int64_t KH = W.Kernel[0], KW = W.Kernel[1], PL = G.PadBegin[1];
+    const uint8_t Min = Signed ? 0x80 : 0x00;
+    const int64_t RowLen = (OW + 64) * SW + (KW - 1) * DW + PL + Wd + 128;
+    std::memset(Row, Min, static_cast<size_t>(RowLen));
+    uint8_t *Body = Row + PL;
+    for (int64_t Oh = 0; Oh < OH; ++Oh) {
+      const int64_t H0 = Oh * SH - G.PadBegin[0];
+      int64_t KH0, KH1;
+      validTaps(H0, KH, DH, H, KH0, KH1);
+      uint8_t *O = Out + Oh * OW;
+      if (KH0 >= KH1) { // the window lies in the padding
+        std::memset(O, Min, static_cast<size_t>(OW));
+        continue;
+      }
+      for (int64_t C = 0; C < Wd; C += 64) {
+        const __mmask64 M = Wd - C >= 64 ? ~0ull : (1ull << (Wd - C)) - 1ull;
+        __m512i V = _mm512_maskz_loadu_epi8(M, In + (H0 + KH0 * DH) * Wd + C);
+        for (int64_t Kh = KH0 + 1; Kh < KH1; ++Kh)
+          V = vmax(V, _mm512_maskz_loadu_epi8(M, In + (H0 + Kh * DH) * Wd + C));
+        _mm512_mask_storeu_epi8(Body + C, M, V);
+      }
+      if (SW == 1) {
+        for (int64_t Ow = 0; Ow < OW; Ow += 64) {
+          __m512i V = _mm512_loadu_si512(Row + Ow);
+          for (int64_t Kw = 1; Kw < KW; ++Kw)
+            V = vmax(V, _mm512_loadu_si512(Row + Ow + Kw * DW));
+          _mm512_mask_storeu_epi8(O + Ow, OW - Ow >= 64 ? ~0ull : (1ull << (OW - Ow)) - 1ull, V);
+        }
+      } else if (SW == 2) {
+        for (int64_t Ow = 0; Ow < OW; Ow += 32) {
+          __m512i V = _mm512_loadu_si512(Row + 2 * Ow);
+          for (int64_t Kw = 1; Kw < KW; ++Kw)
+            V = vmax(V, _mm512_loadu_si512(Row + 2 * Ow + Kw * DW));
+          // The max of window o sits in byte 2 o: keep the low byte of each 16-bit lane.
+          _mm256_mask_storeu_epi8(O + Ow, OW - Ow >= 32 ? ~0u : (1u << (OW - Ow)) - 1u, _mm512_cvtepi16_epi8(V));
+        }
+      } else {
+        for (int64_t Ow = 0; Ow < OW; ++Ow) {
+          uint8_t M = Row[Ow * SW];
+          for (int64_t Kw = 1; Kw < KW; ++Kw) {
+            const uint8_t V = Row[Ow * SW + Kw * DW];
+            M = Signed ? (static_cast<int8_t>(V) > static_cast<int8_t>(M) ? V : M) : std::max(M, V);
+          }
+          O[Ow] = M;
+        }
+      }
+    }
+  }
+
+  WindowAttrs W;
+};
+#endif
 
 /// 2-D f32 max pooling with the AVX-512 plane kernel (common/PlaneWindow.h): horizontal stride 1
 /// or 2, a vector of outputs per window pass, padding by load masks.
@@ -304,8 +432,35 @@ OpKernels maxPoolKernels() {
                         [](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
                           RETURN_IF_ERROR(checkMaxPoolAttrs(I.N));
                           ASSIGN_OR_RETURN(WindowAttrs W, parseWindowAttrs(I.N, 2, nullptr, true));
-                          return makeKernel<MaxPoolRowsKernel>(std::move(W));
+                          return makeKernel<MaxPoolRowsKernel<float>>(std::move(W));
                         }});
+#if defined(__x86_64__)
+  for (ElementType T : {ElementType::U8, ElementType::I8})
+    K.Variants.push_back({T == ElementType::U8 ? "u8_maxpool__avx512" : "i8_maxpool__avx512", 30,
+                          [T](const KernelCreateInfo &I) {
+                            return __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+                                   inputIs(I, 0, T) && !wantsIndices(I.N) && I.Inputs[0].Shape.getRank() == 4;
+                          },
+                          [T](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
+                            RETURN_IF_ERROR(checkMaxPoolAttrs(I.N));
+                            ASSIGN_OR_RETURN(WindowAttrs W, parseWindowAttrs(I.N, 2, nullptr, true));
+                            if (T == ElementType::U8)
+                              return makeKernel<MaxPoolBytesAvx512Kernel<false>>(std::move(W));
+                            return makeKernel<MaxPoolBytesAvx512Kernel<true>>(std::move(W));
+                          }});
+#endif
+  for (ElementType T : {ElementType::U8, ElementType::I8})
+    K.Variants.push_back({T == ElementType::U8 ? "u8_maxpool__rows" : "i8_maxpool__rows", 20,
+                          [T](const KernelCreateInfo &I) {
+                            return inputIs(I, 0, T) && !wantsIndices(I.N) && I.Inputs[0].Shape.getRank() == 4;
+                          },
+                          [T](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
+                            RETURN_IF_ERROR(checkMaxPoolAttrs(I.N));
+                            ASSIGN_OR_RETURN(WindowAttrs W, parseWindowAttrs(I.N, 2, nullptr, true));
+                            if (T == ElementType::U8)
+                              return makeKernel<MaxPoolRowsKernel<uint8_t>>(std::move(W));
+                            return makeKernel<MaxPoolRowsKernel<int8_t>>(std::move(W));
+                          }});
   K.Variants.push_back({"f32_maxpool__avx512", 30,
                         [](const KernelCreateInfo &I) {
                           if (!inputIs(I, 0, ElementType::F32) || wantsIndices(I.N) ||
@@ -339,6 +494,15 @@ OpKernels maxPoolKernels() {
     TestInput Bytes = tensorInput({1, 2, 5, 5}, ElementType::U8);
     Bytes.Low = 0, Bytes.High = 255;
     Cases.push_back(testCase("u8", {Bytes}, {{"kernel_shape", attrInts({2, 2})}}));
+    TestInput Stem = tensorInput({1, 3, 23, 21}, ElementType::U8);
+    Stem.Low = 0, Stem.High = 255;
+    Cases.push_back(testCase("u8_resnet_stem", {Stem},
+                             {{"kernel_shape", attrInts({3, 3})}, {"strides", attrInts({2, 2})}, {"pads", attrInts({1, 1, 1, 1})}}));
+    TestInput SBytes = tensorInput({2, 2, 9, 37}, ElementType::I8);
+    SBytes.Low = -128, SBytes.High = 127;
+    Cases.push_back(testCase("i8_ceil_dilated", {SBytes},
+                             {{"kernel_shape", attrInts({3, 2})}, {"strides", attrInts({2, 1})}, {"dilations", attrInts({1, 2})},
+                              {"ceil_mode", attrInt(1)}, {"pads", attrInts({0, 1, 0, 1})}}));
     Cases.push_back(testCase("resnet_stem", {tensorInput({1, 4, 23, 21})},
                              {{"kernel_shape", attrInts({3, 3})}, {"strides", attrInts({2, 2})},
                               {"pads", attrInts({1, 1, 1, 1})}}));

@@ -6,6 +6,10 @@
 // along the axis). x is f32, f16 or i32; the output type comes from the zero point or 'output_dtype'.
 #include "backends/native/ops/common/QuantCommon.h"
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 namespace optimium {
 namespace runtime {
 namespace detail {
@@ -96,6 +100,62 @@ Status runQuantize(const Node &N, const KernelContext &Ctx, bool Par, bool Satur
   return Status::ok();
 }
 
+#if defined(__x86_64__)
+/// float32 -> u8/s8 with one scale and zero point, 16 per step: the division, rounding (half to
+/// even) and saturation of the reference, in that order.
+template <bool Signed>
+__attribute__((target("avx512f,avx512bw,avx512vl"))) void quantizeRangeAvx512(const float *X, uint8_t *Y, float Scale,
+                                                                            int32_t Zp, size_t Lo, size_t Hi) {
+  constexpr int RN = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+  const __m512 S = _mm512_set1_ps(Scale);
+  // Clamping before rounding at integer bounds (minus the zero point) equals clamping after it. NaN
+  // is mapped to 0 first, as roundHalfEven does.
+  const __m512 L = _mm512_set1_ps(static_cast<float>((Signed ? -128 : 0) - Zp));
+  const __m512 H = _mm512_set1_ps(static_cast<float>((Signed ? 127 : 255) - Zp));
+  const __m512i Z = _mm512_set1_epi32(Zp);
+  for (size_t I = Lo; I < Hi; I += 16) {
+    const __mmask16 M = Hi - I >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << (Hi - I)) - 1u);
+    __m512 Q = _mm512_div_round_ps(_mm512_maskz_loadu_ps(M, X + I), S, RN);
+    Q = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(Q, Q, _CMP_ORD_Q), Q); // NaN -> 0, as roundHalfEven
+    Q = _mm512_min_ps(_mm512_max_ps(Q, L), H);
+    const __m512i V = _mm512_add_epi32(_mm512_cvt_roundps_epi32(Q, RN), Z);
+    _mm_mask_storeu_epi8(Y + I, M, _mm512_cvtepi32_epi8(V));
+  }
+}
+
+/// The AVX-512 variant: float32 input, u8/s8 output, per-tensor scale and zero point.
+bool quantizeAvx512Supports(const KernelCreateInfo &I) {
+  if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512bw") || !__builtin_cpu_supports("avx512vl"))
+    return false;
+  if (!inputIs(I, 0, ElementType::F32) || I.Outputs.empty() ||
+      (I.Outputs[0].Type != ElementType::U8 && I.Outputs[0].Type != ElementType::I8))
+    return false;
+  for (size_t K : {size_t(1), size_t(2)}) {
+    if (K >= I.Inputs.size() || !I.Inputs[K].Present)
+      continue;
+    const Expr N = productExpr(I.Inputs[K].Shape, 0, I.Inputs[K].Shape.getRank());
+    if (!N.isConst() || N.value() != 1)
+      return false;
+  }
+  return true;
+}
+
+Status runQuantizeAvx512(const KernelContext &Ctx) {
+  const TensorView &X = Ctx.Inputs[0], &Y = Ctx.Outputs[0];
+  const float Scale = loadFloat(Ctx.Inputs[1], 0);
+  const int32_t Zp = loadZeroPoints(Ctx, 2)[0];
+  const float *In = X.data<const float>();
+  uint8_t *Out = Y.data<uint8_t>();
+  Ctx.Par.forRange(X.elementCount(), 16384, [&](size_t Lo, size_t Hi) {
+    if (Y.Type == ElementType::I8)
+      quantizeRangeAvx512<true>(In, Out, Scale, Zp, Lo, Hi);
+    else
+      quantizeRangeAvx512<false>(In, Out, Scale, Zp, Lo, Hi);
+  });
+  return Status::ok();
+}
+#endif
+
 OpKernels quantizeKernels() {
   OpKernels K;
   K.OpType = "QuantizeLinear";
@@ -108,6 +168,12 @@ OpKernels quantizeKernels() {
                                 [N, Par, Saturate](const KernelContext &C) { return runQuantize(N, C, Par, Saturate); });
                           }});
   }
+#if defined(__x86_64__)
+  K.Variants.push_back({"f32_quantizelinear__avx512", 30, quantizeAvx512Supports,
+                        [](const KernelCreateInfo &) -> Result<std::unique_ptr<Kernel>> {
+                          return makeKernel<FunctionKernel>(runQuantizeAvx512);
+                        }});
+#endif
   K.TestCases = [] {
     const auto X = [](std::vector<int64_t> D, double Lo = -30, double Hi = 30) {
       TestInput T = tensorInput(std::move(D));
@@ -126,6 +192,10 @@ OpKernels quantizeKernels() {
                  {{"axis", attrInt(-1)}}),
         testCase("i16", {X({50}), F({}, {0.001}), Z({}, {7}, ElementType::I16)}),
         testCase("large", {X({64, 300}), F({}, {0.2}), Z({}, {128}, ElementType::U8)}),
+        testCase("i8_large_saturates", {X({3, 1001}, -100, 100), F({}, {0.3}), Z({}, {7}, ElementType::I8)}),
+        // Exact halves (x / scale = k + 0.5) round to even.
+        testCase("u8_halves", {valuesInput({8}, {0.5, 1.5, 2.5, 3.5, -0.5, 254.5, 127.5, 100.5}, ElementType::F32, false), F({}, {1.0}),
+                               Z({}, {0}, ElementType::U8)}),
         testCase("i4_clamps", {X({40}), F({}, {2.0}), Z({}, {1}, ElementType::I4)}),
         testCase("u4_per_axis", {X({3, 8}), F({3}, {1, 2, 4}), Z({3}, {0, 8, 15}, ElementType::U4)}, {{"axis", attrInt(0)}}),
         testCase("i2", {X({20}, -4, 4), F({}, {1.5}), Z({}, {-1}, ElementType::I2)}),

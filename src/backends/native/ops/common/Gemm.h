@@ -32,15 +32,17 @@ struct GemmTileEpilogue {
   float Min = 0, Max = 0;
 };
 
-/// C[0:Mr, 0:Nr] (row stride Ldc) = Alpha * Apanel * Bpanel + (Accumulate ? C : Beta * C), where
-/// Apanel is Kc x MR (k-major) and Bpanel is Kc x NR (k-major). Beta == 0 never reads C. Ep (may be
-/// nullptr) is applied after that, to the final values.
-using GemmMicroFn = void (*)(int64_t Kc, const float *A, const float *B, float *C, int64_t Ldc, int64_t Mr,
-                             int64_t Nr, float Alpha, float Beta, bool Accumulate, const GemmTileEpilogue *Ep);
+/// C[0:Mr, 0:Nr] (row stride Ldc) = Alpha * Atile * Bpanel + (Accumulate ? C : Beta * C), where
+/// Bpanel is Kc x NR (k-major) and Atile is, for Lda == 0, a packed Kc x MR panel (k-major), else
+/// Mr rows of the caller's matrix (row i at A + i * Lda, k contiguous; rows past Mr are never
+/// read). Beta == 0 never reads C. Ep (may be nullptr) is applied after that, to the final values.
+using GemmMicroFn = void (*)(int64_t Kc, const float *A, int64_t Lda, const float *B, float *C, int64_t Ldc,
+                             int64_t Mr, int64_t Nr, float Alpha, float Beta, bool Accumulate,
+                             const GemmTileEpilogue *Ep);
 
 struct GemmMicroKernel {
   GemmIsa Isa;
-  const char *Name; ///< "avx512_6x32": goes into kernel variant names.
+  const char *Name; ///< "avx512_12x32": goes into kernel variant names.
   int64_t MR, NR;
   GemmMicroFn Fn;
 };
@@ -107,10 +109,18 @@ struct GemmEpilogue {
 void gemmPacked(const GemmMicroKernel &MK, const PackedA &A, const PackedB &B, float Alpha, float Beta, float *C,
                 int64_t Ldc, const Parallel &Par, const GemmEpilogue *Ep = nullptr);
 
+/// The same with A (M x K) read in place, row i at A + i * Lda with k contiguous: no packing of A
+/// per run (activations times constant weights: MatMul, Gemm, Attention).
+void gemmRowsA(const GemmMicroKernel &MK, int64_t M, int64_t K, const float *A, int64_t Lda, const PackedB &B,
+               float Alpha, float Beta, float *C, int64_t Ldc, const Parallel &Par, const GemmEpilogue *Ep = nullptr);
+/// Any strided A: read in place when k is contiguous (gemmRowsA), else packed for this call.
+void gemmA(const GemmMicroKernel &MK, int64_t M, int64_t K, MatrixRef A, const PackedB &B, float Alpha, float Beta,
+           float *C, int64_t Ldc, const Parallel &Par, const GemmEpilogue *Ep = nullptr);
+
 /// Y (1 x N) = A (1 x K) x B for a packed B: one pass over B's panels, no packing of A (the
 /// one-row case of decoder steps, where GEMM tiles would be 1/MR full).
 void gemvPacked(const GemmMicroKernel &MK, const float *A, const PackedB &B, float *Y, const Parallel &Par);
-/// Convenience: packs both operands for this call, then gemmPacked.
+/// Convenience: packs B for this call, then gemmA.
 void sgemm(const GemmMicroKernel &MK, int64_t M, int64_t N, int64_t K, float Alpha, MatrixRef A, MatrixRef B,
            float Beta, float *C, int64_t Ldc, const Parallel &Par);
 

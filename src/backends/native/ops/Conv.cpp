@@ -441,6 +441,13 @@ private:
     const int64_t Blocks = (ColsE + BlockCols - 1) / BlockCols;
     const bool SplitGemm = Par.threads() > 1 && Blocks < 2 * static_cast<int64_t>(Par.threads());
     const Parallel &GemmPar = SplitGemm ? Par : Serial;
+    // Where im2col row k starts in Src, computed once (tapOffset divides; per row and block it
+    // cost more than the copy it addresses).
+    thread_local std::vector<int64_t> TapOffsets;
+    TapOffsets.resize(static_cast<size_t>(KDim));
+    for (int64_t K = 0; K < KDim; ++K)
+      TapOffsets[static_cast<size_t>(K)] = Direct ? K * R.InPlane : L.tapOffset(K);
+    const int64_t *const TapOff = TapOffsets.data();
     for (int64_t N = 0; N < R.N; ++N) {
       const float *Xn = X + N * R.C * R.InPlane;
       if (!Direct)
@@ -448,27 +455,11 @@ private:
       const float *Src = Direct ? Xn : PaddedData;
       float *Out = Crop ? ExtendedData : Y + N * R.M * R.OutPlane;
       const auto Blocks_ = [&](size_t Lo, size_t Hi) {
-        PackedB PB;
-        PB.Data.resize(static_cast<size_t>(std::max<int64_t>(1, KDim * BlockCols)));
         for (size_t T = Lo; T < Hi; ++T) {
           const int64_t J0 = static_cast<int64_t>(T) * BlockCols, NCols = std::min(BlockCols, ColsE - J0);
-          const int64_t Panels = (NCols + NR - 1) / NR, Npad = Panels * NR;
-          PB.K = KDim, PB.N = NCols;
-          for (int64_t K0 = 0; K0 < KDim; K0 += GemmKC) {
-            const int64_t Kc = std::min(GemmKC, KDim - K0);
-            for (int64_t Kk = 0; Kk < Kc; ++Kk) {
-              const float *Row = Src + (Direct ? (K0 + Kk) * R.InPlane : L.tapOffset(K0 + Kk)) + J0;
-              float *D = PB.Data.data() + K0 * Npad + Kk * NR;
-              for (int64_t P = 0; P < Panels; ++P) {
-                const int64_t Width = std::min(NR, NCols - P * NR);
-                float *Dp = D + P * Kc * NR;
-                std::memcpy(Dp, Row + P * NR, static_cast<size_t>(Width) * sizeof(float));
-                if (Width < NR)
-                  std::fill(Dp + Width, Dp + NR, 0.0f);
-              }
-            }
-          }
-          gemmPacked(MK, Wp_, PB, 1.0f, 0.0f, Out + J0, ColsE, GemmPar, &Ep);
+          // im2col row k over these columns is the slice Src + TapOff[k] + J0: the GEMM reads it
+          // in place, a K-block panel at a time.
+          gemmPackedRowsB(MK, Wp_, GemmRowsB{Src + J0, TapOff, NCols}, 1.0f, 0.0f, Out + J0, ColsE, GemmPar, &Ep);
         }
       };
       if (SplitGemm)

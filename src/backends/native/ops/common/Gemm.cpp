@@ -331,9 +331,39 @@ struct GemmASource {
   int64_t Lda = 0;
 };
 
-void gemmDriver(const GemmMicroKernel &MK, int64_t M, int64_t K, const GemmASource &A, const PackedB &B, float Alpha,
-                float Beta, float *C, int64_t Ldc, const Parallel &Par, const GemmEpilogue *Ep) {
-  const int64_t N = B.N;
+/// Where a tile's B comes from: a packed B, or (Rows.Base != nullptr) rows in place.
+struct GemmBSource {
+  const PackedB *Packed = nullptr;
+  GemmRowsB Rows{};
+};
+
+/// Dst (Kc x NR, k-major) = columns [Col0, Col0 + Cols) of B rows Base + Off[k], zeros past Cols.
+void copyBPanelPortable(float *Dst, const float *Base, const int64_t *Off, int64_t Kc, int64_t Col0, int64_t Cols,
+                        int64_t NR) {
+  for (int64_t K = 0; K < Kc; ++K, Dst += NR) {
+    std::memcpy(Dst, Base + Off[K] + Col0, static_cast<size_t>(Cols) * sizeof(float));
+    std::fill(Dst + Cols, Dst + NR, 0.0f);
+  }
+}
+#ifdef OPT_GEMM_X86
+__attribute__((target("avx512f"))) void copyBPanelAvx512(float *Dst, const float *Base, const int64_t *Off, int64_t Kc,
+                                                         int64_t Col0, int64_t Cols) {
+  // Masked-off lanes are not read, so the loads never run past a row's valid columns.
+  const __mmask16 M0 = Cols >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << Cols) - 1u);
+  const __mmask16 M1 = Cols >= 32   ? static_cast<__mmask16>(0xFFFF)
+                       : Cols > 16 ? static_cast<__mmask16>((1u << (Cols - 16)) - 1u)
+                                   : static_cast<__mmask16>(0);
+  for (int64_t K = 0; K < Kc; ++K, Dst += 32) {
+    const float *Row = Base + Off[K] + Col0;
+    _mm512_store_ps(Dst, _mm512_maskz_loadu_ps(M0, Row));
+    _mm512_store_ps(Dst + 16, _mm512_maskz_loadu_ps(M1, Row + 16));
+  }
+}
+#endif
+
+void gemmDriver(const GemmMicroKernel &MK, int64_t M, int64_t K, const GemmASource &A, const GemmBSource &B,
+                float Alpha, float Beta, float *C, int64_t Ldc, const Parallel &Par, const GemmEpilogue *Ep) {
+  const int64_t N = B.Packed ? B.Packed->N : B.Rows.N;
   if (M == 0 || N == 0)
     return;
   if (K == 0) { // empty sum: C = Beta * C
@@ -356,8 +386,13 @@ void gemmDriver(const GemmMicroKernel &MK, int64_t M, int64_t K, const GemmASour
   // A task is a block of up to 8 x 4 tiles; enough tasks to balance, big enough to reuse panels.
   const int64_t BlockM = 8, BlockN = 4;
   const int64_t TasksM = ceilDiv(PanelsM, BlockM), TasksN = ceilDiv(PanelsN, BlockN);
-  const float *PB = B.Data.data();
+  const float *PB = B.Packed ? B.Packed->Data.data() : nullptr;
   Par.forRange(static_cast<size_t>(TasksM * TasksN), 1, [&](size_t Begin, size_t End) {
+    // B rows in place: each (K block, column panel) is copied here, into an L1-sized buffer of this
+    // worker, right before the task's tiles reuse it.
+    thread_local AlignedFloats Panel;
+    if (!PB && Panel.size() < static_cast<size_t>(KC * NR))
+      Panel.resize(static_cast<size_t>(KC * NR));
     for (size_t T = Begin; T < End; ++T) {
       const int64_t Tm = static_cast<int64_t>(T) % TasksM, Tn = static_cast<int64_t>(T) / TasksM;
       const int64_t P0 = Tm * BlockM, P1 = std::min(PanelsM, P0 + BlockM);
@@ -365,8 +400,16 @@ void gemmDriver(const GemmMicroKernel &MK, int64_t M, int64_t K, const GemmASour
       for (int64_t K0 = 0; K0 < K; K0 += KC) {
         const int64_t Kc = std::min(KC, K - K0);
         for (int64_t Q = Q0; Q < Q1; ++Q) {
-          const float *Bp = PB + K0 * Npad + Q * Kc * NR;
           const int64_t Nr = std::min(NR, N - Q * NR);
+          const float *Bp = PB ? PB + K0 * Npad + Q * Kc * NR : Panel.data();
+          if (!PB) {
+#ifdef OPT_GEMM_X86
+            if (MK.Isa == GemmIsa::Avx512 && NR == 32)
+              copyBPanelAvx512(Panel.data(), B.Rows.Base, B.Rows.RowOffsets + K0, Kc, Q * NR, Nr);
+            else
+#endif
+              copyBPanelPortable(Panel.data(), B.Rows.Base, B.Rows.RowOffsets + K0, Kc, Q * NR, Nr, NR);
+          }
           for (int64_t P = P0; P < P1; ++P) {
             const float *Ap = A.Rows ? A.Rows + P * MR * A.Lda + K0 : A.Packed + K0 * A.Mpad + P * Kc * MR;
             const int64_t Mr = std::min(MR, M - P * MR);
@@ -393,7 +436,19 @@ void gemmPacked(const GemmMicroKernel &MK, const PackedA &A, const PackedB &B, f
   GemmASource Src;
   Src.Packed = A.Data.data();
   Src.Mpad = ceilDiv(A.M, MK.MR) * MK.MR;
-  gemmDriver(MK, A.M, A.K, Src, B, Alpha, Beta, C, Ldc, Par, Ep);
+  GemmBSource BSrc;
+  BSrc.Packed = &B;
+  gemmDriver(MK, A.M, A.K, Src, BSrc, Alpha, Beta, C, Ldc, Par, Ep);
+}
+
+void gemmPackedRowsB(const GemmMicroKernel &MK, const PackedA &A, const GemmRowsB &B, float Alpha, float Beta,
+                     float *C, int64_t Ldc, const Parallel &Par, const GemmEpilogue *Ep) {
+  GemmASource Src;
+  Src.Packed = A.Data.data();
+  Src.Mpad = ceilDiv(A.M, MK.MR) * MK.MR;
+  GemmBSource BSrc;
+  BSrc.Rows = B;
+  gemmDriver(MK, A.M, A.K, Src, BSrc, Alpha, Beta, C, Ldc, Par, Ep);
 }
 
 void gemmRowsA(const GemmMicroKernel &MK, int64_t M, int64_t K, const float *A, int64_t Lda, const PackedB &B,
@@ -401,7 +456,9 @@ void gemmRowsA(const GemmMicroKernel &MK, int64_t M, int64_t K, const float *A, 
   GemmASource Src;
   Src.Rows = A;
   Src.Lda = std::max<int64_t>(Lda, 1); // one row: the stride is never used
-  gemmDriver(MK, M, K, Src, B, Alpha, Beta, C, Ldc, Par, Ep);
+  GemmBSource BSrc;
+  BSrc.Packed = &B;
+  gemmDriver(MK, M, K, Src, BSrc, Alpha, Beta, C, Ldc, Par, Ep);
 }
 
 void gemmA(const GemmMicroKernel &MK, int64_t M, int64_t K, MatrixRef A, const PackedB &B, float Alpha, float Beta,

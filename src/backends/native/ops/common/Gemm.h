@@ -109,7 +109,19 @@ struct GemmEpilogue {
 void gemmPacked(const GemmMicroKernel &MK, const PackedA &A, const PackedB &B, float Alpha, float Beta, float *C,
                 int64_t Ldc, const Parallel &Par, const GemmEpilogue *Ep = nullptr);
 
-/// The same with A (M x K) read in place, row i at A + i * Lda with k contiguous: no packing of A
+/// B (K x N) as rows that lie elsewhere: row k is the N floats at Base + RowOffsets[k] (an im2col
+/// matrix whose rows are slices of the input: Conv). Never read past a row's N columns.
+struct GemmRowsB {
+  const float *Base = nullptr;
+  const int64_t *RowOffsets = nullptr; ///< K entries
+  int64_t N = 0;
+};
+/// gemmPacked with B's rows read in place: each K-block column panel is copied into an L1-sized
+/// buffer right before its tiles use it (no separate pass packing all of B through L2).
+void gemmPackedRowsB(const GemmMicroKernel &MK, const PackedA &A, const GemmRowsB &B, float Alpha, float Beta,
+                     float *C, int64_t Ldc, const Parallel &Par, const GemmEpilogue *Ep = nullptr);
+
+/// gemmPacked with A (M x K) read in place, row i at A + i * Lda with k contiguous: no packing of A
 /// per run (activations times constant weights: MatMul, Gemm, Attention).
 void gemmRowsA(const GemmMicroKernel &MK, int64_t M, int64_t K, const float *A, int64_t Lda, const PackedB &B,
                float Alpha, float Beta, float *C, int64_t Ldc, const Parallel &Par, const GemmEpilogue *Ep = nullptr);

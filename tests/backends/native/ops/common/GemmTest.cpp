@@ -1,6 +1,7 @@
 // The SGEMM engine against a naive triple loop, for every microkernel this CPU runs: edge tiles
 // (M, N not multiples of the tile, K across the K-block boundary), A packed or read in place
-// (strided rows, transposed), Alpha/Beta, and the write-back epilogue (row bias, column bias, clamp).
+// (strided rows, transposed), B packed or read as rows in place, Alpha/Beta, and the write-back
+// epilogue (row bias, column bias, clamp).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -38,7 +39,7 @@ Parallel reversedChunks() {
       3);
 }
 
-enum class ASource { Packed, Rows, Transposed };
+enum class ASource { Packed, Rows, Transposed, PackedRowsB };
 
 void checkGemm(GemmIsa Isa, int64_t M, int64_t N, int64_t K, ASource Src, float Alpha, float Beta, bool WithEp) {
   SCOPED_TRACE(testing::Message() << gemmMicroKernel(Isa).Name << " M=" << M << " N=" << N << " K=" << K
@@ -77,6 +78,19 @@ void checkGemm(GemmIsa Isa, int64_t M, int64_t N, int64_t K, ASource Src, float 
     PackedA PA;
     packA(MK, M, K, MatrixRef{A.data(), Lda, 1}, PA);
     gemmPacked(MK, PA, PB, Alpha, Beta, Got.data(), Ldc, Par, EpP);
+  } else if (Src == ASource::PackedRowsB) {
+    // B's rows scattered in reverse order through a buffer with gaps, each exactly N floats long
+    // and the last one ending the allocation, so a read past a row's N columns would show up
+    // under a sanitizer.
+    std::vector<float> Scattered(static_cast<size_t>(K * (N + 7)));
+    std::vector<int64_t> Offsets(static_cast<size_t>(K));
+    for (int64_t Kk = 0; Kk < K; ++Kk) {
+      Offsets[static_cast<size_t>(Kk)] = (K - 1 - Kk) * (N + 7) + 7;
+      std::copy(B.begin() + Kk * N, B.begin() + (Kk + 1) * N, Scattered.begin() + Offsets[static_cast<size_t>(Kk)]);
+    }
+    PackedA PA;
+    packA(MK, M, K, MatrixRef{A.data(), Lda, 1}, PA);
+    gemmPackedRowsB(MK, PA, GemmRowsB{Scattered.data(), Offsets.data(), N}, Alpha, Beta, Got.data(), Ldc, Par, EpP);
   } else if (Src == ASource::Rows) {
     gemmRowsA(MK, M, K, A.data(), Lda, PB, Alpha, Beta, Got.data(), Ldc, Par, EpP);
   } else {
@@ -93,12 +107,12 @@ TEST(GemmEngine, EveryKernelMatchesNaiveProduct) {
     for (int64_t M : {1, 5, 12, 13, 31, 100})
       for (int64_t N : {1, 17, 32, 48, 70})
         for (int64_t K : {int64_t{1}, int64_t{9}, GemmKC, GemmKC + 37})
-          for (ASource Src : {ASource::Packed, ASource::Rows, ASource::Transposed}) {
+          for (ASource Src : {ASource::Packed, ASource::Rows, ASource::Transposed, ASource::PackedRowsB}) {
             checkGemm(Isa, M, N, K, Src, 1.0f, 0.0f, false);
             if (HasFatalFailure())
               return;
           }
-    for (ASource Src : {ASource::Packed, ASource::Rows}) {
+    for (ASource Src : {ASource::Packed, ASource::Rows, ASource::PackedRowsB}) {
       checkGemm(Isa, 29, 45, 2 * GemmKC + 5, Src, 0.5f, -1.5f, false);
       checkGemm(Isa, 29, 45, 2 * GemmKC + 5, Src, 1.0f, 0.0f, true);
       checkGemm(Isa, 7, 33, 40, Src, 2.0f, 1.0f, true);

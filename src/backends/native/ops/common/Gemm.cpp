@@ -26,8 +26,13 @@ int64_t ceilDiv(int64_t A, int64_t B) { return (A + B - 1) / B; }
 // --- portable microkernel: plain loops the compiler vectorizes with baseline SIMD -----------------
 constexpr int64_t PortableMR = 4, PortableNR = 16;
 
-void microPortable(int64_t Kc, const float *A, int64_t Lda, const float *B, float *C, int64_t Ldc, int64_t Mr,
-                   int64_t Nr, float Alpha, float Beta, bool Accumulate, const GemmTileEpilogue *Ep) {
+void microPortable(const GemmTile &T) {
+  const int64_t Kc = T.Kc, Lda = T.Lda, Ldc = T.Ldc, Mr = T.Mr, Nr = T.Nr;
+  const float *A = T.A, *B = T.B;
+  float *C = T.C;
+  const float Alpha = T.Alpha, Beta = T.Beta;
+  const bool Accumulate = T.Accumulate;
+  const GemmTileEpilogue *Ep = T.Ep;
   float Acc[PortableMR][PortableNR] = {};
   if (Lda == 0) {
     for (int64_t K = 0; K < Kc; ++K) {
@@ -148,12 +153,11 @@ __attribute__((target("avx2,fma"))) void avx2Rows(int64_t Kc, const float *A, in
   }
 }
 
-void microAvx2(int64_t Kc, const float *A, int64_t Lda, const float *B, float *C, int64_t Ldc, int64_t Mr,
-               int64_t Nr, float Alpha, float Beta, bool Accumulate, const GemmTileEpilogue *Ep) {
-  if (Lda == 0)
-    avx2Rows<true>(Kc, A, 0, B, C, Ldc, Mr, Nr, Alpha, Beta, Accumulate, Ep);
+void microAvx2(const GemmTile &T) {
+  if (T.Lda == 0)
+    avx2Rows<true>(T.Kc, T.A, 0, T.B, T.C, T.Ldc, T.Mr, T.Nr, T.Alpha, T.Beta, T.Accumulate, T.Ep);
   else
-    avx2Rows<false>(Kc, A, Lda, B, C, Ldc, Mr, Nr, Alpha, Beta, Accumulate, Ep);
+    avx2Rows<false>(T.Kc, T.A, T.Lda, T.B, T.C, T.Ldc, T.Mr, T.Nr, T.Alpha, T.Beta, T.Accumulate, T.Ep);
 }
 
 // --- AVX-512F: up to 12 rows x 32 columns = 24 zmm accumulators, masked column edges -------------
@@ -164,13 +168,24 @@ constexpr int Avx512MR = 12, Avx512NR = 32;
 
 template <int R, bool Packed>
 __attribute__((target("avx512f,fma"), always_inline)) inline void
-avx512Tile(int64_t Kc, const float *A, int64_t Lda, const float *B, float *C, int64_t Ldc, int64_t Nr, float Alpha,
+avx512Tile(int64_t Kc, const float *A, int64_t Lda, const float *B, const float *BNext, float *C, int64_t Ldc, int64_t Nr, float Alpha,
            float Beta, bool Accumulate, const GemmTileEpilogue *Ep) {
   __m512 Acc0[R], Acc1[R];
   OPT_UNROLL for (int I = 0; I < R; ++I) Acc0[I] = _mm512_setzero_ps(), Acc1[I] = _mm512_setzero_ps();
   const float *Ab[4] = {A, A + (Packed ? 0 : 3 * Lda), A + (Packed ? 0 : 6 * Lda), A + (Packed ? 0 : 9 * Lda)};
   for (int64_t K = 0; K < Kc; ++K) {
+    if (BNext) { // the next B panel (from L3 or memory) into L2, two lines per k, while this tile computes
+      _mm_prefetch(reinterpret_cast<const char *>(BNext + K * Avx512NR), _MM_HINT_T1);
+      _mm_prefetch(reinterpret_cast<const char *>(BNext + K * Avx512NR + 16), _MM_HINT_T1);
+    }
     const __m512 B0 = _mm512_loadu_ps(B), B1 = _mm512_loadu_ps(B + 16);
+    // A packed panel streams from L2 (or further: large weights); 16 k ahead covers its latency.
+    if (Packed) {
+      _mm_prefetch(reinterpret_cast<const char *>(A + 16 * Avx512MR), _MM_HINT_T0);
+    } else if ((K & 15) == 0) { // rows in place: each row's cache line 128 k ahead, once per line
+      OPT_UNROLL for (int I = 0; I < R; ++I)
+        _mm_prefetch(reinterpret_cast<const char *>(Ab[I / 3] + (I % 3) * Lda + 128), _MM_HINT_T0);
+    }
     OPT_UNROLL for (int I = 0; I < R; ++I) {
       const __m512 Av = _mm512_set1_ps(Packed ? A[I] : Ab[I / 3][(I % 3) * Lda]);
       Acc0[I] = _mm512_fmadd_ps(Av, B0, Acc0[I]), Acc1[I] = _mm512_fmadd_ps(Av, B1, Acc1[I]);
@@ -217,11 +232,11 @@ avx512Tile(int64_t Kc, const float *A, int64_t Lda, const float *B, float *C, in
 
 template <bool Packed>
 __attribute__((target("avx512f,fma"))) void avx512Rows(int64_t Kc, const float *A, int64_t Lda, const float *B,
-                                                      float *C, int64_t Ldc, int64_t Mr, int64_t Nr, float Alpha,
+                                                      const float *BNext, float *C, int64_t Ldc, int64_t Mr, int64_t Nr, float Alpha,
                                                       float Beta, bool Accumulate, const GemmTileEpilogue *Ep) {
   switch (Mr) {
 #define OPT_CASE(Rows)                                                                                                 \
-  case Rows: return avx512Tile<Rows, Packed>(Kc, A, Lda, B, C, Ldc, Nr, Alpha, Beta, Accumulate, Ep);
+  case Rows: return avx512Tile<Rows, Packed>(Kc, A, Lda, B, BNext, C, Ldc, Nr, Alpha, Beta, Accumulate, Ep);
     OPT_CASE(1) OPT_CASE(2) OPT_CASE(3) OPT_CASE(4) OPT_CASE(5) OPT_CASE(6)
     OPT_CASE(7) OPT_CASE(8) OPT_CASE(9) OPT_CASE(10) OPT_CASE(11) OPT_CASE(12)
 #undef OPT_CASE
@@ -229,12 +244,11 @@ __attribute__((target("avx512f,fma"))) void avx512Rows(int64_t Kc, const float *
   }
 }
 
-void microAvx512(int64_t Kc, const float *A, int64_t Lda, const float *B, float *C, int64_t Ldc, int64_t Mr,
-                 int64_t Nr, float Alpha, float Beta, bool Accumulate, const GemmTileEpilogue *Ep) {
-  if (Lda == 0)
-    avx512Rows<true>(Kc, A, 0, B, C, Ldc, Mr, Nr, Alpha, Beta, Accumulate, Ep);
+void microAvx512(const GemmTile &T) {
+  if (T.Lda == 0)
+    avx512Rows<true>(T.Kc, T.A, 0, T.B, T.BNext, T.C, T.Ldc, T.Mr, T.Nr, T.Alpha, T.Beta, T.Accumulate, T.Ep);
   else
-    avx512Rows<false>(Kc, A, Lda, B, C, Ldc, Mr, Nr, Alpha, Beta, Accumulate, Ep);
+    avx512Rows<false>(T.Kc, T.A, T.Lda, T.B, T.BNext, T.C, T.Ldc, T.Mr, T.Nr, T.Alpha, T.Beta, T.Accumulate, T.Ep);
 }
 #undef OPT_UNROLL
 #endif
@@ -402,6 +416,12 @@ void gemmDriver(const GemmMicroKernel &MK, int64_t M, int64_t K, const GemmASour
         for (int64_t Q = Q0; Q < Q1; ++Q) {
           const int64_t Nr = std::min(NR, N - Q * NR);
           const float *Bp = PB ? PB + K0 * Npad + Q * Kc * NR : Panel.data();
+          // The packed panel this task reads after this one: the next column panel, or the first
+          // one of the next K block.
+          const float *BNext = !PB                  ? nullptr
+                               : Q + 1 < Q1         ? Bp + Kc * NR
+                               : K0 + KC < K        ? PB + (K0 + KC) * Npad + Q0 * std::min(KC, K - K0 - KC) * NR
+                                                    : nullptr;
           if (!PB) {
 #ifdef OPT_GEMM_X86
             if (MK.Isa == GemmIsa::Avx512 && NR == 32)
@@ -420,8 +440,12 @@ void gemmDriver(const GemmMicroKernel &MK, int64_t M, int64_t K, const GemmASour
               TileEp.ColBias = Ep->ColBias ? Ep->ColBias + Q * NR : nullptr;
               TileEp.Clamp = Ep->Clamp, TileEp.Min = Ep->Min, TileEp.Max = Ep->Max;
             }
-            MK.Fn(Kc, Ap, A.Rows ? A.Lda : 0, Bp, C + P * MR * Ldc + Q * NR, Ldc, Mr, Nr, Alpha, Beta, K0 > 0,
-                  Last && Ep ? &TileEp : nullptr);
+            GemmTile Tile;
+            Tile.Kc = Kc, Tile.A = Ap, Tile.Lda = A.Rows ? A.Lda : 0, Tile.B = Bp;
+            Tile.BNext = P == P0 ? BNext : nullptr; // once per panel: the first tile prefetches for the rest
+            Tile.C = C + P * MR * Ldc + Q * NR, Tile.Ldc = Ldc, Tile.Mr = Mr, Tile.Nr = Nr;
+            Tile.Alpha = Alpha, Tile.Beta = Beta, Tile.Accumulate = K0 > 0, Tile.Ep = Last && Ep ? &TileEp : nullptr;
+            MK.Fn(Tile);
           }
         }
       }

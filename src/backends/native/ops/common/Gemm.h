@@ -32,13 +32,25 @@ struct GemmTileEpilogue {
   float Min = 0, Max = 0;
 };
 
-/// C[0:Mr, 0:Nr] (row stride Ldc) = Alpha * Atile * Bpanel + (Accumulate ? C : Beta * C), where
-/// Bpanel is Kc x NR (k-major) and Atile is, for Lda == 0, a packed Kc x MR panel (k-major), else
-/// Mr rows of the caller's matrix (row i at A + i * Lda, k contiguous; rows past Mr are never
-/// read). Beta == 0 never reads C. Ep (may be nullptr) is applied after that, to the final values.
-using GemmMicroFn = void (*)(int64_t Kc, const float *A, int64_t Lda, const float *B, float *C, int64_t Ldc,
-                             int64_t Mr, int64_t Nr, float Alpha, float Beta, bool Accumulate,
-                             const GemmTileEpilogue *Ep);
+/// One microkernel call: C[0:Mr, 0:Nr] (row stride Ldc) = Alpha * Atile * Bpanel + (Accumulate ? C :
+/// Beta * C), where Bpanel is Kc x NR (k-major) and Atile is, for Lda == 0, a packed Kc x MR panel
+/// (k-major), else Mr rows of the caller's matrix (row i at A + i * Lda, k contiguous; rows past Mr
+/// are never read). Beta == 0 never reads C. Ep (may be nullptr) is applied after that, to the
+/// final values. BNext (may be nullptr) is a Kc x NR panel the next tiles will read: the kernel
+/// prefetches it into L2 while it computes.
+struct GemmTile {
+  int64_t Kc = 0;
+  const float *A = nullptr;
+  int64_t Lda = 0;
+  const float *B = nullptr;
+  const float *BNext = nullptr;
+  float *C = nullptr;
+  int64_t Ldc = 0, Mr = 0, Nr = 0;
+  float Alpha = 1, Beta = 0;
+  bool Accumulate = false;
+  const GemmTileEpilogue *Ep = nullptr;
+};
+using GemmMicroFn = void (*)(const GemmTile &T);
 
 struct GemmMicroKernel {
   GemmIsa Isa;

@@ -399,7 +399,13 @@ void gemmDriver(const GemmMicroKernel &MK, int64_t M, int64_t K, const GemmASour
   const int64_t Npad = PanelsN * NR;
   // A task is a block of up to 8 x 4 tiles; enough tasks to balance, big enough to reuse panels.
   const int64_t BlockM = 8, BlockN = 4;
-  const int64_t TasksM = ceilDiv(PanelsM, BlockM), TasksN = ceilDiv(PanelsN, BlockN);
+  const int64_t TasksN = ceilDiv(PanelsN, BlockN);
+  int64_t TasksM = ceilDiv(PanelsM, BlockM);
+  // With few tasks, a count that is not a multiple of the threads leaves one idle at the end (9
+  // tasks on 2 threads: 5 + 4): add row blocks until it is, and spread the panels evenly over them.
+  const int64_t Threads = std::max(1, Par.threads());
+  while (Threads > 1 && (TasksM * TasksN) % Threads != 0 && TasksM * TasksN < 8 * Threads && TasksM < PanelsM)
+    ++TasksM;
   const float *PB = B.Packed ? B.Packed->Data.data() : nullptr;
   Par.forRange(static_cast<size_t>(TasksM * TasksN), 1, [&](size_t Begin, size_t End) {
     // B rows in place: each (K block, column panel) is copied here, into an L1-sized buffer of this
@@ -409,7 +415,7 @@ void gemmDriver(const GemmMicroKernel &MK, int64_t M, int64_t K, const GemmASour
       Panel.resize(static_cast<size_t>(KC * NR));
     for (size_t T = Begin; T < End; ++T) {
       const int64_t Tm = static_cast<int64_t>(T) % TasksM, Tn = static_cast<int64_t>(T) / TasksM;
-      const int64_t P0 = Tm * BlockM, P1 = std::min(PanelsM, P0 + BlockM);
+      const int64_t P0 = Tm * PanelsM / TasksM, P1 = (Tm + 1) * PanelsM / TasksM;
       const int64_t Q0 = Tn * BlockN, Q1 = std::min(PanelsN, Q0 + BlockN);
       for (int64_t K0 = 0; K0 < K; K0 += KC) {
         const int64_t Kc = std::min(KC, K - K0);

@@ -337,13 +337,6 @@ public:
   }
 
 private:
-  /// Group-1 convolution on "extended" output rows. The input is zero-padded once and split into
-  /// SH x SW phase planes of Rq x Wq (phase (ph, pw) holds padded pixels (r * SH + ph, w * SW +
-  /// pw)), and the GEMM computes OH rows of Wq columns (the last Wq - OW of each row are
-  /// discarded). Then im2col row k = (c, kh, kw) over those columns is one contiguous slice of a
-  /// phase plane, so packing is a straight copy with no per-output-row segments; the price is
-  /// (Wq - OW) / OW extra columns. A 1x1 stride-1 convolution without padding has Wq == OW and
-  /// reads the input and writes the output in place.
   /// Group-1 convolution with a small output plane (late CNN layers: 7x7 = 49 pixels) as the
   /// transposed product Y^T[pixels, M] = col^T[pixels, K] x W^T[K, M]: the pixels become the GEMM's
   /// rows (MR-row panels: 49 pixels fill 91% of 9 panels) and the output channels its columns
@@ -408,6 +401,12 @@ private:
     return Status::ok();
   }
 
+  /// Group-1 convolution on phase planes. The input is zero-padded once and split into SH x SW
+  /// phase planes of Rq x Wq (phase (ph, pw) holds padded pixels (r * SH + ph, w * SW + pw)). Then
+  /// im2col element (k = (c, kh, kw), p = (oh, ow)) is the plane element at TapOff[k] + oh * Wq +
+  /// ow: the GEMM reads B in place through those two offset tables (runs of an output row are
+  /// contiguous), one K-block panel at a time into L1, and writes Y directly. A 1x1 stride-1
+  /// convolution without padding has Wq == OW and reads the input as it is.
   Status runPhased(const ConvRun &R, const float *X, const float *B, float *Y, const PackedA &Wp_,
                    const Parallel &Pool) const {
     const PhasePlanes L(R, A.W);
@@ -416,34 +415,41 @@ private:
     // Stride 1, no padding and one kernel column: the slices lie inside X (with KW > 1 the last
     // slice would run (KW - 1) * DW past it), so X is used as it is.
     const bool Direct = SH == 1 && SW == 1 && KW == 1 && Wq == Wd && Rq == H && PH == 0 && PW == 0;
-    const int64_t NR = MK.NR, ColsE = OH * Wq, KDim = R.Cg * KH * KW;
+    const int64_t NR = MK.NR, Cols = R.OutPlane, KDim = R.Cg * KH * KW;
+    (void)OH;
     // A convolution of under ~2M multiply-adds (~20 us on one core) runs on the calling thread:
     // splitting it would cost more in wake-ups than it saves (MNIST-sized layers).
     const Parallel Serial;
-    const Parallel &Par = R.N * R.M * KDim * ColsE < (int64_t{1} << 21) ? Serial : Pool;
-    // Reads run past a phase plane by less than Wq + NR (into discarded columns): slack of 2 rows + NR.
+    const Parallel &Par = R.N * R.M * KDim * Cols < (int64_t{1} << 21) ? Serial : Pool;
+    // Reads stay inside the phase planes (only output pixels' columns are read); the slack is a
+    // margin kept from the layout with extended rows.
     const int64_t Phases = L.Phases, PlaneQ = L.PlaneQ, Slack = Direct ? 0 : 2 * Wq + NR;
     // Scratch of the calling thread (run() never nests another kernel's run() on its thread). The
     // lambdas below run on other workers too: they must use the pointers taken here, never the
     // thread_local names (which would resolve to the worker's own, empty, vectors).
-    thread_local std::vector<float> Padded, Extended;
-    const bool Crop = Wq != OW;
-    if (Crop)
-      Extended.resize(static_cast<size_t>(R.Mg * ColsE));
+    thread_local std::vector<float> Padded;
+    thread_local std::vector<int64_t> TapOffsets, PixelOffsets;
     if (!Direct)
       Padded.assign(static_cast<size_t>(R.C * Phases * PlaneQ + Slack), 0.0f);
-    float *const PaddedData = Padded.data(), *const ExtendedData = Extended.data();
+    float *const PaddedData = Padded.data();
+    // Output pixel p = (oh, ow) is column oh * Wq + ow of a phase-plane row; when Wq == OW that is p.
+    const bool Gaps = Wq != OW;
+    if (Gaps) {
+      PixelOffsets.resize(static_cast<size_t>(Cols));
+      for (int64_t P = 0; P < Cols; ++P)
+        PixelOffsets[static_cast<size_t>(P)] = P / OW * Wq + P % OW;
+    }
+    const int64_t *const PixOff = Gaps ? PixelOffsets.data() : nullptr;
     GemmEpilogue Ep;
     Ep.RowBias = B;
     Ep.Clamp = A.HasAct, Ep.Min = A.ActMin, Ep.Max = A.ActMax;
     const int64_t TargetPanels = std::max<int64_t>(4, 65536 / std::max<int64_t>(KDim, 1) / NR);
-    const int64_t BlockCols = std::min(((ColsE + NR - 1) / NR) * NR, TargetPanels * NR);
-    const int64_t Blocks = (ColsE + BlockCols - 1) / BlockCols;
+    const int64_t BlockCols = std::min(((Cols + NR - 1) / NR) * NR, TargetPanels * NR);
+    const int64_t Blocks = (Cols + BlockCols - 1) / BlockCols;
     const bool SplitGemm = Par.threads() > 1 && Blocks < 2 * static_cast<int64_t>(Par.threads());
     const Parallel &GemmPar = SplitGemm ? Par : Serial;
     // Where im2col row k starts in Src, computed once (tapOffset divides; per row and block it
     // cost more than the copy it addresses).
-    thread_local std::vector<int64_t> TapOffsets;
     TapOffsets.resize(static_cast<size_t>(KDim));
     for (int64_t K = 0; K < KDim; ++K)
       TapOffsets[static_cast<size_t>(K)] = Direct ? K * R.InPlane : L.tapOffset(K);
@@ -453,28 +459,20 @@ private:
       if (!Direct)
         L.fill(Xn, PaddedData, R.C, Par);
       const float *Src = Direct ? Xn : PaddedData;
-      float *Out = Crop ? ExtendedData : Y + N * R.M * R.OutPlane;
+      float *Out = Y + N * R.M * R.OutPlane;
       const auto Blocks_ = [&](size_t Lo, size_t Hi) {
         for (size_t T = Lo; T < Hi; ++T) {
-          const int64_t J0 = static_cast<int64_t>(T) * BlockCols, NCols = std::min(BlockCols, ColsE - J0);
-          // im2col row k over these columns is the slice Src + TapOff[k] + J0: the GEMM reads it
-          // in place, a K-block panel at a time.
-          gemmPackedRowsB(MK, Wp_, GemmRowsB{Src + J0, TapOff, NCols}, 1.0f, 0.0f, Out + J0, ColsE, GemmPar, &Ep);
+          const int64_t J0 = static_cast<int64_t>(T) * BlockCols, NCols = std::min(BlockCols, Cols - J0);
+          // im2col element (k, p) is Src[TapOff[k] + PixOff[p]]: the GEMM reads it in place, a
+          // K-block panel at a time, and writes Y directly.
+          const GemmRowsB Im2col{Gaps ? Src : Src + J0, TapOff, NCols, Gaps ? PixOff + J0 : nullptr};
+          gemmPackedRowsB(MK, Wp_, Im2col, 1.0f, 0.0f, Out + J0, Cols, GemmPar, &Ep);
         }
       };
       if (SplitGemm)
         Blocks_(0, static_cast<size_t>(Blocks));
       else
         Par.forRange(static_cast<size_t>(Blocks), 1, Blocks_);
-      if (Crop) {
-        float *Yn = Y + N * R.M * R.OutPlane;
-        Par.forRange(static_cast<size_t>(R.M), 4, [&](size_t Lo, size_t Hi) {
-          for (size_t M = Lo; M < Hi; ++M)
-            for (int64_t Oh = 0; Oh < OH; ++Oh)
-              std::memcpy(Yn + (static_cast<int64_t>(M) * OH + Oh) * OW, ExtendedData + M * ColsE + Oh * Wq,
-                          static_cast<size_t>(OW) * sizeof(float));
-        });
-      }
     }
     return Status::ok();
   }

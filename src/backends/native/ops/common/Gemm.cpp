@@ -351,26 +351,83 @@ struct GemmBSource {
   GemmRowsB Rows{};
 };
 
-/// Dst (Kc x NR, k-major) = columns [Col0, Col0 + Cols) of B rows Base + Off[k], zeros past Cols.
-void copyBPanelPortable(float *Dst, const float *Base, const int64_t *Off, int64_t Kc, int64_t Col0, int64_t Cols,
-                        int64_t NR) {
+/// Dst (Kc x NR, k-major) = columns [Col0, Col0 + Cols) of B (rows Base + Off[k], column j at
+/// ColOff[j] within a row, or j when ColOff is null), zeros past Cols.
+void copyBPanelPortable(float *Dst, const float *Base, const int64_t *Off, const int64_t *ColOff, int64_t Kc,
+                        int64_t Col0, int64_t Cols, int64_t NR) {
   for (int64_t K = 0; K < Kc; ++K, Dst += NR) {
-    std::memcpy(Dst, Base + Off[K] + Col0, static_cast<size_t>(Cols) * sizeof(float));
+    if (ColOff) {
+      const float *Row = Base + Off[K];
+      for (int64_t J = 0; J < Cols; ++J)
+        Dst[J] = Row[ColOff[Col0 + J]];
+    } else {
+      std::memcpy(Dst, Base + Off[K] + Col0, static_cast<size_t>(Cols) * sizeof(float));
+    }
     std::fill(Dst + Cols, Dst + NR, 0.0f);
   }
 }
 #ifdef OPT_GEMM_X86
-__attribute__((target("avx512f"))) void copyBPanelAvx512(float *Dst, const float *Base, const int64_t *Off, int64_t Kc,
-                                                         int64_t Col0, int64_t Cols) {
+__attribute__((target("avx512f"))) void copyBPanelAvx512(float *Dst, const float *Base, const int64_t *Off,
+                                                         const int64_t *ColOff, int64_t Kc, int64_t Col0,
+                                                         int64_t Cols) {
   // Masked-off lanes are not read, so the loads never run past a row's valid columns.
   const __mmask16 M0 = Cols >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << Cols) - 1u);
   const __mmask16 M1 = Cols >= 32   ? static_cast<__mmask16>(0xFFFF)
                        : Cols > 16 ? static_cast<__mmask16>((1u << (Cols - 16)) - 1u)
                                    : static_cast<__mmask16>(0);
+  if (!ColOff) {
+    for (int64_t K = 0; K < Kc; ++K, Dst += 32) {
+      const float *Row = Base + Off[K] + Col0;
+      _mm512_store_ps(Dst, _mm512_maskz_loadu_ps(M0, Row));
+      _mm512_store_ps(Dst + 16, _mm512_maskz_loadu_ps(M1, Row + 16));
+    }
+    return;
+  }
+  // Columns that lie within 32 floats of a group's first column (an output row's pixels and a
+  // few gap columns: the common case) are two masked loads and one two-source permute per group.
+  struct Group {
+    bool Window;
+    int64_t Base;
+    __mmask16 Lanes, Lo, Hi; // valid lanes; lanes of the 32-float window [Base, Base + 16) and [Base + 16, ...)
+    __m512i Index;
+  };
+  Group Gs[2];
+  for (int G = 0; G < 2; ++G) {
+    Group &Gr = Gs[G];
+    const int64_t J0 = 16 * G, N = std::max<int64_t>(0, std::min<int64_t>(16, Cols - J0));
+    Gr.Lanes = static_cast<__mmask16>((1u << N) - 1u);
+    Gr.Window = true;
+    Gr.Base = N ? ColOff[Col0 + J0] : 0;
+    alignas(64) int32_t Idx[16] = {};
+    int64_t Span = 0;
+    for (int64_t L = 0; L < N; ++L) {
+      const int64_t D = ColOff[Col0 + J0 + L] - Gr.Base;
+      Gr.Window &= D >= 0 && D < 32;
+      Idx[L] = static_cast<int32_t>(D & 31);
+      Span = std::max(Span, D + 1);
+    }
+    Gr.Index = _mm512_load_si512(Idx);
+    Gr.Lo = static_cast<__mmask16>(Span >= 16 ? 0xFFFFu : (1u << Span) - 1u);
+    Gr.Hi = static_cast<__mmask16>(Span <= 16 ? 0u : Span >= 32 ? 0xFFFFu : (1u << (Span - 16)) - 1u);
+  }
   for (int64_t K = 0; K < Kc; ++K, Dst += 32) {
-    const float *Row = Base + Off[K] + Col0;
-    _mm512_store_ps(Dst, _mm512_maskz_loadu_ps(M0, Row));
-    _mm512_store_ps(Dst + 16, _mm512_maskz_loadu_ps(M1, Row + 16));
+    const float *Row = Base + Off[K];
+    for (int G = 0; G < 2; ++G) {
+      const Group &Gr = Gs[G];
+      __m512 V;
+      if (Gr.Window) { // only the window's floats up to the last column are read
+        const float *W = Row + Gr.Base;
+        V = _mm512_maskz_permutex2var_ps(Gr.Lanes, _mm512_maskz_loadu_ps(Gr.Lo, W), Gr.Index,
+                                         _mm512_maskz_loadu_ps(Gr.Hi, W + 16));
+      } else {
+        alignas(64) float Tmp[16] = {};
+        for (int L = 0; L < 16; ++L)
+          if (Gr.Lanes >> L & 1)
+            Tmp[L] = Row[ColOff[Col0 + 16 * G + L]];
+        V = _mm512_load_ps(Tmp);
+      }
+      _mm512_store_ps(Dst + 16 * G, V);
+    }
   }
 }
 #endif
@@ -398,7 +455,9 @@ void gemmDriver(const GemmMicroKernel &MK, int64_t M, int64_t K, const GemmASour
   const int64_t PanelsM = ceilDiv(M, MR), PanelsN = ceilDiv(N, NR);
   const int64_t Npad = PanelsN * NR;
   // A task is a block of up to 8 x 4 tiles; enough tasks to balance, big enough to reuse panels.
-  const int64_t BlockM = 8, BlockN = 4;
+  // With B read in place every task copies each of its B panels once per K block: a task takes
+  // all rows then (the K block of A stays in L2: 22 panels of a 256-channel conv are 264 KiB).
+  const int64_t BlockM = B.Packed ? 8 : PanelsM, BlockN = 4;
   const int64_t TasksN = ceilDiv(PanelsN, BlockN);
   int64_t TasksM = ceilDiv(PanelsM, BlockM);
   // With few tasks, a count that is not a multiple of the threads leaves one idle at the end (9
@@ -431,10 +490,11 @@ void gemmDriver(const GemmMicroKernel &MK, int64_t M, int64_t K, const GemmASour
           if (!PB) {
 #ifdef OPT_GEMM_X86
             if (MK.Isa == GemmIsa::Avx512 && NR == 32)
-              copyBPanelAvx512(Panel.data(), B.Rows.Base, B.Rows.RowOffsets + K0, Kc, Q * NR, Nr);
+              copyBPanelAvx512(Panel.data(), B.Rows.Base, B.Rows.RowOffsets + K0, B.Rows.ColOffsets, Kc, Q * NR, Nr);
             else
 #endif
-              copyBPanelPortable(Panel.data(), B.Rows.Base, B.Rows.RowOffsets + K0, Kc, Q * NR, Nr, NR);
+              copyBPanelPortable(Panel.data(), B.Rows.Base, B.Rows.RowOffsets + K0, B.Rows.ColOffsets, Kc, Q * NR, Nr,
+                                 NR);
           }
           for (int64_t P = P0; P < P1; ++P) {
             const float *Ap = A.Rows ? A.Rows + P * MR * A.Lda + K0 : A.Packed + K0 * A.Mpad + P * Kc * MR;

@@ -121,12 +121,15 @@ struct GemmEpilogue {
 void gemmPacked(const GemmMicroKernel &MK, const PackedA &A, const PackedB &B, float Alpha, float Beta, float *C,
                 int64_t Ldc, const Parallel &Par, const GemmEpilogue *Ep = nullptr);
 
-/// B (K x N) as rows that lie elsewhere: row k is the N floats at Base + RowOffsets[k] (an im2col
-/// matrix whose rows are slices of the input: Conv). Never read past a row's N columns.
+/// B (K x N) read in place: element (k, j) is Base[RowOffsets[k] + ColOffsets[j]], or
+/// Base[RowOffsets[k] + j] when ColOffsets is null (an im2col matrix whose rows are slices of the
+/// input: Conv; ColOffsets skips the padding columns between output rows). Only those elements
+/// are read.
 struct GemmRowsB {
   const float *Base = nullptr;
   const int64_t *RowOffsets = nullptr; ///< K entries
   int64_t N = 0;
+  const int64_t *ColOffsets = nullptr; ///< N entries, or null
 };
 /// gemmPacked with B's rows read in place: each K-block column panel is copied into an L1-sized
 /// buffer right before its tiles use it (no separate pass packing all of B through L2).

@@ -39,7 +39,10 @@ Parallel reversedChunks() {
       3);
 }
 
-enum class ASource { Packed, Rows, Transposed, PackedRowsB };
+/// How A and B reach the engine: A packed, read in place or transposed (B packed); or A packed and B
+/// read in place as rows (contiguous columns, columns with small gaps as in an output row of a
+/// padded conv, or far-apart columns).
+enum class ASource { Packed, Rows, Transposed, PackedRowsB, PackedRowsBGaps, PackedRowsBSparse };
 
 void checkGemm(GemmIsa Isa, int64_t M, int64_t N, int64_t K, ASource Src, float Alpha, float Beta, bool WithEp) {
   SCOPED_TRACE(testing::Message() << gemmMicroKernel(Isa).Name << " M=" << M << " N=" << N << " K=" << K
@@ -78,19 +81,28 @@ void checkGemm(GemmIsa Isa, int64_t M, int64_t N, int64_t K, ASource Src, float 
     PackedA PA;
     packA(MK, M, K, MatrixRef{A.data(), Lda, 1}, PA);
     gemmPacked(MK, PA, PB, Alpha, Beta, Got.data(), Ldc, Par, EpP);
-  } else if (Src == ASource::PackedRowsB) {
-    // B's rows scattered in reverse order through a buffer with gaps, each exactly N floats long
-    // and the last one ending the allocation, so a read past a row's N columns would show up
-    // under a sanitizer.
-    std::vector<float> Scattered(static_cast<size_t>(K * (N + 7)));
-    std::vector<int64_t> Offsets(static_cast<size_t>(K));
+  } else if (Src == ASource::PackedRowsB || Src == ASource::PackedRowsBGaps || Src == ASource::PackedRowsBSparse) {
+    // B's rows scattered in reverse order through a buffer, each ending at its last column and the
+    // last one ending the allocation (a read past a row's columns would show up under a
+    // sanitizer); the gaps between columns are NaN, which must not leak into the product.
+    const auto colPos = [Src](int64_t J) {
+      return Src == ASource::PackedRowsBGaps ? J + J / 5 * 3 : Src == ASource::PackedRowsBSparse ? J * 40 : J;
+    };
+    const int64_t RowLen = N ? colPos(N - 1) + 1 : 0;
+    std::vector<float> Scattered(static_cast<size_t>(K * (RowLen + 7)), std::nanf(""));
+    std::vector<int64_t> Offsets(static_cast<size_t>(K)), ColOffsets(static_cast<size_t>(N));
+    for (int64_t J = 0; J < N; ++J)
+      ColOffsets[static_cast<size_t>(J)] = colPos(J);
     for (int64_t Kk = 0; Kk < K; ++Kk) {
-      Offsets[static_cast<size_t>(Kk)] = (K - 1 - Kk) * (N + 7) + 7;
-      std::copy(B.begin() + Kk * N, B.begin() + (Kk + 1) * N, Scattered.begin() + Offsets[static_cast<size_t>(Kk)]);
+      Offsets[static_cast<size_t>(Kk)] = (K - 1 - Kk) * (RowLen + 7) + 7;
+      for (int64_t J = 0; J < N; ++J)
+        Scattered[static_cast<size_t>(Offsets[static_cast<size_t>(Kk)] + colPos(J))] = B[static_cast<size_t>(Kk * N + J)];
     }
     PackedA PA;
     packA(MK, M, K, MatrixRef{A.data(), Lda, 1}, PA);
-    gemmPackedRowsB(MK, PA, GemmRowsB{Scattered.data(), Offsets.data(), N}, Alpha, Beta, Got.data(), Ldc, Par, EpP);
+    const GemmRowsB Rows{Scattered.data(), Offsets.data(), N,
+                         Src == ASource::PackedRowsB ? nullptr : ColOffsets.data()};
+    gemmPackedRowsB(MK, PA, Rows, Alpha, Beta, Got.data(), Ldc, Par, EpP);
   } else if (Src == ASource::Rows) {
     gemmRowsA(MK, M, K, A.data(), Lda, PB, Alpha, Beta, Got.data(), Ldc, Par, EpP);
   } else {
@@ -107,12 +119,13 @@ TEST(GemmEngine, EveryKernelMatchesNaiveProduct) {
     for (int64_t M : {1, 5, 12, 13, 31, 100})
       for (int64_t N : {1, 17, 32, 48, 70})
         for (int64_t K : {int64_t{1}, int64_t{9}, GemmKC, GemmKC + 37})
-          for (ASource Src : {ASource::Packed, ASource::Rows, ASource::Transposed, ASource::PackedRowsB}) {
+          for (ASource Src : {ASource::Packed, ASource::Rows, ASource::Transposed, ASource::PackedRowsB,
+                              ASource::PackedRowsBGaps, ASource::PackedRowsBSparse}) {
             checkGemm(Isa, M, N, K, Src, 1.0f, 0.0f, false);
             if (HasFatalFailure())
               return;
           }
-    for (ASource Src : {ASource::Packed, ASource::Rows, ASource::PackedRowsB}) {
+    for (ASource Src : {ASource::Packed, ASource::Rows, ASource::PackedRowsB, ASource::PackedRowsBGaps}) {
       checkGemm(Isa, 29, 45, 2 * GemmKC + 5, Src, 0.5f, -1.5f, false);
       checkGemm(Isa, 29, 45, 2 * GemmKC + 5, Src, 1.0f, 0.0f, true);
       checkGemm(Isa, 7, 33, 40, Src, 2.0f, 1.0f, true);

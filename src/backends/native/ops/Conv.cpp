@@ -216,9 +216,41 @@ __attribute__((target("avx512f"))) void packSegmentAvx512(float *Dst, const floa
     _mm512_mask_storeu_ps(Dst + J0, static_cast<__mmask16>((1u << N) - 1u), V);
   }
 }
+
+/// One col^T panel of runTransposed: Dst[k * MR + i] = Base[TapOff[k] + Pix[i]] for k < Kc and
+/// the Valid <= MR <= 16 pixels i (zeros for the others). A panel's pixels lie in two or three
+/// output rows, within 32 floats of the first: one or two masked loads and a permute per k.
+/// Returns false (nothing written) when they do not.
+__attribute__((target("avx512f"))) bool gatherPixelsAvx512(float *Dst, const float *Base, const int64_t *TapOff,
+                                                           int64_t Kc, const int64_t *Pix, int64_t Valid,
+                                                           int64_t MR) {
+  alignas(64) int32_t Idx[16] = {};
+  int64_t Span = 0;
+  for (int64_t I = 0; I < Valid; ++I) {
+    const int64_t D = Pix[I] - Pix[0];
+    if (D < 0 || D >= 32)
+      return false;
+    Idx[I] = static_cast<int32_t>(D);
+    Span = std::max(Span, D + 1);
+  }
+  const __m512i Index = _mm512_load_si512(Idx);
+  const __mmask16 Lanes = static_cast<__mmask16>((1u << Valid) - 1u), Store = static_cast<__mmask16>((1u << MR) - 1u);
+  const __mmask16 Lo = static_cast<__mmask16>(Span >= 16 ? 0xFFFFu : (1u << Span) - 1u);
+  const __mmask16 Hi = static_cast<__mmask16>(Span <= 16 ? 0u : Span >= 32 ? 0xFFFFu : (1u << (Span - 16)) - 1u);
+  for (int64_t K = 0; K < Kc; ++K, Dst += MR) {
+    const float *W = Base + TapOff[K] + Pix[0];
+    const __m512 V = _mm512_maskz_permutex2var_ps(Lanes, _mm512_maskz_loadu_ps(Lo, W), Index,
+                                                  _mm512_maskz_loadu_ps(Hi, W + 16));
+    _mm512_mask_storeu_ps(Dst, Store, V);
+  }
+  return true;
+}
 #else
 bool avx512PackAvailable() { return false; }
 void packSegmentAvx512(float *, const float *, int64_t, int64_t, int64_t, int64_t) {}
+bool gatherPixelsAvx512(float *, const float *, const int64_t *, int64_t, const int64_t *, int64_t, int64_t) {
+  return false;
+}
 #endif
 
 /// The zero-padded input of a group-1 2-D convolution split into SH x SW phase planes of Rq x Wq
@@ -234,6 +266,16 @@ struct PhasePlanes {
     SH = W.Strides[0], SW = W.Strides[1], PH = R.G.PadBegin[0], PW = R.G.PadBegin[1];
     Wq = OW + (KW - 1) * DW / SW, Rq = OH + (KH - 1) * DH / SH;
     PlaneQ = Rq * Wq, Phases = SH * SW, InPlane = R.InPlane;
+  }
+
+  /// tapOffset of every im2col row, k < KDim: the taps of channel 0 plus a whole channel's phase
+  /// planes per channel (one division per tap, not per row).
+  void tapOffsets(int64_t KDim, int64_t *Out) const {
+    const int64_t Taps = KH * KW, Channel = SH * SW * PlaneQ;
+    for (int64_t T = 0; T < Taps && T < KDim; ++T)
+      Out[T] = tapOffset(T);
+    for (int64_t K = Taps; K < KDim; ++K)
+      Out[K] = Out[K - Taps] + Channel;
   }
 
   /// Offset of im2col row k = (c, kh, kw) from the start of the planes.
@@ -357,8 +399,7 @@ private:
     Offsets.resize(static_cast<size_t>(KDim + Mpad));
     float *const PaddedData = Padded.data(), *const ProductData = Product.data();
     int64_t *const TapOff = Offsets.data(), *const PixOff = TapOff + KDim;
-    for (int64_t K = 0; K < KDim; ++K)
-      TapOff[K] = L.tapOffset(K);
+    L.tapOffsets(KDim, TapOff);
     for (int64_t P = 0; P < Mpad; ++P) // padding rows of the last panel repeat pixel 0 (never stored)
       PixOff[P] = P < Pixels ? P / L.OW * L.Wq + P % L.OW : 0;
     // col^T panels, kept per thread like the scratch above: a fresh 1 MB allocation per run would be
@@ -379,6 +420,9 @@ private:
           const int64_t Kc = std::min(GemmKC, KDim - K0);
           float *Panel = ColData + K0 * Mpad + P * Kc * MR;
           const int64_t *Pix = PixOff + P * MR;
+          const int64_t Valid = std::min(MR, Pixels - P * MR);
+          if (FastPack && MR <= 16 && gatherPixelsAvx512(Panel, PaddedData, TapOff + K0, Kc, Pix, Valid, MR))
+            continue;
           for (int64_t Kk = 0; Kk < Kc; ++Kk) {
             const float *Src = PaddedData + TapOff[K0 + Kk];
             for (int64_t I = 0; I < MR; ++I)
@@ -451,8 +495,11 @@ private:
     // Where im2col row k starts in Src, computed once (tapOffset divides; per row and block it
     // cost more than the copy it addresses).
     TapOffsets.resize(static_cast<size_t>(KDim));
-    for (int64_t K = 0; K < KDim; ++K)
-      TapOffsets[static_cast<size_t>(K)] = Direct ? K * R.InPlane : L.tapOffset(K);
+    if (Direct)
+      for (int64_t K = 0; K < KDim; ++K)
+        TapOffsets[static_cast<size_t>(K)] = K * R.InPlane;
+    else
+      L.tapOffsets(KDim, TapOffsets.data());
     const int64_t *const TapOff = TapOffsets.data();
     for (int64_t N = 0; N < R.N; ++N) {
       const float *Xn = X + N * R.C * R.InPlane;
@@ -780,6 +827,11 @@ std::vector<OpTestCase> convCases() {
       testCase("small_plane_threaded", {X({1, 64, 8, 8}), W({64, 64, 3, 3}), W({64})}, {{"pads", ints({1, 1, 1, 1})}},
                1e-4),
       testCase("large_k", {X({1, 64, 10, 10}), W({40, 64, 3, 3}), W({40})}, {{"pads", ints({1, 1, 1, 1})}}, 1e-4),
+      // Output rows far apart in the phase planes (Wq - OW = 16): the GEMM's in-place B and the
+      // transposed path's pixel gather take their lane-by-lane paths.
+      testCase("wide_gaps", {X({1, 3, 30, 20}), W({14, 3, 3, 3}), W({14})}, {{"dilations", ints({1, 8})}}, 1e-4),
+      testCase("wide_gaps_small_plane", {X({1, 3, 12, 20}), W({14, 3, 3, 3}), W({14})}, {{"dilations", ints({1, 8})}},
+               1e-4),
       testCase("1d", {X({2, 3, 10}), W({4, 3, 3}), W({4})}, {{"pads", ints({1, 2})}, {"strides", ints({2})}}),
       testCase("3d", {X({1, 2, 5, 6, 4}), W({3, 2, 2, 3, 2}), W({3})},
                {{"pads", ints({1, 0, 1, 0, 1, 0})}, {"dilations", ints({1, 2, 1})}}),

@@ -410,23 +410,27 @@ __attribute__((target("avx512f"))) void copyBPanelAvx512(float *Dst, const float
     Gr.Lo = static_cast<__mmask16>(Span >= 16 ? 0xFFFFu : (1u << Span) - 1u);
     Gr.Hi = static_cast<__mmask16>(Span <= 16 ? 0u : Span >= 32 ? 0xFFFFu : (1u << (Span - 16)) - 1u);
   }
-  for (int64_t K = 0; K < Kc; ++K, Dst += 32) {
+  if (Gs[0].Window && Gs[1].Window) { // everything in registers
+    const int64_t B0 = Gs[0].Base, B1 = Gs[1].Base;
+    const __mmask16 L0 = Gs[0].Lanes, Lo0 = Gs[0].Lo, Hi0 = Gs[0].Hi, L1 = Gs[1].Lanes, Lo1 = Gs[1].Lo, Hi1 = Gs[1].Hi;
+    const __m512i I0 = Gs[0].Index, I1 = Gs[1].Index;
+    for (int64_t K = 0; K < Kc; ++K, Dst += 32) {
+      const float *W0 = Base + Off[K] + B0, *W1 = Base + Off[K] + B1;
+      _mm512_store_ps(Dst, _mm512_maskz_permutex2var_ps(L0, _mm512_maskz_loadu_ps(Lo0, W0), I0,
+                                                         _mm512_maskz_loadu_ps(Hi0, W0 + 16)));
+      _mm512_store_ps(Dst + 16, _mm512_maskz_permutex2var_ps(L1, _mm512_maskz_loadu_ps(Lo1, W1), I1,
+                                                              _mm512_maskz_loadu_ps(Hi1, W1 + 16)));
+    }
+    return;
+  }
+  for (int64_t K = 0; K < Kc; ++K, Dst += 32) { // columns far apart: lane by lane
     const float *Row = Base + Off[K];
     for (int G = 0; G < 2; ++G) {
-      const Group &Gr = Gs[G];
-      __m512 V;
-      if (Gr.Window) { // only the window's floats up to the last column are read
-        const float *W = Row + Gr.Base;
-        V = _mm512_maskz_permutex2var_ps(Gr.Lanes, _mm512_maskz_loadu_ps(Gr.Lo, W), Gr.Index,
-                                         _mm512_maskz_loadu_ps(Gr.Hi, W + 16));
-      } else {
-        alignas(64) float Tmp[16] = {};
-        for (int L = 0; L < 16; ++L)
-          if (Gr.Lanes >> L & 1)
-            Tmp[L] = Row[ColOff[Col0 + 16 * G + L]];
-        V = _mm512_load_ps(Tmp);
-      }
-      _mm512_store_ps(Dst + 16 * G, V);
+      alignas(64) float Tmp[16] = {};
+      for (int L = 0; L < 16; ++L)
+        if (Gs[G].Lanes >> L & 1)
+          Tmp[L] = Row[ColOff[Col0 + 16 * G + L]];
+      _mm512_store_ps(Dst + 16 * G, _mm512_load_ps(Tmp));
     }
   }
 }

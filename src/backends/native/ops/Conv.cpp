@@ -487,10 +487,14 @@ private:
     GemmEpilogue Ep;
     Ep.RowBias = B;
     Ep.Clamp = A.HasAct, Ep.Min = A.ActMin, Ep.Max = A.ActMax;
+    // Column blocks of about 4 NR-wide panels, as many as a multiple of the threads, the panels
+    // spread evenly over them (7 blocks of 4 on 2 threads would leave one idle for a quarter).
+    const int64_t Panels = (Cols + NR - 1) / NR, Threads = std::max(1, Par.threads());
     const int64_t TargetPanels = std::max<int64_t>(4, 65536 / std::max<int64_t>(KDim, 1) / NR);
-    const int64_t BlockCols = std::min(((Cols + NR - 1) / NR) * NR, TargetPanels * NR);
-    const int64_t Blocks = (Cols + BlockCols - 1) / BlockCols;
-    const bool SplitGemm = Par.threads() > 1 && Blocks < 2 * static_cast<int64_t>(Par.threads());
+    int64_t Blocks = (Panels + TargetPanels - 1) / TargetPanels;
+    if (Threads > 1)
+      Blocks = std::min(Panels, (Blocks + Threads - 1) / Threads * Threads);
+    const bool SplitGemm = Threads > 1 && Blocks < 2 * Threads;
     const Parallel &GemmPar = SplitGemm ? Par : Serial;
     // Where im2col row k starts in Src, computed once (tapOffset divides; per row and block it
     // cost more than the copy it addresses).
@@ -509,7 +513,8 @@ private:
       float *Out = Y + N * R.M * R.OutPlane;
       const auto Blocks_ = [&](size_t Lo, size_t Hi) {
         for (size_t T = Lo; T < Hi; ++T) {
-          const int64_t J0 = static_cast<int64_t>(T) * BlockCols, NCols = std::min(BlockCols, Cols - J0);
+          const int64_t Blk = static_cast<int64_t>(T);
+          const int64_t J0 = Blk * Panels / Blocks * NR, NCols = std::min(Cols, (Blk + 1) * Panels / Blocks * NR) - J0;
           // im2col element (k, p) is Src[TapOff[k] + PixOff[p]]: the GEMM reads it in place, a
           // K-block panel at a time, and writes Y directly.
           const GemmRowsB Im2col{Gaps ? Src : Src + J0, TapOff, NCols, Gaps ? PixOff + J0 : nullptr};

@@ -479,7 +479,7 @@ void gemmDriver(const GemmMicroKernel &MK, int64_t M, int64_t K, const GemmASour
     for (size_t T = Begin; T < End; ++T) {
       const int64_t Tm = static_cast<int64_t>(T) % TasksM, Tn = static_cast<int64_t>(T) / TasksM;
       const int64_t P0 = Tm * PanelsM / TasksM, P1 = (Tm + 1) * PanelsM / TasksM;
-      const int64_t Q0 = Tn * BlockN, Q1 = std::min(PanelsN, Q0 + BlockN);
+      const int64_t Q0 = Tn * PanelsN / TasksN, Q1 = (Tn + 1) * PanelsN / TasksN;
       for (int64_t K0 = 0; K0 < K; K0 += KC) {
         const int64_t Kc = std::min(KC, K - K0);
         for (int64_t Q = Q0; Q < Q1; ++Q) {

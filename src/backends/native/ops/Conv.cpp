@@ -284,7 +284,8 @@ struct PhasePlanes {
     return ((C * SH + Khd % SH) * SW + Kwd % SW) * PlaneQ + Khd / SH * Wq + Kwd / SW;
   }
 
-  /// Writes the C channels of image Xn into Pd (which must be zeroed: only pixels are written).
+  /// Writes the C channels of image Xn into Pd, the zero padding included (Pd need not be
+  /// cleared first: a separate clearing pass cost as much as the copy).
   void fill(const float *Xn, float *Pd, int64_t C, const Parallel &Par) const {
     Par.forRange(static_cast<size_t>(C * Phases), 4, [&](size_t Lo, size_t Hi) {
       for (size_t CP = Lo; CP < Hi; ++CP) {
@@ -295,10 +296,14 @@ struct PhasePlanes {
         const int64_t W1 = std::max(W0, std::min(Wq, (Wd - 1 + PW - Pw) / SW + 1));
         for (int64_t Rr = 0; Rr < Rq; ++Rr) {
           const int64_t Ih = Rr * SH + Ph - PH;
-          if (Ih < 0 || Ih >= H || W1 <= W0)
-            continue;
-          const float *In = Xn + Ch * InPlane + Ih * Wd + (W0 * SW + Pw - PW);
           float *D = Pd + static_cast<int64_t>(CP) * PlaneQ + Rr * Wq;
+          if (Ih < 0 || Ih >= H || W1 <= W0) {
+            std::fill(D, D + Wq, 0.0f);
+            continue;
+          }
+          std::fill(D, D + W0, 0.0f);
+          std::fill(D + W1, D + Wq, 0.0f);
+          const float *In = Xn + Ch * InPlane + Ih * Wd + (W0 * SW + Pw - PW);
           if (SW == 1)
             std::memcpy(D + W0, In, static_cast<size_t>(W1 - W0) * sizeof(float));
           else
@@ -394,7 +399,7 @@ private:
     const Parallel &Par = R.N * M * KDim * Pixels < (int64_t{1} << 21) ? Serial : Pool;
     thread_local std::vector<float> Padded, Product;
     thread_local std::vector<int64_t> Offsets;
-    Padded.assign(static_cast<size_t>(R.C * L.Phases * L.PlaneQ), 0.0f);
+    Padded.resize(static_cast<size_t>(R.C * L.Phases * L.PlaneQ)); // fill() writes all of it
     Product.resize(static_cast<size_t>(Pixels * M));
     Offsets.resize(static_cast<size_t>(KDim + Mpad));
     float *const PaddedData = Padded.data(), *const ProductData = Product.data();
@@ -473,8 +478,10 @@ private:
     // thread_local names (which would resolve to the worker's own, empty, vectors).
     thread_local std::vector<float> Padded;
     thread_local std::vector<int64_t> TapOffsets, PixelOffsets;
-    if (!Direct)
-      Padded.assign(static_cast<size_t>(R.C * Phases * PlaneQ + Slack), 0.0f);
+    if (!Direct) { // fill() writes the planes; the slack past them is cleared here
+      Padded.resize(static_cast<size_t>(R.C * Phases * PlaneQ + Slack));
+      std::fill(Padded.end() - Slack, Padded.end(), 0.0f);
+    }
     float *const PaddedData = Padded.data();
     // Output pixel p = (oh, ow) is column oh * Wq + ow of a phase-plane row; when Wq == OW that is p.
     const bool Gaps = Wq != OW;

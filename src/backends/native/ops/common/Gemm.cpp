@@ -166,6 +166,11 @@ void microAvx2(const GemmTile &T) {
 // folded into the FMAs' memory operands.
 constexpr int Avx512MR = 12, Avx512NR = 32;
 
+// GCC 12 flags the _mm512_undefined_ps() inside _mm512_max_ps/_mm512_min_ps as maybe-uninitialized
+// once per instantiated tile (a false positive: the intrinsic's pass-through operand is unused).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
 template <int R, bool Packed>
 __attribute__((target("avx512f,fma"), always_inline)) inline void
 avx512Tile(int64_t Kc, const float *A, int64_t Lda, const float *B, const float *BNext, float *C, int64_t Ldc, int64_t Nr, float Alpha,
@@ -243,6 +248,8 @@ __attribute__((target("avx512f,fma"))) void avx512Rows(int64_t Kc, const float *
   default: return;
   }
 }
+
+#pragma GCC diagnostic pop
 
 void microAvx512(const GemmTile &T) {
   if (T.Lda == 0)

@@ -374,6 +374,25 @@ void copyBPanelPortable(float *Dst, const float *Base, const int64_t *Off, const
   }
 }
 #ifdef OPT_GEMM_X86
+/// The copy loop of copyBPanelAvx512 for two 16-lane groups whose columns lie within a 32-float
+/// window each: a group with a gap (Permute) takes two masked loads and a two-source permute, a
+/// contiguous one a single masked load.
+template <bool Permute0, bool Permute1>
+__attribute__((target("avx512f"))) void copyWindowsAvx512(float *Dst, const float *Base, const int64_t *Off,
+                                                          int64_t Kc, int64_t B0, int64_t B1, __mmask16 L0,
+                                                          __mmask16 Lo0, __mmask16 Hi0, __m512i I0, __mmask16 L1,
+                                                          __mmask16 Lo1, __mmask16 Hi1, __m512i I1) {
+  for (int64_t K = 0; K < Kc; ++K, Dst += 32) {
+    const float *W0 = Base + Off[K] + B0, *W1 = Base + Off[K] + B1;
+    _mm512_store_ps(Dst, Permute0 ? _mm512_maskz_permutex2var_ps(L0, _mm512_maskz_loadu_ps(Lo0, W0), I0,
+                                                                 _mm512_maskz_loadu_ps(Hi0, W0 + 16))
+                                  : _mm512_maskz_loadu_ps(L0, W0));
+    _mm512_store_ps(Dst + 16, Permute1 ? _mm512_maskz_permutex2var_ps(L1, _mm512_maskz_loadu_ps(Lo1, W1), I1,
+                                                                      _mm512_maskz_loadu_ps(Hi1, W1 + 16))
+                                       : _mm512_maskz_loadu_ps(L1, W1));
+  }
+}
+
 __attribute__((target("avx512f"))) void copyBPanelAvx512(float *Dst, const float *Base, const int64_t *Off,
                                                          const int64_t *ColOff, int64_t Kc, int64_t Col0,
                                                          int64_t Cols) {
@@ -393,7 +412,7 @@ __attribute__((target("avx512f"))) void copyBPanelAvx512(float *Dst, const float
   // Columns that lie within 32 floats of a group's first column (an output row's pixels and a
   // few gap columns: the common case) are two masked loads and one two-source permute per group.
   struct Group {
-    bool Window;
+    bool Window, Contiguous; // Contiguous: lane l reads Base + l
     int64_t Base;
     __mmask16 Lanes, Lo, Hi; // valid lanes; lanes of the 32-float window [Base, Base + 16) and [Base + 16, ...)
     __m512i Index;
@@ -403,13 +422,14 @@ __attribute__((target("avx512f"))) void copyBPanelAvx512(float *Dst, const float
     Group &Gr = Gs[G];
     const int64_t J0 = 16 * G, N = std::max<int64_t>(0, std::min<int64_t>(16, Cols - J0));
     Gr.Lanes = static_cast<__mmask16>((1u << N) - 1u);
-    Gr.Window = true;
+    Gr.Window = Gr.Contiguous = true;
     Gr.Base = N ? ColOff[Col0 + J0] : 0;
     alignas(64) int32_t Idx[16] = {};
     int64_t Span = 0;
     for (int64_t L = 0; L < N; ++L) {
       const int64_t D = ColOff[Col0 + J0 + L] - Gr.Base;
       Gr.Window &= D >= 0 && D < 32;
+      Gr.Contiguous &= D == L;
       Idx[L] = static_cast<int32_t>(D & 31);
       Span = std::max(Span, D + 1);
     }
@@ -417,17 +437,11 @@ __attribute__((target("avx512f"))) void copyBPanelAvx512(float *Dst, const float
     Gr.Lo = static_cast<__mmask16>(Span >= 16 ? 0xFFFFu : (1u << Span) - 1u);
     Gr.Hi = static_cast<__mmask16>(Span <= 16 ? 0u : Span >= 32 ? 0xFFFFu : (1u << (Span - 16)) - 1u);
   }
-  if (Gs[0].Window && Gs[1].Window) { // everything in registers
-    const int64_t B0 = Gs[0].Base, B1 = Gs[1].Base;
-    const __mmask16 L0 = Gs[0].Lanes, Lo0 = Gs[0].Lo, Hi0 = Gs[0].Hi, L1 = Gs[1].Lanes, Lo1 = Gs[1].Lo, Hi1 = Gs[1].Hi;
-    const __m512i I0 = Gs[0].Index, I1 = Gs[1].Index;
-    for (int64_t K = 0; K < Kc; ++K, Dst += 32) {
-      const float *W0 = Base + Off[K] + B0, *W1 = Base + Off[K] + B1;
-      _mm512_store_ps(Dst, _mm512_maskz_permutex2var_ps(L0, _mm512_maskz_loadu_ps(Lo0, W0), I0,
-                                                         _mm512_maskz_loadu_ps(Hi0, W0 + 16)));
-      _mm512_store_ps(Dst + 16, _mm512_maskz_permutex2var_ps(L1, _mm512_maskz_loadu_ps(Lo1, W1), I1,
-                                                              _mm512_maskz_loadu_ps(Hi1, W1 + 16)));
-    }
+  if (Gs[0].Window && Gs[1].Window) {
+    const Group &G0 = Gs[0], &G1 = Gs[1];
+    const auto Copy = G0.Contiguous ? (G1.Contiguous ? copyWindowsAvx512<false, false> : copyWindowsAvx512<false, true>)
+                                    : (G1.Contiguous ? copyWindowsAvx512<true, false> : copyWindowsAvx512<true, true>);
+    Copy(Dst, Base, Off, Kc, G0.Base, G1.Base, G0.Lanes, G0.Lo, G0.Hi, G0.Index, G1.Lanes, G1.Lo, G1.Hi, G1.Index);
     return;
   }
   for (int64_t K = 0; K < Kc; ++K, Dst += 32) { // columns far apart: lane by lane

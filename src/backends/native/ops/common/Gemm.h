@@ -19,8 +19,10 @@ namespace ops {
 enum class GemmIsa { Portable, Avx2, Avx512 };
 
 /// K block of the packed layouts: every K block but the last is this deep. Code that packs panels
-/// itself (Conv's direct im2col packing) must use the same value.
-constexpr int64_t GemmKC = 256;
+/// itself (Conv's direct im2col packing) must use the same value. 192: a 192 x 32 B panel (24 KiB)
+/// and a 12-row A panel (9 KiB) fit a 32 KiB L1d too (Zen 4), and 3x3 convolutions' K = 9 * 64 *
+/// 2^n splits into whole blocks; on this Emerald Rapids 128..320 measured the same.
+constexpr int64_t GemmKC = 192;
 
 /// What the last K block of a tile adds to its result while it is still in registers: a per-row
 /// bias (Conv's per-output-channel bias; Bias[i] is for the tile's row i) and a clamp (a fused

@@ -569,6 +569,12 @@ void gemmPackedRowsB(const GemmMicroKernel &MK, const PackedA &A, const GemmRows
 
 void gemmRowsA(const GemmMicroKernel &MK, int64_t M, int64_t K, const float *A, int64_t Lda, const PackedB &B,
                float Alpha, float Beta, float *C, int64_t Ldc, const Parallel &Par, const GemmEpilogue *Ep) {
+  if (Lda == 0 && M > 1) { // every row the same memory: the microkernels take Lda == 0 for "packed"
+    PackedA PA;
+    packA(MK, M, K, MatrixRef{A, 0, 1}, PA);
+    gemmPacked(MK, PA, B, Alpha, Beta, C, Ldc, Par, Ep);
+    return;
+  }
   GemmASource Src;
   Src.Rows = A;
   Src.Lda = std::max<int64_t>(Lda, 1); // one row: the stride is never used
@@ -579,7 +585,7 @@ void gemmRowsA(const GemmMicroKernel &MK, int64_t M, int64_t K, const float *A, 
 
 void gemmA(const GemmMicroKernel &MK, int64_t M, int64_t K, MatrixRef A, const PackedB &B, float Alpha, float Beta,
            float *C, int64_t Ldc, const Parallel &Par, const GemmEpilogue *Ep) {
-  if (A.ColStride == 1 && (A.RowStride > 0 || M <= 1)) {
+  if (A.ColStride == 1 && A.RowStride >= 0) {
     gemmRowsA(MK, M, K, A.Data, A.RowStride, B, Alpha, Beta, C, Ldc, Par, Ep);
     return;
   }

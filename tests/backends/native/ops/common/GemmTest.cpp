@@ -133,6 +133,16 @@ TEST(GemmEngine, EveryKernelMatchesNaiveProduct) {
   }
 }
 
+TEST(GemmEngine, RowsInPlaceWithZeroStrideRepeatTheRow) {
+  const GemmMicroKernel &MK = gemmMicroKernel(GemmIsa::Portable);
+  const std::vector<float> A = {1, 2}, B = {1, 10, 100, 1000};
+  PackedB PB;
+  packB(MK, 2, 2, MatrixRef{B.data(), 2, 1}, PB, Parallel());
+  std::vector<float> C(6);
+  gemmRowsA(MK, 3, 2, A.data(), 0, PB, 1.0f, 0.0f, C.data(), 2, Parallel());
+  EXPECT_EQ(C, (std::vector<float>{201, 2010, 201, 2010, 201, 2010}));
+}
+
 TEST(GemmEngine, EmptyKIsBetaTimesC) {
   const GemmMicroKernel &MK = gemmMicroKernel(GemmIsa::Portable);
   PackedB PB;

@@ -459,13 +459,12 @@ private:
   Status runPhased(const ConvRun &R, const float *X, const float *B, float *Y, const PackedA &Wp_,
                    const Parallel &Pool) const {
     const PhasePlanes L(R, A.W);
-    const int64_t H = L.H, Wd = L.Wd, OH = L.OH, OW = L.OW, KH = L.KH, KW = L.KW, SH = L.SH, SW = L.SW;
+    const int64_t H = L.H, Wd = L.Wd, OW = L.OW, KH = L.KH, KW = L.KW, SH = L.SH, SW = L.SW;
     const int64_t PH = L.PH, PW = L.PW, Wq = L.Wq, Rq = L.Rq;
     // Stride 1, no padding and one kernel column: the slices lie inside X (with KW > 1 the last
     // slice would run (KW - 1) * DW past it), so X is used as it is.
     const bool Direct = SH == 1 && SW == 1 && KW == 1 && Wq == Wd && Rq == H && PH == 0 && PW == 0;
     const int64_t NR = MK.NR, Cols = R.OutPlane, KDim = R.Cg * KH * KW;
-    (void)OH;
     // A convolution of under ~2M multiply-adds (~20 us on one core) runs on the calling thread:
     // splitting it would cost more in wake-ups than it saves (MNIST-sized layers).
     const Parallel Serial;

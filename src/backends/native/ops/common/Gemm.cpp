@@ -173,8 +173,8 @@ constexpr int Avx512MR = 12, Avx512NR = 32;
 
 template <int R, bool Packed>
 __attribute__((target("avx512f,fma"), always_inline)) inline void
-avx512Tile(int64_t Kc, const float *A, int64_t Lda, const float *B, const float *BNext, float *C, int64_t Ldc, int64_t Nr, float Alpha,
-           float Beta, bool Accumulate, const GemmTileEpilogue *Ep) {
+avx512Tile(int64_t Kc, const float *A, int64_t Lda, const float *B, const float *BNext, float *C, int64_t Ldc,
+           int64_t Nr, float Alpha, float Beta, bool Accumulate, const GemmTileEpilogue *Ep) {
   __m512 Acc0[R], Acc1[R];
   OPT_UNROLL for (int I = 0; I < R; ++I) Acc0[I] = _mm512_setzero_ps(), Acc1[I] = _mm512_setzero_ps();
   const float *Ab[4] = {A, A + (Packed ? 0 : 3 * Lda), A + (Packed ? 0 : 6 * Lda), A + (Packed ? 0 : 9 * Lda)};
@@ -238,8 +238,9 @@ avx512Tile(int64_t Kc, const float *A, int64_t Lda, const float *B, const float 
 
 template <bool Packed>
 __attribute__((target("avx512f,fma"))) void avx512Rows(int64_t Kc, const float *A, int64_t Lda, const float *B,
-                                                      const float *BNext, float *C, int64_t Ldc, int64_t Mr, int64_t Nr, float Alpha,
-                                                      float Beta, bool Accumulate, const GemmTileEpilogue *Ep) {
+                                                      const float *BNext, float *C, int64_t Ldc, int64_t Mr,
+                                                      int64_t Nr, float Alpha, float Beta, bool Accumulate,
+                                                      const GemmTileEpilogue *Ep) {
   switch (Mr) {
 #define OPT_CASE(Rows)                                                                                                 \
   case Rows: return avx512Tile<Rows, Packed>(Kc, A, Lda, B, BNext, C, Ldc, Nr, Alpha, Beta, Accumulate, Ep);

@@ -55,7 +55,8 @@ void checkGemm(GemmIsa Isa, int64_t M, int64_t N, int64_t K, ASource Src, float 
   std::vector<float> A = randomFloats(static_cast<size_t>(std::max(M * Lda, K * Ldt)), 1);
   const std::vector<float> B = randomFloats(static_cast<size_t>(K * N), 2);
   const std::vector<float> C0 = randomFloats(static_cast<size_t>(M * Ldc), 3);
-  const std::vector<float> RowBias = randomFloats(static_cast<size_t>(M), 4), ColBias = randomFloats(static_cast<size_t>(N), 5);
+  const std::vector<float> RowBias = randomFloats(static_cast<size_t>(M), 4);
+  const std::vector<float> ColBias = randomFloats(static_cast<size_t>(N), 5);
   const auto aAt = [&](int64_t I, int64_t Kk) {
     return Src == ASource::Transposed ? A[static_cast<size_t>(Kk * Ldt + I)] : A[static_cast<size_t>(I * Lda + Kk)];
   };
@@ -69,7 +70,8 @@ void checkGemm(GemmIsa Isa, int64_t M, int64_t N, int64_t K, ASource Src, float 
         S += static_cast<double>(aAt(I, Kk)) * B[static_cast<size_t>(Kk * N + J)];
       double V = Alpha * S + (Beta == 0.0f ? 0.0 : Beta * static_cast<double>(C0[static_cast<size_t>(I * Ldc + J)]));
       if (WithEp)
-        V = std::min<double>(Ep.Max, std::max<double>(Ep.Min, V + RowBias[static_cast<size_t>(I)] + ColBias[static_cast<size_t>(J)]));
+        V = std::min<double>(Ep.Max, std::max<double>(Ep.Min, V + RowBias[static_cast<size_t>(I)] +
+                                                                     ColBias[static_cast<size_t>(J)]));
       Want[static_cast<size_t>(I * Ldc + J)] = static_cast<float>(V);
     }
   const Parallel Par = reversedChunks();
@@ -96,7 +98,8 @@ void checkGemm(GemmIsa Isa, int64_t M, int64_t N, int64_t K, ASource Src, float 
     for (int64_t Kk = 0; Kk < K; ++Kk) {
       Offsets[static_cast<size_t>(Kk)] = (K - 1 - Kk) * (RowLen + 7) + 7;
       for (int64_t J = 0; J < N; ++J)
-        Scattered[static_cast<size_t>(Offsets[static_cast<size_t>(Kk)] + colPos(J))] = B[static_cast<size_t>(Kk * N + J)];
+        Scattered[static_cast<size_t>(Offsets[static_cast<size_t>(Kk)] + colPos(J))] =
+            B[static_cast<size_t>(Kk * N + J)];
     }
     PackedA PA;
     packA(MK, M, K, MatrixRef{A.data(), Lda, 1}, PA);

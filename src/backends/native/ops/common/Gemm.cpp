@@ -186,12 +186,9 @@ avx512Tile(int64_t Kc, const float *A, int64_t Lda, const float *B, const float 
     }
     const __m512 B0 = _mm512_loadu_ps(B), B1 = _mm512_loadu_ps(B + 16);
     // A packed panel streams from L2 (or further: large weights); 16 k ahead covers its latency.
-    if (Packed) {
+    // (Rows read in place are left to the hardware prefetchers: prefetching them measured the same.)
+    if (Packed)
       _mm_prefetch(reinterpret_cast<const char *>(A + 16 * Avx512MR), _MM_HINT_T0);
-    } else if ((K & 15) == 0) { // rows in place: each row's cache line 128 k ahead, once per line
-      OPT_UNROLL for (int I = 0; I < R; ++I)
-        _mm_prefetch(reinterpret_cast<const char *>(Ab[I / 3] + (I % 3) * Lda + 128), _MM_HINT_T0);
-    }
     OPT_UNROLL for (int I = 0; I < R; ++I) {
       const __m512 Av = _mm512_set1_ps(Packed ? A[I] : Ab[I / 3][(I % 3) * Lda]);
       Acc0[I] = _mm512_fmadd_ps(Av, B0, Acc0[I]), Acc1[I] = _mm512_fmadd_ps(Av, B1, Acc1[I]);

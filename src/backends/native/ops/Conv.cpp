@@ -216,9 +216,41 @@ __attribute__((target("avx512f"))) void packSegmentAvx512(float *Dst, const floa
     _mm512_mask_storeu_ps(Dst + J0, static_cast<__mmask16>((1u << N) - 1u), V);
   }
 }
+
+/// One col^T panel of runTransposed: Dst[k * MR + i] = Base[TapOff[k] + Pix[i]] for k < Kc and
+/// the Valid <= MR <= 16 pixels i (zeros for the others). A panel's pixels lie in two or three
+/// output rows, within 32 floats of the first: one or two masked loads and a permute per k.
+/// Returns false (nothing written) when they do not.
+__attribute__((target("avx512f"))) bool gatherPixelsAvx512(float *Dst, const float *Base, const int64_t *TapOff,
+                                                           int64_t Kc, const int64_t *Pix, int64_t Valid,
+                                                           int64_t MR) {
+  alignas(64) int32_t Idx[16] = {};
+  int64_t Span = 0;
+  for (int64_t I = 0; I < Valid; ++I) {
+    const int64_t D = Pix[I] - Pix[0];
+    if (D < 0 || D >= 32)
+      return false;
+    Idx[I] = static_cast<int32_t>(D);
+    Span = std::max(Span, D + 1);
+  }
+  const __m512i Index = _mm512_load_si512(Idx);
+  const __mmask16 Lanes = static_cast<__mmask16>((1u << Valid) - 1u), Store = static_cast<__mmask16>((1u << MR) - 1u);
+  const __mmask16 Lo = static_cast<__mmask16>(Span >= 16 ? 0xFFFFu : (1u << Span) - 1u);
+  const __mmask16 Hi = static_cast<__mmask16>(Span <= 16 ? 0u : Span >= 32 ? 0xFFFFu : (1u << (Span - 16)) - 1u);
+  for (int64_t K = 0; K < Kc; ++K, Dst += MR) {
+    const float *W = Base + TapOff[K] + Pix[0];
+    const __m512 V = _mm512_maskz_permutex2var_ps(Lanes, _mm512_maskz_loadu_ps(Lo, W), Index,
+                                                  _mm512_maskz_loadu_ps(Hi, W + 16));
+    _mm512_mask_storeu_ps(Dst, Store, V);
+  }
+  return true;
+}
 #else
 bool avx512PackAvailable() { return false; }
 void packSegmentAvx512(float *, const float *, int64_t, int64_t, int64_t, int64_t) {}
+bool gatherPixelsAvx512(float *, const float *, const int64_t *, int64_t, const int64_t *, int64_t, int64_t) {
+  return false;
+}
 #endif
 
 /// The zero-padded input of a group-1 2-D convolution split into SH x SW phase planes of Rq x Wq
@@ -236,13 +268,24 @@ struct PhasePlanes {
     PlaneQ = Rq * Wq, Phases = SH * SW, InPlane = R.InPlane;
   }
 
+  /// tapOffset of every im2col row, k < KDim: the taps of channel 0 plus a whole channel's phase
+  /// planes per channel (one division per tap, not per row).
+  void tapOffsets(int64_t KDim, int64_t *Out) const {
+    const int64_t Taps = KH * KW, Channel = SH * SW * PlaneQ;
+    for (int64_t T = 0; T < Taps && T < KDim; ++T)
+      Out[T] = tapOffset(T);
+    for (int64_t K = Taps; K < KDim; ++K)
+      Out[K] = Out[K - Taps] + Channel;
+  }
+
   /// Offset of im2col row k = (c, kh, kw) from the start of the planes.
   int64_t tapOffset(int64_t K) const {
     const int64_t C = K / (KH * KW), Khd = (K / KW) % KH * DH, Kwd = K % KW * DW;
     return ((C * SH + Khd % SH) * SW + Kwd % SW) * PlaneQ + Khd / SH * Wq + Kwd / SW;
   }
 
-  /// Writes the C channels of image Xn into Pd (which must be zeroed: only pixels are written).
+  /// Writes the C channels of image Xn into Pd, the zero padding included (Pd need not be
+  /// cleared first: a separate clearing pass cost as much as the copy).
   void fill(const float *Xn, float *Pd, int64_t C, const Parallel &Par) const {
     Par.forRange(static_cast<size_t>(C * Phases), 4, [&](size_t Lo, size_t Hi) {
       for (size_t CP = Lo; CP < Hi; ++CP) {
@@ -253,10 +296,14 @@ struct PhasePlanes {
         const int64_t W1 = std::max(W0, std::min(Wq, (Wd - 1 + PW - Pw) / SW + 1));
         for (int64_t Rr = 0; Rr < Rq; ++Rr) {
           const int64_t Ih = Rr * SH + Ph - PH;
-          if (Ih < 0 || Ih >= H || W1 <= W0)
-            continue;
-          const float *In = Xn + Ch * InPlane + Ih * Wd + (W0 * SW + Pw - PW);
           float *D = Pd + static_cast<int64_t>(CP) * PlaneQ + Rr * Wq;
+          if (Ih < 0 || Ih >= H || W1 <= W0) {
+            std::fill(D, D + Wq, 0.0f);
+            continue;
+          }
+          std::fill(D, D + W0, 0.0f);
+          std::fill(D + W1, D + Wq, 0.0f);
+          const float *In = Xn + Ch * InPlane + Ih * Wd + (W0 * SW + Pw - PW);
           if (SW == 1)
             std::memcpy(D + W0, In, static_cast<size_t>(W1 - W0) * sizeof(float));
           else
@@ -337,13 +384,6 @@ public:
   }
 
 private:
-  /// Group-1 convolution on "extended" output rows. The input is zero-padded once and split into
-  /// SH x SW phase planes of Rq x Wq (phase (ph, pw) holds padded pixels (r * SH + ph, w * SW +
-  /// pw)), and the GEMM computes OH rows of Wq columns (the last Wq - OW of each row are
-  /// discarded). Then im2col row k = (c, kh, kw) over those columns is one contiguous slice of a
-  /// phase plane, so packing is a straight copy with no per-output-row segments; the price is
-  /// (Wq - OW) / OW extra columns. A 1x1 stride-1 convolution without padding has Wq == OW and
-  /// reads the input and writes the output in place.
   /// Group-1 convolution with a small output plane (late CNN layers: 7x7 = 49 pixels) as the
   /// transposed product Y^T[pixels, M] = col^T[pixels, K] x W^T[K, M]: the pixels become the GEMM's
   /// rows (MR-row panels: 49 pixels fill 91% of 9 panels) and the output channels its columns
@@ -359,13 +399,12 @@ private:
     const Parallel &Par = R.N * M * KDim * Pixels < (int64_t{1} << 21) ? Serial : Pool;
     thread_local std::vector<float> Padded, Product;
     thread_local std::vector<int64_t> Offsets;
-    Padded.assign(static_cast<size_t>(R.C * L.Phases * L.PlaneQ), 0.0f);
+    Padded.resize(static_cast<size_t>(R.C * L.Phases * L.PlaneQ)); // fill() writes all of it
     Product.resize(static_cast<size_t>(Pixels * M));
     Offsets.resize(static_cast<size_t>(KDim + Mpad));
     float *const PaddedData = Padded.data(), *const ProductData = Product.data();
     int64_t *const TapOff = Offsets.data(), *const PixOff = TapOff + KDim;
-    for (int64_t K = 0; K < KDim; ++K)
-      TapOff[K] = L.tapOffset(K);
+    L.tapOffsets(KDim, TapOff);
     for (int64_t P = 0; P < Mpad; ++P) // padding rows of the last panel repeat pixel 0 (never stored)
       PixOff[P] = P < Pixels ? P / L.OW * L.Wq + P % L.OW : 0;
     // col^T panels, kept per thread like the scratch above: a fresh 1 MB allocation per run would be
@@ -386,6 +425,9 @@ private:
           const int64_t Kc = std::min(GemmKC, KDim - K0);
           float *Panel = ColData + K0 * Mpad + P * Kc * MR;
           const int64_t *Pix = PixOff + P * MR;
+          const int64_t Valid = std::min(MR, Pixels - P * MR);
+          if (FastPack && MR <= 16 && gatherPixelsAvx512(Panel, PaddedData, TapOff + K0, Kc, Pix, Valid, MR))
+            continue;
           for (int64_t Kk = 0; Kk < Kc; ++Kk) {
             const float *Src = PaddedData + TapOff[K0 + Kk];
             for (int64_t I = 0; I < MR; ++I)
@@ -408,82 +450,87 @@ private:
     return Status::ok();
   }
 
+  /// Group-1 convolution on phase planes. The input is zero-padded once and split into SH x SW
+  /// phase planes of Rq x Wq (phase (ph, pw) holds padded pixels (r * SH + ph, w * SW + pw)). Then
+  /// im2col element (k = (c, kh, kw), p = (oh, ow)) is the plane element at TapOff[k] + oh * Wq +
+  /// ow: the GEMM reads B in place through those two offset tables (runs of an output row are
+  /// contiguous), one K-block panel at a time into L1, and writes Y directly. A 1x1 stride-1
+  /// convolution without padding has Wq == OW and reads the input as it is.
   Status runPhased(const ConvRun &R, const float *X, const float *B, float *Y, const PackedA &Wp_,
                    const Parallel &Pool) const {
     const PhasePlanes L(R, A.W);
-    const int64_t H = L.H, Wd = L.Wd, OH = L.OH, OW = L.OW, KH = L.KH, KW = L.KW, SH = L.SH, SW = L.SW;
+    const int64_t H = L.H, Wd = L.Wd, OW = L.OW, KH = L.KH, KW = L.KW, SH = L.SH, SW = L.SW;
     const int64_t PH = L.PH, PW = L.PW, Wq = L.Wq, Rq = L.Rq;
     // Stride 1, no padding and one kernel column: the slices lie inside X (with KW > 1 the last
     // slice would run (KW - 1) * DW past it), so X is used as it is.
     const bool Direct = SH == 1 && SW == 1 && KW == 1 && Wq == Wd && Rq == H && PH == 0 && PW == 0;
-    const int64_t NR = MK.NR, ColsE = OH * Wq, KDim = R.Cg * KH * KW;
+    const int64_t NR = MK.NR, Cols = R.OutPlane, KDim = R.Cg * KH * KW;
     // A convolution of under ~2M multiply-adds (~20 us on one core) runs on the calling thread:
     // splitting it would cost more in wake-ups than it saves (MNIST-sized layers).
     const Parallel Serial;
-    const Parallel &Par = R.N * R.M * KDim * ColsE < (int64_t{1} << 21) ? Serial : Pool;
-    // Reads run past a phase plane by less than Wq + NR (into discarded columns): slack of 2 rows + NR.
+    const Parallel &Par = R.N * R.M * KDim * Cols < (int64_t{1} << 21) ? Serial : Pool;
+    // Reads stay inside the phase planes (only output pixels' columns are read); the slack is a
+    // margin kept from the layout with extended rows.
     const int64_t Phases = L.Phases, PlaneQ = L.PlaneQ, Slack = Direct ? 0 : 2 * Wq + NR;
     // Scratch of the calling thread (run() never nests another kernel's run() on its thread). The
     // lambdas below run on other workers too: they must use the pointers taken here, never the
     // thread_local names (which would resolve to the worker's own, empty, vectors).
-    thread_local std::vector<float> Padded, Extended;
-    const bool Crop = Wq != OW;
-    if (Crop)
-      Extended.resize(static_cast<size_t>(R.Mg * ColsE));
-    if (!Direct)
-      Padded.assign(static_cast<size_t>(R.C * Phases * PlaneQ + Slack), 0.0f);
-    float *const PaddedData = Padded.data(), *const ExtendedData = Extended.data();
+    thread_local std::vector<float> Padded;
+    thread_local std::vector<int64_t> TapOffsets, PixelOffsets;
+    if (!Direct) { // fill() writes the planes; the slack past them is cleared here
+      Padded.resize(static_cast<size_t>(R.C * Phases * PlaneQ + Slack));
+      std::fill(Padded.end() - Slack, Padded.end(), 0.0f);
+    }
+    float *const PaddedData = Padded.data();
+    // Output pixel p = (oh, ow) is column oh * Wq + ow of a phase-plane row; when Wq == OW that is p.
+    const bool Gaps = Wq != OW;
+    if (Gaps) {
+      PixelOffsets.resize(static_cast<size_t>(Cols));
+      for (int64_t P = 0; P < Cols; ++P)
+        PixelOffsets[static_cast<size_t>(P)] = P / OW * Wq + P % OW;
+    }
+    const int64_t *const PixOff = Gaps ? PixelOffsets.data() : nullptr;
     GemmEpilogue Ep;
     Ep.RowBias = B;
     Ep.Clamp = A.HasAct, Ep.Min = A.ActMin, Ep.Max = A.ActMax;
+    // Column blocks of about 4 NR-wide panels, as many as a multiple of the threads, the panels
+    // spread evenly over them (7 blocks of 4 on 2 threads would leave one idle for a quarter).
+    const int64_t Panels = (Cols + NR - 1) / NR, Threads = std::max(1, Par.threads());
     const int64_t TargetPanels = std::max<int64_t>(4, 65536 / std::max<int64_t>(KDim, 1) / NR);
-    const int64_t BlockCols = std::min(((ColsE + NR - 1) / NR) * NR, TargetPanels * NR);
-    const int64_t Blocks = (ColsE + BlockCols - 1) / BlockCols;
-    const bool SplitGemm = Par.threads() > 1 && Blocks < 2 * static_cast<int64_t>(Par.threads());
+    int64_t Blocks = (Panels + TargetPanels - 1) / TargetPanels;
+    if (Threads > 1)
+      Blocks = std::min(Panels, (Blocks + Threads - 1) / Threads * Threads);
+    const bool SplitGemm = Threads > 1 && Blocks < 2 * Threads;
     const Parallel &GemmPar = SplitGemm ? Par : Serial;
+    // Where im2col row k starts in Src, computed once (tapOffset divides; per row and block it
+    // cost more than the copy it addresses).
+    TapOffsets.resize(static_cast<size_t>(KDim));
+    if (Direct)
+      for (int64_t K = 0; K < KDim; ++K)
+        TapOffsets[static_cast<size_t>(K)] = K * R.InPlane;
+    else
+      L.tapOffsets(KDim, TapOffsets.data());
+    const int64_t *const TapOff = TapOffsets.data();
     for (int64_t N = 0; N < R.N; ++N) {
       const float *Xn = X + N * R.C * R.InPlane;
       if (!Direct)
         L.fill(Xn, PaddedData, R.C, Par);
       const float *Src = Direct ? Xn : PaddedData;
-      float *Out = Crop ? ExtendedData : Y + N * R.M * R.OutPlane;
+      float *Out = Y + N * R.M * R.OutPlane;
       const auto Blocks_ = [&](size_t Lo, size_t Hi) {
-        PackedB PB;
-        PB.Data.resize(static_cast<size_t>(std::max<int64_t>(1, KDim * BlockCols)));
         for (size_t T = Lo; T < Hi; ++T) {
-          const int64_t J0 = static_cast<int64_t>(T) * BlockCols, NCols = std::min(BlockCols, ColsE - J0);
-          const int64_t Panels = (NCols + NR - 1) / NR, Npad = Panels * NR;
-          PB.K = KDim, PB.N = NCols;
-          for (int64_t K0 = 0; K0 < KDim; K0 += GemmKC) {
-            const int64_t Kc = std::min(GemmKC, KDim - K0);
-            for (int64_t Kk = 0; Kk < Kc; ++Kk) {
-              const float *Row = Src + (Direct ? (K0 + Kk) * R.InPlane : L.tapOffset(K0 + Kk)) + J0;
-              float *D = PB.Data.data() + K0 * Npad + Kk * NR;
-              for (int64_t P = 0; P < Panels; ++P) {
-                const int64_t Width = std::min(NR, NCols - P * NR);
-                float *Dp = D + P * Kc * NR;
-                std::memcpy(Dp, Row + P * NR, static_cast<size_t>(Width) * sizeof(float));
-                if (Width < NR)
-                  std::fill(Dp + Width, Dp + NR, 0.0f);
-              }
-            }
-          }
-          gemmPacked(MK, Wp_, PB, 1.0f, 0.0f, Out + J0, ColsE, GemmPar, &Ep);
+          const int64_t Blk = static_cast<int64_t>(T);
+          const int64_t J0 = Blk * Panels / Blocks * NR, NCols = std::min(Cols, (Blk + 1) * Panels / Blocks * NR) - J0;
+          // im2col element (k, p) is Src[TapOff[k] + PixOff[p]]: the GEMM reads it in place, a
+          // K-block panel at a time, and writes Y directly.
+          const GemmRowsB Im2col{Gaps ? Src : Src + J0, TapOff, NCols, Gaps ? PixOff + J0 : nullptr};
+          gemmPackedRowsB(MK, Wp_, Im2col, 1.0f, 0.0f, Out + J0, Cols, GemmPar, &Ep);
         }
       };
       if (SplitGemm)
         Blocks_(0, static_cast<size_t>(Blocks));
       else
         Par.forRange(static_cast<size_t>(Blocks), 1, Blocks_);
-      if (Crop) {
-        float *Yn = Y + N * R.M * R.OutPlane;
-        Par.forRange(static_cast<size_t>(R.M), 4, [&](size_t Lo, size_t Hi) {
-          for (size_t M = Lo; M < Hi; ++M)
-            for (int64_t Oh = 0; Oh < OH; ++Oh)
-              std::memcpy(Yn + (static_cast<int64_t>(M) * OH + Oh) * OW, ExtendedData + M * ColsE + Oh * Wq,
-                          static_cast<size_t>(OW) * sizeof(float));
-        });
-      }
     }
     return Status::ok();
   }
@@ -791,6 +838,11 @@ std::vector<OpTestCase> convCases() {
       testCase("small_plane_threaded", {X({1, 64, 8, 8}), W({64, 64, 3, 3}), W({64})}, {{"pads", ints({1, 1, 1, 1})}},
                1e-4),
       testCase("large_k", {X({1, 64, 10, 10}), W({40, 64, 3, 3}), W({40})}, {{"pads", ints({1, 1, 1, 1})}}, 1e-4),
+      // Output rows far apart in the phase planes (Wq - OW = 16): the GEMM's in-place B and the
+      // transposed path's pixel gather take their lane-by-lane paths.
+      testCase("wide_gaps", {X({1, 3, 30, 20}), W({14, 3, 3, 3}), W({14})}, {{"dilations", ints({1, 8})}}, 1e-4),
+      testCase("wide_gaps_small_plane", {X({1, 3, 12, 20}), W({14, 3, 3, 3}), W({14})}, {{"dilations", ints({1, 8})}},
+               1e-4),
       testCase("1d", {X({2, 3, 10}), W({4, 3, 3}), W({4})}, {{"pads", ints({1, 2})}, {"strides", ints({2})}}),
       testCase("3d", {X({1, 2, 5, 6, 4}), W({3, 2, 2, 3, 2}), W({3})},
                {{"pads", ints({1, 0, 1, 0, 1, 0})}, {"dilations", ints({1, 2, 1})}}),

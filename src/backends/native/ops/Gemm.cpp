@@ -145,9 +145,6 @@ public:
         Out[J] = G.Alpha * Row[static_cast<size_t>(J)] + (HasC ? G.Beta * Out[J] : 0.0f);
       return Status::ok();
     }
-    PackedA PA;
-    packA(MK, D.M, D.K,
-          G.TransA ? MatrixRef{A.data<float>(), 1, D.M} : MatrixRef{A.data<float>(), D.K, 1}, PA);
     PackedB Local;
     const PackedB *PB = ConstB.get();
     if (!PB || PB->K != D.K || PB->N != D.N) {
@@ -155,7 +152,9 @@ public:
             Ctx.Par);
       PB = &Local;
     }
-    gemmPacked(MK, PA, *PB, G.Alpha, HasC ? G.Beta : 0.0f, Out, D.N, Ctx.Par);
+    // A is read in place when not transposed (its rows are k-contiguous), else packed for this run.
+    gemmA(MK, D.M, D.K, G.TransA ? MatrixRef{A.data<float>(), 1, D.M} : MatrixRef{A.data<float>(), D.K, 1}, *PB,
+          G.Alpha, HasC ? G.Beta : 0.0f, Out, D.N, Ctx.Par);
     return Status::ok();
   }
 

@@ -325,18 +325,15 @@ public:
         addBias(Y, 0, P.N);
         return Status::ok();
       }
+      // A's rows are read in place by the microkernel: no per-run packing of the activations.
       if (Consecutive) {
-        PackedA PA;
         const int64_t Rows = P.M * static_cast<int64_t>(P.OffA.size());
-        packA(MK, Rows, P.K, MatrixRef{A, P.K, 1}, PA);
-        gemmPacked(MK, PA, *PB, 1.0f, 0.0f, Y, P.N, Ctx.Par, EpP);
+        gemmRowsA(MK, Rows, P.K, A, P.K, *PB, 1.0f, 0.0f, Y, P.N, Ctx.Par, EpP);
         return Status::ok();
       }
-      for (size_t T = 0; T < P.OffA.size(); ++T) {
-        PackedA PA;
-        packA(MK, P.M, P.K, MatrixRef{A + P.OffA[T], P.K, 1}, PA);
-        gemmPacked(MK, PA, *PB, 1.0f, 0.0f, Y + static_cast<int64_t>(T) * P.M * P.N, P.N, Ctx.Par, EpP);
-      }
+      for (size_t T = 0; T < P.OffA.size(); ++T)
+        gemmRowsA(MK, P.M, P.K, A + P.OffA[T], P.K, *PB, 1.0f, 0.0f, Y + static_cast<int64_t>(T) * P.M * P.N, P.N,
+                  Ctx.Par, EpP);
       return Status::ok();
     }
     for (size_t T = 0; T < P.OffA.size(); ++T) {

@@ -26,15 +26,30 @@ int64_t ceilDiv(int64_t A, int64_t B) { return (A + B - 1) / B; }
 // --- portable microkernel: plain loops the compiler vectorizes with baseline SIMD -----------------
 constexpr int64_t PortableMR = 4, PortableNR = 16;
 
-void microPortable(int64_t Kc, const float *A, const float *B, float *C, int64_t Ldc, int64_t Mr, int64_t Nr,
-                   float Alpha, float Beta, bool Accumulate, const GemmTileEpilogue *Ep) {
+void microPortable(const GemmTile &T) {
+  const int64_t Kc = T.Kc, Lda = T.Lda, Ldc = T.Ldc, Mr = T.Mr, Nr = T.Nr;
+  const float *A = T.A, *B = T.B;
+  float *C = T.C;
+  const float Alpha = T.Alpha, Beta = T.Beta;
+  const bool Accumulate = T.Accumulate;
+  const GemmTileEpilogue *Ep = T.Ep;
   float Acc[PortableMR][PortableNR] = {};
-  for (int64_t K = 0; K < Kc; ++K) {
-    const float *Ak = A + K * PortableMR;
-    const float *Bk = B + K * PortableNR;
-    for (int64_t I = 0; I < PortableMR; ++I)
-      for (int64_t J = 0; J < PortableNR; ++J)
-        Acc[I][J] += Ak[I] * Bk[J];
+  if (Lda == 0) {
+    for (int64_t K = 0; K < Kc; ++K) {
+      const float *Ak = A + K * PortableMR;
+      const float *Bk = B + K * PortableNR;
+      for (int64_t I = 0; I < PortableMR; ++I)
+        for (int64_t J = 0; J < PortableNR; ++J)
+          Acc[I][J] += Ak[I] * Bk[J];
+    }
+  } else { // rows of the caller's matrix: only the tile's Mr rows exist
+    for (int64_t I = 0; I < Mr; ++I)
+      for (int64_t K = 0; K < Kc; ++K) {
+        const float Av = A[I * Lda + K];
+        const float *Bk = B + K * PortableNR;
+        for (int64_t J = 0; J < PortableNR; ++J)
+          Acc[I][J] += Av * Bk[J];
+      }
   }
   for (int64_t I = 0; I < Mr; ++I) {
     float *Row = C + I * Ldc;
@@ -57,31 +72,36 @@ void microPortable(int64_t Kc, const float *A, const float *B, float *C, int64_t
 }
 
 #ifdef OPT_GEMM_X86
-// --- AVX2 + FMA: 6 rows x 16 columns = 12 ymm accumulators ----------------------------------------
-__attribute__((target("avx2,fma"))) void microAvx2(int64_t Kc, const float *A, const float *B, float *C, int64_t Ldc,
-                                                   int64_t Mr, int64_t Nr, float Alpha, float Beta, bool Accumulate,
-                                                   const GemmTileEpilogue *Ep) {
-  __m256 C00 = _mm256_setzero_ps(), C01 = _mm256_setzero_ps(), C10 = _mm256_setzero_ps(), C11 = _mm256_setzero_ps(),
-         C20 = _mm256_setzero_ps(), C21 = _mm256_setzero_ps(), C30 = _mm256_setzero_ps(), C31 = _mm256_setzero_ps(),
-         C40 = _mm256_setzero_ps(), C41 = _mm256_setzero_ps(), C50 = _mm256_setzero_ps(), C51 = _mm256_setzero_ps();
+// The x86 tiles below are templates on the row count R (so an edge tile of the last, partial
+// panel does only its own rows' FMAs and, reading rows in place, never touches rows past M) and
+// on the A layout: Packed reads a k-major panel (A[k * MR + i]); otherwise row i is A + i * Lda,
+// k contiguous. Rows are addressed from one pointer per 3 rows plus Lda (scaled index, x1 / x2),
+// which keeps a 12-row tile in 4 + 1 general registers.
+#define OPT_UNROLL _Pragma("GCC unroll 16")
+
+// --- AVX2 + FMA: up to 6 rows x 16 columns = 12 ymm accumulators ----------------------------------
+constexpr int Avx2MR = 6, Avx2NR = 16;
+
+template <int R, bool Packed>
+__attribute__((target("avx2,fma"), always_inline)) inline void avx2Tile(int64_t Kc, const float *A, int64_t Lda,
+                                                                        const float *B, float *C, int64_t Ldc,
+                                                                        int64_t Nr, float Alpha, float Beta,
+                                                                        bool Accumulate, const GemmTileEpilogue *Ep) {
+  __m256 Acc0[R], Acc1[R];
+  OPT_UNROLL for (int I = 0; I < R; ++I) Acc0[I] = _mm256_setzero_ps(), Acc1[I] = _mm256_setzero_ps();
+  const float *Ab[2] = {A, A + (Packed ? 0 : 3 * Lda)};
   for (int64_t K = 0; K < Kc; ++K) {
     const __m256 B0 = _mm256_loadu_ps(B), B1 = _mm256_loadu_ps(B + 8);
-    __m256 Av = _mm256_broadcast_ss(A + 0);
-    C00 = _mm256_fmadd_ps(Av, B0, C00), C01 = _mm256_fmadd_ps(Av, B1, C01);
-    Av = _mm256_broadcast_ss(A + 1);
-    C10 = _mm256_fmadd_ps(Av, B0, C10), C11 = _mm256_fmadd_ps(Av, B1, C11);
-    Av = _mm256_broadcast_ss(A + 2);
-    C20 = _mm256_fmadd_ps(Av, B0, C20), C21 = _mm256_fmadd_ps(Av, B1, C21);
-    Av = _mm256_broadcast_ss(A + 3);
-    C30 = _mm256_fmadd_ps(Av, B0, C30), C31 = _mm256_fmadd_ps(Av, B1, C31);
-    Av = _mm256_broadcast_ss(A + 4);
-    C40 = _mm256_fmadd_ps(Av, B0, C40), C41 = _mm256_fmadd_ps(Av, B1, C41);
-    Av = _mm256_broadcast_ss(A + 5);
-    C50 = _mm256_fmadd_ps(Av, B0, C50), C51 = _mm256_fmadd_ps(Av, B1, C51);
-    A += 6;
-    B += 16;
+    OPT_UNROLL for (int I = 0; I < R; ++I) {
+      const __m256 Av = _mm256_broadcast_ss(Packed ? A + I : Ab[I / 3] + (I % 3) * Lda);
+      Acc0[I] = _mm256_fmadd_ps(Av, B0, Acc0[I]), Acc1[I] = _mm256_fmadd_ps(Av, B1, Acc1[I]);
+    }
+    if (Packed)
+      A += Avx2MR;
+    else
+      ++Ab[0], ++Ab[1];
+    B += Avx2NR;
   }
-  const __m256 Rows[6][2] = {{C00, C01}, {C10, C11}, {C20, C21}, {C30, C31}, {C40, C41}, {C50, C51}};
   const __m256 Al = _mm256_set1_ps(Alpha), Be = _mm256_set1_ps(Beta);
   const __m256i Iota0 = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), Iota1 = _mm256_setr_epi32(8, 9, 10, 11, 12, 13, 14, 15);
   const __m256i NrV = _mm256_set1_epi32(static_cast<int>(Nr));
@@ -93,9 +113,9 @@ __attribute__((target("avx2,fma"))) void microAvx2(int64_t Kc, const float *A, c
   const __m256 CB0 = ColBias ? (Full ? _mm256_loadu_ps(Ep->ColBias) : _mm256_maskload_ps(Ep->ColBias, M0)) : _mm256_setzero_ps();
   const __m256 CB1 =
       ColBias ? (Full ? _mm256_loadu_ps(Ep->ColBias + 8) : _mm256_maskload_ps(Ep->ColBias + 8, M1)) : _mm256_setzero_ps();
-  for (int64_t I = 0; I < Mr; ++I) {
+  OPT_UNROLL for (int I = 0; I < R; ++I) {
     float *Row = C + I * Ldc;
-    __m256 V0 = _mm256_mul_ps(Rows[I][0], Al), V1 = _mm256_mul_ps(Rows[I][1], Al);
+    __m256 V0 = _mm256_mul_ps(Acc0[I], Al), V1 = _mm256_mul_ps(Acc1[I], Al);
     if (Accumulate || Beta != 0.0f) {
       const __m256 C0 = Full ? _mm256_loadu_ps(Row) : _mm256_maskload_ps(Row, M0);
       const __m256 C1 = Full ? _mm256_loadu_ps(Row + 8) : _mm256_maskload_ps(Row + 8, M1);
@@ -120,31 +140,66 @@ __attribute__((target("avx2,fma"))) void microAvx2(int64_t Kc, const float *A, c
   }
 }
 
-// --- AVX-512F: 6 rows x 32 columns = 12 zmm accumulators, masked edges ---------------------------
-__attribute__((target("avx512f,fma"))) void microAvx512(int64_t Kc, const float *A, const float *B, float *C,
-                                                        int64_t Ldc, int64_t Mr, int64_t Nr, float Alpha, float Beta,
-                                                        bool Accumulate, const GemmTileEpilogue *Ep) {
-  __m512 C00 = _mm512_setzero_ps(), C01 = _mm512_setzero_ps(), C10 = _mm512_setzero_ps(), C11 = _mm512_setzero_ps(),
-         C20 = _mm512_setzero_ps(), C21 = _mm512_setzero_ps(), C30 = _mm512_setzero_ps(), C31 = _mm512_setzero_ps(),
-         C40 = _mm512_setzero_ps(), C41 = _mm512_setzero_ps(), C50 = _mm512_setzero_ps(), C51 = _mm512_setzero_ps();
-  for (int64_t K = 0; K < Kc; ++K) {
-    const __m512 B0 = _mm512_loadu_ps(B), B1 = _mm512_loadu_ps(B + 16);
-    __m512 Av = _mm512_set1_ps(A[0]);
-    C00 = _mm512_fmadd_ps(Av, B0, C00), C01 = _mm512_fmadd_ps(Av, B1, C01);
-    Av = _mm512_set1_ps(A[1]);
-    C10 = _mm512_fmadd_ps(Av, B0, C10), C11 = _mm512_fmadd_ps(Av, B1, C11);
-    Av = _mm512_set1_ps(A[2]);
-    C20 = _mm512_fmadd_ps(Av, B0, C20), C21 = _mm512_fmadd_ps(Av, B1, C21);
-    Av = _mm512_set1_ps(A[3]);
-    C30 = _mm512_fmadd_ps(Av, B0, C30), C31 = _mm512_fmadd_ps(Av, B1, C31);
-    Av = _mm512_set1_ps(A[4]);
-    C40 = _mm512_fmadd_ps(Av, B0, C40), C41 = _mm512_fmadd_ps(Av, B1, C41);
-    Av = _mm512_set1_ps(A[5]);
-    C50 = _mm512_fmadd_ps(Av, B0, C50), C51 = _mm512_fmadd_ps(Av, B1, C51);
-    A += 6;
-    B += 32;
+template <bool Packed>
+__attribute__((target("avx2,fma"))) void avx2Rows(int64_t Kc, const float *A, int64_t Lda, const float *B, float *C,
+                                                  int64_t Ldc, int64_t Mr, int64_t Nr, float Alpha, float Beta,
+                                                  bool Accumulate, const GemmTileEpilogue *Ep) {
+  switch (Mr) {
+#define OPT_CASE(Rows)                                                                                                 \
+  case Rows: return avx2Tile<Rows, Packed>(Kc, A, Lda, B, C, Ldc, Nr, Alpha, Beta, Accumulate, Ep);
+    OPT_CASE(1) OPT_CASE(2) OPT_CASE(3) OPT_CASE(4) OPT_CASE(5) OPT_CASE(6)
+#undef OPT_CASE
+  default: return;
   }
-  const __m512 Rows[6][2] = {{C00, C01}, {C10, C11}, {C20, C21}, {C30, C31}, {C40, C41}, {C50, C51}};
+}
+
+void microAvx2(const GemmTile &T) {
+  if (T.Lda == 0)
+    avx2Rows<true>(T.Kc, T.A, 0, T.B, T.C, T.Ldc, T.Mr, T.Nr, T.Alpha, T.Beta, T.Accumulate, T.Ep);
+  else
+    avx2Rows<false>(T.Kc, T.A, T.Lda, T.B, T.C, T.Ldc, T.Mr, T.Nr, T.Alpha, T.Beta, T.Accumulate, T.Ep);
+}
+
+// --- AVX-512F: up to 12 rows x 32 columns = 24 zmm accumulators, masked column edges -------------
+// Per k: 2 loads of B and 12 broadcasts of A feed 24 FMAs (the 6x32 tile this replaces needed 8
+// loads per 12 FMAs and ran at ~60% of FMA peak). 24 + 2 B registers leave the A broadcasts
+// folded into the FMAs' memory operands.
+constexpr int Avx512MR = 12, Avx512NR = 32;
+
+// GCC 12 flags the _mm512_undefined_ps() inside _mm512_max_ps/_mm512_min_ps as maybe-uninitialized
+// once per instantiated tile (a false positive: the intrinsic's pass-through operand is unused).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+template <int R, bool Packed>
+__attribute__((target("avx512f,fma"), always_inline)) inline void
+avx512Tile(int64_t Kc, const float *A, int64_t Lda, const float *B, const float *BNext, float *C, int64_t Ldc,
+           int64_t Nr, float Alpha, float Beta, bool Accumulate, const GemmTileEpilogue *Ep) {
+  __m512 Acc0[R], Acc1[R];
+  OPT_UNROLL for (int I = 0; I < R; ++I) Acc0[I] = _mm512_setzero_ps(), Acc1[I] = _mm512_setzero_ps();
+  const float *Ab[4] = {A, A + (Packed ? 0 : 3 * Lda), A + (Packed ? 0 : 6 * Lda), A + (Packed ? 0 : 9 * Lda)};
+  // Unrolled by 2: loop overhead off the FMA ports (+2-5% in a same-process microbenchmark; 4 was no better).
+  _Pragma("GCC unroll 2") for (int64_t K = 0; K < Kc; ++K) {
+    if (BNext) { // the next B panel (from L3 or memory) into L2, two lines per k, while this tile computes
+      _mm_prefetch(reinterpret_cast<const char *>(BNext + K * Avx512NR), _MM_HINT_T1);
+      _mm_prefetch(reinterpret_cast<const char *>(BNext + K * Avx512NR + 16), _MM_HINT_T1);
+    }
+    const __m512 B0 = _mm512_loadu_ps(B), B1 = _mm512_loadu_ps(B + 16);
+    // A packed panel streams from L2 (or further: large weights); 16 k ahead covers its latency.
+    // (Rows read in place are left to the hardware prefetchers: prefetching them measured the same.)
+    if (Packed)
+      _mm_prefetch(reinterpret_cast<const char *>(A + 16 * Avx512MR), _MM_HINT_T0);
+    OPT_UNROLL for (int I = 0; I < R; ++I) {
+      const __m512 Av = _mm512_set1_ps(Packed ? A[I] : Ab[I / 3][(I % 3) * Lda]);
+      Acc0[I] = _mm512_fmadd_ps(Av, B0, Acc0[I]), Acc1[I] = _mm512_fmadd_ps(Av, B1, Acc1[I]);
+    }
+    if (Packed) {
+      A += Avx512MR;
+    } else {
+      OPT_UNROLL for (int P = 0; P < (R + 2) / 3; ++P)++ Ab[P];
+    }
+    B += Avx512NR;
+  }
   const __m512 Al = _mm512_set1_ps(Alpha), Be = _mm512_set1_ps(Beta);
   const __mmask16 M0 = Nr >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << Nr) - 1u);
   const __mmask16 M1 = Nr >= 32   ? static_cast<__mmask16>(0xFFFF)
@@ -154,9 +209,9 @@ __attribute__((target("avx512f,fma"))) void microAvx512(int64_t Kc, const float 
   const __m512 Lo = _mm512_set1_ps(Clamp ? Ep->Min : 0.0f), Hi = _mm512_set1_ps(Clamp ? Ep->Max : 0.0f);
   const __m512 CB0 = ColBias ? _mm512_maskz_loadu_ps(M0, Ep->ColBias) : _mm512_setzero_ps();
   const __m512 CB1 = ColBias ? _mm512_maskz_loadu_ps(M1, Ep->ColBias + 16) : _mm512_setzero_ps();
-  for (int64_t I = 0; I < Mr; ++I) {
+  OPT_UNROLL for (int I = 0; I < R; ++I) {
     float *Row = C + I * Ldc;
-    __m512 V0 = _mm512_mul_ps(Rows[I][0], Al), V1 = _mm512_mul_ps(Rows[I][1], Al);
+    __m512 V0 = _mm512_mul_ps(Acc0[I], Al), V1 = _mm512_mul_ps(Acc1[I], Al);
     if (Accumulate) {
       V0 = _mm512_add_ps(V0, _mm512_maskz_loadu_ps(M0, Row));
       V1 = _mm512_add_ps(V1, _mm512_maskz_loadu_ps(M1, Row + 16));
@@ -177,12 +232,37 @@ __attribute__((target("avx512f,fma"))) void microAvx512(int64_t Kc, const float 
     _mm512_mask_storeu_ps(Row + 16, M1, V1);
   }
 }
+
+template <bool Packed>
+__attribute__((target("avx512f,fma"))) void avx512Rows(int64_t Kc, const float *A, int64_t Lda, const float *B,
+                                                      const float *BNext, float *C, int64_t Ldc, int64_t Mr,
+                                                      int64_t Nr, float Alpha, float Beta, bool Accumulate,
+                                                      const GemmTileEpilogue *Ep) {
+  switch (Mr) {
+#define OPT_CASE(Rows)                                                                                                 \
+  case Rows: return avx512Tile<Rows, Packed>(Kc, A, Lda, B, BNext, C, Ldc, Nr, Alpha, Beta, Accumulate, Ep);
+    OPT_CASE(1) OPT_CASE(2) OPT_CASE(3) OPT_CASE(4) OPT_CASE(5) OPT_CASE(6)
+    OPT_CASE(7) OPT_CASE(8) OPT_CASE(9) OPT_CASE(10) OPT_CASE(11) OPT_CASE(12)
+#undef OPT_CASE
+  default: return;
+  }
+}
+
+#pragma GCC diagnostic pop
+
+void microAvx512(const GemmTile &T) {
+  if (T.Lda == 0)
+    avx512Rows<true>(T.Kc, T.A, 0, T.B, T.BNext, T.C, T.Ldc, T.Mr, T.Nr, T.Alpha, T.Beta, T.Accumulate, T.Ep);
+  else
+    avx512Rows<false>(T.Kc, T.A, T.Lda, T.B, T.BNext, T.C, T.Ldc, T.Mr, T.Nr, T.Alpha, T.Beta, T.Accumulate, T.Ep);
+}
+#undef OPT_UNROLL
 #endif
 
 const GemmMicroKernel PortableKernel{GemmIsa::Portable, "portable_4x16", PortableMR, PortableNR, microPortable};
 #ifdef OPT_GEMM_X86
-const GemmMicroKernel Avx2Kernel{GemmIsa::Avx2, "avx2_6x16", 6, 16, microAvx2};
-const GemmMicroKernel Avx512Kernel{GemmIsa::Avx512, "avx512_6x32", 6, 32, microAvx512};
+const GemmMicroKernel Avx2Kernel{GemmIsa::Avx2, "avx2_6x16", Avx2MR, Avx2NR, microAvx2};
+const GemmMicroKernel Avx512Kernel{GemmIsa::Avx512, "avx512_12x32", Avx512MR, Avx512NR, microAvx512};
 #endif
 
 } // namespace
@@ -261,9 +341,124 @@ void packB(const GemmMicroKernel &MK, int64_t K, int64_t N, MatrixRef B, PackedB
   });
 }
 
-void gemmPacked(const GemmMicroKernel &MK, const PackedA &A, const PackedB &B, float Alpha, float Beta, float *C,
-                int64_t Ldc, const Parallel &Par, const GemmEpilogue *Ep) {
-  const int64_t M = A.M, N = B.N, K = A.K;
+namespace {
+
+/// Where a tile's A comes from: a packed panel, or (Rows != nullptr) rows of the caller's matrix.
+struct GemmASource {
+  const float *Packed = nullptr;
+  int64_t Mpad = 0;
+  const float *Rows = nullptr;
+  int64_t Lda = 0;
+};
+
+/// Where a tile's B comes from: a packed B, or (Rows.Base != nullptr) rows in place.
+struct GemmBSource {
+  const PackedB *Packed = nullptr;
+  GemmRowsB Rows{};
+};
+
+/// Dst (Kc x NR, k-major) = columns [Col0, Col0 + Cols) of B (rows Base + Off[k], column j at
+/// ColOff[j] within a row, or j when ColOff is null), zeros past Cols.
+void copyBPanelPortable(float *Dst, const float *Base, const int64_t *Off, const int64_t *ColOff, int64_t Kc,
+                        int64_t Col0, int64_t Cols, int64_t NR) {
+  for (int64_t K = 0; K < Kc; ++K, Dst += NR) {
+    if (ColOff) {
+      const float *Row = Base + Off[K];
+      for (int64_t J = 0; J < Cols; ++J)
+        Dst[J] = Row[ColOff[Col0 + J]];
+    } else {
+      std::memcpy(Dst, Base + Off[K] + Col0, static_cast<size_t>(Cols) * sizeof(float));
+    }
+    std::fill(Dst + Cols, Dst + NR, 0.0f);
+  }
+}
+#ifdef OPT_GEMM_X86
+/// The copy loop of copyBPanelAvx512 for two 16-lane groups whose columns lie within a 32-float
+/// window each: a group with a gap (Permute) takes two masked loads and a two-source permute, a
+/// contiguous one a single masked load.
+template <bool Permute0, bool Permute1>
+__attribute__((target("avx512f"))) void copyWindowsAvx512(float *Dst, const float *Base, const int64_t *Off,
+                                                          int64_t Kc, int64_t B0, int64_t B1, __mmask16 L0,
+                                                          __mmask16 Lo0, __mmask16 Hi0, __m512i I0, __mmask16 L1,
+                                                          __mmask16 Lo1, __mmask16 Hi1, __m512i I1) {
+  for (int64_t K = 0; K < Kc; ++K, Dst += 32) {
+    const float *W0 = Base + Off[K] + B0, *W1 = Base + Off[K] + B1;
+    _mm512_store_ps(Dst, Permute0 ? _mm512_maskz_permutex2var_ps(L0, _mm512_maskz_loadu_ps(Lo0, W0), I0,
+                                                                 _mm512_maskz_loadu_ps(Hi0, W0 + 16))
+                                  : _mm512_maskz_loadu_ps(L0, W0));
+    _mm512_store_ps(Dst + 16, Permute1 ? _mm512_maskz_permutex2var_ps(L1, _mm512_maskz_loadu_ps(Lo1, W1), I1,
+                                                                      _mm512_maskz_loadu_ps(Hi1, W1 + 16))
+                                       : _mm512_maskz_loadu_ps(L1, W1));
+  }
+}
+
+__attribute__((target("avx512f"))) void copyBPanelAvx512(float *Dst, const float *Base, const int64_t *Off,
+                                                         const int64_t *ColOff, int64_t Kc, int64_t Col0,
+                                                         int64_t Cols) {
+  // Masked-off lanes are not read, so the loads never run past a row's valid columns.
+  const __mmask16 M0 = Cols >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << Cols) - 1u);
+  const __mmask16 M1 = Cols >= 32   ? static_cast<__mmask16>(0xFFFF)
+                       : Cols > 16 ? static_cast<__mmask16>((1u << (Cols - 16)) - 1u)
+                                   : static_cast<__mmask16>(0);
+  if (!ColOff) {
+    for (int64_t K = 0; K < Kc; ++K, Dst += 32) {
+      const float *Row = Base + Off[K] + Col0;
+      _mm512_store_ps(Dst, _mm512_maskz_loadu_ps(M0, Row));
+      _mm512_store_ps(Dst + 16, _mm512_maskz_loadu_ps(M1, Row + 16));
+    }
+    return;
+  }
+  // Columns that lie within 32 floats of a group's first column (an output row's pixels and a
+  // few gap columns: the common case) are two masked loads and one two-source permute per group.
+  struct Group {
+    bool Window, Contiguous; // Contiguous: lane l reads Base + l
+    int64_t Base;
+    __mmask16 Lanes, Lo, Hi; // valid lanes; lanes of the 32-float window [Base, Base + 16) and [Base + 16, ...)
+    __m512i Index;
+  };
+  Group Gs[2];
+  for (int G = 0; G < 2; ++G) {
+    Group &Gr = Gs[G];
+    const int64_t J0 = 16 * G, N = std::max<int64_t>(0, std::min<int64_t>(16, Cols - J0));
+    Gr.Lanes = static_cast<__mmask16>((1u << N) - 1u);
+    Gr.Window = Gr.Contiguous = true;
+    Gr.Base = N ? ColOff[Col0 + J0] : 0;
+    alignas(64) int32_t Idx[16] = {};
+    int64_t Span = 0;
+    for (int64_t L = 0; L < N; ++L) {
+      const int64_t D = ColOff[Col0 + J0 + L] - Gr.Base;
+      Gr.Window &= D >= 0 && D < 32;
+      Gr.Contiguous &= D == L;
+      Idx[L] = static_cast<int32_t>(D & 31);
+      Span = std::max(Span, D + 1);
+    }
+    Gr.Index = _mm512_load_si512(Idx);
+    Gr.Lo = static_cast<__mmask16>(Span >= 16 ? 0xFFFFu : (1u << Span) - 1u);
+    Gr.Hi = static_cast<__mmask16>(Span <= 16 ? 0u : Span >= 32 ? 0xFFFFu : (1u << (Span - 16)) - 1u);
+  }
+  if (Gs[0].Window && Gs[1].Window) {
+    const Group &G0 = Gs[0], &G1 = Gs[1];
+    const auto Copy = G0.Contiguous ? (G1.Contiguous ? copyWindowsAvx512<false, false> : copyWindowsAvx512<false, true>)
+                                    : (G1.Contiguous ? copyWindowsAvx512<true, false> : copyWindowsAvx512<true, true>);
+    Copy(Dst, Base, Off, Kc, G0.Base, G1.Base, G0.Lanes, G0.Lo, G0.Hi, G0.Index, G1.Lanes, G1.Lo, G1.Hi, G1.Index);
+    return;
+  }
+  for (int64_t K = 0; K < Kc; ++K, Dst += 32) { // columns far apart: lane by lane
+    const float *Row = Base + Off[K];
+    for (int G = 0; G < 2; ++G) {
+      alignas(64) float Tmp[16] = {};
+      for (int L = 0; L < 16; ++L)
+        if (Gs[G].Lanes >> L & 1)
+          Tmp[L] = Row[ColOff[Col0 + 16 * G + L]];
+      _mm512_store_ps(Dst + 16 * G, _mm512_load_ps(Tmp));
+    }
+  }
+}
+#endif
+
+void gemmDriver(const GemmMicroKernel &MK, int64_t M, int64_t K, const GemmASource &A, const GemmBSource &B,
+                float Alpha, float Beta, float *C, int64_t Ldc, const Parallel &Par, const GemmEpilogue *Ep) {
+  const int64_t N = B.Packed ? B.Packed->N : B.Rows.N;
   if (M == 0 || N == 0)
     return;
   if (K == 0) { // empty sum: C = Beta * C
@@ -282,23 +477,51 @@ void gemmPacked(const GemmMicroKernel &MK, const PackedA &A, const PackedB &B, f
   }
   const int64_t MR = MK.MR, NR = MK.NR;
   const int64_t PanelsM = ceilDiv(M, MR), PanelsN = ceilDiv(N, NR);
-  const int64_t Mpad = PanelsM * MR, Npad = PanelsN * NR;
+  const int64_t Npad = PanelsN * NR;
   // A task is a block of up to 8 x 4 tiles; enough tasks to balance, big enough to reuse panels.
-  const int64_t BlockM = 8, BlockN = 4;
-  const int64_t TasksM = ceilDiv(PanelsM, BlockM), TasksN = ceilDiv(PanelsN, BlockN);
-  const float *PA = A.Data.data(), *PB = B.Data.data();
+  // With B read in place every task copies each of its B panels once per K block: a task takes
+  // all rows then (the K block of A stays in L2: 22 panels of a 256-channel conv are 264 KiB).
+  const int64_t BlockM = B.Packed ? 8 : PanelsM, BlockN = 4;
+  const int64_t TasksN = ceilDiv(PanelsN, BlockN);
+  int64_t TasksM = ceilDiv(PanelsM, BlockM);
+  // With few tasks, a count that is not a multiple of the threads leaves one idle at the end (9
+  // tasks on 2 threads: 5 + 4): add row blocks until it is, and spread the panels evenly over them.
+  const int64_t Threads = std::max(1, Par.threads());
+  while (Threads > 1 && (TasksM * TasksN) % Threads != 0 && TasksM * TasksN < 8 * Threads && TasksM < PanelsM)
+    ++TasksM;
+  const float *PB = B.Packed ? B.Packed->Data.data() : nullptr;
   Par.forRange(static_cast<size_t>(TasksM * TasksN), 1, [&](size_t Begin, size_t End) {
+    // B rows in place: each (K block, column panel) is copied here, into an L1-sized buffer of this
+    // worker, right before the task's tiles reuse it.
+    thread_local AlignedFloats Panel;
+    if (!PB && Panel.size() < static_cast<size_t>(KC * NR))
+      Panel.resize(static_cast<size_t>(KC * NR));
     for (size_t T = Begin; T < End; ++T) {
       const int64_t Tm = static_cast<int64_t>(T) % TasksM, Tn = static_cast<int64_t>(T) / TasksM;
-      const int64_t P0 = Tm * BlockM, P1 = std::min(PanelsM, P0 + BlockM);
-      const int64_t Q0 = Tn * BlockN, Q1 = std::min(PanelsN, Q0 + BlockN);
+      const int64_t P0 = Tm * PanelsM / TasksM, P1 = (Tm + 1) * PanelsM / TasksM;
+      const int64_t Q0 = Tn * PanelsN / TasksN, Q1 = (Tn + 1) * PanelsN / TasksN;
       for (int64_t K0 = 0; K0 < K; K0 += KC) {
         const int64_t Kc = std::min(KC, K - K0);
         for (int64_t Q = Q0; Q < Q1; ++Q) {
-          const float *Bp = PB + K0 * Npad + Q * Kc * NR;
           const int64_t Nr = std::min(NR, N - Q * NR);
+          const float *Bp = PB ? PB + K0 * Npad + Q * Kc * NR : Panel.data();
+          // The packed panel this task reads after this one: the next column panel, or the first
+          // one of the next K block.
+          const float *BNext = !PB                  ? nullptr
+                               : Q + 1 < Q1         ? Bp + Kc * NR
+                               : K0 + KC < K        ? PB + (K0 + KC) * Npad + Q0 * std::min(KC, K - K0 - KC) * NR
+                                                    : nullptr;
+          if (!PB) {
+#ifdef OPT_GEMM_X86
+            if (MK.Isa == GemmIsa::Avx512 && NR == 32)
+              copyBPanelAvx512(Panel.data(), B.Rows.Base, B.Rows.RowOffsets + K0, B.Rows.ColOffsets, Kc, Q * NR, Nr);
+            else
+#endif
+              copyBPanelPortable(Panel.data(), B.Rows.Base, B.Rows.RowOffsets + K0, B.Rows.ColOffsets, Kc, Q * NR, Nr,
+                                 NR);
+          }
           for (int64_t P = P0; P < P1; ++P) {
-            const float *Ap = PA + K0 * Mpad + P * Kc * MR;
+            const float *Ap = A.Rows ? A.Rows + P * MR * A.Lda + K0 : A.Packed + K0 * A.Mpad + P * Kc * MR;
             const int64_t Mr = std::min(MR, M - P * MR);
             GemmTileEpilogue TileEp;
             const bool Last = K0 + Kc >= K;
@@ -307,8 +530,12 @@ void gemmPacked(const GemmMicroKernel &MK, const PackedA &A, const PackedB &B, f
               TileEp.ColBias = Ep->ColBias ? Ep->ColBias + Q * NR : nullptr;
               TileEp.Clamp = Ep->Clamp, TileEp.Min = Ep->Min, TileEp.Max = Ep->Max;
             }
-            MK.Fn(Kc, Ap, Bp, C + P * MR * Ldc + Q * NR, Ldc, Mr, Nr, Alpha, Beta, K0 > 0,
-                  Last && Ep ? &TileEp : nullptr);
+            GemmTile Tile;
+            Tile.Kc = Kc, Tile.A = Ap, Tile.Lda = A.Rows ? A.Lda : 0, Tile.B = Bp;
+            Tile.BNext = P == P0 ? BNext : nullptr; // once per panel: the first tile prefetches for the rest
+            Tile.C = C + P * MR * Ldc + Q * NR, Tile.Ldc = Ldc, Tile.Mr = Mr, Tile.Nr = Nr;
+            Tile.Alpha = Alpha, Tile.Beta = Beta, Tile.Accumulate = K0 > 0, Tile.Ep = Last && Ep ? &TileEp : nullptr;
+            MK.Fn(Tile);
           }
         }
       }
@@ -316,13 +543,60 @@ void gemmPacked(const GemmMicroKernel &MK, const PackedA &A, const PackedB &B, f
   });
 }
 
+} // namespace
+
+void gemmPacked(const GemmMicroKernel &MK, const PackedA &A, const PackedB &B, float Alpha, float Beta, float *C,
+                int64_t Ldc, const Parallel &Par, const GemmEpilogue *Ep) {
+  GemmASource Src;
+  Src.Packed = A.Data.data();
+  Src.Mpad = ceilDiv(A.M, MK.MR) * MK.MR;
+  GemmBSource BSrc;
+  BSrc.Packed = &B;
+  gemmDriver(MK, A.M, A.K, Src, BSrc, Alpha, Beta, C, Ldc, Par, Ep);
+}
+
+void gemmPackedRowsB(const GemmMicroKernel &MK, const PackedA &A, const GemmRowsB &B, float Alpha, float Beta,
+                     float *C, int64_t Ldc, const Parallel &Par, const GemmEpilogue *Ep) {
+  GemmASource Src;
+  Src.Packed = A.Data.data();
+  Src.Mpad = ceilDiv(A.M, MK.MR) * MK.MR;
+  GemmBSource BSrc;
+  BSrc.Rows = B;
+  gemmDriver(MK, A.M, A.K, Src, BSrc, Alpha, Beta, C, Ldc, Par, Ep);
+}
+
+void gemmRowsA(const GemmMicroKernel &MK, int64_t M, int64_t K, const float *A, int64_t Lda, const PackedB &B,
+               float Alpha, float Beta, float *C, int64_t Ldc, const Parallel &Par, const GemmEpilogue *Ep) {
+  if (Lda == 0 && M > 1) { // every row the same memory: the microkernels take Lda == 0 for "packed"
+    PackedA PA;
+    packA(MK, M, K, MatrixRef{A, 0, 1}, PA);
+    gemmPacked(MK, PA, B, Alpha, Beta, C, Ldc, Par, Ep);
+    return;
+  }
+  GemmASource Src;
+  Src.Rows = A;
+  Src.Lda = std::max<int64_t>(Lda, 1); // one row: the stride is never used
+  GemmBSource BSrc;
+  BSrc.Packed = &B;
+  gemmDriver(MK, M, K, Src, BSrc, Alpha, Beta, C, Ldc, Par, Ep);
+}
+
+void gemmA(const GemmMicroKernel &MK, int64_t M, int64_t K, MatrixRef A, const PackedB &B, float Alpha, float Beta,
+           float *C, int64_t Ldc, const Parallel &Par, const GemmEpilogue *Ep) {
+  if (A.ColStride == 1 && A.RowStride >= 0) {
+    gemmRowsA(MK, M, K, A.Data, A.RowStride, B, Alpha, Beta, C, Ldc, Par, Ep);
+    return;
+  }
+  PackedA PA;
+  packA(MK, M, K, A, PA);
+  gemmPacked(MK, PA, B, Alpha, Beta, C, Ldc, Par, Ep);
+}
+
 void sgemm(const GemmMicroKernel &MK, int64_t M, int64_t N, int64_t K, float Alpha, MatrixRef A, MatrixRef B,
            float Beta, float *C, int64_t Ldc, const Parallel &Par) {
-  PackedA PA;
   PackedB PB;
-  packA(MK, M, K, A, PA);
   packB(MK, K, N, B, PB, Par);
-  gemmPacked(MK, PA, PB, Alpha, Beta, C, Ldc, Par);
+  gemmA(MK, M, K, A, PB, Alpha, Beta, C, Ldc, Par);
 }
 
 } // namespace ops

@@ -19,8 +19,10 @@ namespace ops {
 enum class GemmIsa { Portable, Avx2, Avx512 };
 
 /// K block of the packed layouts: every K block but the last is this deep. Code that packs panels
-/// itself (Conv's direct im2col packing) must use the same value.
-constexpr int64_t GemmKC = 256;
+/// itself (Conv's direct im2col packing) must use the same value. 192: a 192 x 32 B panel (24 KiB)
+/// and a 12-row A panel (9 KiB) fit a 32 KiB L1d too (Zen 4), and 3x3 convolutions' K = 9 * 64 *
+/// 2^n splits into whole blocks; on this Emerald Rapids 128..320 measured the same.
+constexpr int64_t GemmKC = 192;
 
 /// What the last K block of a tile adds to its result while it is still in registers: a per-row
 /// bias (Conv's per-output-channel bias; Bias[i] is for the tile's row i) and a clamp (a fused
@@ -32,15 +34,29 @@ struct GemmTileEpilogue {
   float Min = 0, Max = 0;
 };
 
-/// C[0:Mr, 0:Nr] (row stride Ldc) = Alpha * Apanel * Bpanel + (Accumulate ? C : Beta * C), where
-/// Apanel is Kc x MR (k-major) and Bpanel is Kc x NR (k-major). Beta == 0 never reads C. Ep (may be
-/// nullptr) is applied after that, to the final values.
-using GemmMicroFn = void (*)(int64_t Kc, const float *A, const float *B, float *C, int64_t Ldc, int64_t Mr,
-                             int64_t Nr, float Alpha, float Beta, bool Accumulate, const GemmTileEpilogue *Ep);
+/// One microkernel call: C[0:Mr, 0:Nr] (row stride Ldc) = Alpha * Atile * Bpanel + (Accumulate ? C :
+/// Beta * C), where Bpanel is Kc x NR (k-major) and Atile is, for Lda == 0, a packed Kc x MR panel
+/// (k-major), else Mr rows of the caller's matrix (row i at A + i * Lda, k contiguous; rows past Mr
+/// are never read). Beta == 0 never reads C. Ep (may be nullptr) is applied after that, to the
+/// final values. BNext (may be nullptr) is a Kc x NR panel the next tiles will read: the kernel
+/// prefetches it into L2 while it computes.
+struct GemmTile {
+  int64_t Kc = 0;
+  const float *A = nullptr;
+  int64_t Lda = 0;
+  const float *B = nullptr;
+  const float *BNext = nullptr;
+  float *C = nullptr;
+  int64_t Ldc = 0, Mr = 0, Nr = 0;
+  float Alpha = 1, Beta = 0;
+  bool Accumulate = false;
+  const GemmTileEpilogue *Ep = nullptr;
+};
+using GemmMicroFn = void (*)(const GemmTile &T);
 
 struct GemmMicroKernel {
   GemmIsa Isa;
-  const char *Name; ///< "avx512_6x32": goes into kernel variant names.
+  const char *Name; ///< "avx512_12x32": goes into kernel variant names.
   int64_t MR, NR;
   GemmMicroFn Fn;
 };
@@ -107,10 +123,33 @@ struct GemmEpilogue {
 void gemmPacked(const GemmMicroKernel &MK, const PackedA &A, const PackedB &B, float Alpha, float Beta, float *C,
                 int64_t Ldc, const Parallel &Par, const GemmEpilogue *Ep = nullptr);
 
+/// B (K x N) read in place: element (k, j) is Base[RowOffsets[k] + ColOffsets[j]], or
+/// Base[RowOffsets[k] + j] when ColOffsets is null (an im2col matrix whose rows are slices of the
+/// input: Conv; ColOffsets skips the padding columns between output rows). Only those elements
+/// are read.
+struct GemmRowsB {
+  const float *Base = nullptr;
+  const int64_t *RowOffsets = nullptr; ///< K entries
+  int64_t N = 0;
+  const int64_t *ColOffsets = nullptr; ///< N entries, or null
+};
+/// gemmPacked with B's rows read in place: each K-block column panel is copied into an L1-sized
+/// buffer right before its tiles use it (no separate pass packing all of B through L2).
+void gemmPackedRowsB(const GemmMicroKernel &MK, const PackedA &A, const GemmRowsB &B, float Alpha, float Beta,
+                     float *C, int64_t Ldc, const Parallel &Par, const GemmEpilogue *Ep = nullptr);
+
+/// gemmPacked with A (M x K) read in place, row i at A + i * Lda with k contiguous: no packing of A
+/// per run (activations times constant weights: MatMul, Gemm, Attention).
+void gemmRowsA(const GemmMicroKernel &MK, int64_t M, int64_t K, const float *A, int64_t Lda, const PackedB &B,
+               float Alpha, float Beta, float *C, int64_t Ldc, const Parallel &Par, const GemmEpilogue *Ep = nullptr);
+/// Any strided A: read in place when k is contiguous (gemmRowsA), else packed for this call.
+void gemmA(const GemmMicroKernel &MK, int64_t M, int64_t K, MatrixRef A, const PackedB &B, float Alpha, float Beta,
+           float *C, int64_t Ldc, const Parallel &Par, const GemmEpilogue *Ep = nullptr);
+
 /// Y (1 x N) = A (1 x K) x B for a packed B: one pass over B's panels, no packing of A (the
 /// one-row case of decoder steps, where GEMM tiles would be 1/MR full).
 void gemvPacked(const GemmMicroKernel &MK, const float *A, const PackedB &B, float *Y, const Parallel &Par);
-/// Convenience: packs both operands for this call, then gemmPacked.
+/// Convenience: packs B for this call, then gemmA.
 void sgemm(const GemmMicroKernel &MK, int64_t M, int64_t N, int64_t K, float Alpha, MatrixRef A, MatrixRef B,
            float Beta, float *C, int64_t Ldc, const Parallel &Par);
 

@@ -169,6 +169,7 @@ void validate(const ProfileOptions &O) {
 
 void RequestImpl::waitForRun(bool Record) {
   ProfileEventScope WaitScope(Record ? Recorder : nullptr, ProfileEventKind::WaitBegin, -1);
+  runPendingHere(); // profile() blocks anyway: a run no worker has started runs here
   std::unique_lock<std::mutex> Lock(Mu);
   Cv.wait(Lock, [&] { return CompletedRuns == StartedRuns; });
   if (State == InferStatus::Fault && Error)

@@ -464,14 +464,21 @@ void RequestImpl::runPendingHere() {
   if (!M->Options.Cores.empty())
     return;
   std::shared_ptr<std::atomic<bool>> Claim;
+  uint64_t Ticket = 0;
   {
     std::lock_guard<std::mutex> Lock(Mu);
-    if (CompletedRuns != StartedRuns)
+    if (CompletedRuns != StartedRuns) {
       Claim = std::move(PendingClaim);
+      Ticket = PendingTicket;
+    }
     PendingClaim.reset();
+    PendingTicket = 0;
   }
-  if (Claim && !Claim->exchange(true))
-    runSequential(); // finish() wakes nobody but records completion for the wait that follows
+  if (Claim && !Claim->exchange(true)) {
+    if (Ticket)
+      M->Pool->cancelDeferred(Ticket); // no worker wakes up for it any more
+    runSequential(); // finish() records completion for the wait that follows
+  }
 }
 
 Tensor RequestImpl::valueTensor(int V) const {

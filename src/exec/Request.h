@@ -120,6 +120,7 @@ struct RequestImpl : std::enable_shared_from_this<RequestImpl> {
   /// A Sequential run that no pool worker has picked up yet (guarded by Mu): whoever sets the flag
   /// first runs it, a worker or a thread that blocks in wait() (runPendingHere).
   std::shared_ptr<std::atomic<bool>> PendingClaim;
+  uint64_t PendingTicket = 0; ///< its task in the pool (ThreadPool::submitDeferred)
   /// Called by wait() before blocking: runs the pending run on the calling thread when no worker
   /// has taken it yet (saves the hand-off to a worker and back: two thread wake-ups per run).
   void runPendingHere();

@@ -47,20 +47,27 @@ private:
   std::deque<std::shared_ptr<RequestImpl>> Queue;
 };
 
+/// How long a Sequential run waits for its caller to come and run it before a worker starts it.
+constexpr std::chrono::microseconds kCallerHeadStart(20);
+
 class SequentialScheduler : public Scheduler {
 public:
   explicit SequentialScheduler(ThreadPool &Pool) : Pool(Pool) {}
   void enqueue(std::shared_ptr<RequestImpl> R) override {
     // Claimed by whoever comes first: a worker, or the caller once it waits (runPendingHere).
+    // Workers hold off for kCallerHeadStart, so a caller that infers then waits (the usual
+    // synchronous use) runs its request itself: no hand-off to a worker and back (two thread
+    // wake-ups, tens of microseconds on a VM), and the caller is one of the compute threads.
     auto Claim = std::make_shared<std::atomic<bool>>(false);
-    {
-      std::lock_guard<std::mutex> Lock(R->Mu);
-      R->PendingClaim = Claim;
-    }
-    Pool.submit([R, Claim] {
-      if (!Claim->exchange(true))
-        R->runSequential();
-    });
+    const uint64_t Ticket = Pool.submitDeferred(
+        [R, Claim] {
+          if (!Claim->exchange(true))
+            R->runSequential();
+        },
+        R->M->Options.Cores.empty() ? kCallerHeadStart : std::chrono::microseconds(0));
+    std::lock_guard<std::mutex> Lock(R->Mu);
+    R->PendingClaim = Claim;
+    R->PendingTicket = Ticket;
   }
 
 private:

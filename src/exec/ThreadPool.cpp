@@ -140,6 +140,13 @@ struct ThreadPool::Impl {
   std::mutex M;                  // Guards Tasks, Jobs, Stop, Parked.
   std::condition_variable Wake;  // Parked workers.
   std::deque<std::function<void()>> Tasks;
+  struct DeferredTask {
+    uint64_t Ticket;
+    std::chrono::steady_clock::time_point Due;
+    std::function<void()> Fn;
+  };
+  std::deque<DeferredTask> Deferred; // by due time (one delay for all: FIFO is due order)
+  uint64_t NextTicket = 1;
   std::vector<std::shared_ptr<Job>> Jobs; // Fan-outs that may still take helpers.
   bool Stop = false;
   int Parked = 0;
@@ -166,8 +173,9 @@ struct ThreadPool::Impl {
     return Found;
   }
 
-  // Spins/yields until the epoch moves past Seen; false when the budget ran out (time to park).
-  bool spinForWork(uint64_t Seen) {
+  // Spins/yields until the epoch moves past Seen (or Due passes, when a deferred task waits);
+  // false when the budget ran out (time to park).
+  bool spinForWork(uint64_t Seen, bool HasDue, std::chrono::steady_clock::time_point Due) {
     int Spin = Config.SpinIterations;
     if (Spin == 0)
       return false;
@@ -182,6 +190,8 @@ struct ThreadPool::Impl {
     }
     for (int I = 0; I < Spin; ++I) {
       if (Epoch.load(std::memory_order_relaxed) != Seen)
+        return true;
+      if (HasDue && (I & 63) == 63 && std::chrono::steady_clock::now() >= Due)
         return true;
       cpuRelax();
     }
@@ -232,21 +242,39 @@ struct ThreadPool::Impl {
         L.lock();
         continue;
       }
+      if (!Deferred.empty() && (Stop || std::chrono::steady_clock::now() >= Deferred.front().Due)) {
+        std::function<void()> Task = std::move(Deferred.front().Fn);
+        Deferred.pop_front();
+        L.unlock();
+        try {
+          Task();
+        } catch (...) {
+        }
+        Task = nullptr;
+        L.lock();
+        continue;
+      }
       if (Stop)
         return;
       uint64_t Seen = Epoch.load(std::memory_order_relaxed);
+      const bool HasDue = !Deferred.empty();
+      const auto Due = HasDue ? Deferred.front().Due : std::chrono::steady_clock::time_point();
       L.unlock();
-      bool Moved = spinForWork(Seen);
+      bool Moved = spinForWork(Seen, HasDue, Due);
       L.lock();
       if (Moved)
         continue;
       ++Parked;
       // The predicate makes spurious wakeups harmless; an armed pool with negative spin wakes
-      // its workers so they spin through the request.
-      Wake.wait(L, [&] {
+      // its workers so they spin through the request. A waiting deferred task bounds the sleep.
+      const auto Pred = [&] {
         return Stop || Epoch.load(std::memory_order_relaxed) != Seen ||
                (Config.SpinIterations < 0 && Armed.load(std::memory_order_relaxed) > 0);
-      });
+      };
+      if (Deferred.empty())
+        Wake.wait(L, Pred);
+      else
+        Wake.wait_until(L, Deferred.front().Due, Pred);
       --Parked;
     }
   }
@@ -286,6 +314,36 @@ void ThreadPool::submit(std::function<void()> Task) {
   }
   if (Notify)
     P->Wake.notify_one();
+}
+
+uint64_t ThreadPool::submitDeferred(std::function<void()> Task, std::chrono::microseconds Delay) {
+  uint64_t Ticket;
+  bool Notify;
+  {
+    std::lock_guard<std::mutex> L(P->M);
+    Ticket = P->NextTicket++;
+    P->Deferred.push_back({Ticket, std::chrono::steady_clock::now() + Delay, std::move(Task)});
+    // Spinning workers learn the due time on their next round; a parked one sleeps until it.
+    P->Epoch.fetch_add(1, std::memory_order_relaxed);
+    Notify = P->Parked > 0;
+  }
+  if (Notify)
+    P->Wake.notify_one();
+  return Ticket;
+}
+
+bool ThreadPool::cancelDeferred(uint64_t Ticket) {
+  std::function<void()> Dropped; // destroyed outside the lock
+  {
+    std::lock_guard<std::mutex> L(P->M);
+    for (auto It = P->Deferred.begin(); It != P->Deferred.end(); ++It)
+      if (It->Ticket == Ticket) {
+        Dropped = std::move(It->Fn);
+        P->Deferred.erase(It);
+        return true;
+      }
+  }
+  return false;
 }
 
 void ThreadPool::parallelFor(size_t N, size_t Grain,

@@ -7,6 +7,8 @@
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
+#include <chrono>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -38,6 +40,12 @@ public:
 
   /// Queues a task (FIFO). Runs on a worker thread.
   void submit(std::function<void()> Task);
+
+  /// Queues a task that workers start only once Delay has passed, unless cancelDeferred() takes it
+  /// back first (a caller about to wait for it runs it itself). Returns its ticket (never 0).
+  uint64_t submitDeferred(std::function<void()> Task, std::chrono::microseconds Delay);
+  /// Removes a deferred task no worker has started; false when it already started (or ran).
+  bool cancelDeferred(uint64_t Ticket);
 
   /// Calls Fn(Begin, End) on disjoint ranges covering [0, N), using the calling thread plus idle
   /// workers; returns when all ranges are done. Ranges are at least Grain long (except the last).

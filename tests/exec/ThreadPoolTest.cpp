@@ -502,3 +502,48 @@ TEST(ThreadPoolTest, WorkersArePinnedToCores) {
   });
   EXPECT_EQ(Elsewhere.load(), 0);
 }
+
+TEST(ThreadPool, DeferredTasksStartAfterTheirDelayUnlessCancelled) {
+  using Clock = std::chrono::steady_clock;
+  PoolConfig C;
+  C.Threads = 2;
+  ThreadPool Pool(C);
+  // Runs, and not before its delay.
+  std::atomic<bool> Ran{false};
+  std::atomic<int64_t> StartedAfterUs{-1};
+  const auto T0 = Clock::now();
+  Pool.submitDeferred(
+      [&] {
+        StartedAfterUs = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - T0).count();
+        Ran = true;
+      },
+      std::chrono::microseconds(3000));
+  while (!Ran)
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  EXPECT_GE(StartedAfterUs.load(), 3000);
+  // Cancelled before it is due: never runs; a second cancel finds nothing.
+  std::atomic<bool> Cancelled{false};
+  const uint64_t T = Pool.submitDeferred([&] { Cancelled = true; }, std::chrono::seconds(5));
+  EXPECT_NE(T, 0u);
+  EXPECT_TRUE(Pool.cancelDeferred(T));
+  EXPECT_FALSE(Pool.cancelDeferred(T));
+  // Already run: cancel says so.
+  std::atomic<bool> Quick{false};
+  const uint64_t Q = Pool.submitDeferred([&] { Quick = true; }, std::chrono::microseconds(0));
+  while (!Quick)
+    std::this_thread::yield();
+  EXPECT_FALSE(Pool.cancelDeferred(Q));
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_FALSE(Cancelled.load());
+}
+
+TEST(ThreadPool, DestroyingThePoolRunsDeferredTasksStillQueued) {
+  std::atomic<bool> Ran{false};
+  {
+    PoolConfig C;
+    C.Threads = 1;
+    ThreadPool Pool(C);
+    Pool.submitDeferred([&] { Ran = true; }, std::chrono::seconds(30));
+  }
+  EXPECT_TRUE(Ran.load());
+}

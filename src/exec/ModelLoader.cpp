@@ -14,6 +14,7 @@
 #include "exec/InputShapes.h"
 #include "exec/Request.h"
 #include "import/Manifest.h"
+#include "import/MappedFile.h"
 #include "import/onnx/OnnxImporter.h"
 #include "passes/InferShapes.h"
 #include "passes/FuseConvActivation.h"
@@ -566,7 +567,10 @@ Result<std::shared_ptr<ModelImpl>> finishLoad(ImportedModel Imported, const Mode
     fuseTransposeMatMul(*M->G);
   }
   ASSIGN_OR_RETURN(auto Candidates, resolveDevices(Options));
-  RETURN_IF_ERROR(placeAndCreateKernels(*M, Candidates, Imported.Mappings));
+  {
+    ScopedSourceFiles Files(&Imported.Mappings); // factories packing from the file release as they go
+    RETURN_IF_ERROR(placeAndCreateKernels(*M, Candidates, Imported.Mappings));
+  }
   // Kernels have packed what they pack: the file pages read for that (and for parsing) leave the
   // resident set; whatever a kernel still reads in place at run time faults back in on first use.
   for (const auto &F : Imported.Mappings)

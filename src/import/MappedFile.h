@@ -3,6 +3,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/Status.h"
 
@@ -25,6 +26,21 @@ struct MappedFile {
   /// The same for the whole pages inside [P, P + Bytes) when that range lies in this mapping
   /// (false: not ours, nothing done).
   bool releaseResidentPages(const void *P, size_t Bytes) const;
+};
+
+/// While the loader creates a model's kernels, the mapped files that model reads: a kernel factory
+/// that packs a weight straight from the file (ConstData::Source) hands back the rows it is done
+/// with, so a big weight never has all of its file pages resident next to its packed copy. Set
+/// by the loader on its own thread for the duration of kernel creation (ScopedSourceFiles).
+void releaseSourceRange(const void *P, size_t Bytes);
+
+class ScopedSourceFiles {
+public:
+  explicit ScopedSourceFiles(const std::vector<std::shared_ptr<MappedFile>> *Files);
+  ~ScopedSourceFiles();
+
+private:
+  const std::vector<std::shared_ptr<MappedFile>> *Prev;
 };
 
 } // namespace detail

@@ -117,3 +117,53 @@ TEST(InPlaceInitializers, AnEmbeddingTableIsNotCopiedIntoAnonymousMemory) {
   EXPECT_LT(After - Before, 8 * 1024) << "anonymous memory grew by " << (After - Before)
                                       << " KiB for a 16 MiB table that should stay in the file";
 }
+
+TEST(InPlaceInitializers, AWeightPackedFromTheFileNeverHasAllItsPagesResident) {
+  rt::AutoInit Init;
+  // x [1, 2048] -> MatMul(w [2048, 4096]: 32 MiB, unaligned in the file) -> y. The packed copy is
+  // 32 MiB; the file's pages leave the resident set block by block while packing, so the peak
+  // grows by about one copy (plus a K block of rows), not two.
+  const int64_t K = 2048, N = 4096;
+  OnnxBuilder B(17);
+  B.input("x", onnx::TensorProto_DataType_FLOAT, {1, K});
+  auto *Pad = B.model().mutable_graph()->add_initializer();
+  Pad->set_name("pad");
+  Pad->set_data_type(onnx::TensorProto_DataType_UINT8);
+  Pad->add_dims(1);
+  Pad->set_raw_data(std::string(1, '\x07'));
+  std::vector<float> W(static_cast<size_t>(K * N));
+  for (size_t I = 0; I < W.size(); ++I)
+    W[I] = static_cast<float>(static_cast<int64_t>(I % 7) - 3) * 0.01f;
+  B.initializer("w", {K, N}, W);
+  B.node("MatMul", {"x", "w"}, {"y"}, "proj");
+  B.output("y", onnx::TensorProto_DataType_FLOAT);
+  const std::string Path = writeModel(B.bytes(), "inplace_packed.onnx");
+  W.clear();
+  W.shrink_to_fit();
+  {
+    std::ofstream Reset("/proc/self/clear_refs");
+    Reset << "5"; // resets VmHWM to the current resident size
+    if (!Reset.good())
+      GTEST_SKIP() << "cannot reset the peak resident size (/proc/self/clear_refs)";
+  }
+  const long Before = statusKiB("VmHWM");
+  rt::Model M = rt::loadModel(Path);
+  const long Peak = statusKiB("VmHWM");
+  const long CopyKiB = static_cast<long>(K * N * 4 / 1024);
+  EXPECT_LT(Peak - Before, CopyKiB + CopyKiB / 3)
+      << "loading a " << CopyKiB << " KiB weight raised the peak by " << (Peak - Before) << " KiB";
+  // And it computes: y[j] = sum_k x[k] * w[k, j] with x = 1.
+  rt::InferRequest R = M.createRequest();
+  rt::TypedTensor<float> X = rt::tensor<float>({1, K});
+  X.fill(1.0f);
+  std::vector<rt::Tensor> In{X};
+  R.infer(rt::make_array(In));
+  R.wait();
+  const float *Y = static_cast<const float *>(R.getOutput("y").data());
+  for (int64_t J = 0; J < N; J += 511) {
+    double Want = 0;
+    for (int64_t Kk = 0; Kk < K; ++Kk)
+      Want += static_cast<double>(static_cast<int64_t>((Kk * N + J) % 7) - 3) * 0.01;
+    EXPECT_NEAR(Y[J], Want, 1e-3) << J;
+  }
+}

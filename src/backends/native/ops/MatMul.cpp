@@ -6,6 +6,7 @@
 
 #include "backends/native/ops/common/Gemm.h"
 #include "backends/native/ops/common/OpUtil.h"
+#include "import/MappedFile.h"
 #include "passes/FuseMatMulBias.h"
 #include "passes/FuseTransposeMatMul.h"
 
@@ -377,7 +378,12 @@ KernelVariant blockedVariant(GemmIsa Isa, int Priority) {
                 const int64_t K = TransB ? Cols : Rows, N = TransB ? Rows : Cols;
                 const float *BData = static_cast<const float *>(InFile ? B.Source : B.Data);
                 ConstB.reset(new PackedB);
-                packB(MK, K, N, TransB ? MatrixRef{BData, 1, K} : MatrixRef{BData, N, 1}, *ConstB, Parallel());
+                if (InFile) // rows leave the resident set as soon as they are packed
+                  packB(MK, K, N, MatrixRef{BData, N, 1}, *ConstB, Parallel(), [BData, N](int64_t K0, int64_t K1) {
+                    releaseSourceRange(BData + K0 * N, static_cast<size_t>((K1 - K0) * N) * sizeof(float));
+                  });
+                else
+                  packB(MK, K, N, TransB ? MatrixRef{BData, 1, K} : MatrixRef{BData, N, 1}, *ConstB, Parallel());
                 markConstConsumed(I, 1); // B's shape is fixed: run() always takes the packed copy
               }
             }

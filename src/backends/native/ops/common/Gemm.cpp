@@ -313,14 +313,23 @@ void packA(const GemmMicroKernel &MK, int64_t M, int64_t K, MatrixRef A, PackedA
 }
 
 void packB(const GemmMicroKernel &MK, int64_t K, int64_t N, MatrixRef B, PackedB &Out, const Parallel &Par) {
+  packB(MK, K, N, B, Out, Par, nullptr);
+}
+
+void packB(const GemmMicroKernel &MK, int64_t K, int64_t N, MatrixRef B, PackedB &Out, const Parallel &Par,
+           const std::function<void(int64_t, int64_t)> &AfterRows) {
   const int64_t NR = MK.NR, Panels = ceilDiv(N, NR), Npad = Panels * NR;
   const int64_t KBlocks = ceilDiv(K, KC);
   Out.K = K;
   Out.N = N;
   Out.Data.resize(static_cast<size_t>(std::max<int64_t>(1, Npad * K)));
   float *Dst = Out.Data.data();
-  Par.forRange(static_cast<size_t>(KBlocks * Panels), 4, [&](size_t Begin, size_t End) {
-    for (size_t T = Begin; T < End; ++T) {
+  // All K blocks at once, or (AfterRows) one block after the other.
+  const int64_t Steps = AfterRows ? KBlocks : 1, PerStep = AfterRows ? Panels : KBlocks * Panels;
+  for (int64_t Step = 0; Step < Steps; ++Step) {
+  const size_t Base = static_cast<size_t>(Step * PerStep);
+  Par.forRange(static_cast<size_t>(PerStep), 4, [&](size_t Begin, size_t End) {
+    for (size_t T = Base + Begin; T < Base + End; ++T) {
       const int64_t Kb = static_cast<int64_t>(T) / Panels, P = static_cast<int64_t>(T) % Panels;
       const int64_t K0 = Kb * KC, Kc = std::min(KC, K - K0);
       float *Panel = Dst + K0 * Npad + P * Kc * NR;
@@ -339,6 +348,9 @@ void packB(const GemmMicroKernel &MK, int64_t K, int64_t N, MatrixRef B, PackedB
       }
     }
   });
+  if (AfterRows)
+    AfterRows(Step * KC, std::min(K, (Step + 1) * KC));
+  }
 }
 
 namespace {

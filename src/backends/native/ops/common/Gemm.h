@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <functional>
 #include <memory>
 #include <new>
 
@@ -109,6 +110,10 @@ struct PackedB {
 
 void packA(const GemmMicroKernel &MK, int64_t M, int64_t K, MatrixRef A, PackedA &Out);
 void packB(const GemmMicroKernel &MK, int64_t K, int64_t N, MatrixRef B, PackedB &Out, const Parallel &Par);
+/// packB one K block at a time (in order), calling AfterRows(K0, K1) once rows [K0, K1) of B are
+/// packed (a weight packed from the model file releases those rows' pages).
+void packB(const GemmMicroKernel &MK, int64_t K, int64_t N, MatrixRef B, PackedB &Out, const Parallel &Par,
+           const std::function<void(int64_t, int64_t)> &AfterRows);
 
 /// The epilogue of a whole GEMM: RowBias[i] (i a row of C) is added to row i; then the clamp.
 struct GemmEpilogue {

@@ -500,7 +500,10 @@ private:
     int64_t Blocks = (Panels + TargetPanels - 1) / TargetPanels;
     if (Threads > 1)
       Blocks = std::min(Panels, (Blocks + Threads - 1) / Threads * Threads);
-    const bool SplitGemm = Threads > 1 && Blocks < 2 * Threads;
+    // Too few panels to give every thread an even share of columns (3 panels on 2 threads): split
+    // each block's GEMM by rows instead. Otherwise one fan-out over the blocks (each fan-out is a
+    // fork-join, which costs as much as a small convolution's block).
+    const bool SplitGemm = Threads > 1 && Panels < 2 * Threads;
     const Parallel &GemmPar = SplitGemm ? Par : Serial;
     // Where im2col row k starts in Src, computed once (tapOffset divides; per row and block it
     // cost more than the copy it addresses).
@@ -513,8 +516,8 @@ private:
     const int64_t *const TapOff = TapOffsets.data();
     for (int64_t N = 0; N < R.N; ++N) {
       const float *Xn = X + N * R.C * R.InPlane;
-      if (!Direct)
-        L.fill(Xn, PaddedData, R.C, Par);
+      if (!Direct) // padding a small input is cheaper than a fan-out
+        L.fill(Xn, PaddedData, R.C, R.C * R.InPlane < (int64_t{1} << 16) ? Serial : Par);
       const float *Src = Direct ? Xn : PaddedData;
       float *Out = Y + N * R.M * R.OutPlane;
       const auto Blocks_ = [&](size_t Lo, size_t Hi) {

@@ -85,6 +85,44 @@ Result<std::shared_ptr<const ExecutionPlan>> buildPlan(ModelImpl &M, const std::
     Lives.push_back(std::move(L));
   }
   const bool Pipeline = M.EffectiveScheduler == SchedulerType::Pipeline;
+  // Views share their input's bytes: the output of a Reshape/Flatten (a byte copy) gets the
+  // input's block, whose lifetime grows to cover the output's readers, and the copy becomes a
+  // no-op (ByteCopyKernel skips a copy onto itself). Safe under every scheduler: no kernel writes
+  // a value's bytes but its producer, and the view's "write" stores the same bytes.
+  std::vector<int> Root(Lives.size());
+  for (size_t I = 0; I < Lives.size(); ++I)
+    Root[I] = static_cast<int>(I);
+  if (M.Options.EnableMemoryOptimization && M.Options.IntermediateSavePath.empty()) {
+    std::vector<int> LifeOf(NV, -1);
+    for (size_t I = 0; I < Lives.size(); ++I)
+      LifeOf[static_cast<size_t>(Lives[I].Value)] = static_cast<int>(I);
+    for (const Node &N : G.Nodes) {
+      if ((N.OpType != "Reshape" && N.OpType != "Flatten") || !N.Domain.empty() || N.Inputs.empty() ||
+          N.Outputs.size() != 1 || N.Inputs[0] < 0 || N.Outputs[0] < 0 || N.Device.getPlatform() != PlatformKind::Native)
+        continue;
+      const int LX = LifeOf[static_cast<size_t>(N.Inputs[0])], LY = LifeOf[static_cast<size_t>(N.Outputs[0])];
+      if (LX < 0 || LY < 0 || Root[static_cast<size_t>(LY)] != LY || Requests[LX].Bytes != Requests[LY].Bytes)
+        continue;
+      int R = LX;
+      while (Root[static_cast<size_t>(R)] != R)
+        R = Root[static_cast<size_t>(R)];
+      Life &Into = Lives[static_cast<size_t>(R)];
+      const Life &From = Lives[static_cast<size_t>(LY)];
+      Into.Last = (Into.Last == End || From.Last == End) ? End : std::max(Into.Last, From.Last);
+      Into.Readers.insert(Into.Readers.end(), From.Readers.begin(), From.Readers.end());
+      Root[static_cast<size_t>(LY)] = R;
+    }
+  }
+  // The blocks to place: one per root.
+  std::vector<int> Slot(Lives.size(), -1);
+  std::vector<Life> Placed;
+  std::vector<BufferRequest> PlacedRequests;
+  for (size_t I = 0; I < Lives.size(); ++I)
+    if (Root[I] == static_cast<int>(I)) {
+      Slot[I] = static_cast<int>(Placed.size());
+      Placed.push_back(Lives[I]);
+      PlacedRequests.push_back(Requests[I]);
+    }
   auto Precedes = [&](const Life &A, const Life &B) {
     // A's bytes are free before B's producer writes: every reader (or the producer) of A has
     // finished before B starts.
@@ -100,11 +138,16 @@ Result<std::shared_ptr<const ExecutionPlan>> buildPlan(ModelImpl &M, const std::
     return true;
   };
   MemoryPlan MP = planMemory(
-      Requests, [&](size_t A, size_t B) { return !Precedes(Lives[A], Lives[B]) && !Precedes(Lives[B], Lives[A]); },
+      PlacedRequests,
+      [&](size_t A, size_t B) { return !Precedes(Placed[A], Placed[B]) && !Precedes(Placed[B], Placed[A]); },
       M.Options.EnableMemoryOptimization);
   for (size_t I = 0; I < Lives.size(); ++I) {
-    Plan->Offsets[Lives[I].Value] = static_cast<int64_t>(MP.Offsets[I]);
-    Plan->Readable[Lives[I].Value] = MP.Exclusive[I] || Lives[I].Last == End;
+    int R = static_cast<int>(I);
+    while (Root[static_cast<size_t>(R)] != R)
+      R = Root[static_cast<size_t>(R)];
+    const size_t S = static_cast<size_t>(Slot[static_cast<size_t>(R)]);
+    Plan->Offsets[Lives[I].Value] = static_cast<int64_t>(MP.Offsets[S]);
+    Plan->Readable[Lives[I].Value] = MP.Exclusive[S] || Placed[S].Last == End;
   }
   Plan->ArenaBytes = MP.ArenaBytes;
   return std::shared_ptr<const ExecutionPlan>(std::move(Plan));

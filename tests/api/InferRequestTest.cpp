@@ -443,3 +443,35 @@ TEST(InferRequest, AWaitingCallerRunsARunNoWorkerHasStarted) {
       EXPECT_GT(Here.load(), 0) << "no run of 40 went to the waiting caller";
   }
 }
+
+TEST(InferRequest, AReshapeSharesItsInputsBytes) {
+  // x -> Relu -> a -> Reshape -> b -> Relu -> y: b is a view of a (same arena bytes, no copy) when
+  // memory optimization is on; with it off every value has its own bytes. Results are the same.
+  OnnxBuilder B(17);
+  B.input("x", onnx::TensorProto_DataType_FLOAT, {4, 6});
+  B.initializerI64("shape", {2}, {2, 12});
+  B.node("Relu", {"x"}, {"a"}, "relu1");
+  B.node("Reshape", {"a", "shape"}, {"b"}, "view");
+  B.node("Neg", {"b"}, {"y"}, "neg");
+  B.output("y", onnx::TensorProto_DataType_FLOAT);
+  const std::string Bytes = B.bytes();
+  for (bool MemOpt : {true, false}) {
+    rt::ModelLoadOptions O;
+    O.EnableMemoryOptimization = MemOpt;
+    rt::Model M = loadBytes(Bytes, O);
+    rt::InferRequest R = M.createRequest();
+    rt::TypedTensor<float> X = rt::tensor<float>({4, 6});
+    for (int I = 0; I < 24; ++I)
+      X[static_cast<size_t>(I)] = static_cast<float>(I % 5) - 2.0f;
+    R.infer(rt::make_array(std::vector<rt::Tensor>{X}));
+    R.wait();
+    rt::Tensor A = R.getTensor("a"), Bv = R.getTensor("b");
+    if (MemOpt)
+      EXPECT_EQ(A.data(), Bv.data()) << "the Reshape's output should alias its input";
+    else
+      EXPECT_NE(A.data(), Bv.data());
+    rt::TypedTensor<float> Y(R.getOutput("y"));
+    for (int I = 0; I < 24; ++I)
+      EXPECT_EQ(Y[static_cast<size_t>(I)], -std::max(0.0f, static_cast<float>(I % 5) - 2.0f)) << I;
+  }
+}

@@ -3,6 +3,7 @@
 #include "ir/OpSchema.h"
 
 #include "ir/HalfPromotion.h"
+#include "core/PendingFactories.h"
 
 #include <algorithm>
 #include <atomic>
@@ -22,8 +23,8 @@ namespace {
 struct SchemaRegistry {
   std::mutex Lock;
   std::map<std::pair<std::string, std::string>, std::unique_ptr<OpSchema>> Schemas;
-  /// Registered but not built yet, by op name (default domain).
-  std::map<std::string, std::vector<OpSchemaFactory>> Pending;
+  /// Registered but not built yet, by op name.
+  PendingFactories<OpSchemaFactory> Pending;
 };
 
 // Function-local static: registrars run from other translation units' static initializers, in an
@@ -44,21 +45,7 @@ void addLocked(SchemaRegistry &R, OpSchema Schema) {
 
 /// Builds the pending schemas registered as OpType (every pending one when OpType is null).
 void buildPendingLocked(SchemaRegistry &R, const std::string *OpType) {
-  if (!OpType) {
-    auto All = std::move(R.Pending);
-    R.Pending.clear();
-    for (auto &KV : All)
-      for (OpSchemaFactory Make : KV.second)
-        addLocked(R, Make());
-    return;
-  }
-  auto It = R.Pending.find(*OpType);
-  if (It == R.Pending.end())
-    return;
-  std::vector<OpSchemaFactory> Makers = std::move(It->second);
-  R.Pending.erase(It);
-  for (OpSchemaFactory Make : Makers)
-    addLocked(R, Make());
+  R.Pending.build(OpType, [&R](OpSchema S) { addLocked(R, std::move(S)); });
 }
 
 } // namespace
@@ -72,7 +59,7 @@ void registerOpSchema(OpSchema Schema) {
 void registerOpSchemaFactory(const char *OpType, OpSchemaFactory Make) {
   SchemaRegistry &R = registry();
   std::lock_guard<std::mutex> G(R.Lock);
-  R.Pending[OpType].push_back(Make);
+  R.Pending.add(OpType, Make);
 }
 
 const OpSchema *findOpSchema(const std::string &Domain, const std::string &OpType) {

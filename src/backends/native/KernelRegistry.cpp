@@ -1,6 +1,7 @@
 // Registry of native kernels: each op's file registers its variants (OPT_REGISTER_KERNELS); the
 // planner asks for the best variant that supports a node.
 #include "backends/native/Kernel.h"
+#include "core/PendingFactories.h"
 
 #include <map>
 #include <mutex>
@@ -15,8 +16,8 @@ namespace {
 struct KernelRegistry {
   std::mutex Lock;
   std::map<std::pair<std::string, std::string>, std::unique_ptr<OpKernels>> Ops;
-  /// Registered but not built yet, by op name (default domain).
-  std::map<std::string, std::vector<OpKernelsFactory>> Pending;
+  /// Registered but not built yet, by op name.
+  PendingFactories<OpKernelsFactory> Pending;
 };
 
 // Function-local static: registrars run from static initializers of other translation units.
@@ -42,21 +43,7 @@ void addLocked(KernelRegistry &R, OpKernels K) {
 
 /// Builds the pending kernels registered as OpType (every pending one when OpType is null).
 void buildPendingLocked(KernelRegistry &R, const std::string *OpType) {
-  if (!OpType) {
-    auto All = std::move(R.Pending);
-    R.Pending.clear();
-    for (auto &KV : All)
-      for (OpKernelsFactory Make : KV.second)
-        addLocked(R, Make());
-    return;
-  }
-  auto It = R.Pending.find(*OpType);
-  if (It == R.Pending.end())
-    return;
-  std::vector<OpKernelsFactory> Makers = std::move(It->second);
-  R.Pending.erase(It);
-  for (OpKernelsFactory Make : Makers)
-    addLocked(R, Make());
+  R.Pending.build(OpType, [&R](OpKernels K) { addLocked(R, std::move(K)); });
 }
 
 } // namespace
@@ -72,7 +59,7 @@ void registerOpKernels(OpKernels K) {
 void registerOpKernelsFactory(const char *OpType, OpKernelsFactory Make) {
   KernelRegistry &R = registry();
   std::lock_guard<std::mutex> G(R.Lock);
-  R.Pending[OpType].push_back(Make);
+  R.Pending.add(OpType, Make);
 }
 
 const OpKernels *findOpKernels(const std::string &Domain, const std::string &OpType) {

@@ -13,28 +13,38 @@ namespace detail {
 namespace ops {
 namespace {
 
-Status concatRun(const KernelContext &Ctx, int64_t Axis) {
+/// Calls Copy(Dst, Src, Bytes) for every contiguous run of bytes the concatenation moves (one per
+/// input and outer index), after checking the inputs against the output.
+template <typename CopyFn> Status forEachConcatCopy(const KernelContext &Ctx, int64_t Axis, const char *Name, CopyFn Copy) {
   const TensorView &Y = Ctx.Outputs[0];
   const size_t Elem = getElementSize(Y.Type);
   const size_t A = static_cast<size_t>(Axis);
   const int64_t Outer = product(Y.Dims, 0, A);
   const int64_t OutRow = product(Y.Dims, A, Y.rank()); // elements per outer index in Y
-  int64_t Offset = 0, AxisSum = 0;
+  int64_t AxisSum = 0;
   for (const TensorView &X : Ctx.Inputs) {
     if (X.rank() != Y.rank())
-      return runError("any_concat__ref", "input rank differs from output rank");
+      return runError(Name, "input rank differs from output rank");
     AxisSum += X.Dims[A];
+  }
+  if (AxisSum != Y.Dims[A])
+    return runError(Name, "inputs add up to ", AxisSum, " along axis ", Axis, ", output has ", Y.Dims[A]);
+  int64_t Offset = 0;
+  for (const TensorView &X : Ctx.Inputs) {
     const int64_t Row = product(X.Dims, A, X.rank());
     const char *Src = static_cast<const char *>(X.Data);
     char *Dst = static_cast<char *>(Y.Data);
     for (int64_t O = 0; O < Outer && Row > 0; ++O)
-      std::memcpy(Dst + static_cast<size_t>(O * OutRow + Offset) * Elem, Src + static_cast<size_t>(O * Row) * Elem,
-                  static_cast<size_t>(Row) * Elem);
+      Copy(Dst + static_cast<size_t>(O * OutRow + Offset) * Elem, Src + static_cast<size_t>(O * Row) * Elem,
+           static_cast<size_t>(Row) * Elem);
     Offset += Row;
   }
-  if (AxisSum != Y.Dims[A])
-    return runError("any_concat__ref", "inputs add up to ", AxisSum, " along axis ", Axis, ", output has ", Y.Dims[A]);
   return Status::ok();
+}
+
+Status concatRun(const KernelContext &Ctx, int64_t Axis) {
+  return forEachConcatCopy(Ctx, Axis, "any_concat__ref",
+                           [](char *Dst, const char *Src, size_t Bytes) { std::memcpy(Dst, Src, Bytes); });
 }
 
 Status inferConcat(ShapeContext &Ctx) {
@@ -107,8 +117,6 @@ public:
     const size_t Elem = getElementSize(Y.Type);
     if (Ctx.Par.threads() <= 1 || Y.elementCount() * Elem < (size_t{256} << 10))
       return concatRun(Ctx, Axis);
-    const size_t A = static_cast<size_t>(Axis);
-    const int64_t Outer = product(Y.Dims, 0, A), OutRow = product(Y.Dims, A, Y.rank());
     struct Piece {
       char *Dst;
       const char *Src;
@@ -116,23 +124,10 @@ public:
     };
     constexpr size_t MaxPiece = size_t{64} << 10;
     std::vector<Piece> Pieces;
-    int64_t Offset = 0, AxisSum = 0;
-    for (const TensorView &X : Ctx.Inputs) {
-      if (X.rank() != Y.rank())
-        return runError("any_concat__parallel", "input rank differs from output rank");
-      AxisSum += X.Dims[A];
-      const int64_t Row = product(X.Dims, A, X.rank());
-      for (int64_t O = 0; O < Outer && Row > 0; ++O) {
-        char *D = static_cast<char *>(Y.Data) + static_cast<size_t>(O * OutRow + Offset) * Elem;
-        const char *S = static_cast<const char *>(X.Data) + static_cast<size_t>(O * Row) * Elem;
-        for (size_t Done = 0, Bytes = static_cast<size_t>(Row) * Elem; Done < Bytes; Done += MaxPiece)
-          Pieces.push_back({D + Done, S + Done, std::min(MaxPiece, Bytes - Done)});
-      }
-      Offset += Row;
-    }
-    if (AxisSum != Y.Dims[A])
-      return runError("any_concat__parallel", "inputs add up to ", AxisSum, " along axis ", Axis, ", output has ",
-                      Y.Dims[A]);
+    RETURN_IF_ERROR(forEachConcatCopy(Ctx, Axis, "any_concat__parallel", [&](char *D, const char *S, size_t Bytes) {
+      for (size_t Done = 0; Done < Bytes; Done += MaxPiece)
+        Pieces.push_back({D + Done, S + Done, std::min(MaxPiece, Bytes - Done)});
+    }));
     Ctx.Par.forRange(Pieces.size(), 1, [&](size_t Lo, size_t Hi) {
       for (size_t I = Lo; I < Hi; ++I)
         std::memcpy(Pieces[I].Dst, Pieces[I].Src, Pieces[I].Bytes);

@@ -38,7 +38,9 @@ inline float expApprox(float X) {
   P = P * R + 1.6666665459E-1f;
   P = P * R + 5.0000001201E-1f;
   const float E = P * R * R + R + 1.0f;
-  return E * bitsToFloat((static_cast<int32_t>(N) + 127) << 23);
+  // NaN (X was NaN) has no integer value: scale by 2^0 instead, E is NaN already.
+  const int32_t Ni = N == N ? static_cast<int32_t>(N) : 0;
+  return E * bitsToFloat((Ni + 127) << 23);
 }
 
 inline float tanhApprox(float X) {

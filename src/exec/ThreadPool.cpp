@@ -180,12 +180,15 @@ struct ThreadPool::Impl {
     if (Spin == 0)
       return false;
     if (Spin < 0) {
-      while (Armed.load(std::memory_order_relaxed) > 0)
+      while (Armed.load(std::memory_order_relaxed) > 0) {
         for (int I = 0; I < 64; ++I) {
           if (Epoch.load(std::memory_order_relaxed) != Seen)
             return true;
           cpuRelax();
         }
+        if (HasDue && std::chrono::steady_clock::now() >= Due)
+          return true; // a deferred task is due: go and take it
+      }
       return Epoch.load(std::memory_order_relaxed) != Seen;
     }
     for (int I = 0; I < Spin; ++I) {

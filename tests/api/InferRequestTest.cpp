@@ -475,3 +475,31 @@ TEST(InferRequest, AReshapeSharesItsInputsBytes) {
       EXPECT_EQ(Y[static_cast<size_t>(I)], -std::max(0.0f, static_cast<float>(I % 5) - 2.0f)) << I;
   }
 }
+
+TEST(InferRequest, ARunNobodyWaitsForStartsOnAWorkerUnderEverySpinSetting) {
+  // The caller head start must not strand a run: with no wait() (only polling), a worker takes it
+  // once the head start is over, also when workers spin while a request is armed (negative spin).
+  for (int Spin : {rt::kDefaultSpinIterations, -1, 0}) {
+    for (int Threads : {1, 2}) {
+      rt::ModelLoadOptions O;
+      O.ThreadCount = Threads;
+      O.SpinIterations = Spin;
+      O.Scheduler = rt::SchedulerType::Sequential;
+      rt::Model M = loadBytes(slowChainModel(4, 16), O);
+      rt::InferRequest R = M.createRequest();
+      rt::Tensor X = filled({16, 16}, 0.75f);
+      for (int I = 0; I < 5; ++I) {
+        R.infer(rt::make_array(std::vector<rt::Tensor>{X}));
+        const auto Start = std::chrono::steady_clock::now();
+        while (R.getStatus() == rt::InferStatus::Running) {
+          ASSERT_LT(std::chrono::steady_clock::now() - Start, std::chrono::seconds(10))
+              << "run never started (spin " << Spin << ", threads " << Threads << ")";
+          std::this_thread::sleep_for(std::chrono::microseconds(100));
+        }
+        EXPECT_FALSE(R.wait());
+        rt::TypedTensor<float> Y(R.getOutput(0));
+        EXPECT_FLOAT_EQ(Y[0], 0.75f);
+      }
+    }
+  }
+}

@@ -16,6 +16,7 @@
 
 #include "core/Log.h"
 #include "core/LowPrecision.h"
+#include "core/OnnxDataType.h"
 #include "import/MappedFile.h"
 #include "import/onnx/RawDataScanner.h"
 #include "ir/Scopes.h"
@@ -57,23 +58,11 @@ std::string stem(const std::string &Path) {
 }
 
 Result<ElementType> convertDataType(int32_t T, const std::string &What) {
-  switch (T) {
-  case onnx::TensorProto_DataType_FLOAT: return ElementType::F32;
-  case onnx::TensorProto_DataType_UINT8: return ElementType::U8;
-  case onnx::TensorProto_DataType_INT8: return ElementType::I8;
-  case onnx::TensorProto_DataType_UINT16: return ElementType::U16;
-  case onnx::TensorProto_DataType_INT16: return ElementType::I16;
-  case onnx::TensorProto_DataType_INT32: return ElementType::I32;
-  case onnx::TensorProto_DataType_INT64: return ElementType::I64;
-  case onnx::TensorProto_DataType_STRING: return ElementType::String;
-  case onnx::TensorProto_DataType_BOOL: return ElementType::Bool;
-  case onnx::TensorProto_DataType_FLOAT16: return ElementType::F16;
-  case onnx::TensorProto_DataType_DOUBLE: return ElementType::F64;
-  case onnx::TensorProto_DataType_UINT32: return ElementType::U32;
-  case onnx::TensorProto_DataType_UINT64: return ElementType::U64;
-  case onnx::TensorProto_DataType_BFLOAT16: return ElementType::BF16;
-  default: break;
-  }
+  if (T == onnx::TensorProto_DataType_STRING)
+    return ElementType::String;
+  const ElementType Numeric = numericTypeOfOnnxCode(T);
+  if (Numeric != ElementType::Undefined)
+    return Numeric;
   const ElementType Low = lowp::fromOnnxDataType(T);
   if (Low != ElementType::Undefined)
     return Low;

@@ -1,32 +1,13 @@
 // EyeLike: a 2-D tensor of the input's shape with ones on the k-th diagonal, of type 'dtype'
 // (default: the input's). Only the input's shape is read: folded at load when constant and small.
 #include "backends/native/ops/common/Indexing.h"
+#include "core/OnnxDataType.h"
 
 namespace optimium {
 namespace runtime {
 namespace detail {
 namespace ops {
 namespace {
-
-/// ONNX TensorProto data type codes -> element types (the ones tensors of this runtime can hold).
-ElementType fromOnnxType(int64_t T) {
-  switch (T) {
-  case 1: return ElementType::F32;
-  case 2: return ElementType::U8;
-  case 3: return ElementType::I8;
-  case 4: return ElementType::U16;
-  case 5: return ElementType::I16;
-  case 6: return ElementType::I32;
-  case 7: return ElementType::I64;
-  case 9: return ElementType::Bool;
-  case 10: return ElementType::F16;
-  case 11: return ElementType::F64;
-  case 12: return ElementType::U32;
-  case 13: return ElementType::U64;
-  case 16: return ElementType::BF16;
-  default: return ElementType::Undefined;
-  }
-}
 
 Status computeEyeLike(const Node &N, const std::vector<TensorView> &, const std::vector<TensorView> &Out,
                       const Parallel &) {
@@ -59,7 +40,7 @@ OpSchema eyeLikeSchema() {
     (void)K;
     ElementType T = Ctx.Inputs[0].Type;
     if (DType >= 0) {
-      T = fromOnnxType(DType);
+      T = numericTypeOfOnnxCode(DType);
       if (T == ElementType::Undefined)
         return Ctx.error(ErrorCode::Model, "attribute 'dtype' value ", DType, " is not a supported data type");
     }

@@ -1,5 +1,6 @@
 // SequenceEmpty: an empty sequence of 'dtype' elements (default float).
 #include "backends/native/ops/common/Sequence.h"
+#include "core/OnnxDataType.h"
 
 namespace optimium {
 namespace runtime {
@@ -10,22 +11,9 @@ namespace {
 /// ONNX TensorProto data type codes of the element types a sequence may hold.
 Result<ElementType> dtypeOf(const Node &N) {
   ASSIGN_OR_RETURN(int64_t D, N.getInt("dtype", 1));
-  switch (D) {
-  case 1: return ElementType::F32;
-  case 2: return ElementType::U8;
-  case 3: return ElementType::I8;
-  case 4: return ElementType::U16;
-  case 5: return ElementType::I16;
-  case 6: return ElementType::I32;
-  case 7: return ElementType::I64;
-  case 9: return ElementType::Bool;
-  case 10: return ElementType::F16;
-  case 11: return ElementType::F64;
-  case 12: return ElementType::U32;
-  case 13: return ElementType::U64;
-  case 16: return ElementType::BF16;
-  default: break;
-  }
+  const ElementType T = numericTypeOfOnnxCode(D);
+  if (T != ElementType::Undefined)
+    return T;
   return makeError(ErrorCode::Model, N.describe(), ": attribute 'dtype' ", D, " is not a supported element type");
 }
 

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "backends/native/ops/common/ElementwiseCommon.h"
+#include "core/OnnxDataType.h"
 #include "core/LowPrecision.h"
 
 namespace optimium {
@@ -16,22 +17,9 @@ namespace ops {
 /// TensorProto.DataType code -> ElementType; TypeError naming the code for unsupported ones
 /// (string, complex, float6, ...).
 inline Result<ElementType> elementTypeFromOnnx(const ShapeContext &Ctx, const char *Attr, int64_t Code) {
-  switch (Code) {
-  case 1: return ElementType::F32;
-  case 2: return ElementType::U8;
-  case 3: return ElementType::I8;
-  case 4: return ElementType::U16;
-  case 5: return ElementType::I16;
-  case 6: return ElementType::I32;
-  case 7: return ElementType::I64;
-  case 9: return ElementType::Bool;
-  case 10: return ElementType::F16;
-  case 11: return ElementType::F64;
-  case 12: return ElementType::U32;
-  case 13: return ElementType::U64;
-  case 16: return ElementType::BF16;
-  default: break;
-  }
+  const ElementType Numeric = numericTypeOfOnnxCode(Code);
+  if (Numeric != ElementType::Undefined)
+    return Numeric;
   const ElementType Low = lowp::fromOnnxDataType(Code);
   if (Low != ElementType::Undefined)
     return Low;

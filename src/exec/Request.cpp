@@ -460,25 +460,17 @@ void RequestImpl::finish(const Status &RunStatus) {
 bool RequestImpl::isInCallback() const { return CallbackOwner == this; }
 
 void RequestImpl::runPendingHere() {
-  // Workers pinned to chosen cores keep the run on those cores.
-  if (!M->Options.Cores.empty())
-    return;
-  std::shared_ptr<std::atomic<bool>> Claim;
   uint64_t Ticket = 0;
   {
     std::lock_guard<std::mutex> Lock(Mu);
-    if (CompletedRuns != StartedRuns) {
-      Claim = std::move(PendingClaim);
+    if (CompletedRuns != StartedRuns)
       Ticket = PendingTicket;
-    }
-    PendingClaim.reset();
     PendingTicket = 0;
   }
-  if (Claim && !Claim->exchange(true)) {
-    if (Ticket)
-      M->Pool->cancelDeferred(Ticket); // no worker wakes up for it any more
-    runSequential(); // finish() records completion for the wait that follows
-  }
+  // Taken back before any worker started it: no worker will; run it here. finish() records the
+  // completion for the wait that follows.
+  if (Ticket && M->Pool->cancelDeferred(Ticket))
+    runSequential();
 }
 
 Tensor RequestImpl::valueTensor(int V) const {

@@ -117,10 +117,9 @@ struct RequestImpl : std::enable_shared_from_this<RequestImpl> {
   /// Whether the calling thread is running one of this request's callbacks (wait() must not block).
   bool isInCallback() const;
 
-  /// A Sequential run that no pool worker has picked up yet (guarded by Mu): whoever sets the flag
-  /// first runs it, a worker or a thread that blocks in wait() (runPendingHere).
-  std::shared_ptr<std::atomic<bool>> PendingClaim;
-  uint64_t PendingTicket = 0; ///< its task in the pool (ThreadPool::submitDeferred)
+  /// The pool task of a Sequential run that may still be taken back (ThreadPool::submitDeferred;
+  /// 0: none; guarded by Mu): a thread that blocks in wait() and cancels it runs the run itself.
+  uint64_t PendingTicket = 0;
   /// Called by wait() before blocking: runs the pending run on the calling thread when no worker
   /// has taken it yet (saves the hand-off to a worker and back: two thread wake-ups per run).
   void runPendingHere();

@@ -54,19 +54,17 @@ class SequentialScheduler : public Scheduler {
 public:
   explicit SequentialScheduler(ThreadPool &Pool) : Pool(Pool) {}
   void enqueue(std::shared_ptr<RequestImpl> R) override {
-    // Claimed by whoever comes first: a worker, or the caller once it waits (runPendingHere).
+    // Workers pinned to chosen cores keep every run on those cores.
+    if (!R->M->Options.Cores.empty()) {
+      Pool.submit([R] { R->runSequential(); });
+      return;
+    }
     // Workers hold off for kCallerHeadStart, so a caller that infers then waits (the usual
-    // synchronous use) runs its request itself: no hand-off to a worker and back (two thread
-    // wake-ups, tens of microseconds on a VM), and the caller is one of the compute threads.
-    auto Claim = std::make_shared<std::atomic<bool>>(false);
-    const uint64_t Ticket = Pool.submitDeferred(
-        [R, Claim] {
-          if (!Claim->exchange(true))
-            R->runSequential();
-        },
-        R->M->Options.Cores.empty() ? kCallerHeadStart : std::chrono::microseconds(0));
+    // synchronous use) takes the task back and runs its request itself (runPendingHere): no
+    // hand-off to a worker and back (two thread wake-ups, tens of microseconds on a VM), and the
+    // caller is one of the compute threads.
+    const uint64_t Ticket = Pool.submitDeferred([R] { R->runSequential(); }, kCallerHeadStart);
     std::lock_guard<std::mutex> Lock(R->Mu);
-    R->PendingClaim = Claim;
     R->PendingTicket = Ticket;
   }
 

@@ -246,15 +246,8 @@ struct ThreadPool::Impl {
         continue;
       }
       if (!Deferred.empty() && (Stop || std::chrono::steady_clock::now() >= Deferred.front().Due)) {
-        std::function<void()> Task = std::move(Deferred.front().Fn);
+        Tasks.push_back(std::move(Deferred.front().Fn)); // due: an ordinary task now
         Deferred.pop_front();
-        L.unlock();
-        try {
-          Task();
-        } catch (...) {
-        }
-        Task = nullptr;
-        L.lock();
         continue;
       }
       if (Stop)

@@ -377,13 +377,14 @@ KernelVariant blockedVariant(GemmIsa Isa, int Priority) {
                 const int64_t Rows = R >= 2 ? B.Dims[R - 2] : B.Dims[0], Cols = R >= 2 ? B.Dims[R - 1] : 1;
                 const int64_t K = TransB ? Cols : Rows, N = TransB ? Rows : Cols;
                 const float *BData = static_cast<const float *>(InFile ? B.Source : B.Data);
-                ConstB.reset(new PackedB);
-                if (InFile) // rows leave the resident set as soon as they are packed
-                  packB(MK, K, N, MatrixRef{BData, N, 1}, *ConstB, Parallel(), [BData, N](int64_t K0, int64_t K1) {
+                // From the file, rows leave the resident set as soon as they are packed.
+                std::function<void(int64_t, int64_t)> Release;
+                if (InFile)
+                  Release = [BData, N](int64_t K0, int64_t K1) {
                     releaseSourceRange(BData + K0 * N, static_cast<size_t>((K1 - K0) * N) * sizeof(float));
-                  });
-                else
-                  packB(MK, K, N, TransB ? MatrixRef{BData, 1, K} : MatrixRef{BData, N, 1}, *ConstB, Parallel());
+                  };
+                ConstB.reset(new PackedB);
+                packB(MK, K, N, TransB ? MatrixRef{BData, 1, K} : MatrixRef{BData, N, 1}, *ConstB, Parallel(), Release);
                 markConstConsumed(I, 1); // B's shape is fixed: run() always takes the packed copy
               }
             }

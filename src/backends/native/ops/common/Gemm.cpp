@@ -327,29 +327,29 @@ void packB(const GemmMicroKernel &MK, int64_t K, int64_t N, MatrixRef B, PackedB
   // All K blocks at once, or (AfterRows) one block after the other.
   const int64_t Steps = AfterRows ? KBlocks : 1, PerStep = AfterRows ? Panels : KBlocks * Panels;
   for (int64_t Step = 0; Step < Steps; ++Step) {
-  const size_t Base = static_cast<size_t>(Step * PerStep);
-  Par.forRange(static_cast<size_t>(PerStep), 4, [&](size_t Begin, size_t End) {
-    for (size_t T = Base + Begin; T < Base + End; ++T) {
-      const int64_t Kb = static_cast<int64_t>(T) / Panels, P = static_cast<int64_t>(T) % Panels;
-      const int64_t K0 = Kb * KC, Kc = std::min(KC, K - K0);
-      float *Panel = Dst + K0 * Npad + P * Kc * NR;
-      const int64_t Cols = std::min(NR, N - P * NR);
-      for (int64_t Kk = 0; Kk < Kc; ++Kk) {
-        const float *Src = B.Data + (K0 + Kk) * B.RowStride + P * NR * B.ColStride;
-        float *D = Panel + Kk * NR;
-        if (B.ColStride == 1) {
-          std::memcpy(D, Src, static_cast<size_t>(Cols) * sizeof(float));
-        } else {
-          for (int64_t J = 0; J < Cols; ++J)
-            D[J] = Src[J * B.ColStride];
+    const size_t Base = static_cast<size_t>(Step * PerStep);
+    Par.forRange(static_cast<size_t>(PerStep), 4, [&](size_t Begin, size_t End) {
+      for (size_t T = Base + Begin; T < Base + End; ++T) {
+        const int64_t Kb = static_cast<int64_t>(T) / Panels, P = static_cast<int64_t>(T) % Panels;
+        const int64_t K0 = Kb * KC, Kc = std::min(KC, K - K0);
+        float *Panel = Dst + K0 * Npad + P * Kc * NR;
+        const int64_t Cols = std::min(NR, N - P * NR);
+        for (int64_t Kk = 0; Kk < Kc; ++Kk) {
+          const float *Src = B.Data + (K0 + Kk) * B.RowStride + P * NR * B.ColStride;
+          float *D = Panel + Kk * NR;
+          if (B.ColStride == 1) {
+            std::memcpy(D, Src, static_cast<size_t>(Cols) * sizeof(float));
+          } else {
+            for (int64_t J = 0; J < Cols; ++J)
+              D[J] = Src[J * B.ColStride];
+          }
+          for (int64_t J = Cols; J < NR; ++J)
+            D[J] = 0.0f;
         }
-        for (int64_t J = Cols; J < NR; ++J)
-          D[J] = 0.0f;
       }
-    }
-  });
-  if (AfterRows)
-    AfterRows(Step * KC, std::min(K, (Step + 1) * KC));
+    });
+    if (AfterRows)
+      AfterRows(Step * KC, std::min(K, (Step + 1) * KC));
   }
 }
 

@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "backends/native/ops/common/MathApprox.h"
+#include "backends/native/ops/common/MathSoftmax.h"
 #include "backends/native/ops/common/OpUtil.h"
 
 namespace optimium {
@@ -14,25 +15,6 @@ namespace runtime {
 namespace detail {
 namespace ops {
 namespace {
-
-/// The op viewed as [Outer, Axis, Inner]: normalize over Axis for each (outer, inner) pair.
-struct SoftmaxLayout {
-  int64_t Outer, Axis, Inner;
-};
-
-Result<int64_t> softmaxAxis(const Node &N, size_t Rank) {
-  const bool Legacy = N.OpsetVersion > 0 && N.OpsetVersion < 13;
-  ASSIGN_OR_RETURN(int64_t Axis, N.getInt("axis", Legacy ? 1 : -1));
-  // Both rules accept axis in [-r, r-1].
-  return normalizeAxis(N, "axis", Axis, static_cast<int64_t>(Rank));
-}
-
-SoftmaxLayout softmaxLayout(const Node &N, int64_t Axis, const std::vector<int64_t> &Dims) {
-  const size_t A = static_cast<size_t>(Axis);
-  if (N.OpsetVersion > 0 && N.OpsetVersion < 13)
-    return {product(Dims, 0, A), product(Dims, A, Dims.size()), 1};
-  return {product(Dims, 0, A), Dims.empty() ? 1 : Dims[A], product(Dims, A + 1, Dims.size())};
-}
 
 OpSchema softmaxSchema() {
   OpSchema S;
@@ -44,7 +26,7 @@ OpSchema softmaxSchema() {
     const TensorShape &In = Ctx.Inputs[0].Shape;
     if (In.getRank() == 0)
       return Ctx.error(ErrorCode::Shape, "input must have rank >= 1");
-    ASSIGN_OR_RETURN(const int64_t Axis, softmaxAxis(Ctx.N, In.getRank()));
+    ASSIGN_OR_RETURN(const int64_t Axis, softmaxFamilyAxis(Ctx.N, In.getRank()));
     (void)Axis;
     Ctx.Outputs[0].Type = Ctx.Inputs[0].Type;
     Ctx.Outputs[0].Shape = In;
@@ -62,10 +44,10 @@ public:
     const TensorView &X = Ctx.Inputs[0], &Y = Ctx.Outputs[0];
     if (X.Dims != Y.Dims || static_cast<int64_t>(X.rank()) <= Axis)
       return runError("softmax", "output shape ", joinInts(Y.Dims), " differs from input ", joinInts(X.Dims));
-    const SoftmaxLayout L = softmaxLayout(N, Axis, X.Dims);
+    const AxisLines L = softmaxFamilyLines(N, Axis, X.Dims);
     const T *In = X.data<T>();
     T *Out = Y.data<T>();
-    const size_t Lines = static_cast<size_t>(L.Outer * L.Inner);
+    const size_t Lines = L.lines();
     if (!Fast) {
       for (size_t Line = 0; Line < Lines; ++Line)
         refLine(In, Out, L, Line);
@@ -79,13 +61,8 @@ public:
   }
 
 private:
-  // Line T covers elements Base + k * Inner for k < Axis.
-  static int64_t base(const SoftmaxLayout &L, size_t Line) {
-    const int64_t O = static_cast<int64_t>(Line) / L.Inner, I = static_cast<int64_t>(Line) % L.Inner;
-    return O * L.Axis * L.Inner + I;
-  }
-  static void refLine(const T *In, T *Out, const SoftmaxLayout &L, size_t Line) {
-    const int64_t B = base(L, Line);
+  static void refLine(const T *In, T *Out, const AxisLines &L, size_t Line) {
+    const int64_t B = L.base(Line);
     double Max = -INFINITY, Sum = 0;
     for (int64_t K = 0; K < L.Axis; ++K)
       Max = std::max<double>(Max, In[B + K * L.Inner]);
@@ -94,8 +71,8 @@ private:
     for (int64_t K = 0; K < L.Axis; ++K)
       Out[B + K * L.Inner] = static_cast<T>(std::exp(static_cast<double>(In[B + K * L.Inner]) - Max) / Sum);
   }
-  static void fastLine(const T *In, T *Out, const SoftmaxLayout &L, size_t Line) {
-    const int64_t B = base(L, Line), S = L.Inner;
+  static void fastLine(const T *In, T *Out, const AxisLines &L, size_t Line) {
+    const int64_t B = L.base(Line), S = L.Inner;
     if (std::is_same<T, float>::value && S == 1) {
       // Contiguous line (the last axis): max, exp and sum vectorized in one helper.
       approx::softmaxF32(reinterpret_cast<const float *>(In) + B, reinterpret_cast<float *>(Out) + B,
@@ -134,14 +111,13 @@ public:
     const TensorView &X = Ctx.Inputs[0], &Y = Ctx.Outputs[0];
     if (X.Dims != Y.Dims || static_cast<int64_t>(X.rank()) <= Axis)
       return runError("softmax", "output shape ", joinInts(Y.Dims), " differs from input ", joinInts(X.Dims));
-    const SoftmaxLayout L = softmaxLayout(N, Axis, X.Dims);
+    const AxisLines L = softmaxFamilyLines(N, Axis, X.Dims);
     const T *In = X.data<T>();
     T *Out = Y.data<T>();
-    const size_t Lines = static_cast<size_t>(L.Outer * L.Inner);
+    const size_t Lines = L.lines();
     Ctx.Par.forRange(Lines, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, L.Axis)), [&](size_t Lo, size_t Hi) {
       for (size_t Line = Lo; Line < Hi; ++Line) {
-        const int64_t O = static_cast<int64_t>(Line) / L.Inner, I = static_cast<int64_t>(Line) % L.Inner;
-        const int64_t B = O * L.Axis * L.Inner + I, S = L.Inner;
+        const int64_t B = L.base(Line), S = L.Inner;
         float Max = -INFINITY;
         for (int64_t K = 0; K < L.Axis; ++K)
           Max = std::max(Max, static_cast<float>(In[B + K * S]));
@@ -169,7 +145,7 @@ template <typename T> KernelVariant halfSoftmaxVariant(const std::string &Name) 
   const ElementType ET = ElementTypeOf<T>::value;
   return {Name, 0, [ET](const KernelCreateInfo &I) { return inputIs(I, 0, ET); },
           [](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
-            ASSIGN_OR_RETURN(const int64_t Axis, softmaxAxis(I.N, I.Inputs[0].Shape.getRank()));
+            ASSIGN_OR_RETURN(const int64_t Axis, softmaxFamilyAxis(I.N, I.Inputs[0].Shape.getRank()));
             return makeKernel<HalfSoftmaxKernel<T>>(I.N, Axis);
           }};
 }
@@ -178,7 +154,7 @@ template <typename T> KernelVariant softmaxVariant(const std::string &Name, int 
   const ElementType ET = ElementTypeOf<T>::value;
   return {Name, Priority, [ET](const KernelCreateInfo &I) { return inputIs(I, 0, ET); },
           [Fast](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
-            ASSIGN_OR_RETURN(const int64_t Axis, softmaxAxis(I.N, I.Inputs[0].Shape.getRank()));
+            ASSIGN_OR_RETURN(const int64_t Axis, softmaxFamilyAxis(I.N, I.Inputs[0].Shape.getRank()));
             return makeKernel<SoftmaxKernel<T>>(I.N, Axis, Fast);
           }};
 }

@@ -92,6 +92,11 @@ Result<std::shared_ptr<const ExecutionPlan>> buildPlan(ModelImpl &M, const std::
   std::vector<int> Root(Lives.size());
   for (size_t I = 0; I < Lives.size(); ++I)
     Root[I] = static_cast<int>(I);
+  const auto RootOf = [&Root](int L) {
+    while (Root[static_cast<size_t>(L)] != L)
+      L = Root[static_cast<size_t>(L)];
+    return L;
+  };
   if (M.Options.EnableMemoryOptimization && M.Options.IntermediateSavePath.empty()) {
     std::vector<int> LifeOf(NV, -1);
     for (size_t I = 0; I < Lives.size(); ++I)
@@ -103,9 +108,7 @@ Result<std::shared_ptr<const ExecutionPlan>> buildPlan(ModelImpl &M, const std::
       const int LX = LifeOf[static_cast<size_t>(N.Inputs[0])], LY = LifeOf[static_cast<size_t>(N.Outputs[0])];
       if (LX < 0 || LY < 0 || Root[static_cast<size_t>(LY)] != LY || Requests[LX].Bytes != Requests[LY].Bytes)
         continue;
-      int R = LX;
-      while (Root[static_cast<size_t>(R)] != R)
-        R = Root[static_cast<size_t>(R)];
+      const int R = RootOf(LX);
       Life &Into = Lives[static_cast<size_t>(R)];
       const Life &From = Lives[static_cast<size_t>(LY)];
       Into.Last = (Into.Last == End || From.Last == End) ? End : std::max(Into.Last, From.Last);
@@ -142,10 +145,7 @@ Result<std::shared_ptr<const ExecutionPlan>> buildPlan(ModelImpl &M, const std::
       [&](size_t A, size_t B) { return !Precedes(Placed[A], Placed[B]) && !Precedes(Placed[B], Placed[A]); },
       M.Options.EnableMemoryOptimization);
   for (size_t I = 0; I < Lives.size(); ++I) {
-    int R = static_cast<int>(I);
-    while (Root[static_cast<size_t>(R)] != R)
-      R = Root[static_cast<size_t>(R)];
-    const size_t S = static_cast<size_t>(Slot[static_cast<size_t>(R)]);
+    const size_t S = static_cast<size_t>(Slot[static_cast<size_t>(RootOf(static_cast<int>(I)))]);
     Plan->Offsets[Lives[I].Value] = static_cast<int64_t>(MP.Offsets[S]);
     Plan->Readable[Lives[I].Value] = MP.Exclusive[S] || Placed[S].Last == End;
   }

@@ -47,8 +47,7 @@ size_t fuseTransposeMatMul(Graph &G) {
     const int TI = G.Values[M.Inputs[1]].Producer;
     if (TI < 0 || !swapsLastTwo(G, G.Nodes[static_cast<size_t>(TI)]))
       continue;
-    const Value &A = G.Values[M.Inputs[0]];
-    if (M.Inputs[0] < 0 || A.Type != ElementType::F32)
+    if (M.Inputs[0] < 0 || G.Values[M.Inputs[0]].Type != ElementType::F32)
       continue;
     AttrValue One;
     One.K = AttrValue::Kind::Int;

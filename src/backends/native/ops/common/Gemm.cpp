@@ -622,42 +622,76 @@ namespace detail {
 namespace ops {
 namespace {
 
-/// Y[P*NR .. P*NR+Cols) = A (1 x K) x one column panel of a packed B: the panel's K blocks are
-/// contiguous Kc x NR slabs, read once, front to back.
-template <int64_t NR>
-inline void gemvPanel(const float *A, const float *BData, int64_t K, int64_t Npad, int64_t P, float *Y, int64_t Cols) {
-  float Acc[NR] = {};
-  for (int64_t K0 = 0; K0 < K; K0 += KC) {
-    const int64_t Kc = std::min(KC, K - K0);
-    const float *Panel = BData + K0 * Npad + P * Kc * NR;
-    for (int64_t Kk = 0; Kk < Kc; ++Kk) {
-      const float Ak = A[K0 + Kk];
-      const float *Row = Panel + Kk * NR;
-      for (int64_t J = 0; J < NR; ++J)
-        Acc[J] += Ak * Row[J];
+/// Acc[0:NR) += A (1 x Kc) x one Kc x NR slab of a packed B (k-major).
+template <int64_t NR> inline void gemvSlab(const float *A, const float *Slab, int64_t Kc, float *Acc) {
+  for (int64_t Kk = 0; Kk < Kc; ++Kk) {
+    const float Ak = A[Kk];
+    const float *Row = Slab + Kk * NR;
+    for (int64_t J = 0; J < NR; ++J)
+      Acc[J] += Ak * Row[J];
+  }
+}
+
+#ifdef OPT_GEMM_X86
+/// The AVX-512 slab step: two independent accumulator pairs (even and odd k), so the FMA latency
+/// never limits a memory-bound stream.
+__attribute__((target("avx512f,fma"))) inline void gemvSlab32Avx512(const float *A, const float *Slab, int64_t Kc,
+                                                                     float *Acc) {
+  __m512 E0 = _mm512_loadu_ps(Acc), E1 = _mm512_loadu_ps(Acc + 16);
+  __m512 O0 = _mm512_setzero_ps(), O1 = _mm512_setzero_ps();
+  int64_t Kk = 0;
+  for (; Kk + 2 <= Kc; Kk += 2) {
+    const float *Row = Slab + Kk * 32;
+    const __m512 X0 = _mm512_set1_ps(A[Kk]), X1 = _mm512_set1_ps(A[Kk + 1]);
+    E0 = _mm512_fmadd_ps(X0, _mm512_load_ps(Row), E0);
+    E1 = _mm512_fmadd_ps(X0, _mm512_load_ps(Row + 16), E1);
+    O0 = _mm512_fmadd_ps(X1, _mm512_load_ps(Row + 32), O0);
+    O1 = _mm512_fmadd_ps(X1, _mm512_load_ps(Row + 48), O1);
+  }
+  if (Kk < Kc) {
+    const __m512 X0 = _mm512_set1_ps(A[Kk]);
+    E0 = _mm512_fmadd_ps(X0, _mm512_load_ps(Slab + Kk * 32), E0);
+    E1 = _mm512_fmadd_ps(X0, _mm512_load_ps(Slab + Kk * 32 + 16), E1);
+  }
+  _mm512_storeu_ps(Acc, _mm512_add_ps(E0, O0));
+  _mm512_storeu_ps(Acc + 16, _mm512_add_ps(E1, O1));
+}
+#endif
+
+/// Columns of panels [Begin, End) of Y = A (1 x K) x packed B, reading B in memory order: within
+/// a group of panels, each K block's slabs are one contiguous stretch of the packed buffer (the
+/// K blocks of one panel are far apart), so the whole task streams front to back instead of
+/// hopping between K blocks per panel. Partial sums of a group (GroupPanels x NR floats) stay in L1.
+template <int64_t NR, typename SlabFn>
+inline void gemvPanels(const float *A, const PackedB &B, float *Y, size_t Begin, size_t End, SlabFn Slab) {
+  constexpr size_t GroupPanels = 64;
+  const int64_t Npad = (B.N + NR - 1) / NR * NR;
+  alignas(64) float Acc[GroupPanels * NR];
+  for (size_t G0 = Begin; G0 < End; G0 += GroupPanels) {
+    const size_t G1 = std::min(End, G0 + GroupPanels);
+    const int64_t Width = static_cast<int64_t>(G1 - G0) * NR;
+    std::fill(Acc, Acc + Width, 0.0f);
+    for (int64_t K0 = 0; K0 < B.K; K0 += KC) {
+      const int64_t Kc = std::min(KC, B.K - K0);
+      const float *Slabs = B.Data.data() + K0 * Npad + static_cast<int64_t>(G0) * Kc * NR;
+      for (size_t P = G0; P < G1; ++P)
+        Slab(A + K0, Slabs + static_cast<int64_t>(P - G0) * Kc * NR, Kc, Acc + static_cast<int64_t>(P - G0) * NR);
     }
-  }
-  for (int64_t J = 0; J < Cols; ++J)
-    Y[J] = Acc[J];
-}
-
-template <int64_t NR>
-inline void gemvPanels(const float *A, const PackedB &B, float *Y, size_t Begin, size_t End) {
-  const int64_t Panels = (B.N + NR - 1) / NR;
-  for (size_t P = Begin; P < End; ++P) {
-    const int64_t Col = static_cast<int64_t>(P) * NR;
-    gemvPanel<NR>(A, B.Data.data(), B.K, Panels * NR, static_cast<int64_t>(P), Y + Col, std::min(NR, B.N - Col));
+    const int64_t Col = static_cast<int64_t>(G0) * NR;
+    std::memcpy(Y + Col, Acc, static_cast<size_t>(std::min(Width, B.N - Col)) * sizeof(float));
   }
 }
 
+#ifdef OPT_GEMM_X86
 __attribute__((target("avx512f,fma"))) void gemvPanelsAvx512(const float *A, const PackedB &B, float *Y, size_t Begin,
                                                               size_t End) {
-  gemvPanels<32>(A, B, Y, Begin, End);
+  gemvPanels<32>(A, B, Y, Begin, End, gemvSlab32Avx512);
 }
 __attribute__((target("avx2,fma"))) void gemvPanelsAvx2(const float *A, const PackedB &B, float *Y, size_t Begin,
                                                          size_t End) {
-  gemvPanels<16>(A, B, Y, Begin, End);
+  gemvPanels<16>(A, B, Y, Begin, End, gemvSlab<16>);
 }
+#endif
 
 } // namespace
 
@@ -668,24 +702,25 @@ void gemvPacked(const GemmMicroKernel &MK, const float *A, const PackedB &B, flo
   // About 64 KB of B per task, so small GEMVs stay on one thread.
   const size_t Grain = static_cast<size_t>(std::max<int64_t>(1, 16384 / std::max<int64_t>(1, B.K * NR)));
   Par.forRange(static_cast<size_t>(Panels), Grain, [&](size_t Begin, size_t End) {
+#ifdef OPT_GEMM_X86
     if (MK.Isa == GemmIsa::Avx512 && NR == 32)
-      gemvPanelsAvx512(A, B, Y, Begin, End);
-    else if (MK.Isa == GemmIsa::Avx2 && NR == 16)
-      gemvPanelsAvx2(A, B, Y, Begin, End);
-    else if (NR == PortableNR)
-      gemvPanels<PortableNR>(A, B, Y, Begin, End);
-    else
-      for (size_t P = Begin; P < End; ++P) // any other panel width: plain loops
-        for (int64_t J = static_cast<int64_t>(P) * NR; J < std::min(B.N, static_cast<int64_t>(P + 1) * NR); ++J) {
-          float S = 0;
-          for (int64_t K0 = 0; K0 < B.K; K0 += KC) {
-            const int64_t Kc = std::min(KC, B.K - K0);
-            const float *Panel = B.Data.data() + K0 * Panels * NR + static_cast<int64_t>(P) * Kc * NR;
-            for (int64_t Kk = 0; Kk < Kc; ++Kk)
-              S += A[K0 + Kk] * Panel[Kk * NR + (J - static_cast<int64_t>(P) * NR)];
-          }
-          Y[J] = S;
+      return gemvPanelsAvx512(A, B, Y, Begin, End);
+    if (MK.Isa == GemmIsa::Avx2 && NR == 16)
+      return gemvPanelsAvx2(A, B, Y, Begin, End);
+#endif
+    if (NR == PortableNR)
+      return gemvPanels<PortableNR>(A, B, Y, Begin, End, gemvSlab<PortableNR>);
+    for (size_t P = Begin; P < End; ++P) // any other panel width: plain loops
+      for (int64_t J = static_cast<int64_t>(P) * NR; J < std::min(B.N, static_cast<int64_t>(P + 1) * NR); ++J) {
+        float S = 0;
+        for (int64_t K0 = 0; K0 < B.K; K0 += KC) {
+          const int64_t Kc = std::min(KC, B.K - K0);
+          const float *Panel = B.Data.data() + K0 * Panels * NR + static_cast<int64_t>(P) * Kc * NR;
+          for (int64_t Kk = 0; Kk < Kc; ++Kk)
+            S += A[K0 + Kk] * Panel[Kk * NR + (J - static_cast<int64_t>(P) * NR)];
         }
+        Y[J] = S;
+      }
   });
 }
 

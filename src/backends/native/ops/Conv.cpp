@@ -10,6 +10,7 @@
 #include <immintrin.h>
 #endif
 
+#include "backends/native/ops/common/ConvDirect.h"
 #include "backends/native/ops/common/PlaneWindow.h"
 #include "backends/native/ops/common/Gemm.h"
 #include "backends/native/ops/common/Pooling.h"
@@ -725,6 +726,32 @@ private:
   ConvAttrs A;
 };
 
+/// Small group-1 stride-1 convolutions as a direct stencil (common/ConvDirect.h): weights packed
+/// in output-channel blocks at creation, the image zero-padded once per run, no im2col panels.
+class ConvDirectKernel : public Kernel {
+public:
+  ConvDirectKernel(ConvAttrs A, AlignedFloats Packed) : A(std::move(A)), Packed(std::move(Packed)) {}
+
+  Status run(const KernelContext &Ctx) const override {
+    ASSIGN_OR_RETURN(const ConvRun R, planConv("Conv", A, Ctx));
+    const float *X = Ctx.Inputs[0].data<float>(), *B = biasOf(Ctx);
+    float *Y = Ctx.Outputs[0].data<float>();
+    DirectConvGeometry G;
+    G.C = R.C, G.H = R.G.In[0], G.W = R.G.In[1], G.M = R.M, G.OH = R.G.Out[0], G.OW = R.G.Out[1];
+    G.KH = A.W.Kernel[0], G.KW = A.W.Kernel[1], G.PH = R.G.PadBegin[0], G.PW = R.G.PadBegin[1];
+    G.HasAct = A.HasAct, G.ActMin = A.ActMin, G.ActMax = A.ActMax;
+    if (G.OH <= 0 || G.OW <= 0 || G.M == 0)
+      return Status::ok();
+    for (int64_t N = 0; N < R.N; ++N)
+      directConv(G, Packed.data(), B, X + N * R.C * R.InPlane, Y + N * R.M * R.OutPlane, Ctx.Par);
+    return Status::ok();
+  }
+
+private:
+  ConvAttrs A;
+  AlignedFloats Packed;
+};
+
 bool convTypesOk(const KernelCreateInfo &I) {
   return inputIs(I, 0, ElementType::F32) && inputIs(I, 1, ElementType::F32) &&
          (I.Inputs.size() < 3 || !I.Inputs[2].Present || inputIs(I, 2, ElementType::F32));
@@ -797,6 +824,34 @@ KernelVariant depthwiseVariant() {
           }};
 }
 
+/// The direct variant takes group-1 stride-1 undilated 2-D convolutions with constant weights, a
+/// kernel larger than 1x1 and few output channels (at most 64): there the im2col GEMM's per-K-block
+/// panel copies and partial 12 x 32 tiles cost more than the convolution (MNIST: conv1 1->16 5x5 on
+/// 28x28 21 -> 4 us, conv2 16->32 5x5 on 14x14 60 -> 33 us; see the issue note).
+KernelVariant directVariant() {
+  const auto Supports = [](const KernelCreateInfo &I) {
+    if (!convTypesOk(I) || !is2D(I) || !directConvAvailable() || !inputIsConst(I, 1))
+      return false;
+    auto A = attrsFor(I);
+    if (!A.isOk() || A->Group != 1 || A->W.Kernel.size() != 2)
+      return false;
+    const WindowAttrs &W = A->W;
+    if (W.Strides[0] != 1 || W.Strides[1] != 1 || W.Dilations[0] != 1 || W.Dilations[1] != 1 ||
+        W.Kernel[0] * W.Kernel[1] < 2)
+      return false;
+    const std::vector<int64_t> &D = I.Inputs[1].Const->Dims;
+    return D[0] <= 64 && D[1] * W.Kernel[0] * W.Kernel[1] <= 4096;
+  };
+  return {"f32_conv__direct_avx512", 40, Supports, [](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
+            ASSIGN_OR_RETURN(ConvAttrs A, attrsFor(I));
+            const ConstData &Wt = *I.Inputs[1].Const;
+            AlignedFloats Packed;
+            packDirectConvWeights(Wt.as<float>(), Wt.Dims[0], Wt.Dims[1], Wt.Dims[2], Wt.Dims[3], Packed);
+            markConstConsumed(I, 1); // run() reads the packed copy only
+            return makeKernel<ConvDirectKernel>(std::move(A), std::move(Packed));
+          }};
+}
+
 std::vector<OpTestCase> convCases() {
   const auto X = [](std::vector<int64_t> D) { return tensorInput(std::move(D)); };
   const auto W = [](std::vector<int64_t> D) { return constInput(std::move(D)); };
@@ -846,6 +901,14 @@ std::vector<OpTestCase> convCases() {
       testCase("wide_gaps", {X({1, 3, 30, 20}), W({14, 3, 3, 3}), W({14})}, {{"dilations", ints({1, 8})}}, 1e-4),
       testCase("wide_gaps_small_plane", {X({1, 3, 12, 20}), W({14, 3, 3, 3}), W({14})}, {{"dilations", ints({1, 8})}},
                1e-4),
+      // The direct variant: MNIST-like 5x5 layers, rows wider than a vector with a tail, uneven
+      // pads, output channels not a multiple of the weight block, and a fused clamp.
+      testCase("direct_5x5_mnist", {X({1, 16, 14, 14}), W({32, 16, 5, 5}), W({32})},
+               {{"pads", ints({2, 2, 2, 2})}, {kFusedActMin, attrFloat(0.0f)}}, 1e-4),
+      testCase("direct_1ch_wide", {X({2, 1, 28, 37}), W({13, 1, 5, 5}), W({13})}, {{"pads", ints({2, 1, 0, 3})}}),
+      testCase("direct_3x2_no_pad", {X({1, 5, 9, 33}), W({7, 5, 3, 2})}, {}),
+      testCase("direct_clip", {X({1, 3, 6, 17}), W({9, 3, 3, 3}), W({9})},
+               {{"pads", ints({1, 1, 1, 1})}, {kFusedActMin, attrFloat(-0.2f)}, {kFusedActMax, attrFloat(0.3f)}}),
       testCase("1d", {X({2, 3, 10}), W({4, 3, 3}), W({4})}, {{"pads", ints({1, 2})}, {"strides", ints({2})}}),
       testCase("3d", {X({1, 2, 5, 6, 4}), W({3, 2, 2, 3, 2}), W({3})},
                {{"pads", ints({1, 0, 1, 0, 1, 0})}, {"dilations", ints({1, 2, 1})}}),
@@ -864,6 +927,7 @@ OpKernels convKernels() {
   K.Variants.push_back(im2colVariant(GemmIsa::Avx512, 30));
   K.Variants.push_back(depthwiseVariant());
   K.Variants.push_back(depthwiseAvx512Variant());
+  K.Variants.push_back(directVariant());
   K.TestCases = convCases;
   return K;
 }

@@ -120,8 +120,9 @@ __attribute__((target("avx512f"))) void directConvAvx512(const DirectConvGeometr
   const int64_t Slots = G.OH * L.VPR, SlotTiles = (Slots + VT - 1) / VT;
   const int64_t Blocks = (G.M + CB - 1) / CB, Steps = G.C * G.KH * G.KW;
   const int64_t Tasks = Blocks * SlotTiles;
-  // About 64K FMAs per chunk: a small layer stays on the calling thread.
-  const size_t Grain = static_cast<size_t>(std::max<int64_t>(1, 65536 / std::max<int64_t>(1, CB * VT * Steps)));
+  // At least 32K FMAs (~10 us) per chunk, so a small layer stays on the calling thread, and
+  // otherwise chunks small enough for the pool's stealing to even out the threads.
+  const size_t Grain = static_cast<size_t>(std::max<int64_t>(1, 32768 / std::max<int64_t>(1, CB * VT * Steps)));
   Par.forRange(static_cast<size_t>(Tasks), Grain, [&](size_t Begin, size_t End) {
     for (size_t T = Begin; T < End; ++T) {
       const int64_t B = static_cast<int64_t>(T) / SlotTiles, Tile = static_cast<int64_t>(T) % SlotTiles;

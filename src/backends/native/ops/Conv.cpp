@@ -730,7 +730,7 @@ private:
 /// in output-channel blocks at creation, the image zero-padded once per run, no im2col panels.
 class ConvDirectKernel : public Kernel {
 public:
-  ConvDirectKernel(ConvAttrs A, AlignedFloats Packed) : A(std::move(A)), Packed(std::move(Packed)) {}
+  ConvDirectKernel(ConvAttrs A, DirectConvWeights Packed) : A(std::move(A)), Packed(std::move(Packed)) {}
 
   Status run(const KernelContext &Ctx) const override {
     ASSIGN_OR_RETURN(const ConvRun R, planConv("Conv", A, Ctx));
@@ -743,13 +743,13 @@ public:
     if (G.OH <= 0 || G.OW <= 0 || G.M == 0)
       return Status::ok();
     for (int64_t N = 0; N < R.N; ++N)
-      directConv(G, Packed.data(), B, X + N * R.C * R.InPlane, Y + N * R.M * R.OutPlane, Ctx.Par);
+      directConv(G, Packed, B, X + N * R.C * R.InPlane, Y + N * R.M * R.OutPlane, Ctx.Par);
     return Status::ok();
   }
 
 private:
   ConvAttrs A;
-  AlignedFloats Packed;
+  DirectConvWeights Packed;
 };
 
 bool convTypesOk(const KernelCreateInfo &I) {
@@ -845,8 +845,14 @@ KernelVariant directVariant() {
   return {"f32_conv__direct_avx512", 40, Supports, [](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
             ASSIGN_OR_RETURN(ConvAttrs A, attrsFor(I));
             const ConstData &Wt = *I.Inputs[1].Const;
-            AlignedFloats Packed;
-            packDirectConvWeights(Wt.as<float>(), Wt.Dims[0], Wt.Dims[1], Wt.Dims[2], Wt.Dims[3], Packed);
+            // The tile shape follows the output row width: pack the one layout a static shape
+            // needs, both when the width is only known per run.
+            const TensorShape &YS = I.Outputs[0].Shape;
+            const bool Known = YS.getRank() == 4 && YS[3].isConst();
+            const bool Pixels = Known && directConvPixelTiles(YS[3].value(), Wt.Dims[0]);
+            DirectConvWeights Packed;
+            packDirectConvWeights(Wt.as<float>(), Wt.Dims[0], Wt.Dims[1], Wt.Dims[2], Wt.Dims[3], !Known || !Pixels,
+                                  !Known || Pixels, Packed);
             markConstConsumed(I, 1); // run() reads the packed copy only
             return makeKernel<ConvDirectKernel>(std::move(A), std::move(Packed));
           }};
@@ -907,6 +913,9 @@ std::vector<OpTestCase> convCases() {
                {{"pads", ints({2, 2, 2, 2})}, {kFusedActMin, attrFloat(0.0f)}}, 1e-4),
       testCase("direct_1ch_wide", {X({2, 1, 28, 37}), W({13, 1, 5, 5}), W({13})}, {{"pads", ints({2, 1, 0, 3})}}),
       testCase("direct_3x2_no_pad", {X({1, 5, 9, 33}), W({7, 5, 3, 2})}, {}),
+      testCase("direct_pixels_tail", {X({1, 4, 9, 15}), W({48, 4, 3, 3}), W({48})},
+               {{"pads", ints({1, 1, 1, 1})}, {kFusedActMin, attrFloat(0.0f)}}, 1e-4),
+      testCase("direct_pixels_odd", {X({2, 3, 7, 7}), W({37, 3, 2, 3})}, {{"pads", ints({0, 1, 1, 0})}}, 1e-4),
       testCase("direct_clip", {X({1, 3, 6, 17}), W({9, 3, 3, 3}), W({9})},
                {{"pads", ints({1, 1, 1, 1})}, {kFusedActMin, attrFloat(-0.2f)}, {kFusedActMax, attrFloat(0.3f)}}),
       testCase("1d", {X({2, 3, 10}), W({4, 3, 3}), W({4})}, {{"pads", ints({1, 2})}, {"strides", ints({2})}}),

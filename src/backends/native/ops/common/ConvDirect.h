@@ -17,8 +17,10 @@ namespace runtime {
 namespace detail {
 namespace ops {
 
-/// Output channels per weight block (the broadcast side of the register tile).
-constexpr int64_t DirectConvCB = 8;
+/// Output channels per weight block of the row tiles (the broadcast side: 8 channels x 3 vectors
+/// of 16 output pixels of a row) and of the pixel tiles (the vector side: up to 14 pixels of a row
+/// x 32 channels, every lane used when a row is narrower than a vector).
+constexpr int64_t DirectConvRowCB = 8, DirectConvPixelCB = 32;
 
 struct DirectConvGeometry {
   int64_t C = 0, H = 0, W = 0;   ///< input channels and plane
@@ -29,18 +31,27 @@ struct DirectConvGeometry {
   float ActMin = 0, ActMax = 0;
 };
 
+/// Weights [M, C, KH, KW] in blocks of CB output channels: block b holds, for each (c, kh, kw) in
+/// order, the CB weights of channels b * CB .. b * CB + CB - 1 (zeros past M). Rows: CB =
+/// DirectConvRowCB; Pixels: DirectConvPixelCB (empty when never used).
+struct DirectConvWeights {
+  AlignedFloats Rows, Pixels;
+};
+
 /// Whether this CPU and build run directConv (AVX-512F).
 bool directConvAvailable();
 
-/// Floats of the padded image copy one run needs (C x (OH + KH - 1) x padded row).
-int64_t directConvScratchFloats(const DirectConvGeometry &G);
+/// Whether a run of geometry G takes the pixel tiles: output rows narrower than a vector (14x14,
+/// 7x7 planes) and at least 32 output channels.
+inline bool directConvPixelTiles(int64_t OW, int64_t M) { return OW < 16 && M >= DirectConvPixelCB; }
 
-/// Weights [M, C, KH, KW] as blocks of DirectConvCB output channels: block b holds, for each
-/// (c, kh, kw) in order, the CB weights of channels b * CB .. b * CB + CB - 1 (zeros past M).
-void packDirectConvWeights(const float *Wt, int64_t M, int64_t C, int64_t KH, int64_t KW, AlignedFloats &Out);
+/// Packs the layouts runs may need: Rows when ForRows, Pixels when ForPixels.
+void packDirectConvWeights(const float *Wt, int64_t M, int64_t C, int64_t KH, int64_t KW, bool ForRows,
+                           bool ForPixels, DirectConvWeights &Out);
 
 /// Y[M, OH, OW] = bias + conv(X[C, H, W]) for one image, clamped when G.HasAct. Bias may be null.
-void directConv(const DirectConvGeometry &G, const float *Packed, const float *Bias, const float *X, float *Y,
+/// W must hold the layout directConvPixelTiles(G.OW, G.M) selects.
+void directConv(const DirectConvGeometry &G, const DirectConvWeights &W, const float *Bias, const float *X, float *Y,
                 const Parallel &Par);
 
 } // namespace ops

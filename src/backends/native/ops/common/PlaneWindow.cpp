@@ -166,8 +166,12 @@ void planeAvx512(const DepthwisePlan &P, const float *In, const float *K, float 
   const bool K3 = G.KH == 3 && G.KW == 3;
   if (G.SW == 1)
     K3 ? dwRowsAvx512<IsMax, 1, 3, 3>(G, M, In, K, Bias, Out) : dwRowsAvx512<IsMax, 1, 0, 0>(G, M, In, K, Bias, Out);
+  else if (K3)
+    dwRowsAvx512<IsMax, 2, 3, 3>(G, M, In, K, Bias, Out);
+  else if (IsMax && G.KH == 2 && G.KW == 2) // the common 2x2 stride-2 max pooling, unrolled
+    dwRowsAvx512<IsMax, 2, 2, 2>(G, M, In, K, Bias, Out);
   else
-    K3 ? dwRowsAvx512<IsMax, 2, 3, 3>(G, M, In, K, Bias, Out) : dwRowsAvx512<IsMax, 2, 0, 0>(G, M, In, K, Bias, Out);
+    dwRowsAvx512<IsMax, 2, 0, 0>(G, M, In, K, Bias, Out);
 #else
   (void)P, (void)In, (void)K, (void)Bias, (void)Out;
 #endif

@@ -699,8 +699,12 @@ void gemvPacked(const GemmMicroKernel &MK, const float *A, const PackedB &B, flo
   const int64_t NR = MK.NR, Panels = (B.N + NR - 1) / NR;
   if (B.N == 0)
     return;
-  // About 64 KB of B per task, so small GEMVs stay on one thread.
-  const size_t Grain = static_cast<size_t>(std::max<int64_t>(1, 16384 / std::max<int64_t>(1, B.K * NR)));
+  // At least 64 KB of B per task, so small GEMVs stay on one thread; beyond that about four items
+  // per thread (the pool hands stolen work out an item at a time), at most one panel group each,
+  // so an item still streams its K blocks' slabs contiguously.
+  const int64_t MinPanels = std::max<int64_t>(1, 16384 / std::max<int64_t>(1, B.K * NR));
+  const int64_t Even = Panels / (4 * std::max(1, Par.threads()));
+  const size_t Grain = static_cast<size_t>(std::max(MinPanels, std::min<int64_t>(Even, 64)));
   Par.forRange(static_cast<size_t>(Panels), Grain, [&](size_t Begin, size_t End) {
 #ifdef OPT_GEMM_X86
     if (MK.Isa == GemmIsa::Avx512 && NR == 32)

@@ -136,6 +136,33 @@ TEST(GemmEngine, EveryKernelMatchesNaiveProduct) {
   }
 }
 
+/// gemvPacked (one row of A times a packed B), over several panel groups and K blocks, split into
+/// chunks by the pool stand-in (items of several panels, out of order).
+TEST(GemmEngine, GemvMatchesNaiveProduct) {
+  for (GemmIsa Isa : {GemmIsa::Portable, GemmIsa::Avx2, GemmIsa::Avx512}) {
+    if (!gemmIsaAvailable(Isa))
+      continue;
+    const GemmMicroKernel &MK = gemmMicroKernel(Isa);
+    for (int64_t N : {int64_t{1}, int64_t{31}, MK.NR * 70 + 5, MK.NR * 300})
+      for (int64_t K : {int64_t{1}, int64_t{7}, GemmKC, 2 * GemmKC + 13}) {
+        SCOPED_TRACE(testing::Message() << MK.Name << " N=" << N << " K=" << K);
+        const std::vector<float> A = randomFloats(static_cast<size_t>(K), 6);
+        const std::vector<float> B = randomFloats(static_cast<size_t>(K * N), 7);
+        PackedB PB;
+        packB(MK, K, N, MatrixRef{B.data(), N, 1}, PB, Parallel());
+        std::vector<float> Y(static_cast<size_t>(N) + 1, 42.0f);
+        gemvPacked(MK, A.data(), PB, Y.data(), reversedChunks());
+        for (int64_t J = 0; J < N; ++J) {
+          double S = 0;
+          for (int64_t Kk = 0; Kk < K; ++Kk)
+            S += static_cast<double>(A[static_cast<size_t>(Kk)]) * B[static_cast<size_t>(Kk * N + J)];
+          ASSERT_NEAR(Y[static_cast<size_t>(J)], S, 1e-4 * (1.0 + static_cast<double>(K))) << "column " << J;
+        }
+        EXPECT_EQ(Y[static_cast<size_t>(N)], 42.0f) << "wrote past the row";
+      }
+  }
+}
+
 TEST(GemmEngine, RowsInPlaceWithZeroStrideRepeatTheRow) {
   const GemmMicroKernel &MK = gemmMicroKernel(GemmIsa::Portable);
   const std::vector<float> A = {1, 2}, B = {1, 10, 100, 1000};

@@ -177,9 +177,7 @@ struct ThreadPool::Impl {
   // false when the budget ran out (time to park).
   bool spinForWork(uint64_t Seen, bool HasDue, std::chrono::steady_clock::time_point Due) {
     int Spin = Config.SpinIterations;
-    // A one-thread pool never fans out (parallelFor runs on the caller), so its worker only ever
-    // takes whole tasks: spinning for a fan-out would just burn the core the caller may need.
-    if (Spin == 0 || Config.Threads < 2)
+    if (Spin == 0)
       return false;
     if (Spin < 0) {
       while (Armed.load(std::memory_order_relaxed) > 0) {

@@ -13,6 +13,7 @@
 #include "Optimium/Runtime/Exceptions.h"
 #include "Optimium/Runtime/Tensor.h"
 #include "core/ErrorConversion.h"
+#include "core/LargeAlloc.h"
 #include "core/Status.h"
 #include "core/TensorImpl.h"
 
@@ -28,7 +29,20 @@ Buffer::~Buffer() {
       Strings[I].~basic_string();
   }
   if (Owned)
-    std::free(Data);
+    freeBlock(Data, MappedBytes);
+}
+
+std::shared_ptr<Buffer> Buffer::allocateLongLived(size_t Bytes) {
+  size_t Mapped = 0;
+  void *P = allocateBlock(Bytes, /*Zero=*/false, Mapped);
+  if (!P)
+    return nullptr;
+  auto B = std::make_shared<Buffer>();
+  B->Data = P;
+  B->Bytes = Bytes;
+  B->Owned = true;
+  B->MappedBytes = Mapped;
+  return B;
 }
 
 std::shared_ptr<Buffer> Buffer::allocate(size_t Bytes, size_t Padding) {

@@ -19,9 +19,13 @@ struct Buffer {
   bool Owned = false;
   ElementType ConstructedStrings = ElementType::Undefined; ///< String when it holds std::strings.
   size_t StringCount = 0;
+  size_t MappedBytes = 0; ///< Owned and mapped by core/LargeAlloc (allocateLongLived): its size.
   ~Buffer();
   /// Allocates Bytes (+ padding) aligned to kTensorAlignment; null on allocation failure.
   static std::shared_ptr<Buffer> allocate(size_t Bytes, size_t Padding = kTensorPaddingBytes);
+  /// allocate() for a block that lives across runs (a request's arena): a large one is mapped with
+  /// huge pages (core/LargeAlloc.h) and zero-filled; no padding.
+  static std::shared_ptr<Buffer> allocateLongLived(size_t Bytes);
   static std::shared_ptr<Buffer> wrap(void *Data, size_t Bytes);
 };
 } // namespace detail

@@ -141,7 +141,7 @@ Status RequestImpl::start(std::vector<Tensor> In) {
   }
   if (!Arena || Arena->Bytes < NewPlan->ArenaBytes) {
     // A new arena; tensors still holding the old one keep it alive (output lifetime rule).
-    auto NewArena = Buffer::allocate(NewPlan->ArenaBytes, 0);
+    auto NewArena = Buffer::allocateLongLived(NewPlan->ArenaBytes);
     if (!NewArena)
       return makeError(ErrorCode::OutOfResource, "cannot allocate ", NewPlan->ArenaBytes, " bytes for the tensors of model '",
                        M->Name, "'");

@@ -10,6 +10,7 @@
 
 #include "Optimium/Runtime/Types/BFloat16.h"
 #include "Optimium/Runtime/Types/Float16.h"
+#include "core/LargeAlloc.h"
 
 namespace optimium {
 namespace runtime {
@@ -125,13 +126,12 @@ std::shared_ptr<ConstData> ConstData::allocate(ElementType Type, std::vector<int
     return C;
   }
   C->Bytes = N * getElementSize(Type);
-  // aligned_alloc wants a size that is a multiple of the alignment (and non-zero).
-  const size_t Rounded = ((C->Bytes + 63) / 64) * 64 + (C->Bytes == 0 ? 64 : 0);
-  void *P = std::aligned_alloc(64, Rounded);
+  // Zero-filled; a large block (weights) comes mapped with huge pages (core/LargeAlloc.h).
+  size_t Mapped = 0;
+  void *P = allocateBlock(C->Bytes, /*Zero=*/true, Mapped);
   if (!P)
     throw std::bad_alloc();
-  std::memset(P, 0, Rounded);
-  C->KeepAlive = std::shared_ptr<const void>(P, [](const void *Ptr) { std::free(const_cast<void *>(Ptr)); });
+  C->KeepAlive = std::shared_ptr<const void>(P, [Mapped](const void *Ptr) { freeBlock(const_cast<void *>(Ptr), Mapped); });
   C->Data = P;
   return C;
 }

@@ -11,6 +11,7 @@
 #include <new>
 
 #include "backends/native/Kernel.h"
+#include "core/LargeAlloc.h"
 
 namespace optimium {
 namespace runtime {
@@ -73,17 +74,19 @@ struct MatrixRef {
   int64_t RowStride, ColStride;
 };
 
-/// 64-byte aligned float storage (packed panels, im2col buffers).
+/// 64-byte aligned float storage (packed panels, im2col buffers); not zero-filled. A large one
+/// (packed weights) is mapped with huge pages (core/LargeAlloc.h).
 class AlignedFloats {
 public:
   AlignedFloats() {}
   explicit AlignedFloats(size_t N) { resize(N); }
   void resize(size_t N) {
     const size_t Bytes = ((N * sizeof(float) + 63) / 64) * 64 + 64;
-    void *P = std::aligned_alloc(64, Bytes);
+    size_t Mapped = 0;
+    void *P = allocateBlock(Bytes, /*Zero=*/false, Mapped);
     if (!P)
       throw std::bad_alloc();
-    Ptr.reset(static_cast<float *>(P));
+    Ptr = std::unique_ptr<float, Free>(static_cast<float *>(P), Free{Mapped});
     Size = N;
   }
   float *data() const { return Ptr.get(); }
@@ -91,7 +94,10 @@ public:
 
 private:
   struct Free {
-    void operator()(float *P) const { std::free(P); }
+    Free() : Mapped(0) {}
+    explicit Free(size_t M) : Mapped(M) {}
+    void operator()(float *P) const { freeBlock(P, Mapped); }
+    size_t Mapped;
   };
   std::unique_ptr<float, Free> Ptr;
   size_t Size = 0;

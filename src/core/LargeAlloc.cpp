@@ -33,7 +33,10 @@ void *allocateBlock(size_t Bytes, bool Zero, size_t &MappedBytes) {
       if (End > Aligned + Rounded)
         munmap(reinterpret_cast<void *>(Aligned + Rounded), End - (Aligned + Rounded));
 #ifdef MADV_HUGEPAGE
-      madvise(reinterpret_cast<void *>(Aligned), Rounded, MADV_HUGEPAGE); // advisory: fine if refused
+      // Huge pages for the whole 2 MiB stretches only: the tail stays in 4 KiB pages, so a block
+      // just over a huge page does not make almost two of them resident. Advisory: fine if refused.
+      if (Bytes >= kHuge)
+        madvise(reinterpret_cast<void *>(Aligned), Bytes / kHuge * kHuge, MADV_HUGEPAGE);
 #endif
       MappedBytes = Rounded;
       return reinterpret_cast<void *>(Aligned);

@@ -9,6 +9,7 @@
 
 #include "backends/native/ops/common/ElementwiseCommon.h"
 #include "backends/native/ops/common/OpUtil.h"
+#include "backends/native/ops/common/SimdDispatch.h"
 
 namespace optimium {
 namespace runtime {
@@ -93,6 +94,31 @@ private:
 };
 
 template <typename Op, typename T> class BinaryFastKernel : public Kernel {
+  using RowFn = void (*)(const T *, const T *, T *, int64_t, int64_t, int64_t);
+
+  /// Out[0:Inner) = A op B along a row; IncA / IncB are the inputs' steps (0: a broadcast scalar).
+  static void row(const T *RA, const T *RB, T *Out, int64_t IncA, int64_t IncB, int64_t Inner) {
+    if (IncA == 1 && IncB == 1) {
+      for (int64_t J = 0; J < Inner; ++J)
+        Out[J] = Op::template apply<T>(RA[J], RB[J]);
+    } else if (IncA == 1 && IncB == 0) {
+      const T S = RB[0];
+      for (int64_t J = 0; J < Inner; ++J)
+        Out[J] = Op::template apply<T>(RA[J], S);
+    } else if (IncA == 0 && IncB == 1) {
+      const T S = RA[0];
+      for (int64_t J = 0; J < Inner; ++J)
+        Out[J] = Op::template apply<T>(S, RB[J]);
+    } else {
+      for (int64_t J = 0; J < Inner; ++J)
+        Out[J] = Op::template apply<T>(RA[J * IncA], RB[J * IncB]);
+    }
+  }
+  /// row() compiled for AVX-512 (SimdDispatch.h): float rows take it where the CPU has it.
+  OPT_TARGET_AVX512 static void rowAvx512(const T *RA, const T *RB, T *Out, int64_t IncA, int64_t IncB, int64_t Inner) {
+    row(RA, RB, Out, IncA, IncB, Inner);
+  }
+
 public:
   explicit BinaryFastKernel(std::string Name) : Name(std::move(Name)) {}
 
@@ -104,28 +130,16 @@ public:
     T *PY = Y.data<T>();
     const size_t N = Y.elementCount(), NA = A.elementCount(), NB = B.elementCount();
     constexpr size_t Grain = 16384;
-    if (NA == N && NB == N) {
-      Ctx.Par.forRange(N, Grain, [&](size_t Lo, size_t Hi) {
-        for (size_t I = Lo; I < Hi; ++I)
-          PY[I] = Op::template apply<T>(PA[I], PB[I]);
-      });
-      return Status::ok();
-    }
-    if (NB == 1 && NA == N) {
-      const T S = PB[0];
-      Ctx.Par.forRange(N, Grain, [&](size_t Lo, size_t Hi) {
-        for (size_t I = Lo; I < Hi; ++I)
-          PY[I] = Op::template apply<T>(PA[I], S);
-      });
-      return Status::ok();
-    }
-    if (NA == 1 && NB == N) {
-      const T S = PA[0];
-      Ctx.Par.forRange(N, Grain, [&](size_t Lo, size_t Hi) {
-        for (size_t I = Lo; I < Hi; ++I)
-          PY[I] = Op::template apply<T>(S, PB[I]);
-      });
-      return Status::ok();
+    const RowFn Row = std::is_same<T, float>::value && simdAvx512() ? rowAvx512 : row;
+    // Same-size operands or one scalar: the whole tensor is one row, split over the pool.
+    if (N == NA || N == NB || NA == 1 || NB == 1) {
+      const int64_t IncA = NA == N ? 1 : 0, IncB = NB == N ? 1 : 0;
+      if ((IncA || NA == 1) && (IncB || NB == 1)) {
+        Ctx.Par.forRange(N, Grain, [&](size_t Lo, size_t Hi) {
+          Row(PA + (IncA ? Lo : 0), PB + (IncB ? Lo : 0), PY + Lo, IncA, IncB, static_cast<int64_t>(Hi - Lo));
+        });
+        return Status::ok();
+      }
     }
     // General case: collapse to [Outer, Inner] rows where the innermost run is either contiguous
     // or a broadcast scalar for each operand, then loop rows in parallel.
@@ -136,8 +150,8 @@ public:
     const size_t Rows = Inner ? N / static_cast<size_t>(Inner) : 0;
     Ctx.Par.forRange(Rows, std::max<size_t>(1, Grain / static_cast<size_t>(std::max<int64_t>(Inner, 1))),
                      [&](size_t Lo, size_t Hi) {
-                       for (size_t Row = Lo; Row < Hi; ++Row) {
-                         size_t Rem = Row;
+                       for (size_t Row_ = Lo; Row_ < Hi; ++Row_) {
+                         size_t Rem = Row_;
                          int64_t OA = 0, OB = 0;
                          for (size_t D = R - 1; D-- > 0;) {
                            const int64_t Idx = static_cast<int64_t>(Rem % static_cast<size_t>(Y.Dims[D]));
@@ -145,23 +159,7 @@ public:
                            OA += Idx * SA[D];
                            OB += Idx * SB[D];
                          }
-                         T *Out = PY + Row * static_cast<size_t>(Inner);
-                         const T *RA = PA + OA, *RB = PB + OB;
-                         if (IncA == 1 && IncB == 1) {
-                           for (int64_t J = 0; J < Inner; ++J)
-                             Out[J] = Op::template apply<T>(RA[J], RB[J]);
-                         } else if (IncA == 1) { // row of A against a broadcast scalar of B
-                           const T S = RB[0];
-                           for (int64_t J = 0; J < Inner; ++J)
-                             Out[J] = Op::template apply<T>(RA[J], S);
-                         } else if (IncB == 1) {
-                           const T S = RA[0];
-                           for (int64_t J = 0; J < Inner; ++J)
-                             Out[J] = Op::template apply<T>(S, RB[J]);
-                         } else {
-                           for (int64_t J = 0; J < Inner; ++J)
-                             Out[J] = Op::template apply<T>(RA[J * IncA], RB[J * IncB]);
-                         }
+                         Row(PA + OA, PB + OB, PY + Row_ * static_cast<size_t>(Inner), IncA, IncB, Inner);
                        }
                      });
     return Status::ok();

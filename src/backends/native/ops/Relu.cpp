@@ -1,5 +1,6 @@
 // Relu: max(x, 0) elementwise for f32, f64, i32, i64 and i8.
 #include "backends/native/ops/common/OpUtil.h"
+#include "backends/native/ops/common/SimdDispatch.h"
 
 namespace optimium {
 namespace runtime {
@@ -21,20 +22,27 @@ OpSchema reluSchema() {
   return S;
 }
 
+template <typename T> void reluLoop(const T *X, T *Y, size_t Lo, size_t Hi) {
+  for (size_t I = Lo; I < Hi; ++I)
+    Y[I] = X[I] < T(0) ? T(0) : X[I]; // written so NaN passes through, as max(0, NaN) does
+}
+/// reluLoop compiled for AVX-512 (SimdDispatch.h).
+template <typename T> OPT_TARGET_AVX512 void reluLoopAvx512(const T *X, T *Y, size_t Lo, size_t Hi) {
+  reluLoop(X, Y, Lo, Hi);
+}
+
 template <typename T> Status reluRange(const KernelContext &Ctx, bool Parallel) {
   const T *X = Ctx.Inputs[0].data<T>();
   T *Y = Ctx.Outputs[0].data<T>();
   const size_t N = Ctx.Inputs[0].elementCount();
   if (Ctx.Outputs[0].elementCount() != N)
     return runError("relu", "input and output element counts differ");
-  const auto Body = [&](size_t Lo, size_t Hi) {
-    for (size_t I = Lo; I < Hi; ++I)
-      Y[I] = X[I] < T(0) ? T(0) : X[I]; // written so NaN passes through, as max(0, NaN) does
-  };
-  if (Parallel)
-    Ctx.Par.forRange(N, 16384, Body);
-  else
-    Body(0, N);
+  if (!Parallel) { // the reference: as written, on the baseline ISA
+    reluLoop(X, Y, 0, N);
+    return Status::ok();
+  }
+  const auto Loop = simdAvx512() ? reluLoopAvx512<T> : reluLoop<T>;
+  Ctx.Par.forRange(N, 16384, [&](size_t Lo, size_t Hi) { Loop(X, Y, Lo, Hi); });
   return Status::ok();
 }
 

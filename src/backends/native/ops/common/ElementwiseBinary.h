@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "backends/native/ops/common/ElementwiseCommon.h"
+#include "backends/native/ops/common/SimdDispatch.h"
 
 namespace optimium {
 namespace runtime {
@@ -62,6 +63,31 @@ template <typename Op, typename T> class BinaryKernel : public Kernel {
   using Tr = BinaryTraits<Op, T>;
   using C = typename Tr::C;
   using Out = typename Tr::Out;
+  using RowFn = void (*)(const T *, const T *, Out *, int64_t, int64_t, int64_t, const BinaryParams &);
+
+  /// One output row of Inner elements; IncA / IncB are the inputs' steps along it (0: broadcast).
+  static void binaryRow(const T *RA, const T *RB, Out *RY, int64_t IncA, int64_t IncB, int64_t Inner,
+                        const BinaryParams &Prm) {
+    if (IncA == 1 && IncB == 1) {
+      for (int64_t J = 0; J < Inner; ++J)
+        RY[J] = static_cast<Out>(Op::apply(static_cast<C>(RA[J]), static_cast<C>(RB[J]), Prm));
+    } else if (IncA == 1 && IncB == 0) {
+      const C S = static_cast<C>(RB[0]);
+      for (int64_t J = 0; J < Inner; ++J)
+        RY[J] = static_cast<Out>(Op::apply(static_cast<C>(RA[J]), S, Prm));
+    } else if (IncA == 0 && IncB == 1) {
+      const C S = static_cast<C>(RA[0]);
+      for (int64_t J = 0; J < Inner; ++J)
+        RY[J] = static_cast<Out>(Op::apply(S, static_cast<C>(RB[J]), Prm));
+    } else {
+      for (int64_t J = 0; J < Inner; ++J)
+        RY[J] = static_cast<Out>(Op::apply(static_cast<C>(RA[J * IncA]), static_cast<C>(RB[J * IncB]), Prm));
+    }
+  }
+  OPT_TARGET_AVX512 static void binaryRowAvx512(const T *RA, const T *RB, Out *RY, int64_t IncA, int64_t IncB,
+                                                int64_t Inner, const BinaryParams &Prm) {
+    binaryRow(RA, RB, RY, IncA, IncB, Inner, Prm);
+  }
 
 public:
   BinaryKernel(std::string Name, BinaryParams P, bool Fast, bool ZeroCheck)
@@ -82,28 +108,11 @@ public:
       });
       return Status::ok();
     }
+    // float rows take the AVX-512 copy of the row loop where the CPU has it (SimdDispatch.h).
+    const RowFn Row = std::is_same<T, float>::value && simdAvx512() ? binaryRowAvx512 : binaryRow;
     forEachBroadcastRow<2>(Plan, Ctx.Par, 16384,
                            [&](size_t Base, const std::array<int64_t, 2> &Off, const std::array<int64_t, 2> &Inc,
-                               int64_t Inner) {
-                             const T *RA = PA + Off[0], *RB = PB + Off[1];
-                             Out *RY = PY + Base;
-                             if (Inc[0] == 1 && Inc[1] == 1) {
-                               for (int64_t J = 0; J < Inner; ++J)
-                                 RY[J] = static_cast<Out>(Op::apply(static_cast<C>(RA[J]), static_cast<C>(RB[J]), Prm));
-                             } else if (Inc[0] == 1 && Inc[1] == 0) {
-                               const C S = static_cast<C>(RB[0]);
-                               for (int64_t J = 0; J < Inner; ++J)
-                                 RY[J] = static_cast<Out>(Op::apply(static_cast<C>(RA[J]), S, Prm));
-                             } else if (Inc[0] == 0 && Inc[1] == 1) {
-                               const C S = static_cast<C>(RA[0]);
-                               for (int64_t J = 0; J < Inner; ++J)
-                                 RY[J] = static_cast<Out>(Op::apply(S, static_cast<C>(RB[J]), Prm));
-                             } else {
-                               for (int64_t J = 0; J < Inner; ++J)
-                                 RY[J] = static_cast<Out>(
-                                     Op::apply(static_cast<C>(RA[J * Inc[0]]), static_cast<C>(RB[J * Inc[1]]), Prm));
-                             }
-                           });
+                               int64_t Inner) { Row(PA + Off[0], PB + Off[1], PY + Base, Inc[0], Inc[1], Inner, Prm); });
     return Status::ok();
   }
 

@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "backends/native/ops/common/ElementwiseCommon.h"
+#include "backends/native/ops/common/SimdDispatch.h"
 
 namespace optimium {
 namespace runtime {
@@ -57,6 +58,13 @@ void unaryLoop(const T *X, typename UnaryTraits<Op, T>::Out *Y, size_t Lo, size_
     Y[I] = static_cast<typename Tr::Out>(Op::apply(static_cast<typename Tr::C>(X[I]), P));
 }
 
+/// unaryLoop compiled for AVX-512 (SimdDispatch.h); UnaryKernel takes it for float inputs.
+template <typename Op, typename T>
+OPT_TARGET_AVX512 void unaryLoopAvx512(const T *X, typename UnaryTraits<Op, T>::Out *Y, size_t Lo, size_t Hi,
+                                       const UnaryParams &P) {
+  unaryLoop<Op, T>(X, Y, Lo, Hi, P);
+}
+
 template <typename Op, typename T> class UnaryKernel : public Kernel {
 public:
   UnaryKernel(std::string Name, UnaryParams P, bool Parallel) : Name(std::move(Name)), P(P), Par(Parallel) {}
@@ -68,11 +76,12 @@ public:
     const T *In = X.data<T>();
     auto *Out = Y.data<typename UnaryTraits<Op, T>::Out>();
     const size_t N = X.elementCount();
-    if (!Par) {
+    if (!Par) { // the reference: as written, on the baseline ISA
       unaryLoop<Op, T>(In, Out, 0, N, P);
       return Status::ok();
     }
-    Ctx.Par.forRange(N, 16384, [&](size_t Lo, size_t Hi) { unaryLoop<Op, T>(In, Out, Lo, Hi, P); });
+    const auto Loop = std::is_same<T, float>::value && simdAvx512() ? unaryLoopAvx512<Op, T> : unaryLoop<Op, T>;
+    Ctx.Par.forRange(N, 16384, [&](size_t Lo, size_t Hi) { Loop(In, Out, Lo, Hi, P); });
     return Status::ok();
   }
 

@@ -13,7 +13,10 @@
 #include "backends/native/ops/common/PlaneWindow.h"
 #include "backends/native/ops/common/Gemm.h"
 #include "backends/native/ops/common/Pooling.h"
+#include "backends/native/ops/common/ConvResidual.h"
+#include "backends/native/ops/common/Winograd.h"
 #include "passes/FuseConvActivation.h"
+#include "passes/FuseConvResidual.h"
 
 namespace optimium {
 namespace runtime {
@@ -95,14 +98,20 @@ Status inferConv(ShapeContext &Ctx) {
                        Wt[0].toString(), ")");
   }
   Ctx.Outputs[0].Type = ElementType::F32;
-  return inferWindowShape(Ctx, A.W, X, Wt[0], Ctx.Outputs[0].Shape);
+  RETURN_IF_ERROR(inferWindowShape(Ctx, A.W, X, Wt[0], Ctx.Outputs[0].Shape));
+  if (Ctx.hasInput(kFusedResidualInput)) { // passes/FuseConvResidual checked its shape
+    if (!Ctx.N.hasAttr(kFusedResidual))
+      return Ctx.error(ErrorCode::Model, "has ", Ctx.Inputs.size(), " inputs; Conv takes at most 3");
+    RETURN_IF_ERROR(requireSameType(Ctx, 0, kFusedResidualInput));
+  }
+  return Status::ok();
 }
 
 OpSchema convSchema() {
   OpSchema S;
   S.OpType = "Conv";
   S.MinInputs = 2;
-  S.MaxInputs = 3;
+  S.MaxInputs = 4; // the 4th: a residual fused by passes/FuseConvResidual
   S.Infer = inferConv;
   return S;
 }
@@ -725,6 +734,38 @@ private:
   ConvAttrs A;
 };
 
+/// 3x3 stride-1 convolution by Winograd F(4x4, 3x3) (common/Winograd.h): weights transformed at
+/// creation; bias, a fused residual and the clamp applied in the output transform.
+class ConvWinogradKernel : public Kernel {
+public:
+  ConvWinogradKernel(std::string Name, ConvAttrs A, std::unique_ptr<Winograd3x3> W)
+      : Name(std::move(Name)), A(std::move(A)), W(std::move(W)) {}
+
+  Status run(const KernelContext &Ctx) const override {
+    ASSIGN_OR_RETURN(const ConvRun R, planConv(Name.c_str(), A, Ctx));
+    const float *X = Ctx.Inputs[0].data<float>(), *Res = convResidualOf(Ctx);
+    float *Y = Ctx.Outputs[0].data<float>();
+    if (Res && Ctx.Inputs[kFusedResidualInput].elementCount() != Ctx.Outputs[0].elementCount())
+      return runError(Name.c_str(), "the residual does not match the output");
+    WinogradGeometry G;
+    G.H = R.G.In[0], G.W = R.G.In[1], G.OH = R.G.Out[0], G.OW = R.G.Out[1];
+    G.PadTop = R.G.PadBegin[0], G.PadLeft = R.G.PadBegin[1];
+    WinogradEpilogue Ep;
+    Ep.Bias = biasOf(Ctx);
+    Ep.Clamp = A.HasAct, Ep.Min = A.ActMin, Ep.Max = A.ActMax;
+    for (int64_t N = 0; N < R.N; ++N) {
+      Ep.Residual = Res ? Res + N * R.M * R.OutPlane : nullptr;
+      W->run(X + N * R.C * R.InPlane, G, Y + N * R.M * R.OutPlane, Ep, Ctx.Par);
+    }
+    return Status::ok();
+  }
+
+private:
+  std::string Name;
+  ConvAttrs A;
+  std::unique_ptr<Winograd3x3> W;
+};
+
 bool convTypesOk(const KernelCreateInfo &I) {
   return inputIs(I, 0, ElementType::F32) && inputIs(I, 1, ElementType::F32) &&
          (I.Inputs.size() < 3 || !I.Inputs[2].Present || inputIs(I, 2, ElementType::F32));
@@ -797,6 +838,39 @@ KernelVariant depthwiseVariant() {
           }};
 }
 
+/// Winograd for 3x3 stride-1 dilation-1 group-1 2-D convolutions with constant weights, where
+/// Winograd3x3::profitable says so for the (known) shape. The AVX-512 variant uses the AVX-512
+/// GEMM and transforms; the portable one (the best GEMM this CPU has, scalar transforms) is not
+/// measured against im2col on a machine without AVX-512 and ranks below it.
+KernelVariant winogradVariant(bool Avx512) {
+  const std::string Name = Avx512 ? "f32_conv__winograd_f4x4_avx512" : "f32_conv__winograd_f4x4_portable";
+  const auto Supports = [Avx512](const KernelCreateInfo &I) {
+    if (!convTypesOk(I) || !is2D(I) || !inputIsConst(I, 1) || (Avx512 && !gemmIsaAvailable(GemmIsa::Avx512)))
+      return false;
+    if (I.Inputs.size() > kFusedResidualInput && I.Inputs[kFusedResidualInput].Present &&
+        I.Inputs[kFusedResidualInput].Type != ElementType::F32)
+      return false;
+    auto A = attrsFor(I);
+    if (!A.isOk() || A->Group != 1 || A->W.Kernel != std::vector<int64_t>{3, 3} ||
+        A->W.Strides != std::vector<int64_t>{1, 1} || A->W.Dilations != std::vector<int64_t>{1, 1})
+      return false;
+    const TensorShape &Wt = I.Inputs[1].Shape, &Y = I.Outputs[0].Shape;
+    if (!Wt[0].isConst() || !Wt[1].isConst() || Y.getRank() != 4 || !Y[2].isConst() || !Y[3].isConst())
+      return false;
+    return Winograd3x3::profitable(Wt[1].value(), Wt[0].value(), Y[2].value(), Y[3].value());
+  };
+  return {Name, Avx512 ? 40 : 5, Supports, [Name, Avx512](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
+            ASSIGN_OR_RETURN(ConvAttrs A, attrsFor(I));
+            const ConstData &Wt = *I.Inputs[1].Const;
+            const GemmIsa Isa = Avx512 ? GemmIsa::Avx512
+                                : gemmIsaAvailable(GemmIsa::Avx2) ? GemmIsa::Avx2 : GemmIsa::Portable;
+            std::unique_ptr<Winograd3x3> W(
+                new Winograd3x3(gemmMicroKernel(Isa), Avx512, Wt.as<float>(), Wt.Dims[0], Wt.Dims[1]));
+            markConstConsumed(I, 1);
+            return makeKernel<ConvWinogradKernel>(Name, std::move(A), std::move(W));
+          }};
+}
+
 std::vector<OpTestCase> convCases() {
   const auto X = [](std::vector<int64_t> D) { return tensorInput(std::move(D)); };
   const auto W = [](std::vector<int64_t> D) { return constInput(std::move(D)); };
@@ -840,12 +914,40 @@ std::vector<OpTestCase> convCases() {
       testCase("small_plane_pointwise", {X({1, 64, 5, 6}), W({48, 64, 1, 1})}, {}, 1e-4),
       testCase("small_plane_threaded", {X({1, 64, 8, 8}), W({64, 64, 3, 3}), W({64})}, {{"pads", ints({1, 1, 1, 1})}},
                1e-4),
-      testCase("large_k", {X({1, 64, 10, 10}), W({40, 64, 3, 3}), W({40})}, {{"pads", ints({1, 1, 1, 1})}}, 1e-4),
+      // 5e-4: Winograd F(4x4, 3x3) runs it too; its error grows with the sum of |terms| (outputs
+      // here reach ~10: about 3e-5 of that), where direct summation stays within 1e-4.
+      testCase("large_k", {X({1, 64, 10, 10}), W({40, 64, 3, 3}), W({40})}, {{"pads", ints({1, 1, 1, 1})}}, 5e-4),
       // Output rows far apart in the phase planes (Wq - OW = 16): the GEMM's in-place B and the
       // transposed path's pixel gather take their lane-by-lane paths.
       testCase("wide_gaps", {X({1, 3, 30, 20}), W({14, 3, 3, 3}), W({14})}, {{"dilations", ints({1, 8})}}, 1e-4),
       testCase("wide_gaps_small_plane", {X({1, 3, 12, 20}), W({14, 3, 3, 3}), W({14})}, {{"dilations", ints({1, 8})}},
                1e-4),
+      // Winograd shapes: channel counts that are not multiples of 16, partial edge tiles, batch 2,
+      // several output-channel blocks, more channels than one GEMM K block, asymmetric padding.
+      testCase("winograd_bias_relu", {X({1, 16, 12, 12}), W({16, 16, 3, 3}), W({16})},
+               {{"pads", ints({1, 1, 1, 1})}, {kFusedActMin, attrFloat(0.0f)}}, 1e-4),
+      testCase("winograd_odd", {X({2, 19, 13, 11}), W({21, 19, 3, 3}), W({21})}, {{"pads", ints({1, 1, 1, 1})}}, 1e-4),
+      testCase("winograd_no_pad_no_bias", {X({1, 17, 14, 15}), W({33, 17, 3, 3})}, {}, 1e-4),
+      testCase("winograd_asym_pads", {X({1, 16, 11, 12}), W({20, 16, 3, 3}), W({20})},
+               {{"pads", ints({0, 2, 1, 0})}, {kFusedActMin, attrFloat(-0.1f)}, {kFusedActMax, attrFloat(0.3f)}}, 1e-4),
+      testCase("winograd_channel_blocks", {X({1, 20, 10, 12}), W({130, 20, 3, 3}), W({130})},
+               {{"pads", ints({1, 1, 1, 1})}}, 1e-4),
+      testCase("winograd_deep", {X({1, 200, 10, 10}), W({24, 200, 3, 3}), W({24})}, {{"pads", ints({1, 1, 1, 1})}},
+               5e-4),
+      // A residual fused by passes/FuseConvResidual (input 3), before the clamp: in the Winograd
+      // epilogue, and in the pass that follows the other variants.
+      testCase("residual_winograd_relu", {X({1, 16, 10, 10}), W({18, 16, 3, 3}), W({18}), X({1, 18, 10, 10})},
+               {{"pads", ints({1, 1, 1, 1})}, {kFusedResidual, attrInt(1)}, {kFusedActMin, attrFloat(0.0f)}}, 1e-4),
+      testCase("residual_winograd_no_bias", {X({2, 17, 11, 13}), W({16, 17, 3, 3}), omittedInput(), X({2, 16, 11, 13})},
+               {{"pads", ints({1, 1, 1, 1})}, {kFusedResidual, attrInt(1)}}, 1e-4),
+      testCase("residual_pointwise", {X({1, 8, 5, 6}), W({12, 8, 1, 1}), W({12}), X({1, 12, 5, 6})},
+               {{kFusedResidual, attrInt(1)}}),
+      testCase("residual_small_plane_relu6", {X({1, 24, 7, 7}), W({40, 24, 3, 3}), W({40}), X({1, 40, 7, 7})},
+               {{"pads", ints({1, 1, 1, 1})}, {kFusedResidual, attrInt(1)}, {kFusedActMin, attrFloat(0.0f)},
+                {kFusedActMax, attrFloat(0.5f)}},
+               1e-4),
+      testCase("residual_depthwise", {X({1, 4, 7, 7}), W({4, 1, 3, 3}), W({4}), X({1, 4, 7, 7})},
+               {{"group", attrInt(4)}, {"pads", ints({1, 1, 1, 1})}, {kFusedResidual, attrInt(1)}}),
       testCase("1d", {X({2, 3, 10}), W({4, 3, 3}), W({4})}, {{"pads", ints({1, 2})}, {"strides", ints({2})}}),
       testCase("3d", {X({1, 2, 5, 6, 4}), W({3, 2, 2, 3, 2}), W({3})},
                {{"pads", ints({1, 0, 1, 0, 1, 0})}, {"dilations", ints({1, 2, 1})}}),
@@ -864,6 +966,12 @@ OpKernels convKernels() {
   K.Variants.push_back(im2colVariant(GemmIsa::Avx512, 30));
   K.Variants.push_back(depthwiseVariant());
   K.Variants.push_back(depthwiseAvx512Variant());
+  // These add a fused residual (passes/FuseConvResidual) in a pass after the convolution.
+  for (KernelVariant &V : K.Variants)
+    V = withConvResidual(std::move(V));
+  // These add it in their own epilogue.
+  K.Variants.push_back(winogradVariant(/*Avx512=*/true));
+  K.Variants.push_back(winogradVariant(/*Avx512=*/false));
   K.TestCases = convCases;
   return K;
 }

@@ -1,0 +1,421 @@
+// Winograd F(4x4, 3x3) (see Winograd.h). Lavin & Gray's matrices with interpolation points
+// 0, +-1, +-2, inf. Work is split into tasks of (a chunk of tiles, a block of output channels):
+// each task transforms its tiles' input (all channels) into thread-local V[36][tiles][Cp], runs
+// the 36 GEMMs V[p] x U[p] into M[36][tiles][cols], and transforms M into the output. A chunk is
+// sized so V stays in L2 and U's blocks stream through once per chunk.
+#include "backends/native/ops/common/Winograd.h"
+
+#include <algorithm>
+#include <cmath>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#define OPT_WINOGRAD_X86 1
+#endif
+
+namespace optimium {
+namespace runtime {
+namespace detail {
+namespace ops {
+
+namespace {
+
+constexpr int64_t kPoints = 36;
+/// Output channels per packed U block: two 32-column microkernel panels. Tasks split a layer's
+/// output channels at these boundaries when it has too few tiles to feed every thread.
+constexpr int64_t kSplitCols = 64;
+
+int64_t ceilDiv(int64_t A, int64_t B) { return (A + B - 1) / B; }
+
+// B^T d (one dimension of the input transform), for 6 values at stride S.
+template <typename T> inline void inputTransform1D(const T *D, int64_t S, T *Out, int64_t OS) {
+  const T D0 = D[0], D1 = D[S], D2 = D[2 * S], D3 = D[3 * S], D4 = D[4 * S], D5 = D[5 * S];
+  Out[0] = 4 * D0 - 5 * D2 + D4;
+  Out[OS] = (D3 + D4) - 4 * (D1 + D2);
+  Out[2 * OS] = (D4 - D3) + 4 * (D1 - D2);
+  Out[3 * OS] = (D4 - D2) + 2 * (D3 - D1);
+  Out[4 * OS] = (D4 - D2) - 2 * (D3 - D1);
+  Out[5 * OS] = 4 * D1 - 5 * D3 + D5;
+}
+
+// A^T m (one dimension of the output transform): 6 values at stride S to 4.
+template <typename T> inline void outputTransform1D(const T *M, int64_t S, T *Out, int64_t OS) {
+  const T M0 = M[0], M1 = M[S], M2 = M[2 * S], M3 = M[3 * S], M4 = M[4 * S], M5 = M[5 * S];
+  const T P12 = M1 + M2, N12 = M1 - M2, P34 = M3 + M4, N34 = M3 - M4;
+  Out[0] = M0 + P12 + P34;
+  Out[OS] = N12 + 2 * N34;
+  Out[2 * OS] = P12 + 4 * P34;
+  Out[3 * OS] = N12 + 8 * N34 + M5;
+}
+
+/// Tile layout of one image: TW tiles per row, tile t covers output rows 4 * (t / TW) .. + 3.
+struct TileGrid {
+  int64_t TH, TW;
+  explicit TileGrid(const WinogradGeometry &G) : TH(ceilDiv(G.OH, 4)), TW(ceilDiv(G.OW, 4)) {}
+};
+
+// --- Portable transforms -------------------------------------------------------------------------
+
+/// V[p][r][c] for tiles T0 .. T0 + Rows - 1 (row stride Cp; channels C .. Cp - 1 are zero).
+void inputTilesPortable(const float *X, int64_t C, int64_t Cp, const WinogradGeometry &G, const TileGrid &TG,
+                        int64_t T0, int64_t Rows, float *V) {
+  const int64_t InPlane = G.H * G.W;
+  for (int64_t R = 0; R < Rows; ++R) {
+    const int64_t T = T0 + R, Ih0 = T / TG.TW * 4 - G.PadTop, Iw0 = T % TG.TW * 4 - G.PadLeft;
+    for (int64_t Ch = 0; Ch < Cp; ++Ch) {
+      float D[36], S[36], Out[36];
+      for (int64_t I = 0; I < 6; ++I)
+        for (int64_t J = 0; J < 6; ++J) {
+          const int64_t Ih = Ih0 + I, Iw = Iw0 + J;
+          D[I * 6 + J] = Ch < C && Ih >= 0 && Ih < G.H && Iw >= 0 && Iw < G.W ? X[Ch * InPlane + Ih * G.W + Iw] : 0.0f;
+        }
+      for (int64_t I = 0; I < 6; ++I)
+        inputTransform1D(D + I * 6, 1, S + I * 6, 1); // rows
+      for (int64_t J = 0; J < 6; ++J)
+        inputTransform1D(S + J, 6, Out + J, 6); // columns
+      for (int64_t P = 0; P < kPoints; ++P)
+        V[(P * Rows + R) * Cp + Ch] = Out[P];
+    }
+  }
+}
+
+/// Output channels Col0 .. Col0 + Cols - 1 of tiles T0 .. from M[p][r][j] (row stride Cols).
+void outputTilesPortable(const float *M, int64_t Cols, int64_t Col0, int64_t K, const WinogradGeometry &G,
+                         const TileGrid &TG, int64_t T0, int64_t Rows, const WinogradEpilogue &Ep, float *Y) {
+  const int64_t OutPlane = G.OH * G.OW;
+  for (int64_t R = 0; R < Rows; ++R) {
+    const int64_t T = T0 + R, Oh0 = T / TG.TW * 4, Ow0 = T % TG.TW * 4;
+    for (int64_t J = 0; J < Cols && Col0 + J < K; ++J) {
+      const int64_t Ch = Col0 + J;
+      float Mv[36], Q[24], O[16];
+      for (int64_t P = 0; P < kPoints; ++P)
+        Mv[P] = M[(P * Rows + R) * Cols + J];
+      for (int64_t I = 0; I < 6; ++I)
+        outputTransform1D(Mv + I * 6, 1, Q + I * 4, 1); // rows: 6 x 4
+      for (int64_t Jj = 0; Jj < 4; ++Jj)
+        outputTransform1D(Q + Jj, 4, O + Jj, 4); // columns: 4 x 4
+      const float Bias = Ep.Bias ? Ep.Bias[Ch] : 0.0f;
+      for (int64_t I = 0; I < 4 && Oh0 + I < G.OH; ++I)
+        for (int64_t Jj = 0; Jj < 4 && Ow0 + Jj < G.OW; ++Jj) {
+          const int64_t Off = Ch * OutPlane + (Oh0 + I) * G.OW + Ow0 + Jj;
+          float Vv = O[I * 4 + Jj] + Bias;
+          if (Ep.Residual)
+            Vv += Ep.Residual[Off];
+          if (Ep.Clamp) { // NaN passes through
+            Vv = Vv < Ep.Min ? Ep.Min : Vv;
+            Vv = Vv > Ep.Max ? Ep.Max : Vv;
+          }
+          Y[Off] = Vv;
+        }
+    }
+  }
+}
+
+// --- AVX-512 transforms: 16 channels per vector, gathered from / scattered to the NCHW planes ----
+
+#ifdef OPT_WINOGRAD_X86
+// GCC 12 flags the _mm512_undefined_ps() inside _mm512_max_ps/_mm512_min_ps as maybe-uninitialized
+// (a false positive, as in Gemm.cpp).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+__attribute__((target("avx512f"), always_inline)) inline void inputTransform1DAvx512(const __m512 *D, int S,
+                                                                                    __m512 *Out, int OS) {
+  const __m512 D0 = D[0], D1 = D[S], D2 = D[2 * S], D3 = D[3 * S], D4 = D[4 * S], D5 = D[5 * S];
+  const __m512 Four = _mm512_set1_ps(4.0f), Five = _mm512_set1_ps(5.0f), Two = _mm512_set1_ps(2.0f);
+  const __m512 D42 = _mm512_sub_ps(D4, D2), D31 = _mm512_sub_ps(D3, D1);
+  Out[0] = _mm512_fmadd_ps(Four, D0, _mm512_fnmadd_ps(Five, D2, D4));
+  Out[OS] = _mm512_fnmadd_ps(Four, _mm512_add_ps(D1, D2), _mm512_add_ps(D3, D4));
+  Out[2 * OS] = _mm512_fmadd_ps(Four, _mm512_sub_ps(D1, D2), _mm512_sub_ps(D4, D3));
+  Out[3 * OS] = _mm512_fmadd_ps(Two, D31, D42);
+  Out[4 * OS] = _mm512_fnmadd_ps(Two, D31, D42);
+  Out[5 * OS] = _mm512_fmadd_ps(Four, D1, _mm512_fnmadd_ps(Five, D3, D5));
+}
+
+__attribute__((target("avx512f"), always_inline)) inline void outputTransform1DAvx512(const __m512 *M, int S,
+                                                                                     __m512 *Out, int OS) {
+  const __m512 M0 = M[0], M1 = M[S], M2 = M[2 * S], M3 = M[3 * S], M4 = M[4 * S], M5 = M[5 * S];
+  const __m512 P12 = _mm512_add_ps(M1, M2), N12 = _mm512_sub_ps(M1, M2);
+  const __m512 P34 = _mm512_add_ps(M3, M4), N34 = _mm512_sub_ps(M3, M4);
+  Out[0] = _mm512_add_ps(_mm512_add_ps(M0, P12), P34);
+  Out[OS] = _mm512_fmadd_ps(_mm512_set1_ps(2.0f), N34, N12);
+  Out[2 * OS] = _mm512_fmadd_ps(_mm512_set1_ps(4.0f), P34, P12);
+  Out[3 * OS] = _mm512_add_ps(_mm512_fmadd_ps(_mm512_set1_ps(8.0f), N34, N12), M5);
+}
+
+/// In-place transpose of the 16 x 16 block R (R[a] lane b becomes R[b] lane a).
+__attribute__((target("avx512f"), always_inline)) inline void transpose16x16(__m512 *R) {
+  __m512 T[16], U[16];
+  for (int A = 0; A < 16; A += 2) {
+    T[A] = _mm512_unpacklo_ps(R[A], R[A + 1]);
+    T[A + 1] = _mm512_unpackhi_ps(R[A], R[A + 1]);
+  }
+  // U[4g + e]: rows 4g .. 4g + 3 at column 4L + e of each 128-bit lane L.
+  for (int G = 0; G < 4; ++G) {
+    U[4 * G] = _mm512_shuffle_ps(T[4 * G], T[4 * G + 2], 0x44);
+    U[4 * G + 1] = _mm512_shuffle_ps(T[4 * G], T[4 * G + 2], 0xEE);
+    U[4 * G + 2] = _mm512_shuffle_ps(T[4 * G + 1], T[4 * G + 3], 0x44);
+    U[4 * G + 3] = _mm512_shuffle_ps(T[4 * G + 1], T[4 * G + 3], 0xEE);
+  }
+  for (int E = 0; E < 4; ++E) {
+    const __m512 V0 = _mm512_shuffle_f32x4(U[E], U[4 + E], 0x88), W0 = _mm512_shuffle_f32x4(U[8 + E], U[12 + E], 0x88);
+    const __m512 V1 = _mm512_shuffle_f32x4(U[E], U[4 + E], 0xDD), W1 = _mm512_shuffle_f32x4(U[8 + E], U[12 + E], 0xDD);
+    R[E] = _mm512_shuffle_f32x4(V0, W0, 0x88);
+    R[8 + E] = _mm512_shuffle_f32x4(V0, W0, 0xDD);
+    R[4 + E] = _mm512_shuffle_f32x4(V1, W1, 0x88);
+    R[12 + E] = _mm512_shuffle_f32x4(V1, W1, 0xDD);
+  }
+}
+
+inline __mmask16 laneMask(int64_t Lo, int64_t Hi) { // lanes j with Lo <= j < Hi, 0 <= j < 16
+  Lo = std::max<int64_t>(Lo, 0), Hi = std::min<int64_t>(Hi, 16);
+  return Hi <= Lo ? 0 : static_cast<__mmask16>(((1u << Hi) - 1u) & ~((1u << Lo) - 1u));
+}
+
+/// Input rows Ih0 .. Ih0 + Rows - 1 (zeros outside the image) of all channels, columns -PadLeft ..
+/// Wp - 1 - PadLeft, into Xb[cb][r][q][16] (16 channels per pixel, zero past C): the tiles then
+/// load whole vectors where NCHW would need a gather per vector.
+__attribute__((target("avx512f"))) void packInputAvx512(const float *X, int64_t C, int64_t Cp,
+                                                        const WinogradGeometry &G, int64_t Ih0, int64_t Rows,
+                                                        int64_t Wp, float *Xb) {
+  const int64_t InPlane = G.H * G.W;
+  for (int64_t C0 = 0; C0 < Cp; C0 += 16) {
+    const int64_t Nc = std::min<int64_t>(16, C - C0);
+    for (int64_t R = 0; R < Rows; ++R) {
+      float *Dst = Xb + ((C0 / 16) * Rows + R) * Wp * 16;
+      const int64_t Ih = Ih0 + R;
+      if (Ih < 0 || Ih >= G.H) {
+        for (int64_t Q = 0; Q < Wp; ++Q)
+          _mm512_store_ps(Dst + Q * 16, _mm512_setzero_ps());
+        continue;
+      }
+      const float *Src = X + C0 * InPlane + Ih * G.W;
+      for (int64_t Q0 = 0; Q0 < Wp; Q0 += 16) {
+        const int64_t Iw0 = Q0 - G.PadLeft;
+        const __mmask16 Cols = laneMask(-Iw0, G.W - Iw0);
+        __m512 B[16];
+        for (int64_t Ch = 0; Ch < 16; ++Ch)
+          B[Ch] = Ch < Nc && Cols ? _mm512_maskz_loadu_ps(Cols, Src + Ch * InPlane + Iw0) : _mm512_setzero_ps();
+        transpose16x16(B);
+        const int64_t N = std::min<int64_t>(16, Wp - Q0);
+        for (int64_t J = 0; J < N; ++J)
+          _mm512_store_ps(Dst + (Q0 + J) * 16, B[J]);
+      }
+    }
+  }
+}
+
+/// V[p][r][c] for tile rows Th0 .. Th0 + TileRows - 1 (r = (th - Th0) * TW + tw) from the packed
+/// input (its row 0 is input row 4 * Th0 - PadTop).
+__attribute__((target("avx512f"))) void inputTilesAvx512(const float *Xb, int64_t Cp, int64_t TW, int64_t TileRows,
+                                                         int64_t Wp, float *V) {
+  const int64_t Rows = TileRows * TW, XRows = 4 * TileRows + 2;
+  for (int64_t R = 0; R < Rows; ++R) {
+    const int64_t Th = R / TW, Tw = R % TW;
+    for (int64_t C0 = 0; C0 < Cp; C0 += 16) {
+      const float *Src = Xb + (((C0 / 16) * XRows + 4 * Th) * Wp + 4 * Tw) * 16;
+      __m512 D[36], S[36];
+      for (int I = 0; I < 6; ++I)
+        for (int J = 0; J < 6; ++J)
+          D[I * 6 + J] = _mm512_load_ps(Src + (I * Wp + J) * 16);
+      for (int I = 0; I < 6; ++I)
+        inputTransform1DAvx512(D + I * 6, 1, S + I * 6, 1);
+      float *Dst = V + R * Cp + C0;
+      for (int J = 0; J < 6; ++J) {
+        __m512 Out[6];
+        inputTransform1DAvx512(S + J, 6, Out, 1);
+        for (int I = 0; I < 6; ++I)
+          _mm512_store_ps(Dst + (I * 6 + J) * Rows * Cp, Out[I]);
+      }
+    }
+  }
+}
+
+/// Output transform of M[p][r][j] (Cols columns, output channels Col0 ..) plus the bias into
+/// Yb[j / 16][4 * th + i][4 * tw + jj][16] (Wo = 4 * TW columns per row).
+__attribute__((target("avx512f"))) void outputTilesAvx512(const float *M, int64_t Cols, int64_t Col0, int64_t K,
+                                                          int64_t TW, int64_t TileRows, const float *Bias,
+                                                          float *Yb) {
+  const int64_t Rows = TileRows * TW, Wo = 4 * TW, YRows = 4 * TileRows;
+  for (int64_t R = 0; R < Rows; ++R) {
+    const int64_t Th = R / TW, Tw = R % TW;
+    for (int64_t J0 = 0; J0 < Cols && Col0 + J0 < K; J0 += 16) {
+      const __m512 B = Bias ? _mm512_maskz_loadu_ps(laneMask(0, K - Col0 - J0), Bias + Col0 + J0) : _mm512_setzero_ps();
+      __m512 Mv[36], Q[24], O[16];
+      const float *Src = M + R * Cols + J0;
+      for (int P = 0; P < 36; ++P)
+        Mv[P] = _mm512_load_ps(Src + P * Rows * Cols);
+      for (int I = 0; I < 6; ++I)
+        outputTransform1DAvx512(Mv + I * 6, 1, Q + I * 4, 1);
+      for (int J = 0; J < 4; ++J)
+        outputTransform1DAvx512(Q + J, 4, O + J, 4);
+      float *Dst = Yb + (((J0 / 16) * YRows + 4 * Th) * Wo + 4 * Tw) * 16;
+      for (int I = 0; I < 4; ++I)
+        for (int J = 0; J < 4; ++J)
+          _mm512_store_ps(Dst + (I * Wo + J) * 16, _mm512_add_ps(O[I * 4 + J], B));
+    }
+  }
+}
+
+/// Yb (output rows Oh0 .. Oh0 + YRows - 1, channels Col0 .. Col0 + Cols - 1) into NCHW Y, adding
+/// the residual and clamping on the way.
+__attribute__((target("avx512f"))) void unpackOutputAvx512(const float *Yb, int64_t Cols, int64_t Col0, int64_t K,
+                                                           const WinogradGeometry &G, int64_t Oh0, int64_t YRows,
+                                                           int64_t Wo, const WinogradEpilogue &Ep, float *Y) {
+  const int64_t OutPlane = G.OH * G.OW;
+  const __m512 Lo = _mm512_set1_ps(Ep.Clamp ? Ep.Min : 0.0f), Hi = _mm512_set1_ps(Ep.Clamp ? Ep.Max : 0.0f);
+  for (int64_t J0 = 0; J0 < Cols && Col0 + J0 < K; J0 += 16) {
+    const int64_t Nk = std::min<int64_t>(16, K - Col0 - J0);
+    for (int64_t R = 0; R < YRows && Oh0 + R < G.OH; ++R) {
+      const float *Src = Yb + ((J0 / 16) * YRows + R) * Wo * 16;
+      for (int64_t Ow0 = 0; Ow0 < G.OW; Ow0 += 16) {
+        const int64_t Nw = std::min<int64_t>(16, G.OW - Ow0);
+        const __mmask16 Wm = laneMask(0, Nw);
+        __m512 B[16];
+        for (int64_t J = 0; J < 16; ++J)
+          B[J] = J < Nw ? _mm512_load_ps(Src + (Ow0 + J) * 16) : _mm512_setzero_ps();
+        transpose16x16(B);
+        const int64_t Off = (Col0 + J0) * OutPlane + (Oh0 + R) * G.OW + Ow0;
+        for (int64_t Ch = 0; Ch < Nk; ++Ch) {
+          __m512 V = B[Ch];
+          if (Ep.Residual)
+            V = _mm512_add_ps(V, _mm512_maskz_loadu_ps(Wm, Ep.Residual + Off + Ch * OutPlane));
+          if (Ep.Clamp) // max/min with the value second so NaN passes through
+            V = _mm512_min_ps(Hi, _mm512_max_ps(Lo, V));
+          _mm512_mask_storeu_ps(Y + Off + Ch * OutPlane, Wm, V);
+        }
+      }
+    }
+  }
+}
+#pragma GCC diagnostic pop
+#endif
+
+} // namespace
+
+void Winograd3x3::transformWeight(const float *G3, double *Out) {
+  static const double Gm[6][3] = {{1.0 / 4, 0, 0},
+                                  {-1.0 / 6, -1.0 / 6, -1.0 / 6},
+                                  {-1.0 / 6, 1.0 / 6, -1.0 / 6},
+                                  {1.0 / 24, 1.0 / 12, 1.0 / 6},
+                                  {1.0 / 24, -1.0 / 12, 1.0 / 6},
+                                  {0, 0, 1}};
+  double Tmp[6][3];
+  for (int I = 0; I < 6; ++I)
+    for (int J = 0; J < 3; ++J) {
+      double S = 0;
+      for (int L = 0; L < 3; ++L)
+        S += Gm[I][L] * G3[L * 3 + J];
+      Tmp[I][J] = S;
+    }
+  for (int I = 0; I < 6; ++I)
+    for (int J = 0; J < 6; ++J) {
+      double S = 0;
+      for (int L = 0; L < 3; ++L)
+        S += Tmp[I][L] * Gm[J][L];
+      Out[I * 6 + J] = S;
+    }
+}
+
+Winograd3x3::Winograd3x3(const GemmMicroKernel &MK, bool Avx512, const float *Wt, int64_t K, int64_t C)
+    : MK(MK), Avx512(Avx512), K(K), C(C), Cp(ceilDiv(C, 16) * 16), Kp(ceilDiv(K, 16) * 16),
+      Splits(ceilDiv(ceilDiv(K, 16) * 16, kSplitCols)) {
+  // U[p] as Cp x Kp row-major matrices (zero rows / columns for the padding channels), then
+  // packed per column block.
+  std::vector<float> Um(static_cast<size_t>(kPoints * Cp * Kp), 0.0f);
+  double T[36];
+  for (int64_t Ko = 0; Ko < K; ++Ko)
+    for (int64_t Ci = 0; Ci < C; ++Ci) {
+      transformWeight(Wt + (Ko * C + Ci) * 9, T);
+      for (int64_t P = 0; P < kPoints; ++P)
+        Um[static_cast<size_t>((P * Cp + Ci) * Kp + Ko)] = static_cast<float>(T[P]);
+    }
+  U.resize(static_cast<size_t>(kPoints * Splits));
+  for (int64_t P = 0; P < kPoints; ++P)
+    for (int64_t S = 0; S < Splits; ++S) {
+      const int64_t Col0 = S * kSplitCols, Cols = std::min(kSplitCols, Kp - Col0);
+      packB(MK, Cp, Cols, MatrixRef{Um.data() + P * Cp * Kp + Col0, Kp, 1}, U[static_cast<size_t>(P * Splits + S)],
+            Parallel());
+    }
+}
+
+bool Winograd3x3::profitable(int64_t C, int64_t K, int64_t OH, int64_t OW) {
+  // Single-conv models, 1 thread, min of 60 runs, im2col GEMM -> Winograd (ms), Emerald Rapids:
+  //   C=K=64 56x56 2.0 -> 0.86   128 28x28 1.75 -> 0.67   256 14x14 1.83 -> 0.87
+  //   32 112x112 2.5 -> 1.1      16 112x112 0.76 -> 0.54  32 56x56 0.58 -> 0.28
+  //   128 10x10 0.27 -> 0.20     96 10x10 0.18 -> 0.07    48 20x20 0.16 -> 0.07
+  //   256 7x7 0.45 -> 0.51       512 7x7 2.1 -> 3.3 (U is 36 x 512 x 512 floats, 4 tiles only)
+  // At 7x7 the four tiles make 4-row GEMMs over a U 4x the size of the weights: the GEMM wins.
+  return C >= 16 && K >= 16 && OH * OW >= 100;
+}
+
+void Winograd3x3::run(const float *X, const WinogradGeometry &G, float *Y, const WinogradEpilogue &Ep,
+                      const Parallel &Par) const {
+  const TileGrid TG(G);
+  const int64_t Tiles = TG.TH * TG.TW;
+  if (Tiles == 0 || K == 0)
+    return;
+  const int64_t Threads = std::max(1, Par.threads());
+  // Chunks are whole tile rows. Tiles per chunk: V (36 x rows x Cp floats) up to about 1 MiB (L2
+  // is 2 MiB here), so that one pass streams U (36 x Cp x Kp: 9.4 MB at 256 channels) once.
+  const int64_t Budget = std::max<int64_t>(TG.TW, 262144 / (kPoints * Cp));
+  int64_t Chunks = std::min(TG.TH, ceilDiv(Tiles, Budget));
+  if (Threads > 1 && Chunks % Threads != 0 && TG.TH >= Threads && Tiles >= Threads * MK.MR)
+    Chunks = std::min(TG.TH, ceilDiv(Chunks, Threads) * Threads);
+  // Too few chunks for the threads: split the output channels too (each part transforms the
+  // input again, but reads only its share of U).
+  int64_t Groups = 1;
+  if (Chunks < Threads)
+    Groups = std::min(Splits, ceilDiv(Threads, Chunks));
+  const int64_t Tasks = Chunks * Groups;
+  const int64_t MaxTileRows = ceilDiv(TG.TH, Chunks), MaxRows = MaxTileRows * TG.TW;
+  const int64_t MaxCols = std::min(Kp, ceilDiv(Splits, Groups) * kSplitCols);
+  const int64_t Wp = 4 * TG.TW + 2, Wo = 4 * TG.TW;
+  Par.forRange(static_cast<size_t>(Tasks), 1, [&](size_t Lo, size_t Hi) {
+    thread_local AlignedFloats VBuf, MBuf, XBuf, YBuf;
+    const auto Reserve = [](AlignedFloats &Buf, int64_t N) {
+      if (Buf.size() < static_cast<size_t>(N))
+        Buf.resize(static_cast<size_t>(N));
+    };
+    Reserve(VBuf, kPoints * MaxRows * Cp);
+    Reserve(MBuf, kPoints * MaxRows * MaxCols);
+    if (Avx512) {
+      Reserve(XBuf, Cp * (4 * MaxTileRows + 2) * Wp);
+      Reserve(YBuf, MaxCols * 4 * MaxTileRows * Wo + 256); // + a row block of slack for the 16-wide reads
+    }
+    const Parallel Serial;
+    for (size_t Task = Lo; Task < Hi; ++Task) {
+      const int64_t Chunk = static_cast<int64_t>(Task) / Groups, Group = static_cast<int64_t>(Task) % Groups;
+      const int64_t Th0 = Chunk * TG.TH / Chunks, TileRows = (Chunk + 1) * TG.TH / Chunks - Th0;
+      const int64_t T0 = Th0 * TG.TW, Rows = TileRows * TG.TW;
+      const int64_t S0 = Group * Splits / Groups, S1 = (Group + 1) * Splits / Groups;
+      const int64_t Col0 = S0 * kSplitCols, Cols = std::min(Kp, S1 * kSplitCols) - Col0;
+      if (Rows == 0 || Cols <= 0)
+        continue;
+      float *V = VBuf.data(), *M = MBuf.data();
+#ifdef OPT_WINOGRAD_X86
+      if (Avx512) {
+        packInputAvx512(X, C, Cp, G, 4 * Th0 - G.PadTop, 4 * TileRows + 2, Wp, XBuf.data());
+        inputTilesAvx512(XBuf.data(), Cp, TG.TW, TileRows, Wp, V);
+      } else
+#endif
+        inputTilesPortable(X, C, Cp, G, TG, T0, Rows, V);
+      for (int64_t P = 0; P < kPoints; ++P)
+        for (int64_t S = S0; S < S1; ++S)
+          gemmRowsA(MK, Rows, Cp, V + P * Rows * Cp, Cp, U[static_cast<size_t>(P * Splits + S)], 1.0f, 0.0f,
+                    M + P * Rows * Cols + (S * kSplitCols - Col0), Cols, Serial);
+#ifdef OPT_WINOGRAD_X86
+      if (Avx512) {
+        outputTilesAvx512(M, Cols, Col0, K, TG.TW, TileRows, Ep.Bias, YBuf.data());
+        unpackOutputAvx512(YBuf.data(), Cols, Col0, K, G, 4 * Th0, 4 * TileRows, Wo, Ep, Y);
+      } else
+#endif
+        outputTilesPortable(M, Cols, Col0, K, G, TG, T0, Rows, Ep, Y);
+    }
+  });
+}
+
+} // namespace ops
+} // namespace detail
+} // namespace runtime
+} // namespace optimium

@@ -362,14 +362,18 @@ void Winograd3x3::run(const float *X, const WinogradGeometry &G, float *Y, const
   // allows (128 28x28: 1 chunk 0.68 ms, 28 tiles 0.75, 7 tiles 1.1; 256 14x14: 0.80 vs 1.1 at 14).
   const bool UInL2 = kPoints * Cp * Kp * 4 <= (int64_t{1} << 20);
   const int64_t Budget = std::max<int64_t>(TG.TW, UInL2 ? 28 : 262144 / (kPoints * Cp));
-  int64_t Chunks = std::min(TG.TH, ceilDiv(Tiles, Budget));
-  if (Threads > 1 && Chunks % Threads != 0 && TG.TH >= Threads && Tiles >= Threads * MK.MR)
-    Chunks = std::min(TG.TH, ceilDiv(Chunks, Threads) * Threads);
-  // Too few chunks for the threads: split the output channels too (each part transforms the
-  // input again, but reads only its share of U).
-  int64_t Groups = 1;
-  if (Chunks < Threads)
-    Groups = std::min(Splits, ceilDiv(Threads, Chunks));
+  int64_t Chunks = std::min(TG.TH, ceilDiv(Tiles, Budget)), Groups = 1;
+  if (Threads > 1 && !UInL2 && Chunks < Threads && Splits >= Threads) {
+    // U streams from L3: threads split the output channels (each reads its share of U once and
+    // transforms the input again, ~5%) rather than the tiles (7 tile rows of a 28x28 layer split
+    // 3 + 4, and every thread streams all of U).
+    Groups = Threads;
+  } else {
+    if (Threads > 1 && Chunks % Threads != 0 && TG.TH >= Threads && Tiles >= Threads * MK.MR)
+      Chunks = std::min(TG.TH, ceilDiv(Chunks, Threads) * Threads);
+    if (Chunks < Threads) // too few chunks for the threads: split the output channels too
+      Groups = std::min(Splits, ceilDiv(Threads, Chunks));
+  }
   const int64_t Tasks = Chunks * Groups;
   const int64_t MaxTileRows = ceilDiv(TG.TH, Chunks), MaxRows = MaxTileRows * TG.TW;
   const int64_t MaxCols = std::min(Kp, ceilDiv(Splits, Groups) * kSplitCols);

@@ -857,12 +857,12 @@ KernelVariant depthwiseVariant() {
           }};
 }
 
-/// Winograd for 3x3 stride-1 dilation-1 group-1 2-D convolutions with constant weights, where
-/// Winograd3x3::profitable says so for the (known) shape. The AVX-512 variant uses the AVX-512
+/// Winograd for 3x3 stride-1 dilation-1 group-1 2-D convolutions with constant weights, with the
+/// tile Winograd3x3::tileFor picks for the (known) shape. The AVX-512 variant uses the AVX-512
 /// GEMM and transforms; the portable one (the best GEMM this CPU has, scalar transforms) is not
 /// measured against im2col on a machine without AVX-512 and ranks below it.
 KernelVariant winogradVariant(bool Avx512) {
-  const std::string Name = Avx512 ? "f32_conv__winograd_f4x4_avx512" : "f32_conv__winograd_f4x4_portable";
+  const std::string Name = Avx512 ? "f32_conv__winograd_avx512" : "f32_conv__winograd_portable";
   const auto Supports = [Avx512](const KernelCreateInfo &I) {
     if (!convTypesOk(I) || !is2D(I) || !inputIsConst(I, 1) || (Avx512 && !gemmIsaAvailable(GemmIsa::Avx512)))
       return false;
@@ -876,15 +876,17 @@ KernelVariant winogradVariant(bool Avx512) {
     const TensorShape &Wt = I.Inputs[1].Shape, &Y = I.Outputs[0].Shape;
     if (!Wt[0].isConst() || !Wt[1].isConst() || Y.getRank() != 4 || !Y[2].isConst() || !Y[3].isConst())
       return false;
-    return Winograd3x3::profitable(Wt[1].value(), Wt[0].value(), Y[2].value(), Y[3].value());
+    return Winograd3x3::tileFor(Wt[1].value(), Wt[0].value(), Y[2].value(), Y[3].value()) != 0;
   };
   return {Name, Avx512 ? 40 : 5, Supports, [Name, Avx512](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
             ASSIGN_OR_RETURN(ConvAttrs A, attrsFor(I));
             const ConstData &Wt = *I.Inputs[1].Const;
             const GemmIsa Isa = Avx512 ? GemmIsa::Avx512
                                 : gemmIsaAvailable(GemmIsa::Avx2) ? GemmIsa::Avx2 : GemmIsa::Portable;
+            const TensorShape &Y = I.Outputs[0].Shape;
+            const int Tile = Winograd3x3::tileFor(Wt.Dims[1], Wt.Dims[0], Y[2].value(), Y[3].value());
             std::unique_ptr<Winograd3x3> W(
-                new Winograd3x3(gemmMicroKernel(Isa), Avx512, Wt.as<float>(), Wt.Dims[0], Wt.Dims[1]));
+                new Winograd3x3(gemmMicroKernel(Isa), Avx512, Wt.as<float>(), Wt.Dims[0], Wt.Dims[1], Tile));
             markConstConsumed(I, 1);
             return makeKernel<ConvWinogradKernel>(Name, std::move(A), std::move(W));
           }};
@@ -951,8 +953,17 @@ std::vector<OpTestCase> convCases() {
                {{"pads", ints({0, 2, 1, 0})}, {kFusedActMin, attrFloat(-0.1f)}, {kFusedActMax, attrFloat(0.3f)}}, 1e-4),
       testCase("winograd_channel_blocks", {X({1, 20, 10, 12}), W({130, 20, 3, 3}), W({130})},
                {{"pads", ints({1, 1, 1, 1})}}, 1e-4),
-      // U over 1 MiB: the harness's 4 threads split the output channels into 4 groups (64, 64, 64, 16).
-      testCase("winograd_channel_groups", {X({1, 64, 10, 10}), W({200, 64, 3, 3}), W({200})},
+      // F(4x4) from 24x24 outputs on (the cases above run F(2x2)).
+      testCase("winograd_f4_bias_relu", {X({1, 16, 24, 26}), W({20, 16, 3, 3}), W({20})},
+               {{"pads", ints({1, 1, 1, 1})}, {kFusedActMin, attrFloat(0.0f)}}, 1e-4),
+      testCase("winograd_f4_odd_no_pad", {X({2, 17, 25, 27}), W({21, 17, 3, 3})}, {}, 1e-4),
+      testCase("winograd_f4_residual", {X({1, 16, 24, 24}), W({18, 16, 3, 3}), W({18}), X({1, 18, 24, 24})},
+               {{"pads", ints({1, 1, 1, 1})}, {kFusedResidual, attrInt(1)}, {kFusedActMin, attrFloat(0.0f)}}, 1e-4),
+      testCase("winograd_f4_channel_groups", {X({1, 32, 24, 24}), W({230, 32, 3, 3}), W({230})},
+               {{"pads", ints({1, 1, 1, 1})}}, 5e-4),
+      // U over 1 MiB: the harness's 4 threads split the output channels into 4 groups (F(2x2): 5
+      // blocks of 64, 64, 64, 64, 48 columns; F(4x4) above: 64, 64, 64, 48).
+      testCase("winograd_channel_groups", {X({1, 64, 10, 10}), W({300, 64, 3, 3}), W({300})},
                {{"pads", ints({1, 1, 1, 1})}, {kFusedActMin, attrFloat(0.0f)}}, 5e-4),
       testCase("winograd_deep", {X({1, 200, 10, 10}), W({24, 200, 3, 3}), W({24})}, {{"pads", ints({1, 1, 1, 1})}},
                5e-4),

@@ -1,8 +1,9 @@
-// Winograd F(4x4, 3x3) (see Winograd.h). Lavin & Gray's matrices with interpolation points
-// 0, +-1, +-2, inf. Work is split into tasks of (a chunk of tiles, a block of output channels):
-// each task transforms its tiles' input (all channels) into thread-local V[36][tiles][Cp], runs
-// the 36 GEMMs V[p] x U[p] into M[36][tiles][cols], and transforms M into the output. A chunk is
-// sized so V stays in L2 and U's blocks stream through once per chunk.
+// Winograd F(4x4, 3x3) and F(2x2, 3x3) (see Winograd.h). Lavin & Gray's matrices, interpolation
+// points 0, +-1, +-2, inf (F(4x4)) and 0, +-1, inf (F(2x2)). Work is split into tasks of (a chunk of
+// tile rows, a block of output channels): each task transforms its tiles' input (all channels)
+// into thread-local V[P][tiles][Cp] (P = 36 or 16 points), runs the P GEMMs V[p] x U[p] into
+// M[P][tiles][cols], and transforms M into the output. A chunk is sized so V stays in L2 and U's
+// blocks stream through once per chunk.
 #include "backends/native/ops/common/Winograd.h"
 
 #include <algorithm>
@@ -20,15 +21,22 @@ namespace ops {
 
 namespace {
 
-constexpr int64_t kPoints = 36;
 /// Output channels per packed U block: two 32-column microkernel panels. Tasks split a layer's
 /// output channels at these boundaries when it has too few tiles to feed every thread.
 constexpr int64_t kSplitCols = 64;
 
 int64_t ceilDiv(int64_t A, int64_t B) { return (A + B - 1) / B; }
 
-// B^T d (one dimension of the input transform), for 6 values at stride S.
-template <typename T> inline void inputTransform1D(const T *D, int64_t S, T *Out, int64_t OS) {
+// B^T d (one dimension of the input transform), for Tile + 2 values at stride S.
+template <int Tile, typename T> inline void inputTransform1D(const T *D, int64_t S, T *Out, int64_t OS) {
+  if (Tile == 2) {
+    const T D0 = D[0], D1 = D[S], D2 = D[2 * S], D3 = D[3 * S];
+    Out[0] = D0 - D2;
+    Out[OS] = D1 + D2;
+    Out[2 * OS] = D2 - D1;
+    Out[3 * OS] = D1 - D3;
+    return;
+  }
   const T D0 = D[0], D1 = D[S], D2 = D[2 * S], D3 = D[3 * S], D4 = D[4 * S], D5 = D[5 * S];
   Out[0] = 4 * D0 - 5 * D2 + D4;
   Out[OS] = (D3 + D4) - 4 * (D1 + D2);
@@ -38,8 +46,14 @@ template <typename T> inline void inputTransform1D(const T *D, int64_t S, T *Out
   Out[5 * OS] = 4 * D1 - 5 * D3 + D5;
 }
 
-// A^T m (one dimension of the output transform): 6 values at stride S to 4.
-template <typename T> inline void outputTransform1D(const T *M, int64_t S, T *Out, int64_t OS) {
+// A^T m (one dimension of the output transform): Tile + 2 values at stride S to Tile.
+template <int Tile, typename T> inline void outputTransform1D(const T *M, int64_t S, T *Out, int64_t OS) {
+  if (Tile == 2) {
+    const T M1 = M[S], M2 = M[2 * S];
+    Out[0] = M[0] + M1 + M2;
+    Out[OS] = M1 - M2 - M[3 * S];
+    return;
+  }
   const T M0 = M[0], M1 = M[S], M2 = M[2 * S], M3 = M[3 * S], M4 = M[4 * S], M5 = M[5 * S];
   const T P12 = M1 + M2, N12 = M1 - M2, P34 = M3 + M4, N34 = M3 - M4;
   Out[0] = M0 + P12 + P34;
@@ -48,57 +62,62 @@ template <typename T> inline void outputTransform1D(const T *M, int64_t S, T *Ou
   Out[3 * OS] = N12 + 8 * N34 + M5;
 }
 
-/// Tile layout of one image: TW tiles per row, tile t covers output rows 4 * (t / TW) .. + 3.
+/// Tile layout of one image: TW tiles per row, tile t covers output rows Tile * (t / TW) ..
+/// + Tile - 1.
 struct TileGrid {
   int64_t TH, TW;
-  explicit TileGrid(const WinogradGeometry &G) : TH(ceilDiv(G.OH, 4)), TW(ceilDiv(G.OW, 4)) {}
+  TileGrid(const WinogradGeometry &G, int64_t Tile) : TH(ceilDiv(G.OH, Tile)), TW(ceilDiv(G.OW, Tile)) {}
 };
 
 // --- Portable transforms -------------------------------------------------------------------------
 
 /// V[p][r][c] for tiles T0 .. T0 + Rows - 1 (row stride Cp; channels C .. Cp - 1 are zero).
+template <int Tile>
 void inputTilesPortable(const float *X, int64_t C, int64_t Cp, const WinogradGeometry &G, const TileGrid &TG,
                         int64_t T0, int64_t Rows, float *V) {
+  constexpr int N = Tile + 2, Points = N * N;
   const int64_t InPlane = G.H * G.W;
   for (int64_t R = 0; R < Rows; ++R) {
-    const int64_t T = T0 + R, Ih0 = T / TG.TW * 4 - G.PadTop, Iw0 = T % TG.TW * 4 - G.PadLeft;
+    const int64_t T = T0 + R, Ih0 = T / TG.TW * Tile - G.PadTop, Iw0 = T % TG.TW * Tile - G.PadLeft;
     for (int64_t Ch = 0; Ch < Cp; ++Ch) {
-      float D[36], S[36], Out[36];
-      for (int64_t I = 0; I < 6; ++I)
-        for (int64_t J = 0; J < 6; ++J) {
+      float D[Points], S[Points], Out[Points];
+      for (int64_t I = 0; I < N; ++I)
+        for (int64_t J = 0; J < N; ++J) {
           const int64_t Ih = Ih0 + I, Iw = Iw0 + J;
-          D[I * 6 + J] = Ch < C && Ih >= 0 && Ih < G.H && Iw >= 0 && Iw < G.W ? X[Ch * InPlane + Ih * G.W + Iw] : 0.0f;
+          D[I * N + J] = Ch < C && Ih >= 0 && Ih < G.H && Iw >= 0 && Iw < G.W ? X[Ch * InPlane + Ih * G.W + Iw] : 0.0f;
         }
-      for (int64_t I = 0; I < 6; ++I)
-        inputTransform1D(D + I * 6, 1, S + I * 6, 1); // rows
-      for (int64_t J = 0; J < 6; ++J)
-        inputTransform1D(S + J, 6, Out + J, 6); // columns
-      for (int64_t P = 0; P < kPoints; ++P)
+      for (int64_t I = 0; I < N; ++I)
+        inputTransform1D<Tile>(D + I * N, 1, S + I * N, 1); // rows
+      for (int64_t J = 0; J < N; ++J)
+        inputTransform1D<Tile>(S + J, N, Out + J, N); // columns
+      for (int64_t P = 0; P < Points; ++P)
         V[(P * Rows + R) * Cp + Ch] = Out[P];
     }
   }
 }
 
 /// Output channels Col0 .. Col0 + Cols - 1 of tiles T0 .. from M[p][r][j] (row stride Cols).
+template <int Tile>
 void outputTilesPortable(const float *M, int64_t Cols, int64_t Col0, int64_t K, const WinogradGeometry &G,
                          const TileGrid &TG, int64_t T0, int64_t Rows, const WinogradEpilogue &Ep, float *Y) {
+  constexpr int N = Tile + 2, Points = N * N;
   const int64_t OutPlane = G.OH * G.OW;
   for (int64_t R = 0; R < Rows; ++R) {
-    const int64_t T = T0 + R, Oh0 = T / TG.TW * 4, Ow0 = T % TG.TW * 4;
+    const int64_t T = T0 + R, Oh0 = T / TG.TW * Tile, Ow0 = T % TG.TW * Tile;
     for (int64_t J = 0; J < Cols && Col0 + J < K; ++J) {
       const int64_t Ch = Col0 + J;
-      float Mv[36], Q[24], O[16];
-      for (int64_t P = 0; P < kPoints; ++P)
+      float Mv[Points], Q[N * Tile], O[Tile * Tile];
+      for (int64_t P = 0; P < Points; ++P)
         Mv[P] = M[(P * Rows + R) * Cols + J];
-      for (int64_t I = 0; I < 6; ++I)
-        outputTransform1D(Mv + I * 6, 1, Q + I * 4, 1); // rows: 6 x 4
-      for (int64_t Jj = 0; Jj < 4; ++Jj)
-        outputTransform1D(Q + Jj, 4, O + Jj, 4); // columns: 4 x 4
+      for (int64_t I = 0; I < N; ++I)
+        outputTransform1D<Tile>(Mv + I * N, 1, Q + I * Tile, 1); // rows: N x Tile
+      for (int64_t Jj = 0; Jj < Tile; ++Jj)
+        outputTransform1D<Tile>(Q + Jj, Tile, O + Jj, Tile); // columns: Tile x Tile
       const float Bias = Ep.Bias ? Ep.Bias[Ch] : 0.0f;
-      for (int64_t I = 0; I < 4 && Oh0 + I < G.OH; ++I)
-        for (int64_t Jj = 0; Jj < 4 && Ow0 + Jj < G.OW; ++Jj) {
+      for (int64_t I = 0; I < Tile && Oh0 + I < G.OH; ++I)
+        for (int64_t Jj = 0; Jj < Tile && Ow0 + Jj < G.OW; ++Jj) {
           const int64_t Off = Ch * OutPlane + (Oh0 + I) * G.OW + Ow0 + Jj;
-          float Vv = O[I * 4 + Jj] + Bias;
+          float Vv = O[I * Tile + Jj] + Bias;
           if (Ep.Residual)
             Vv += Ep.Residual[Off];
           if (Ep.Clamp) { // NaN passes through
@@ -119,8 +138,17 @@ void outputTilesPortable(const float *M, int64_t Cols, int64_t Col0, int64_t K, 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
+template <int Tile>
 __attribute__((target("avx512f"), always_inline)) inline void inputTransform1DAvx512(const __m512 *D, int S,
                                                                                     __m512 *Out, int OS) {
+  if (Tile == 2) {
+    const __m512 D1 = D[S], D2 = D[2 * S];
+    Out[0] = _mm512_sub_ps(D[0], D2);
+    Out[OS] = _mm512_add_ps(D1, D2);
+    Out[2 * OS] = _mm512_sub_ps(D2, D1);
+    Out[3 * OS] = _mm512_sub_ps(D1, D[3 * S]);
+    return;
+  }
   const __m512 D0 = D[0], D1 = D[S], D2 = D[2 * S], D3 = D[3 * S], D4 = D[4 * S], D5 = D[5 * S];
   const __m512 Four = _mm512_set1_ps(4.0f), Five = _mm512_set1_ps(5.0f), Two = _mm512_set1_ps(2.0f);
   const __m512 D42 = _mm512_sub_ps(D4, D2), D31 = _mm512_sub_ps(D3, D1);
@@ -132,8 +160,15 @@ __attribute__((target("avx512f"), always_inline)) inline void inputTransform1DAv
   Out[5 * OS] = _mm512_fmadd_ps(Four, D1, _mm512_fnmadd_ps(Five, D3, D5));
 }
 
+template <int Tile>
 __attribute__((target("avx512f"), always_inline)) inline void outputTransform1DAvx512(const __m512 *M, int S,
                                                                                      __m512 *Out, int OS) {
+  if (Tile == 2) {
+    const __m512 M1 = M[S], M2 = M[2 * S];
+    Out[0] = _mm512_add_ps(_mm512_add_ps(M[0], M1), M2);
+    Out[OS] = _mm512_sub_ps(_mm512_sub_ps(M1, M2), M[3 * S]);
+    return;
+  }
   const __m512 M0 = M[0], M1 = M[S], M2 = M[2 * S], M3 = M[3 * S], M4 = M[4 * S], M5 = M[5 * S];
   const __m512 P12 = _mm512_add_ps(M1, M2), N12 = _mm512_sub_ps(M1, M2);
   const __m512 P34 = _mm512_add_ps(M3, M4), N34 = _mm512_sub_ps(M3, M4);
@@ -206,53 +241,57 @@ __attribute__((target("avx512f"))) void packInputAvx512(const float *X, int64_t 
 }
 
 /// V[p][r][c] for tile rows Th0 .. Th0 + TileRows - 1 (r = (th - Th0) * TW + tw) from the packed
-/// input (its row 0 is input row 4 * Th0 - PadTop).
+/// input (its row 0 is input row Tile * Th0 - PadTop).
+template <int Tile>
 __attribute__((target("avx512f"))) void inputTilesAvx512(const float *Xb, int64_t Cp, int64_t TW, int64_t TileRows,
                                                          int64_t Wp, float *V) {
-  const int64_t Rows = TileRows * TW, XRows = 4 * TileRows + 2;
+  constexpr int N = Tile + 2;
+  const int64_t Rows = TileRows * TW, XRows = Tile * TileRows + 2;
   for (int64_t R = 0; R < Rows; ++R) {
     const int64_t Th = R / TW, Tw = R % TW;
     for (int64_t C0 = 0; C0 < Cp; C0 += 16) {
-      const float *Src = Xb + (((C0 / 16) * XRows + 4 * Th) * Wp + 4 * Tw) * 16;
-      __m512 D[36], S[36];
-      for (int I = 0; I < 6; ++I)
-        for (int J = 0; J < 6; ++J)
-          D[I * 6 + J] = _mm512_load_ps(Src + (I * Wp + J) * 16);
-      for (int I = 0; I < 6; ++I)
-        inputTransform1DAvx512(D + I * 6, 1, S + I * 6, 1);
+      const float *Src = Xb + (((C0 / 16) * XRows + Tile * Th) * Wp + Tile * Tw) * 16;
+      __m512 D[N * N], S[N * N];
+      for (int I = 0; I < N; ++I)
+        for (int J = 0; J < N; ++J)
+          D[I * N + J] = _mm512_load_ps(Src + (I * Wp + J) * 16);
+      for (int I = 0; I < N; ++I)
+        inputTransform1DAvx512<Tile>(D + I * N, 1, S + I * N, 1);
       float *Dst = V + R * Cp + C0;
-      for (int J = 0; J < 6; ++J) {
-        __m512 Out[6];
-        inputTransform1DAvx512(S + J, 6, Out, 1);
-        for (int I = 0; I < 6; ++I)
-          _mm512_store_ps(Dst + (I * 6 + J) * Rows * Cp, Out[I]);
+      for (int J = 0; J < N; ++J) {
+        __m512 Out[N];
+        inputTransform1DAvx512<Tile>(S + J, N, Out, 1);
+        for (int I = 0; I < N; ++I)
+          _mm512_store_ps(Dst + (I * N + J) * Rows * Cp, Out[I]);
       }
     }
   }
 }
 
 /// Output transform of M[p][r][j] (Cols columns, output channels Col0 ..) plus the bias into
-/// Yb[j / 16][4 * th + i][4 * tw + jj][16] (Wo = 4 * TW columns per row).
+/// Yb[j / 16][Tile * th + i][Tile * tw + jj][16] (Wo = Tile * TW columns per row).
+template <int Tile>
 __attribute__((target("avx512f"))) void outputTilesAvx512(const float *M, int64_t Cols, int64_t Col0, int64_t K,
                                                           int64_t TW, int64_t TileRows, const float *Bias,
                                                           float *Yb) {
-  const int64_t Rows = TileRows * TW, Wo = 4 * TW, YRows = 4 * TileRows;
+  constexpr int N = Tile + 2;
+  const int64_t Rows = TileRows * TW, Wo = Tile * TW, YRows = Tile * TileRows;
   for (int64_t R = 0; R < Rows; ++R) {
     const int64_t Th = R / TW, Tw = R % TW;
     for (int64_t J0 = 0; J0 < Cols && Col0 + J0 < K; J0 += 16) {
       const __m512 B = Bias ? _mm512_maskz_loadu_ps(laneMask(0, K - Col0 - J0), Bias + Col0 + J0) : _mm512_setzero_ps();
-      __m512 Mv[36], Q[24], O[16];
+      __m512 Mv[N * N], Q[N * Tile], O[Tile * Tile];
       const float *Src = M + R * Cols + J0;
-      for (int P = 0; P < 36; ++P)
+      for (int P = 0; P < N * N; ++P)
         Mv[P] = _mm512_load_ps(Src + P * Rows * Cols);
-      for (int I = 0; I < 6; ++I)
-        outputTransform1DAvx512(Mv + I * 6, 1, Q + I * 4, 1);
-      for (int J = 0; J < 4; ++J)
-        outputTransform1DAvx512(Q + J, 4, O + J, 4);
-      float *Dst = Yb + (((J0 / 16) * YRows + 4 * Th) * Wo + 4 * Tw) * 16;
-      for (int I = 0; I < 4; ++I)
-        for (int J = 0; J < 4; ++J)
-          _mm512_store_ps(Dst + (I * Wo + J) * 16, _mm512_add_ps(O[I * 4 + J], B));
+      for (int I = 0; I < N; ++I)
+        outputTransform1DAvx512<Tile>(Mv + I * N, 1, Q + I * Tile, 1);
+      for (int J = 0; J < Tile; ++J)
+        outputTransform1DAvx512<Tile>(Q + J, Tile, O + J, Tile);
+      float *Dst = Yb + (((J0 / 16) * YRows + Tile * Th) * Wo + Tile * Tw) * 16;
+      for (int I = 0; I < Tile; ++I)
+        for (int J = 0; J < Tile; ++J)
+          _mm512_store_ps(Dst + (I * Wo + J) * 16, _mm512_add_ps(O[I * Tile + J], B));
     }
   }
 }
@@ -293,45 +332,48 @@ __attribute__((target("avx512f"))) void unpackOutputAvx512(const float *Yb, int6
 
 } // namespace
 
-void Winograd3x3::transformWeight(const float *G3, double *Out) {
-  static const double Gm[6][3] = {{1.0 / 4, 0, 0},
+void Winograd3x3::transformWeight(const float *G3, int Tile, double *Out) {
+  static const double G4[6][3] = {{1.0 / 4, 0, 0},
                                   {-1.0 / 6, -1.0 / 6, -1.0 / 6},
                                   {-1.0 / 6, 1.0 / 6, -1.0 / 6},
                                   {1.0 / 24, 1.0 / 12, 1.0 / 6},
                                   {1.0 / 24, -1.0 / 12, 1.0 / 6},
                                   {0, 0, 1}};
+  static const double G2[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
+  const int N = Tile + 2;
+  const auto Gm = [&](int I, int L) { return Tile == 2 ? G2[I][L] : G4[I][L]; };
   double Tmp[6][3];
-  for (int I = 0; I < 6; ++I)
+  for (int I = 0; I < N; ++I)
     for (int J = 0; J < 3; ++J) {
       double S = 0;
       for (int L = 0; L < 3; ++L)
-        S += Gm[I][L] * G3[L * 3 + J];
+        S += Gm(I, L) * G3[L * 3 + J];
       Tmp[I][J] = S;
     }
-  for (int I = 0; I < 6; ++I)
-    for (int J = 0; J < 6; ++J) {
+  for (int I = 0; I < N; ++I)
+    for (int J = 0; J < N; ++J) {
       double S = 0;
       for (int L = 0; L < 3; ++L)
-        S += Tmp[I][L] * Gm[J][L];
-      Out[I * 6 + J] = S;
+        S += Tmp[I][L] * Gm(J, L);
+      Out[I * N + J] = S;
     }
 }
 
-Winograd3x3::Winograd3x3(const GemmMicroKernel &MK, bool Avx512, const float *Wt, int64_t K, int64_t C)
-    : MK(MK), Avx512(Avx512), K(K), C(C), Cp(ceilDiv(C, 16) * 16), Kp(ceilDiv(K, 16) * 16),
-      Splits(ceilDiv(ceilDiv(K, 16) * 16, kSplitCols)) {
+Winograd3x3::Winograd3x3(const GemmMicroKernel &MK, bool Avx512, const float *Wt, int64_t K, int64_t C, int Tile)
+    : MK(MK), Avx512(Avx512), Tile(Tile == 2 ? 2 : 4), Points((this->Tile + 2) * (this->Tile + 2)), K(K), C(C),
+      Cp(ceilDiv(C, 16) * 16), Kp(ceilDiv(K, 16) * 16), Splits(ceilDiv(ceilDiv(K, 16) * 16, kSplitCols)) {
   // U[p] as Cp x Kp row-major matrices (zero rows / columns for the padding channels), then
   // packed per column block.
-  std::vector<float> Um(static_cast<size_t>(kPoints * Cp * Kp), 0.0f);
+  std::vector<float> Um(static_cast<size_t>(Points * Cp * Kp), 0.0f);
   double T[36];
   for (int64_t Ko = 0; Ko < K; ++Ko)
     for (int64_t Ci = 0; Ci < C; ++Ci) {
-      transformWeight(Wt + (Ko * C + Ci) * 9, T);
-      for (int64_t P = 0; P < kPoints; ++P)
+      transformWeight(Wt + (Ko * C + Ci) * 9, this->Tile, T);
+      for (int64_t P = 0; P < Points; ++P)
         Um[static_cast<size_t>((P * Cp + Ci) * Kp + Ko)] = static_cast<float>(T[P]);
     }
-  U.resize(static_cast<size_t>(kPoints * Splits));
-  for (int64_t P = 0; P < kPoints; ++P)
+  U.resize(static_cast<size_t>(Points * Splits));
+  for (int64_t P = 0; P < Points; ++P)
     for (int64_t S = 0; S < Splits; ++S) {
       const int64_t Col0 = S * kSplitCols, Cols = std::min(kSplitCols, Kp - Col0);
       packB(MK, Cp, Cols, MatrixRef{Um.data() + P * Cp * Kp + Col0, Kp, 1}, U[static_cast<size_t>(P * Splits + S)],
@@ -339,19 +381,35 @@ Winograd3x3::Winograd3x3(const GemmMicroKernel &MK, bool Avx512, const float *Wt
     }
 }
 
-bool Winograd3x3::profitable(int64_t C, int64_t K, int64_t OH, int64_t OW) {
-  // Single-conv models, 1 thread, min of 60 runs, im2col GEMM -> Winograd (ms), Emerald Rapids:
-  //   C=K=64 56x56 2.0 -> 0.86   128 28x28 1.75 -> 0.67   256 14x14 1.83 -> 0.87
-  //   32 112x112 2.5 -> 1.1      16 112x112 0.76 -> 0.54  32 56x56 0.58 -> 0.28
-  //   128 10x10 0.27 -> 0.20     96 10x10 0.18 -> 0.07    48 20x20 0.16 -> 0.07
-  //   256 7x7 0.45 -> 0.51       512 7x7 2.1 -> 3.3 (U is 36 x 512 x 512 floats, 4 tiles only)
-  // At 7x7 the four tiles make 4-row GEMMs over a U 4x the size of the weights: the GEMM wins.
-  return C >= 16 && K >= 16 && OH * OW >= 100;
+int Winograd3x3::tileFor(int64_t C, int64_t K, int64_t OH, int64_t OW) {
+  // Single-conv models, 1 thread, min of 100 runs (ms), Emerald Rapids: im2col GEMM / F(2x2) / F(4x4)
+  //   C=K=64 56x56   2.0 /   -   / 0.72    128 28x28  1.75 /   -   / 0.67
+  //   256 14x14     1.9 / 0.96 / 0.90     128 14x14  0.60 / 0.22 / 0.24-0.31
+  //   128 10x10    0.28 / 0.12 / 0.15     512 7x7    1.87 / 1.33-1.42 / 1.95
+  //   256 7x7      0.46 / 0.33 / 0.50     32 112x112 2.5 / - / 0.92; 16 112x112 0.76 / - / 0.49
+  // and inside ResNet-18 (weights no longer in cache), per conv: layer3 (256 14x14) F(2x2)
+  // 1.11-1.23 vs F(4x4) 1.13-1.34; layer4 (512 7x7) F(2x2) 1.8-2.1 vs GEMM 2.2-2.6 vs F(4x4) 2.7+.
+  // F(4x4) needs enough 4x4 tiles to fill the GEMM's rows and to waste little of the padded
+  // plane; small planes take F(2x2), whose U (16 points, not 36) also streams faster.
+  if (C < 16 || K < 16)
+    return 0;
+  if (ceilDiv(OH, 4) * ceilDiv(OW, 4) >= 36)
+    return 4;
+  return OH * OW >= 49 ? 2 : 0;
 }
 
 void Winograd3x3::run(const float *X, const WinogradGeometry &G, float *Y, const WinogradEpilogue &Ep,
                       const Parallel &Par) const {
-  const TileGrid TG(G);
+  if (Tile == 2)
+    runTiles<2>(X, G, Y, Ep, Par);
+  else
+    runTiles<4>(X, G, Y, Ep, Par);
+}
+
+template <int TileT>
+void Winograd3x3::runTiles(const float *X, const WinogradGeometry &G, float *Y, const WinogradEpilogue &Ep,
+                           const Parallel &Par) const {
+  const TileGrid TG(G, TileT);
   const int64_t Tiles = TG.TH * TG.TW;
   if (Tiles == 0 || K == 0)
     return;
@@ -360,8 +418,8 @@ void Winograd3x3::run(const float *X, const WinogradGeometry &G, float *Y, const
   // about 28 tiles a chunk keep V and M in L1/L2 too (C=K=64 56x56: 0.87 -> 0.72 ms; 32 112x112:
   // 1.4 -> 0.97); a larger U streams once per chunk, so chunks get as large as V up to about 1 MiB
   // allows (128 28x28: 1 chunk 0.68 ms, 28 tiles 0.75, 7 tiles 1.1; 256 14x14: 0.80 vs 1.1 at 14).
-  const bool UInL2 = kPoints * Cp * Kp * 4 <= (int64_t{1} << 20);
-  const int64_t Budget = std::max<int64_t>(TG.TW, UInL2 ? 28 : 262144 / (kPoints * Cp));
+  const bool UInL2 = Points * Cp * Kp * 4 <= (int64_t{1} << 20);
+  const int64_t Budget = std::max<int64_t>(TG.TW, UInL2 ? 28 : 262144 / (Points * Cp));
   int64_t Chunks = std::min(TG.TH, ceilDiv(Tiles, Budget)), Groups = 1;
   if (Threads > 1 && !UInL2 && Chunks < Threads && Splits >= Threads) {
     // U streams from L3: threads split the output channels (each reads its share of U once and
@@ -377,18 +435,18 @@ void Winograd3x3::run(const float *X, const WinogradGeometry &G, float *Y, const
   const int64_t Tasks = Chunks * Groups;
   const int64_t MaxTileRows = ceilDiv(TG.TH, Chunks), MaxRows = MaxTileRows * TG.TW;
   const int64_t MaxCols = std::min(Kp, ceilDiv(Splits, Groups) * kSplitCols);
-  const int64_t Wp = 4 * TG.TW + 2, Wo = 4 * TG.TW;
+  const int64_t Wp = TileT * TG.TW + 2, Wo = TileT * TG.TW;
   Par.forRange(static_cast<size_t>(Tasks), 1, [&](size_t Lo, size_t Hi) {
     thread_local AlignedFloats VBuf, MBuf, XBuf, YBuf;
     const auto Reserve = [](AlignedFloats &Buf, int64_t N) {
       if (Buf.size() < static_cast<size_t>(N))
         Buf.resize(static_cast<size_t>(N));
     };
-    Reserve(VBuf, kPoints * MaxRows * Cp);
-    Reserve(MBuf, kPoints * MaxRows * MaxCols);
+    Reserve(VBuf, Points * MaxRows * Cp);
+    Reserve(MBuf, Points * MaxRows * MaxCols);
     if (Avx512) {
-      Reserve(XBuf, Cp * (4 * MaxTileRows + 2) * Wp);
-      Reserve(YBuf, MaxCols * 4 * MaxTileRows * Wo + 256); // + a row block of slack for the 16-wide reads
+      Reserve(XBuf, Cp * (TileT * MaxTileRows + 2) * Wp);
+      Reserve(YBuf, MaxCols * TileT * MaxTileRows * Wo);
     }
     const Parallel Serial;
     for (size_t Task = Lo; Task < Hi; ++Task) {
@@ -402,22 +460,22 @@ void Winograd3x3::run(const float *X, const WinogradGeometry &G, float *Y, const
       float *V = VBuf.data(), *M = MBuf.data();
 #ifdef OPT_WINOGRAD_X86
       if (Avx512) {
-        packInputAvx512(X, C, Cp, G, 4 * Th0 - G.PadTop, 4 * TileRows + 2, Wp, XBuf.data());
-        inputTilesAvx512(XBuf.data(), Cp, TG.TW, TileRows, Wp, V);
+        packInputAvx512(X, C, Cp, G, TileT * Th0 - G.PadTop, TileT * TileRows + 2, Wp, XBuf.data());
+        inputTilesAvx512<TileT>(XBuf.data(), Cp, TG.TW, TileRows, Wp, V);
       } else
 #endif
-        inputTilesPortable(X, C, Cp, G, TG, T0, Rows, V);
-      for (int64_t P = 0; P < kPoints; ++P)
+        inputTilesPortable<TileT>(X, C, Cp, G, TG, T0, Rows, V);
+      for (int64_t P = 0; P < Points; ++P)
         for (int64_t S = S0; S < S1; ++S)
           gemmRowsA(MK, Rows, Cp, V + P * Rows * Cp, Cp, U[static_cast<size_t>(P * Splits + S)], 1.0f, 0.0f,
                     M + P * Rows * Cols + (S * kSplitCols - Col0), Cols, Serial);
 #ifdef OPT_WINOGRAD_X86
       if (Avx512) {
-        outputTilesAvx512(M, Cols, Col0, K, TG.TW, TileRows, Ep.Bias, YBuf.data());
-        unpackOutputAvx512(YBuf.data(), Cols, Col0, K, G, 4 * Th0, 4 * TileRows, Wo, Ep, Y);
+        outputTilesAvx512<TileT>(M, Cols, Col0, K, TG.TW, TileRows, Ep.Bias, YBuf.data());
+        unpackOutputAvx512(YBuf.data(), Cols, Col0, K, G, TileT * Th0, TileT * TileRows, Wo, Ep, Y);
       } else
 #endif
-        outputTilesPortable(M, Cols, Col0, K, G, TG, T0, Rows, Ep, Y);
+        outputTilesPortable<TileT>(M, Cols, Col0, K, G, TG, T0, Rows, Ep, Y);
     }
   });
 }

@@ -1,6 +1,8 @@
-// Winograd F(4x4, 3x3) convolution for 3x3 stride-1 dilation-1 group-1 Conv (f32, NCHW): 36
-// multiplies per 4x4 output tile and channel pair instead of 144. Weights are transformed and
-// packed once (one packed GEMM B per transform point and 64-column block of output channels);
+// Winograd F(4x4, 3x3) and F(2x2, 3x3) convolution for 3x3 stride-1 dilation-1 group-1 Conv (f32,
+// NCHW): 36 multiplies per 4x4 output tile and channel pair instead of 144 (F(2x2): 16 instead of
+// 36, with a transformed weight 1.8x the size of the weight instead of 4x, for layers whose weights
+// stream from memory). Weights are transformed and packed once (one packed GEMM B per transform
+// point and 64-column block of output channels);
 // per run, input tiles are transformed into 36 row-major matrices (tiles x channels), multiplied
 // by the packed GEMM, and the output transform adds bias, a residual and the clamp on the way out.
 #pragma once
@@ -32,24 +34,30 @@ struct WinogradGeometry {
 
 class Winograd3x3 {
 public:
-  /// Transforms and packs Wt ([K][C][3][3]) for MK's GEMM. Avx512 selects the AVX-512 transforms
-  /// (the caller checked the CPU); otherwise the portable ones.
-  Winograd3x3(const GemmMicroKernel &MK, bool Avx512, const float *Wt, int64_t K, int64_t C);
+  /// Transforms and packs Wt ([K][C][3][3]) for MK's GEMM, for output tiles of Tile x Tile (4 or
+  /// 2). Avx512 selects the AVX-512 transforms (the caller checked the CPU); otherwise the portable
+  /// ones.
+  Winograd3x3(const GemmMicroKernel &MK, bool Avx512, const float *Wt, int64_t K, int64_t C, int Tile);
 
   /// Y (one image, [K][OH][OW]) = conv(X ([C][H][W])) with the epilogue, split over Par.
   void run(const float *X, const WinogradGeometry &G, float *Y, const WinogradEpilogue &Ep,
            const Parallel &Par) const;
 
-  /// Whether F(4x4, 3x3) beats the direct GEMM for this shape (measured per ResNet/VGG layer shape
-  /// on Emerald Rapids; see Winograd.cpp).
-  static bool profitable(int64_t C, int64_t K, int64_t OH, int64_t OW);
+  /// The output tile (4: F(4x4, 3x3), 2: F(2x2, 3x3)) that beats the direct GEMM for this shape,
+  /// or 0 for none (measured per ResNet/VGG layer shape on Emerald Rapids; see Winograd.cpp).
+  static int tileFor(int64_t C, int64_t K, int64_t OH, int64_t OW);
 
-  /// The 36 transformed weights of one (k, c) pair (G g G^T, row-major 6 x 6), in double: tests.
-  static void transformWeight(const float *G3x3, double *Out36);
+  /// The (Tile + 2)^2 transformed weights of one (k, c) pair (G g G^T, row-major), in double.
+  static void transformWeight(const float *G3x3, int Tile, double *Out);
 
 private:
+  template <int TileT>
+  void runTiles(const float *X, const WinogradGeometry &G, float *Y, const WinogradEpilogue &Ep,
+                const Parallel &Par) const;
+
   const GemmMicroKernel &MK;
   bool Avx512;
+  int Tile, Points;
   int64_t K, C, Cp, Kp, Splits;
   std::vector<PackedB> U; ///< [point * Splits + split]: Cp x (up to kSplitCols) columns
 };

@@ -1,7 +1,8 @@
 // Conv (f32): 1-D/2-D/3-D convolution with groups, pads/auto_pad, strides, dilations and optional
 // bias. The reference handles any spatial rank; the optimized variants are 2-D only: im2col into
-// the blocked SGEMM (1x1 stride-1 convs skip im2col: the input already is the GEMM's B), and a
-// direct depthwise kernel. Constant weights are packed once at creation.
+// the blocked SGEMM (1x1 stride-1 convs skip im2col: the input already is the GEMM's B), Winograd
+// for 3x3 stride-1 convs (common/Winograd.h), and a direct depthwise kernel. Constant weights are
+// packed once at creation. A residual fused by passes/FuseConvResidual is input 3.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -753,8 +754,8 @@ private:
   ConvAttrs A;
 };
 
-/// 3x3 stride-1 convolution by Winograd F(4x4, 3x3) (common/Winograd.h): weights transformed at
-/// creation; bias, a fused residual and the clamp applied in the output transform.
+/// 3x3 stride-1 convolution by Winograd F(4x4, 3x3) or F(2x2, 3x3) (common/Winograd.h): weights
+/// transformed at creation; bias, a fused residual and the clamp applied in the output transform.
 class ConvWinogradKernel : public Kernel {
 public:
   ConvWinogradKernel(std::string Name, ConvAttrs A, std::unique_ptr<Winograd3x3> W)

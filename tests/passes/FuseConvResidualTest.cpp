@@ -143,3 +143,67 @@ TEST(FuseConvResidual, LeftAloneWhereNotValid) {
   EXPECT_EQ(fusedOps(Variant::SelfAdd), 4u);       // Add(c2, c2)
   EXPECT_EQ(fusedOps(Variant::ReluBeforeAdd), 4u); // conv1, conv2 (+relu2), add, relu_out
 }
+
+namespace {
+
+/// x [1, 16, h, w] (h, w symbolic) -> Conv 3x3 pad 1 (20 channels, bias) -> Add(r) -> Relu -> y.
+std::string dynamicPlaneModel() {
+  OnnxBuilder B(13);
+  B.input("x", onnx::TensorProto_DataType_FLOAT, {1, C, 0, 0}, {"", "", "h", "w"});
+  B.input("r", onnx::TensorProto_DataType_FLOAT, {1, 20, 0, 0}, {"", "", "h", "w"});
+  B.initializer("w", {20, C, 3, 3}, wave(20 * C * 9, 0.15f, 0.1f));
+  B.initializer("b", {20}, wave(20, 0.1f, 0.7f));
+  OnnxBuilder::attrInts(B.node("Conv", {"x", "w", "b"}, {"c"}, "conv"), "pads", {1, 1, 1, 1});
+  B.node("Add", {"c", "r"}, {"a"}, "add");
+  B.node("Relu", {"a"}, {"y"}, "relu");
+  B.output("y", onnx::TensorProto_DataType_FLOAT);
+  return B.bytes();
+}
+
+} // namespace
+
+// Spatial dims unknown at load (PaddleOCR's detector): the Winograd kernel is created for F(4x4)
+// and runs it on planes large enough (30x26, 24x24), and its im2col fallback on the others (9x11);
+// against a float64 convolution + residual + relu.
+TEST(FuseConvResidual, SymbolicPlaneWinogradAndFallback) {
+  rt::AutoInit Init;
+  const std::string Bytes = dynamicPlaneModel();
+  rt::ModelLoadOptions O;
+  O.ThreadCount = 2;
+  rt::Model M = rt::loadModel(reinterpret_cast<const uint8_t *>(Bytes.data()), Bytes.size(), O);
+  // conv, add, relu: the residual pass wants static shapes (symbolic ones are not compared).
+  EXPECT_EQ(M.getOperations().size(), 3u);
+  const std::vector<float> Wv = wave(20 * C * 9, 0.15f, 0.1f), Bv = wave(20, 0.1f, 0.7f);
+  for (const auto &HW : std::vector<std::pair<int64_t, int64_t>>{{30, 26}, {9, 11}, {24, 24}}) {
+    const int64_t Hh = HW.first, Ww = HW.second;
+    rt::InferRequest R = M.createRequest();
+    rt::TypedTensor<float> X = rt::tensor<float>({1, C, Hh, Ww}), Res = rt::tensor<float>({1, 20, Hh, Ww});
+    const std::vector<float> XV = wave(static_cast<size_t>(C * Hh * Ww), 1.0f, 0.0f);
+    const std::vector<float> RV = wave(static_cast<size_t>(20 * Hh * Ww), 0.5f, 0.9f);
+    std::copy(XV.begin(), XV.end(), static_cast<float *>(X.data()));
+    std::copy(RV.begin(), RV.end(), static_cast<float *>(Res.data()));
+    std::vector<rt::Tensor> In{X, Res};
+    R.infer(rt::make_array(In));
+    R.wait();
+    rt::Tensor Y = R.getOutput("y");
+    const float *P = static_cast<const float *>(Y.data());
+    double MaxErr = 0;
+    for (int64_t K = 0; K < 20; ++K)
+      for (int64_t Oh = 0; Oh < Hh; ++Oh)
+        for (int64_t Ow = 0; Ow < Ww; ++Ow) {
+          double Acc = Bv[static_cast<size_t>(K)];
+          for (int64_t Ci = 0; Ci < C; ++Ci)
+            for (int64_t Kh = 0; Kh < 3; ++Kh)
+              for (int64_t Kw = 0; Kw < 3; ++Kw) {
+                const int64_t Ih = Oh + Kh - 1, Iw = Ow + Kw - 1;
+                if (Ih >= 0 && Ih < Hh && Iw >= 0 && Iw < Ww)
+                  Acc += static_cast<double>(XV[static_cast<size_t>((Ci * Hh + Ih) * Ww + Iw)]) *
+                         Wv[static_cast<size_t>(((K * C + Ci) * 3 + Kh) * 3 + Kw)];
+              }
+          const size_t I = static_cast<size_t>((K * Hh + Oh) * Ww + Ow);
+          Acc = std::max(0.0, Acc + RV[I]);
+          MaxErr = std::max(MaxErr, std::fabs(Acc - P[I]) / std::max(1.0, std::fabs(Acc)));
+        }
+    EXPECT_LT(MaxErr, 1e-4) << Hh << "x" << Ww;
+  }
+}

@@ -756,13 +756,18 @@ private:
 
 /// 3x3 stride-1 convolution by Winograd F(4x4, 3x3) or F(2x2, 3x3) (common/Winograd.h): weights
 /// transformed at creation; bias, a fused residual and the clamp applied in the output transform.
+/// With spatial dims unknown at creation, W is F(4x4) and Fallback (the im2col GEMM) runs the shapes
+/// tileFor gives another tile (or none).
 class ConvWinogradKernel : public Kernel {
 public:
-  ConvWinogradKernel(std::string Name, ConvAttrs A, std::unique_ptr<Winograd3x3> W)
-      : Name(std::move(Name)), A(std::move(A)), W(std::move(W)) {}
+  ConvWinogradKernel(std::string Name, ConvAttrs A, std::unique_ptr<Winograd3x3> W,
+                     std::unique_ptr<Kernel> Fallback = nullptr)
+      : Name(std::move(Name)), A(std::move(A)), W(std::move(W)), Fallback(std::move(Fallback)) {}
 
   Status run(const KernelContext &Ctx) const override {
     ASSIGN_OR_RETURN(const ConvRun R, planConv(Name.c_str(), A, Ctx));
+    if (Fallback && Winograd3x3::tileFor(R.C, R.M, R.G.Out[0], R.G.Out[1]) != W->tile())
+      return Fallback->run(Ctx);
     const float *X = Ctx.Inputs[0].data<float>(), *Res = convResidualOf(Ctx);
     float *Y = Ctx.Outputs[0].data<float>();
     if (Res && Ctx.Inputs[kFusedResidualInput].elementCount() != Ctx.Outputs[0].elementCount())
@@ -784,6 +789,7 @@ private:
   std::string Name;
   ConvAttrs A;
   std::unique_ptr<Winograd3x3> W;
+  std::unique_ptr<Kernel> Fallback;
 };
 
 bool convTypesOk(const KernelCreateInfo &I) {
@@ -875,8 +881,10 @@ KernelVariant winogradVariant(bool Avx512) {
         A->W.Strides != std::vector<int64_t>{1, 1} || A->W.Dilations != std::vector<int64_t>{1, 1})
       return false;
     const TensorShape &Wt = I.Inputs[1].Shape, &Y = I.Outputs[0].Shape;
-    if (!Wt[0].isConst() || !Wt[1].isConst() || Y.getRank() != 4 || !Y[2].isConst() || !Y[3].isConst())
+    if (!Wt[0].isConst() || !Wt[1].isConst() || Y.getRank() != 4)
       return false;
+    if (!Y[2].isConst() || !Y[3].isConst()) // F(4x4) when the run's plane is large enough (OCR images)
+      return Avx512 && Winograd3x3::tileFor(Wt[1].value(), Wt[0].value(), 1024, 1024) == 4;
     return Winograd3x3::tileFor(Wt[1].value(), Wt[0].value(), Y[2].value(), Y[3].value()) != 0;
   };
   return {Name, Avx512 ? 40 : 5, Supports, [Name, Avx512](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
@@ -885,11 +893,16 @@ KernelVariant winogradVariant(bool Avx512) {
             const GemmIsa Isa = Avx512 ? GemmIsa::Avx512
                                 : gemmIsaAvailable(GemmIsa::Avx2) ? GemmIsa::Avx2 : GemmIsa::Portable;
             const TensorShape &Y = I.Outputs[0].Shape;
-            const int Tile = Winograd3x3::tileFor(Wt.Dims[1], Wt.Dims[0], Y[2].value(), Y[3].value());
+            const bool Known = Y[2].isConst() && Y[3].isConst();
+            std::unique_ptr<Kernel> Fallback;
+            if (!Known) { // packs its own copy of the weights
+              ASSIGN_OR_RETURN(Fallback, withConvResidual(im2colVariant(Isa, 0)).Create(I));
+            }
+            const int Tile = Known ? Winograd3x3::tileFor(Wt.Dims[1], Wt.Dims[0], Y[2].value(), Y[3].value()) : 4;
             std::unique_ptr<Winograd3x3> W(
                 new Winograd3x3(gemmMicroKernel(Isa), Avx512, Wt.as<float>(), Wt.Dims[0], Wt.Dims[1], Tile));
             markConstConsumed(I, 1);
-            return makeKernel<ConvWinogradKernel>(Name, std::move(A), std::move(W));
+            return makeKernel<ConvWinogradKernel>(Name, std::move(A), std::move(W), std::move(Fallback));
           }};
 }
 

@@ -47,6 +47,8 @@ public:
   /// or 0 for none (measured per ResNet/VGG layer shape on Emerald Rapids; see Winograd.cpp).
   static int tileFor(int64_t C, int64_t K, int64_t OH, int64_t OW);
 
+  int tile() const { return Tile; }
+
   /// The (Tile + 2)^2 transformed weights of one (k, c) pair (G g G^T, row-major), in double.
   static void transformWeight(const float *G3x3, int Tile, double *Out);
 

@@ -2,9 +2,9 @@
 // NCHW): 36 multiplies per 4x4 output tile and channel pair instead of 144 (F(2x2): 16 instead of
 // 36, with a transformed weight 1.8x the size of the weight instead of 4x, for layers whose weights
 // stream from memory). Weights are transformed and packed once (one packed GEMM B per transform
-// point and 64-column block of output channels);
-// per run, input tiles are transformed into 36 row-major matrices (tiles x channels), multiplied
-// by the packed GEMM, and the output transform adds bias, a residual and the clamp on the way out.
+// point and 64-column block of output channels); per run, input tiles are transformed into 36 (16)
+// row-major matrices (tiles x channels), multiplied by the packed GEMM, and the output transform
+// adds bias, a residual and the clamp on the way out.
 #pragma once
 
 #include <cstdint>

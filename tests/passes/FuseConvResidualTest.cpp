@@ -22,7 +22,7 @@ std::vector<float> wave(size_t N, float Scale, float Phase) {
   return V;
 }
 
-constexpr int64_t C = 16, H = 13, W = 11;
+constexpr int64_t C = 48, H = 13, W = 11; // 3x3 48->48 at 13x11: Winograd F(2x2)
 
 enum class Variant {
   Block,            ///< x -> conv1 -> relu -> conv2 -> Add(c2, x) -> Relu
@@ -163,7 +163,7 @@ std::string dynamicPlaneModel() {
 } // namespace
 
 // Spatial dims unknown at load (PaddleOCR's detector): the Winograd kernel is created for F(4x4)
-// and runs it on planes large enough (30x26, 24x24), and its im2col fallback on the others (9x11);
+// and runs it where tileFor picks F(4x4) (30x26, 24x24), and its im2col fallback elsewhere (9x11);
 // against a float64 convolution + residual + relu.
 TEST(FuseConvResidual, SymbolicPlaneWinogradAndFallback) {
   rt::AutoInit Init;

@@ -393,7 +393,10 @@ int Winograd3x3::tileFor(int64_t C, int64_t K, int64_t OH, int64_t OW) {
   // 1.11-1.23 vs F(4x4) 1.13-1.34; layer4 (512 7x7) F(2x2) 1.8-2.1 vs GEMM 2.2-2.6 vs F(4x4) 2.7+.
   // F(4x4) needs enough 4x4 tiles to fill the GEMM's rows and to waste little of the padded
   // plane; small planes take F(2x2), whose U (16 points, not 36) also streams faster.
-  if (C < 16 || K < 16)
+  // Small convolutions gain nothing against the transforms' fixed costs (16->16 channels, 1 thread,
+  // min us, GEMM / Winograd: 12x12 8 / 11, 20x20 23 / 26-34, 32->32 7x7 10 / 9-13; 24->24 28x28
+  // 68 / 55, 16->32 56x56 223 / 147): at least 2M multiply-adds.
+  if (C < 16 || K < 16 || C * K * OH * OW * 9 < (int64_t{1} << 21))
     return 0;
   if (ceilDiv(OH, 4) * ceilDiv(OW, 4) >= 36)
     return 4;

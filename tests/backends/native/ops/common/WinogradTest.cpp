@@ -117,8 +117,9 @@ TEST(Winograd, MatchesFloat64ConvolutionOnEdgeShapes) {
           const double Err = relativeError(S, Tile, Avx512, Bias, Residual, Clamp, Threads, Seed++);
           // F(4x4)'s transforms scale terms by up to 8 x 4 and back: uniform random data loses
           // about 3 more bits than F(2x2) (C=200 without residual: 9e-5 vs 6e-6).
-          EXPECT_LT(Err, Tile == 4 ? 2e-4 : 2e-5) << "C " << S.C << " K " << S.K << " " << S.H << "x" << S.W << " tile " << Tile
-                               << (Avx512 ? " avx512" : " portable") << " threads " << Threads;
+          EXPECT_LT(Err, Tile == 4 ? 2e-4 : 2e-5) << "C " << S.C << " K " << S.K << " " << S.H << "x" << S.W
+                                                  << " tile " << Tile << (Avx512 ? " avx512" : " portable")
+                                                  << " threads " << Threads;
         }
 }
 
@@ -147,4 +148,7 @@ TEST(Winograd, TileChoice) {
   EXPECT_EQ(Winograd3x3::tileFor(512, 512, 7, 7), 2);
   EXPECT_EQ(Winograd3x3::tileFor(512, 512, 6, 6), 0); // unmeasured below 7x7: the GEMM
   EXPECT_EQ(Winograd3x3::tileFor(3, 64, 56, 56), 0);  // too few channels for the transforms to pay
+  EXPECT_EQ(Winograd3x3::tileFor(16, 16, 20, 20), 0); // under 2M multiply-adds
+  EXPECT_EQ(Winograd3x3::tileFor(24, 24, 28, 28), 4); // 4.1M multiply-adds, 49 4x4 tiles
+
 }

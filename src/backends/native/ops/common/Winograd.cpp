@@ -342,23 +342,27 @@ void Winograd3x3::transformWeight(const float *G3, int Tile, double *Out) {
                                   {1.0 / 24, -1.0 / 12, 1.0 / 6},
                                   {0, 0, 1}};
   static const double G2[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
+  if (Tile == 2) { // G has rows g0, (g0 + g1 + g2) / 2, (g0 - g1 + g2) / 2, g2: adds only (load time)
+    double Tmp[4][3];
+    for (int J = 0; J < 3; ++J) {
+      const double A = G3[J], B = G3[3 + J], C = G3[6 + J];
+      Tmp[0][J] = A, Tmp[1][J] = 0.5 * (A + B + C), Tmp[2][J] = 0.5 * (A - B + C), Tmp[3][J] = C;
+    }
+    for (int I = 0; I < 4; ++I) {
+      const double A = Tmp[I][0], B = Tmp[I][1], C = Tmp[I][2];
+      Out[I * 4] = A, Out[I * 4 + 1] = 0.5 * (A + B + C), Out[I * 4 + 2] = 0.5 * (A - B + C), Out[I * 4 + 3] = C;
+    }
+    return;
+  }
   const int N = Tile + 2;
-  const auto Gm = [&](int I, int L) { return Tile == 2 ? G2[I][L] : G4[I][L]; };
+  const double(*Gm)[3] = Tile == 2 ? G2 : G4;
   double Tmp[6][3];
   for (int I = 0; I < N; ++I)
-    for (int J = 0; J < 3; ++J) {
-      double S = 0;
-      for (int L = 0; L < 3; ++L)
-        S += Gm(I, L) * G3[L * 3 + J];
-      Tmp[I][J] = S;
-    }
+    for (int J = 0; J < 3; ++J)
+      Tmp[I][J] = Gm[I][0] * G3[J] + Gm[I][1] * G3[3 + J] + Gm[I][2] * G3[6 + J];
   for (int I = 0; I < N; ++I)
-    for (int J = 0; J < N; ++J) {
-      double S = 0;
-      for (int L = 0; L < 3; ++L)
-        S += Tmp[I][L] * Gm(J, L);
-      Out[I * N + J] = S;
-    }
+    for (int J = 0; J < N; ++J)
+      Out[I * N + J] = Tmp[I][0] * Gm[J][0] + Tmp[I][1] * Gm[J][1] + Tmp[I][2] * Gm[J][2];
 }
 
 Winograd3x3::Winograd3x3(const GemmMicroKernel &MK, bool Avx512, const float *Wt, int64_t K, int64_t C, int Tile)
@@ -367,13 +371,22 @@ Winograd3x3::Winograd3x3(const GemmMicroKernel &MK, bool Avx512, const float *Wt
   // U[p] as Cp x Kp row-major matrices (zero rows / columns for the padding channels), then
   // packed per column block.
   std::vector<float> Um(static_cast<size_t>(Points * Cp * Kp), 0.0f);
+  // The weights in file order (a strided walk over them stalled on every row: ~100 ms of
+  // ResNet-18's load), into Tw[ko][ci][p]; then Tw -> Um by blocks of 16 output channels, so
+  // every write fills a cache line of Um.
+  std::vector<float> Tw(static_cast<size_t>(K * C * Points));
   double T[36];
-  for (int64_t Ko = 0; Ko < K; ++Ko)
-    for (int64_t Ci = 0; Ci < C; ++Ci) {
-      transformWeight(Wt + (Ko * C + Ci) * 9, this->Tile, T);
+  for (int64_t KC = 0; KC < K * C; ++KC) {
+    transformWeight(Wt + KC * 9, this->Tile, T);
+    for (int64_t P = 0; P < Points; ++P)
+      Tw[static_cast<size_t>(KC * Points + P)] = static_cast<float>(T[P]);
+  }
+  for (int64_t K0 = 0; K0 < K; K0 += 16)
+    for (int64_t Ci = 0; Ci < C; ++Ci)
       for (int64_t P = 0; P < Points; ++P)
-        Um[static_cast<size_t>((P * Cp + Ci) * Kp + Ko)] = static_cast<float>(T[P]);
-    }
+        for (int64_t Ko = K0; Ko < std::min(K, K0 + 16); ++Ko)
+          Um[static_cast<size_t>((P * Cp + Ci) * Kp + Ko)] = Tw[static_cast<size_t>((Ko * C + Ci) * Points + P)];
+  std::vector<float>().swap(Tw); // before the packed copies: the load's peak memory stays Um + U
   U.resize(static_cast<size_t>(Points * Splits));
   for (int64_t P = 0; P < Points; ++P)
     for (int64_t S = 0; S < Splits; ++S) {

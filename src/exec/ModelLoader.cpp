@@ -18,6 +18,7 @@
 #include "import/onnx/OnnxImporter.h"
 #include "passes/InferShapes.h"
 #include "passes/FuseConvActivation.h"
+#include "passes/FuseConvResidual.h"
 #include "passes/FuseQdq.h"
 #include "passes/FuseGelu.h"
 #include "passes/FuseMatMulBias.h"
@@ -555,6 +556,7 @@ Result<std::shared_ptr<ModelImpl>> finishLoad(ImportedModel Imported, const Mode
   removeFoldedNodes(*M->G);
   // Fusion hides the intermediate between the fused ops: not when every intermediate is wanted.
   if (Options.EnableMemoryOptimization && Options.IntermediateSavePath.empty()) {
+    fuseConvResidual(*M->G); // before fuseConvActivation: a Relu after the Add then folds in too
     fuseConvActivation(*M->G);
     if (integerQdqIsFast()) {
       fuseQuantizedConv(*M->G);

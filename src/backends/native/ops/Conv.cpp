@@ -1,7 +1,8 @@
 // Conv (f32): 1-D/2-D/3-D convolution with groups, pads/auto_pad, strides, dilations and optional
 // bias. The reference handles any spatial rank; the optimized variants are 2-D only: im2col into
-// the blocked SGEMM (1x1 stride-1 convs skip im2col: the input already is the GEMM's B), and a
-// direct depthwise kernel. Constant weights are packed once at creation.
+// the blocked SGEMM (1x1 stride-1 convs skip im2col: the input already is the GEMM's B), Winograd
+// for 3x3 stride-1 convs (common/Winograd.h), and a direct depthwise kernel. Constant weights are
+// packed once at creation. A residual fused by passes/FuseConvResidual is input 3.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -14,7 +15,10 @@
 #include "backends/native/ops/common/PlaneWindow.h"
 #include "backends/native/ops/common/Gemm.h"
 #include "backends/native/ops/common/Pooling.h"
+#include "backends/native/ops/common/ConvResidual.h"
+#include "backends/native/ops/common/Winograd.h"
 #include "passes/FuseConvActivation.h"
+#include "passes/FuseConvResidual.h"
 
 namespace optimium {
 namespace runtime {
@@ -96,14 +100,20 @@ Status inferConv(ShapeContext &Ctx) {
                        Wt[0].toString(), ")");
   }
   Ctx.Outputs[0].Type = ElementType::F32;
-  return inferWindowShape(Ctx, A.W, X, Wt[0], Ctx.Outputs[0].Shape);
+  RETURN_IF_ERROR(inferWindowShape(Ctx, A.W, X, Wt[0], Ctx.Outputs[0].Shape));
+  if (Ctx.hasInput(kFusedResidualInput)) { // passes/FuseConvResidual checked its shape
+    if (!Ctx.N.hasAttr(kFusedResidual))
+      return Ctx.error(ErrorCode::Model, "has ", Ctx.Inputs.size(), " inputs; Conv takes at most 3");
+    RETURN_IF_ERROR(requireSameType(Ctx, 0, kFusedResidualInput));
+  }
+  return Status::ok();
 }
 
 OpSchema convSchema() {
   OpSchema S;
   S.OpType = "Conv";
   S.MinInputs = 2;
-  S.MaxInputs = 3;
+  S.MaxInputs = 4; // the 4th: a residual fused by passes/FuseConvResidual
   S.Infer = inferConv;
   return S;
 }
@@ -285,13 +295,28 @@ struct PhasePlanes {
     return ((C * SH + Khd % SH) * SW + Kwd % SW) * PlaneQ + Khd / SH * Wq + Kwd / SW;
   }
 
+  /// Whether some tap reads phase plane (Ph, Pw) (tapOffset: kh * DH % SH, kw * DW % SW).
+  bool phaseRead(int64_t Ph, int64_t Pw) const {
+    bool Row = false, Col = false;
+    for (int64_t Kh = 0; Kh < KH && !Row; ++Kh)
+      Row = Kh * DH % SH == Ph;
+    for (int64_t Kw = 0; Kw < KW && !Col; ++Kw)
+      Col = Kw * DW % SW == Pw;
+    return Row && Col;
+  }
+
   /// Writes the C channels of image Xn into Pd, the zero padding included (Pd need not be
-  /// cleared first: a separate clearing pass cost as much as the copy).
+  /// cleared first: a separate clearing pass cost as much as the copy). Phase planes that no tap
+  /// reads are left as they are.
   void fill(const float *Xn, float *Pd, int64_t C, const Parallel &Par) const {
+    // The scalar strided copy cost ~0.9 ms per ResNet-18 run.
+    const bool FastStride2 = SW == 2 && avx512PackAvailable();
     Par.forRange(static_cast<size_t>(C * Phases), 4, [&](size_t Lo, size_t Hi) {
       for (size_t CP = Lo; CP < Hi; ++CP) {
         const int64_t Ch = static_cast<int64_t>(CP) / Phases, Ph = static_cast<int64_t>(CP) % Phases / SW,
                       Pw = static_cast<int64_t>(CP) % SW;
+        if (!phaseRead(Ph, Pw)) // e.g. 3 of the 4 phases of a 1x1 stride-2 conv: no tap reads them
+          continue;
         // Columns w of this phase with an input pixel: 0 <= w * SW + Pw - PW < Wd.
         const int64_t W0 = std::min(Wq, std::max<int64_t>(0, (PW - Pw + SW - 1) / SW));
         const int64_t W1 = std::max(W0, std::min(Wq, (Wd - 1 + PW - Pw) / SW + 1));
@@ -300,6 +325,10 @@ struct PhasePlanes {
           float *D = Pd + static_cast<int64_t>(CP) * PlaneQ + Rr * Wq;
           if (Ih < 0 || Ih >= H || W1 <= W0) {
             std::fill(D, D + Wq, 0.0f);
+            continue;
+          }
+          if (FastStride2) { // D[w] = row[w * 2 + Pw - PW] for w in [W0, W1), zeros around
+            packSegmentAvx512(D, Xn + Ch * InPlane + Ih * Wd + Pw - PW, Wq, W0, W1, 2);
             continue;
           }
           std::fill(D, D + W0, 0.0f);
@@ -752,6 +781,44 @@ private:
   DirectConvWeights Packed;
 };
 
+/// 3x3 stride-1 convolution by Winograd F(4x4, 3x3) or F(2x2, 3x3) (common/Winograd.h): weights
+/// transformed at creation; bias, a fused residual and the clamp applied in the output transform.
+/// With spatial dims unknown at creation, W is F(4x4) and Fallback (the im2col GEMM) runs the shapes
+/// tileFor gives another tile (or none).
+class ConvWinogradKernel : public Kernel {
+public:
+  ConvWinogradKernel(std::string Name, ConvAttrs A, std::unique_ptr<Winograd3x3> W,
+                     std::unique_ptr<Kernel> Fallback = nullptr)
+      : Name(std::move(Name)), A(std::move(A)), W(std::move(W)), Fallback(std::move(Fallback)) {}
+
+  Status run(const KernelContext &Ctx) const override {
+    ASSIGN_OR_RETURN(const ConvRun R, planConv(Name.c_str(), A, Ctx));
+    if (Fallback && Winograd3x3::tileFor(R.C, R.M, R.G.Out[0], R.G.Out[1]) != W->tile())
+      return Fallback->run(Ctx);
+    const float *X = Ctx.Inputs[0].data<float>(), *Res = convResidualOf(Ctx);
+    float *Y = Ctx.Outputs[0].data<float>();
+    if (Res && Ctx.Inputs[kFusedResidualInput].elementCount() != Ctx.Outputs[0].elementCount())
+      return runError(Name.c_str(), "the residual does not match the output");
+    WinogradGeometry G;
+    G.H = R.G.In[0], G.W = R.G.In[1], G.OH = R.G.Out[0], G.OW = R.G.Out[1];
+    G.PadTop = R.G.PadBegin[0], G.PadLeft = R.G.PadBegin[1];
+    WinogradEpilogue Ep;
+    Ep.Bias = biasOf(Ctx);
+    Ep.Clamp = A.HasAct, Ep.Min = A.ActMin, Ep.Max = A.ActMax;
+    for (int64_t N = 0; N < R.N; ++N) {
+      Ep.Residual = Res ? Res + N * R.M * R.OutPlane : nullptr;
+      W->run(X + N * R.C * R.InPlane, G, Y + N * R.M * R.OutPlane, Ep, Ctx.Par);
+    }
+    return Status::ok();
+  }
+
+private:
+  std::string Name;
+  ConvAttrs A;
+  std::unique_ptr<Winograd3x3> W;
+  std::unique_ptr<Kernel> Fallback;
+};
+
 bool convTypesOk(const KernelCreateInfo &I) {
   return inputIs(I, 0, ElementType::F32) && inputIs(I, 1, ElementType::F32) &&
          (I.Inputs.size() < 3 || !I.Inputs[2].Present || inputIs(I, 2, ElementType::F32));
@@ -825,7 +892,8 @@ KernelVariant depthwiseVariant() {
 }
 
 /// The direct variant takes group-1 stride-1 undilated 2-D convolutions with constant weights, a
-/// kernel larger than 1x1 and few output channels (at most 64): there the im2col GEMM's per-K-block
+/// kernel larger than 1x1 and few output channels (at most 64), below Winograd (3x3 shapes where
+/// it pays) and above the im2col GEMM: there the im2col GEMM's per-K-block
 /// panel copies and partial 12 x 32 tiles cost more than the convolution (MNIST: conv1 1->16 5x5 on
 /// 28x28 21 -> 4 us, conv2 16->32 5x5 on 14x14 60 -> 33 us; see the issue note).
 KernelVariant directVariant() {
@@ -842,7 +910,7 @@ KernelVariant directVariant() {
     const std::vector<int64_t> &D = I.Inputs[1].Const->Dims;
     return D[0] <= 64 && D[1] * W.Kernel[0] * W.Kernel[1] <= 4096;
   };
-  return {"f32_conv__direct_avx512", 40, Supports, [](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
+  return {"f32_conv__direct_avx512", 35, Supports, [](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
             ASSIGN_OR_RETURN(ConvAttrs A, attrsFor(I));
             const ConstData &Wt = *I.Inputs[1].Const;
             // The tile shape follows the output row width: pack the one layout a static shape
@@ -855,6 +923,48 @@ KernelVariant directVariant() {
                                   !Known || Pixels, Packed);
             markConstConsumed(I, 1); // run() reads the packed copy only
             return makeKernel<ConvDirectKernel>(std::move(A), std::move(Packed));
+          }};
+}
+
+/// Winograd for 3x3 stride-1 dilation-1 group-1 2-D convolutions with constant weights, with the
+/// tile Winograd3x3::tileFor picks for the (known) shape. The AVX-512 variant uses the AVX-512
+/// GEMM and transforms; the portable one (the best GEMM this CPU has, scalar transforms) is not
+/// measured against im2col on a machine without AVX-512 and ranks below it.
+KernelVariant winogradVariant(bool Avx512) {
+  const std::string Name = Avx512 ? "f32_conv__winograd_avx512" : "f32_conv__winograd_portable";
+  const auto Supports = [Avx512](const KernelCreateInfo &I) {
+    if (!convTypesOk(I) || !is2D(I) || !inputIsConst(I, 1) || (Avx512 && !gemmIsaAvailable(GemmIsa::Avx512)))
+      return false;
+    if (I.Inputs.size() > kFusedResidualInput && I.Inputs[kFusedResidualInput].Present &&
+        I.Inputs[kFusedResidualInput].Type != ElementType::F32)
+      return false;
+    auto A = attrsFor(I);
+    if (!A.isOk() || A->Group != 1 || A->W.Kernel != std::vector<int64_t>{3, 3} ||
+        A->W.Strides != std::vector<int64_t>{1, 1} || A->W.Dilations != std::vector<int64_t>{1, 1})
+      return false;
+    const TensorShape &Wt = I.Inputs[1].Shape, &Y = I.Outputs[0].Shape;
+    if (!Wt[0].isConst() || !Wt[1].isConst() || Y.getRank() != 4)
+      return false;
+    if (!Y[2].isConst() || !Y[3].isConst()) // F(4x4) when the run's plane is large enough (OCR images)
+      return Avx512 && Winograd3x3::tileFor(Wt[1].value(), Wt[0].value(), 1024, 1024) == 4;
+    return Winograd3x3::tileFor(Wt[1].value(), Wt[0].value(), Y[2].value(), Y[3].value()) != 0;
+  };
+  return {Name, Avx512 ? 40 : 5, Supports, [Name, Avx512](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
+            ASSIGN_OR_RETURN(ConvAttrs A, attrsFor(I));
+            const ConstData &Wt = *I.Inputs[1].Const;
+            const GemmIsa Isa = Avx512 ? GemmIsa::Avx512
+                                : gemmIsaAvailable(GemmIsa::Avx2) ? GemmIsa::Avx2 : GemmIsa::Portable;
+            const TensorShape &Y = I.Outputs[0].Shape;
+            const bool Known = Y[2].isConst() && Y[3].isConst();
+            std::unique_ptr<Kernel> Fallback;
+            if (!Known) { // packs its own copy of the weights
+              ASSIGN_OR_RETURN(Fallback, withConvResidual(im2colVariant(Isa, 0)).Create(I));
+            }
+            const int Tile = Known ? Winograd3x3::tileFor(Wt.Dims[1], Wt.Dims[0], Y[2].value(), Y[3].value()) : 4;
+            std::unique_ptr<Winograd3x3> W(
+                new Winograd3x3(gemmMicroKernel(Isa), Avx512, Wt.as<float>(), Wt.Dims[0], Wt.Dims[1], Tile));
+            markConstConsumed(I, 1);
+            return makeKernel<ConvWinogradKernel>(Name, std::move(A), std::move(W), std::move(Fallback));
           }};
 }
 
@@ -901,7 +1011,9 @@ std::vector<OpTestCase> convCases() {
       testCase("small_plane_pointwise", {X({1, 64, 5, 6}), W({48, 64, 1, 1})}, {}, 1e-4),
       testCase("small_plane_threaded", {X({1, 64, 8, 8}), W({64, 64, 3, 3}), W({64})}, {{"pads", ints({1, 1, 1, 1})}},
                1e-4),
-      testCase("large_k", {X({1, 64, 10, 10}), W({40, 64, 3, 3}), W({40})}, {{"pads", ints({1, 1, 1, 1})}}, 1e-4),
+      // 5e-4: Winograd F(4x4, 3x3) runs it too; its error grows with the sum of |terms| (outputs
+      // here reach ~10: about 3e-5 of that), where direct summation stays within 1e-4.
+      testCase("large_k", {X({1, 64, 10, 10}), W({40, 64, 3, 3}), W({40})}, {{"pads", ints({1, 1, 1, 1})}}, 5e-4),
       // Output rows far apart in the phase planes (Wq - OW = 16): the GEMM's in-place B and the
       // transposed path's pixel gather take their lane-by-lane paths.
       testCase("wide_gaps", {X({1, 3, 30, 20}), W({14, 3, 3, 3}), W({14})}, {{"dilations", ints({1, 8})}}, 1e-4),
@@ -918,6 +1030,44 @@ std::vector<OpTestCase> convCases() {
       testCase("direct_pixels_odd", {X({2, 3, 7, 7}), W({37, 3, 2, 3})}, {{"pads", ints({0, 1, 1, 0})}}, 1e-4),
       testCase("direct_clip", {X({1, 3, 6, 17}), W({9, 3, 3, 3}), W({9})},
                {{"pads", ints({1, 1, 1, 1})}, {kFusedActMin, attrFloat(-0.2f)}, {kFusedActMax, attrFloat(0.3f)}}),
+      // Winograd shapes: channel counts that are not multiples of 16, partial edge tiles, batch 2,
+      // several output-channel blocks, more channels than one GEMM K block, asymmetric padding.
+      testCase("winograd_bias_relu", {X({1, 32, 12, 12}), W({64, 32, 3, 3}), W({64})},
+               {{"pads", ints({1, 1, 1, 1})}, {kFusedActMin, attrFloat(0.0f)}}, 1e-4),
+      testCase("winograd_odd", {X({2, 40, 13, 11}), W({45, 40, 3, 3}), W({45})}, {{"pads", ints({1, 1, 1, 1})}}, 1e-4),
+      testCase("winograd_no_pad_no_bias", {X({1, 33, 14, 15}), W({49, 33, 3, 3})}, {}, 1e-4),
+      testCase("winograd_asym_pads", {X({1, 40, 11, 12}), W({52, 40, 3, 3}), W({52})},
+               {{"pads", ints({0, 2, 1, 0})}, {kFusedActMin, attrFloat(-0.1f)}, {kFusedActMax, attrFloat(0.3f)}}, 1e-4),
+      testCase("winograd_channel_blocks", {X({1, 20, 10, 12}), W({130, 20, 3, 3}), W({130})},
+               {{"pads", ints({1, 1, 1, 1})}}, 1e-4),
+      // F(4x4) from 24x24 outputs on (the cases above run F(2x2)).
+      testCase("winograd_f4_bias_relu", {X({1, 16, 24, 26}), W({24, 16, 3, 3}), W({24})},
+               {{"pads", ints({1, 1, 1, 1})}, {kFusedActMin, attrFloat(0.0f)}}, 1e-4),
+      testCase("winograd_f4_odd_no_pad", {X({2, 17, 25, 27}), W({25, 17, 3, 3})}, {}, 1e-4),
+      testCase("winograd_f4_residual", {X({1, 24, 24, 24}), W({18, 24, 3, 3}), W({18}), X({1, 18, 24, 24})},
+               {{"pads", ints({1, 1, 1, 1})}, {kFusedResidual, attrInt(1)}, {kFusedActMin, attrFloat(0.0f)}}, 1e-4),
+      testCase("winograd_f4_channel_groups", {X({1, 32, 24, 24}), W({230, 32, 3, 3}), W({230})},
+               {{"pads", ints({1, 1, 1, 1})}}, 5e-4),
+      // U over 1 MiB: the harness's 4 threads split the output channels into 4 groups (F(2x2): 5
+      // blocks of 64, 64, 64, 64, 48 columns; F(4x4) above: 64, 64, 64, 48).
+      testCase("winograd_channel_groups", {X({1, 64, 10, 10}), W({300, 64, 3, 3}), W({300})},
+               {{"pads", ints({1, 1, 1, 1})}, {kFusedActMin, attrFloat(0.0f)}}, 5e-4),
+      testCase("winograd_deep", {X({1, 200, 10, 10}), W({24, 200, 3, 3}), W({24})}, {{"pads", ints({1, 1, 1, 1})}},
+               5e-4),
+      // A residual fused by passes/FuseConvResidual (input 3), before the clamp: in the Winograd
+      // epilogue, and in the pass that follows the other variants.
+      testCase("residual_winograd_relu", {X({1, 48, 10, 10}), W({50, 48, 3, 3}), W({50}), X({1, 50, 10, 10})},
+               {{"pads", ints({1, 1, 1, 1})}, {kFusedResidual, attrInt(1)}, {kFusedActMin, attrFloat(0.0f)}}, 1e-4),
+      testCase("residual_winograd_no_bias", {X({2, 40, 11, 13}), W({45, 40, 3, 3}), omittedInput(), X({2, 45, 11, 13})},
+               {{"pads", ints({1, 1, 1, 1})}, {kFusedResidual, attrInt(1)}}, 1e-4),
+      testCase("residual_pointwise", {X({1, 8, 5, 6}), W({12, 8, 1, 1}), W({12}), X({1, 12, 5, 6})},
+               {{kFusedResidual, attrInt(1)}}),
+      testCase("residual_small_plane_relu6", {X({1, 24, 7, 7}), W({40, 24, 3, 3}), W({40}), X({1, 40, 7, 7})},
+               {{"pads", ints({1, 1, 1, 1})}, {kFusedResidual, attrInt(1)}, {kFusedActMin, attrFloat(0.0f)},
+                {kFusedActMax, attrFloat(0.5f)}},
+               1e-4),
+      testCase("residual_depthwise", {X({1, 4, 7, 7}), W({4, 1, 3, 3}), W({4}), X({1, 4, 7, 7})},
+               {{"group", attrInt(4)}, {"pads", ints({1, 1, 1, 1})}, {kFusedResidual, attrInt(1)}}),
       testCase("1d", {X({2, 3, 10}), W({4, 3, 3}), W({4})}, {{"pads", ints({1, 2})}, {"strides", ints({2})}}),
       testCase("3d", {X({1, 2, 5, 6, 4}), W({3, 2, 2, 3, 2}), W({3})},
                {{"pads", ints({1, 0, 1, 0, 1, 0})}, {"dilations", ints({1, 2, 1})}}),
@@ -937,6 +1087,12 @@ OpKernels convKernels() {
   K.Variants.push_back(depthwiseVariant());
   K.Variants.push_back(depthwiseAvx512Variant());
   K.Variants.push_back(directVariant());
+  // These add a fused residual (passes/FuseConvResidual) in a pass after the convolution.
+  for (KernelVariant &V : K.Variants)
+    V = withConvResidual(std::move(V));
+  // These add it in their own epilogue.
+  K.Variants.push_back(winogradVariant(/*Avx512=*/true));
+  K.Variants.push_back(winogradVariant(/*Avx512=*/false));
   K.TestCases = convCases;
   return K;
 }

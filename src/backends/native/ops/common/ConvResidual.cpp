@@ -1,0 +1,111 @@
+// Residual wrapper for Conv kernel variants (see ConvResidual.h).
+#include "backends/native/ops/common/ConvResidual.h"
+#include "backends/native/ops/common/OpUtil.h"
+
+#include <cmath>
+#include <memory>
+
+#include "passes/FuseConvActivation.h"
+#include "passes/FuseConvResidual.h"
+
+namespace optimium {
+namespace runtime {
+namespace detail {
+namespace ops {
+
+namespace {
+
+/// The node as an unfused Conv: inputs X, W (, B), no clamp or residual attributes.
+Node plainConv(const Node &N) {
+  Node P = N;
+  P.Inputs.resize(std::min<size_t>(P.Inputs.size(), kFusedResidualInput));
+  while (P.Inputs.size() > 2 && P.Inputs.back() < 0)
+    P.Inputs.pop_back();
+  P.Attrs.erase(kFusedActMin);
+  P.Attrs.erase(kFusedActMax);
+  P.Attrs.erase(kFusedResidual);
+  return P;
+}
+
+std::vector<ValueInfo> plainInputs(const KernelCreateInfo &I, const Node &P) {
+  return std::vector<ValueInfo>(I.Inputs.begin(), I.Inputs.begin() + static_cast<std::ptrdiff_t>(P.Inputs.size()));
+}
+
+class ConvResidualKernel : public Kernel {
+public:
+  ConvResidualKernel(std::unique_ptr<Kernel> Inner, bool Clamp, float Min, float Max)
+      : Inner(std::move(Inner)), Clamp(Clamp), Min(Min), Max(Max) {}
+
+  Status run(const KernelContext &Ctx) const override {
+    RETURN_IF_ERROR(Inner->run(Ctx));
+    const float *R = convResidualOf(Ctx);
+    const TensorView &Out = Ctx.Outputs[0];
+    if (!R || Ctx.Inputs[kFusedResidualInput].elementCount() != Out.elementCount())
+      return runError("conv_residual", "the residual does not match the output");
+    float *Y = Out.data<float>();
+    const float Lo = Min, Hi = Max;
+    const bool C = Clamp;
+    Ctx.Par.forRange(Out.elementCount(), 16384, [&](size_t B, size_t E) {
+      for (size_t I = B; I < E; ++I) {
+        float V = Y[I] + R[I];
+        if (C) { // NaN passes through
+          V = V < Lo ? Lo : V;
+          V = V > Hi ? Hi : V;
+        }
+        Y[I] = V;
+      }
+    });
+    return Status::ok();
+  }
+
+private:
+  std::unique_ptr<Kernel> Inner;
+  bool Clamp;
+  float Min, Max;
+};
+
+} // namespace
+
+bool hasConvResidual(const Node &N) {
+  return N.hasAttr(kFusedResidual) && N.Inputs.size() > kFusedResidualInput && N.Inputs[kFusedResidualInput] >= 0;
+}
+
+const float *convResidualOf(const KernelContext &Ctx) {
+  return Ctx.Inputs.size() > kFusedResidualInput && Ctx.Inputs[kFusedResidualInput].Data
+             ? Ctx.Inputs[kFusedResidualInput].data<float>()
+             : nullptr;
+}
+
+KernelVariant withConvResidual(KernelVariant V) {
+  KernelVariant W = V;
+  W.Supports = [V](const KernelCreateInfo &I) {
+    if (!hasConvResidual(I.N))
+      return !V.Supports || V.Supports(I);
+    if (I.Inputs.size() <= kFusedResidualInput || !I.Inputs[kFusedResidualInput].Present ||
+        I.Inputs[kFusedResidualInput].Type != ElementType::F32)
+      return false;
+    const Node P = plainConv(I.N);
+    const KernelCreateInfo PI{P, plainInputs(I, P), I.Outputs};
+    return !V.Supports || V.Supports(PI);
+  };
+  W.Create = [V](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
+    if (!hasConvResidual(I.N))
+      return V.Create(I);
+    const Node P = plainConv(I.N);
+    const KernelCreateInfo PI{P, plainInputs(I, P), I.Outputs};
+    ASSIGN_OR_RETURN(std::unique_ptr<Kernel> Inner, V.Create(PI));
+    for (size_t K = 0; K < PI.ConstConsumed.size(); ++K)
+      if (PI.ConstConsumed[K])
+        markConstConsumed(I, K);
+    const bool Clamp = I.N.hasAttr(kFusedActMin) || I.N.hasAttr(kFusedActMax);
+    ASSIGN_OR_RETURN(const float Min, I.N.getFloat(kFusedActMin, -INFINITY));
+    ASSIGN_OR_RETURN(const float Max, I.N.getFloat(kFusedActMax, INFINITY));
+    return std::unique_ptr<Kernel>(new ConvResidualKernel(std::move(Inner), Clamp, Min, Max));
+  };
+  return W;
+}
+
+} // namespace ops
+} // namespace detail
+} // namespace runtime
+} // namespace optimium

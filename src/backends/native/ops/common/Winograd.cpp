@@ -1,0 +1,504 @@
+// Winograd F(4x4, 3x3) and F(2x2, 3x3) (see Winograd.h). Lavin & Gray's matrices, interpolation
+// points 0, +-1, +-2, inf (F(4x4)) and 0, +-1, inf (F(2x2)). Work is split into tasks of (a chunk of
+// tile rows, a block of output channels): each task transforms its tiles' input (all channels)
+// into thread-local V[P][tiles][Cp] (P = 36 or 16 points), runs the P GEMMs V[p] x U[p] into
+// M[P][tiles][cols], and transforms M into the output. A chunk is sized so V stays in L2 and U's
+// blocks stream through once per chunk.
+#include "backends/native/ops/common/Winograd.h"
+
+#include <algorithm>
+#include <cmath>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#define OPT_WINOGRAD_X86 1
+#endif
+
+namespace optimium {
+namespace runtime {
+namespace detail {
+namespace ops {
+
+namespace {
+
+/// Output channels per packed U block: two 32-column microkernel panels. Tasks split a layer's
+/// output channels at these boundaries when it has too few tiles to feed every thread.
+constexpr int64_t kSplitCols = 64;
+
+int64_t ceilDiv(int64_t A, int64_t B) { return (A + B - 1) / B; }
+
+// B^T d (one dimension of the input transform), for Tile + 2 values at stride S.
+template <int Tile, typename T> inline void inputTransform1D(const T *D, int64_t S, T *Out, int64_t OS) {
+  if (Tile == 2) {
+    const T D0 = D[0], D1 = D[S], D2 = D[2 * S], D3 = D[3 * S];
+    Out[0] = D0 - D2;
+    Out[OS] = D1 + D2;
+    Out[2 * OS] = D2 - D1;
+    Out[3 * OS] = D1 - D3;
+    return;
+  }
+  const T D0 = D[0], D1 = D[S], D2 = D[2 * S], D3 = D[3 * S], D4 = D[4 * S], D5 = D[5 * S];
+  Out[0] = 4 * D0 - 5 * D2 + D4;
+  Out[OS] = (D3 + D4) - 4 * (D1 + D2);
+  Out[2 * OS] = (D4 - D3) + 4 * (D1 - D2);
+  Out[3 * OS] = (D4 - D2) + 2 * (D3 - D1);
+  Out[4 * OS] = (D4 - D2) - 2 * (D3 - D1);
+  Out[5 * OS] = 4 * D1 - 5 * D3 + D5;
+}
+
+// A^T m (one dimension of the output transform): Tile + 2 values at stride S to Tile.
+template <int Tile, typename T> inline void outputTransform1D(const T *M, int64_t S, T *Out, int64_t OS) {
+  if (Tile == 2) {
+    const T M1 = M[S], M2 = M[2 * S];
+    Out[0] = M[0] + M1 + M2;
+    Out[OS] = M1 - M2 - M[3 * S];
+    return;
+  }
+  const T M0 = M[0], M1 = M[S], M2 = M[2 * S], M3 = M[3 * S], M4 = M[4 * S], M5 = M[5 * S];
+  const T P12 = M1 + M2, N12 = M1 - M2, P34 = M3 + M4, N34 = M3 - M4;
+  Out[0] = M0 + P12 + P34;
+  Out[OS] = N12 + 2 * N34;
+  Out[2 * OS] = P12 + 4 * P34;
+  Out[3 * OS] = N12 + 8 * N34 + M5;
+}
+
+/// Tile layout of one image: TW tiles per row, tile t covers output rows Tile * (t / TW) ..
+/// + Tile - 1.
+struct TileGrid {
+  int64_t TH, TW;
+  TileGrid(const WinogradGeometry &G, int64_t Tile) : TH(ceilDiv(G.OH, Tile)), TW(ceilDiv(G.OW, Tile)) {}
+};
+
+// --- Portable transforms -------------------------------------------------------------------------
+
+/// V[p][r][c] for tiles T0 .. T0 + Rows - 1 (row stride Cp; channels C .. Cp - 1 are zero).
+template <int Tile>
+void inputTilesPortable(const float *X, int64_t C, int64_t Cp, const WinogradGeometry &G, const TileGrid &TG,
+                        int64_t T0, int64_t Rows, float *V) {
+  constexpr int N = Tile + 2, Points = N * N;
+  const int64_t InPlane = G.H * G.W;
+  for (int64_t R = 0; R < Rows; ++R) {
+    const int64_t T = T0 + R, Ih0 = T / TG.TW * Tile - G.PadTop, Iw0 = T % TG.TW * Tile - G.PadLeft;
+    for (int64_t Ch = 0; Ch < Cp; ++Ch) {
+      float D[Points], S[Points], Out[Points];
+      for (int64_t I = 0; I < N; ++I)
+        for (int64_t J = 0; J < N; ++J) {
+          const int64_t Ih = Ih0 + I, Iw = Iw0 + J;
+          D[I * N + J] = Ch < C && Ih >= 0 && Ih < G.H && Iw >= 0 && Iw < G.W ? X[Ch * InPlane + Ih * G.W + Iw] : 0.0f;
+        }
+      for (int64_t I = 0; I < N; ++I)
+        inputTransform1D<Tile>(D + I * N, 1, S + I * N, 1); // rows
+      for (int64_t J = 0; J < N; ++J)
+        inputTransform1D<Tile>(S + J, N, Out + J, N); // columns
+      for (int64_t P = 0; P < Points; ++P)
+        V[(P * Rows + R) * Cp + Ch] = Out[P];
+    }
+  }
+}
+
+/// Output channels Col0 .. Col0 + Cols - 1 of tiles T0 .. from M[p][r][j] (row stride Cols).
+template <int Tile>
+void outputTilesPortable(const float *M, int64_t Cols, int64_t Col0, int64_t K, const WinogradGeometry &G,
+                         const TileGrid &TG, int64_t T0, int64_t Rows, const WinogradEpilogue &Ep, float *Y) {
+  constexpr int N = Tile + 2, Points = N * N;
+  const int64_t OutPlane = G.OH * G.OW;
+  for (int64_t R = 0; R < Rows; ++R) {
+    const int64_t T = T0 + R, Oh0 = T / TG.TW * Tile, Ow0 = T % TG.TW * Tile;
+    for (int64_t J = 0; J < Cols && Col0 + J < K; ++J) {
+      const int64_t Ch = Col0 + J;
+      float Mv[Points], Q[N * Tile], O[Tile * Tile];
+      for (int64_t P = 0; P < Points; ++P)
+        Mv[P] = M[(P * Rows + R) * Cols + J];
+      for (int64_t I = 0; I < N; ++I)
+        outputTransform1D<Tile>(Mv + I * N, 1, Q + I * Tile, 1); // rows: N x Tile
+      for (int64_t Jj = 0; Jj < Tile; ++Jj)
+        outputTransform1D<Tile>(Q + Jj, Tile, O + Jj, Tile); // columns: Tile x Tile
+      const float Bias = Ep.Bias ? Ep.Bias[Ch] : 0.0f;
+      for (int64_t I = 0; I < Tile && Oh0 + I < G.OH; ++I)
+        for (int64_t Jj = 0; Jj < Tile && Ow0 + Jj < G.OW; ++Jj) {
+          const int64_t Off = Ch * OutPlane + (Oh0 + I) * G.OW + Ow0 + Jj;
+          float Vv = O[I * Tile + Jj] + Bias;
+          if (Ep.Residual)
+            Vv += Ep.Residual[Off];
+          if (Ep.Clamp) { // NaN passes through
+            Vv = Vv < Ep.Min ? Ep.Min : Vv;
+            Vv = Vv > Ep.Max ? Ep.Max : Vv;
+          }
+          Y[Off] = Vv;
+        }
+    }
+  }
+}
+
+// --- AVX-512 transforms: 16 channels per vector; input and output pass through 16-channel pixel -
+// vectors (16 x 16 transposes): per-vector gathers / scatters from NCHW measured ~15% slower
+// overall (C=K=64 56x56: 1.12 vs 0.99 ms).
+
+#ifdef OPT_WINOGRAD_X86
+// GCC 12 flags the _mm512_undefined_ps() inside _mm512_max_ps/_mm512_min_ps as maybe-uninitialized
+// (a false positive, as in Gemm.cpp).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+template <int Tile>
+__attribute__((target("avx512f"), always_inline)) inline void inputTransform1DAvx512(const __m512 *D, int S,
+                                                                                    __m512 *Out, int OS) {
+  if (Tile == 2) {
+    const __m512 D1 = D[S], D2 = D[2 * S];
+    Out[0] = _mm512_sub_ps(D[0], D2);
+    Out[OS] = _mm512_add_ps(D1, D2);
+    Out[2 * OS] = _mm512_sub_ps(D2, D1);
+    Out[3 * OS] = _mm512_sub_ps(D1, D[3 * S]);
+    return;
+  }
+  const __m512 D0 = D[0], D1 = D[S], D2 = D[2 * S], D3 = D[3 * S], D4 = D[4 * S], D5 = D[5 * S];
+  const __m512 Four = _mm512_set1_ps(4.0f), Five = _mm512_set1_ps(5.0f), Two = _mm512_set1_ps(2.0f);
+  const __m512 D42 = _mm512_sub_ps(D4, D2), D31 = _mm512_sub_ps(D3, D1);
+  Out[0] = _mm512_fmadd_ps(Four, D0, _mm512_fnmadd_ps(Five, D2, D4));
+  Out[OS] = _mm512_fnmadd_ps(Four, _mm512_add_ps(D1, D2), _mm512_add_ps(D3, D4));
+  Out[2 * OS] = _mm512_fmadd_ps(Four, _mm512_sub_ps(D1, D2), _mm512_sub_ps(D4, D3));
+  Out[3 * OS] = _mm512_fmadd_ps(Two, D31, D42);
+  Out[4 * OS] = _mm512_fnmadd_ps(Two, D31, D42);
+  Out[5 * OS] = _mm512_fmadd_ps(Four, D1, _mm512_fnmadd_ps(Five, D3, D5));
+}
+
+template <int Tile>
+__attribute__((target("avx512f"), always_inline)) inline void outputTransform1DAvx512(const __m512 *M, int S,
+                                                                                     __m512 *Out, int OS) {
+  if (Tile == 2) {
+    const __m512 M1 = M[S], M2 = M[2 * S];
+    Out[0] = _mm512_add_ps(_mm512_add_ps(M[0], M1), M2);
+    Out[OS] = _mm512_sub_ps(_mm512_sub_ps(M1, M2), M[3 * S]);
+    return;
+  }
+  const __m512 M0 = M[0], M1 = M[S], M2 = M[2 * S], M3 = M[3 * S], M4 = M[4 * S], M5 = M[5 * S];
+  const __m512 P12 = _mm512_add_ps(M1, M2), N12 = _mm512_sub_ps(M1, M2);
+  const __m512 P34 = _mm512_add_ps(M3, M4), N34 = _mm512_sub_ps(M3, M4);
+  Out[0] = _mm512_add_ps(_mm512_add_ps(M0, P12), P34);
+  Out[OS] = _mm512_fmadd_ps(_mm512_set1_ps(2.0f), N34, N12);
+  Out[2 * OS] = _mm512_fmadd_ps(_mm512_set1_ps(4.0f), P34, P12);
+  Out[3 * OS] = _mm512_add_ps(_mm512_fmadd_ps(_mm512_set1_ps(8.0f), N34, N12), M5);
+}
+
+/// In-place transpose of the 16 x 16 block R (R[a] lane b becomes R[b] lane a).
+__attribute__((target("avx512f"), always_inline)) inline void transpose16x16(__m512 *R) {
+  __m512 T[16], U[16];
+  for (int A = 0; A < 16; A += 2) {
+    T[A] = _mm512_unpacklo_ps(R[A], R[A + 1]);
+    T[A + 1] = _mm512_unpackhi_ps(R[A], R[A + 1]);
+  }
+  // U[4g + e]: rows 4g .. 4g + 3 at column 4L + e of each 128-bit lane L.
+  for (int G = 0; G < 4; ++G) {
+    U[4 * G] = _mm512_shuffle_ps(T[4 * G], T[4 * G + 2], 0x44);
+    U[4 * G + 1] = _mm512_shuffle_ps(T[4 * G], T[4 * G + 2], 0xEE);
+    U[4 * G + 2] = _mm512_shuffle_ps(T[4 * G + 1], T[4 * G + 3], 0x44);
+    U[4 * G + 3] = _mm512_shuffle_ps(T[4 * G + 1], T[4 * G + 3], 0xEE);
+  }
+  for (int E = 0; E < 4; ++E) {
+    const __m512 V0 = _mm512_shuffle_f32x4(U[E], U[4 + E], 0x88), W0 = _mm512_shuffle_f32x4(U[8 + E], U[12 + E], 0x88);
+    const __m512 V1 = _mm512_shuffle_f32x4(U[E], U[4 + E], 0xDD), W1 = _mm512_shuffle_f32x4(U[8 + E], U[12 + E], 0xDD);
+    R[E] = _mm512_shuffle_f32x4(V0, W0, 0x88);
+    R[8 + E] = _mm512_shuffle_f32x4(V0, W0, 0xDD);
+    R[4 + E] = _mm512_shuffle_f32x4(V1, W1, 0x88);
+    R[12 + E] = _mm512_shuffle_f32x4(V1, W1, 0xDD);
+  }
+}
+
+inline __mmask16 laneMask(int64_t Lo, int64_t Hi) { // lanes j with Lo <= j < Hi, 0 <= j < 16
+  Lo = std::max<int64_t>(Lo, 0), Hi = std::min<int64_t>(Hi, 16);
+  return Hi <= Lo ? 0 : static_cast<__mmask16>(((1u << Hi) - 1u) & ~((1u << Lo) - 1u));
+}
+
+/// Input rows Ih0 .. Ih0 + Rows - 1 (zeros outside the image) of all channels, columns -PadLeft ..
+/// Wp - 1 - PadLeft, into Xb[cb][r][q][16] (16 channels per pixel, zero past C): the tiles then
+/// load whole vectors where NCHW would need a gather per vector.
+__attribute__((target("avx512f"))) void packInputAvx512(const float *X, int64_t C, int64_t Cp,
+                                                        const WinogradGeometry &G, int64_t Ih0, int64_t Rows,
+                                                        int64_t Wp, float *Xb) {
+  const int64_t InPlane = G.H * G.W;
+  for (int64_t C0 = 0; C0 < Cp; C0 += 16) {
+    const int64_t Nc = std::min<int64_t>(16, C - C0);
+    for (int64_t R = 0; R < Rows; ++R) {
+      float *Dst = Xb + ((C0 / 16) * Rows + R) * Wp * 16;
+      const int64_t Ih = Ih0 + R;
+      if (Ih < 0 || Ih >= G.H) {
+        for (int64_t Q = 0; Q < Wp; ++Q)
+          _mm512_store_ps(Dst + Q * 16, _mm512_setzero_ps());
+        continue;
+      }
+      const float *Src = X + C0 * InPlane + Ih * G.W;
+      for (int64_t Q0 = 0; Q0 < Wp; Q0 += 16) {
+        const int64_t Iw0 = Q0 - G.PadLeft;
+        const __mmask16 Cols = laneMask(-Iw0, G.W - Iw0);
+        __m512 B[16];
+        for (int64_t Ch = 0; Ch < 16; ++Ch)
+          B[Ch] = Ch < Nc && Cols ? _mm512_maskz_loadu_ps(Cols, Src + Ch * InPlane + Iw0) : _mm512_setzero_ps();
+        transpose16x16(B);
+        const int64_t N = std::min<int64_t>(16, Wp - Q0);
+        for (int64_t J = 0; J < N; ++J)
+          _mm512_store_ps(Dst + (Q0 + J) * 16, B[J]);
+      }
+    }
+  }
+}
+
+/// V[p][r][c] for tile rows Th0 .. Th0 + TileRows - 1 (r = (th - Th0) * TW + tw) from the packed
+/// input (its row 0 is input row Tile * Th0 - PadTop).
+template <int Tile>
+__attribute__((target("avx512f"))) void inputTilesAvx512(const float *Xb, int64_t Cp, int64_t TW, int64_t TileRows,
+                                                         int64_t Wp, float *V) {
+  constexpr int N = Tile + 2;
+  const int64_t Rows = TileRows * TW, XRows = Tile * TileRows + 2;
+  for (int64_t R = 0; R < Rows; ++R) {
+    const int64_t Th = R / TW, Tw = R % TW;
+    for (int64_t C0 = 0; C0 < Cp; C0 += 16) {
+      const float *Src = Xb + (((C0 / 16) * XRows + Tile * Th) * Wp + Tile * Tw) * 16;
+      __m512 D[N * N], S[N * N];
+      for (int I = 0; I < N; ++I)
+        for (int J = 0; J < N; ++J)
+          D[I * N + J] = _mm512_load_ps(Src + (I * Wp + J) * 16);
+      for (int I = 0; I < N; ++I)
+        inputTransform1DAvx512<Tile>(D + I * N, 1, S + I * N, 1);
+      float *Dst = V + R * Cp + C0;
+      for (int J = 0; J < N; ++J) {
+        __m512 Out[N];
+        inputTransform1DAvx512<Tile>(S + J, N, Out, 1);
+        for (int I = 0; I < N; ++I)
+          _mm512_store_ps(Dst + (I * N + J) * Rows * Cp, Out[I]);
+      }
+    }
+  }
+}
+
+/// Output transform of M[p][r][j] (Cols columns, output channels Col0 ..) plus the bias into
+/// Yb[j / 16][Tile * th + i][Tile * tw + jj][16] (Wo = Tile * TW columns per row).
+template <int Tile>
+__attribute__((target("avx512f"))) void outputTilesAvx512(const float *M, int64_t Cols, int64_t Col0, int64_t K,
+                                                          int64_t TW, int64_t TileRows, const float *Bias,
+                                                          float *Yb) {
+  constexpr int N = Tile + 2;
+  const int64_t Rows = TileRows * TW, Wo = Tile * TW, YRows = Tile * TileRows;
+  for (int64_t R = 0; R < Rows; ++R) {
+    const int64_t Th = R / TW, Tw = R % TW;
+    for (int64_t J0 = 0; J0 < Cols && Col0 + J0 < K; J0 += 16) {
+      const __m512 B = Bias ? _mm512_maskz_loadu_ps(laneMask(0, K - Col0 - J0), Bias + Col0 + J0) : _mm512_setzero_ps();
+      __m512 Mv[N * N], Q[N * Tile], O[Tile * Tile];
+      const float *Src = M + R * Cols + J0;
+      for (int P = 0; P < N * N; ++P)
+        Mv[P] = _mm512_load_ps(Src + P * Rows * Cols);
+      for (int I = 0; I < N; ++I)
+        outputTransform1DAvx512<Tile>(Mv + I * N, 1, Q + I * Tile, 1);
+      for (int J = 0; J < Tile; ++J)
+        outputTransform1DAvx512<Tile>(Q + J, Tile, O + J, Tile);
+      float *Dst = Yb + (((J0 / 16) * YRows + Tile * Th) * Wo + Tile * Tw) * 16;
+      for (int I = 0; I < Tile; ++I)
+        for (int J = 0; J < Tile; ++J)
+          _mm512_store_ps(Dst + (I * Wo + J) * 16, _mm512_add_ps(O[I * Tile + J], B));
+    }
+  }
+}
+
+/// Yb (output rows Oh0 .. Oh0 + YRows - 1, channels Col0 .. Col0 + Cols - 1) into NCHW Y, adding
+/// the residual and clamping on the way.
+__attribute__((target("avx512f"))) void unpackOutputAvx512(const float *Yb, int64_t Cols, int64_t Col0, int64_t K,
+                                                           const WinogradGeometry &G, int64_t Oh0, int64_t YRows,
+                                                           int64_t Wo, const WinogradEpilogue &Ep, float *Y) {
+  const int64_t OutPlane = G.OH * G.OW;
+  const __m512 Lo = _mm512_set1_ps(Ep.Clamp ? Ep.Min : 0.0f), Hi = _mm512_set1_ps(Ep.Clamp ? Ep.Max : 0.0f);
+  for (int64_t J0 = 0; J0 < Cols && Col0 + J0 < K; J0 += 16) {
+    const int64_t Nk = std::min<int64_t>(16, K - Col0 - J0);
+    for (int64_t R = 0; R < YRows && Oh0 + R < G.OH; ++R) {
+      const float *Src = Yb + ((J0 / 16) * YRows + R) * Wo * 16;
+      for (int64_t Ow0 = 0; Ow0 < G.OW; Ow0 += 16) {
+        const int64_t Nw = std::min<int64_t>(16, G.OW - Ow0);
+        const __mmask16 Wm = laneMask(0, Nw);
+        __m512 B[16];
+        for (int64_t J = 0; J < 16; ++J)
+          B[J] = J < Nw ? _mm512_load_ps(Src + (Ow0 + J) * 16) : _mm512_setzero_ps();
+        transpose16x16(B);
+        const int64_t Off = (Col0 + J0) * OutPlane + (Oh0 + R) * G.OW + Ow0;
+        for (int64_t Ch = 0; Ch < Nk; ++Ch) {
+          __m512 V = B[Ch];
+          if (Ep.Residual)
+            V = _mm512_add_ps(V, _mm512_maskz_loadu_ps(Wm, Ep.Residual + Off + Ch * OutPlane));
+          if (Ep.Clamp) // max/min with the value second so NaN passes through
+            V = _mm512_min_ps(Hi, _mm512_max_ps(Lo, V));
+          _mm512_mask_storeu_ps(Y + Off + Ch * OutPlane, Wm, V);
+        }
+      }
+    }
+  }
+}
+#pragma GCC diagnostic pop
+#endif
+
+} // namespace
+
+void Winograd3x3::transformWeight(const float *G3, int Tile, double *Out) {
+  static const double G4[6][3] = {{1.0 / 4, 0, 0},
+                                  {-1.0 / 6, -1.0 / 6, -1.0 / 6},
+                                  {-1.0 / 6, 1.0 / 6, -1.0 / 6},
+                                  {1.0 / 24, 1.0 / 12, 1.0 / 6},
+                                  {1.0 / 24, -1.0 / 12, 1.0 / 6},
+                                  {0, 0, 1}};
+  static const double G2[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
+  if (Tile == 2) { // G has rows g0, (g0 + g1 + g2) / 2, (g0 - g1 + g2) / 2, g2: adds only (load time)
+    double Tmp[4][3];
+    for (int J = 0; J < 3; ++J) {
+      const double A = G3[J], B = G3[3 + J], C = G3[6 + J];
+      Tmp[0][J] = A, Tmp[1][J] = 0.5 * (A + B + C), Tmp[2][J] = 0.5 * (A - B + C), Tmp[3][J] = C;
+    }
+    for (int I = 0; I < 4; ++I) {
+      const double A = Tmp[I][0], B = Tmp[I][1], C = Tmp[I][2];
+      Out[I * 4] = A, Out[I * 4 + 1] = 0.5 * (A + B + C), Out[I * 4 + 2] = 0.5 * (A - B + C), Out[I * 4 + 3] = C;
+    }
+    return;
+  }
+  const int N = Tile + 2;
+  const double(*Gm)[3] = Tile == 2 ? G2 : G4;
+  double Tmp[6][3];
+  for (int I = 0; I < N; ++I)
+    for (int J = 0; J < 3; ++J)
+      Tmp[I][J] = Gm[I][0] * G3[J] + Gm[I][1] * G3[3 + J] + Gm[I][2] * G3[6 + J];
+  for (int I = 0; I < N; ++I)
+    for (int J = 0; J < N; ++J)
+      Out[I * N + J] = Tmp[I][0] * Gm[J][0] + Tmp[I][1] * Gm[J][1] + Tmp[I][2] * Gm[J][2];
+}
+
+Winograd3x3::Winograd3x3(const GemmMicroKernel &MK, bool Avx512, const float *Wt, int64_t K, int64_t C, int Tile)
+    : MK(MK), Avx512(Avx512), Tile(Tile == 2 ? 2 : 4), Points((this->Tile + 2) * (this->Tile + 2)), K(K), C(C),
+      Cp(ceilDiv(C, 16) * 16), Kp(ceilDiv(K, 16) * 16), Splits(ceilDiv(ceilDiv(K, 16) * 16, kSplitCols)) {
+  // U[p] as Cp x Kp row-major matrices (zero rows / columns for the padding channels), then
+  // packed per column block.
+  std::vector<float> Um(static_cast<size_t>(Points * Cp * Kp), 0.0f);
+  // The weights in file order (a strided walk over them stalled on every row: ~100 ms of
+  // ResNet-18's load), into Tw[ko][ci][p]; then Tw -> Um by blocks of 16 output channels, so
+  // every write fills a cache line of Um.
+  std::vector<float> Tw(static_cast<size_t>(K * C * Points));
+  double T[36];
+  for (int64_t KC = 0; KC < K * C; ++KC) {
+    transformWeight(Wt + KC * 9, this->Tile, T);
+    for (int64_t P = 0; P < Points; ++P)
+      Tw[static_cast<size_t>(KC * Points + P)] = static_cast<float>(T[P]);
+  }
+  for (int64_t K0 = 0; K0 < K; K0 += 16)
+    for (int64_t Ci = 0; Ci < C; ++Ci)
+      for (int64_t P = 0; P < Points; ++P)
+        for (int64_t Ko = K0; Ko < std::min(K, K0 + 16); ++Ko)
+          Um[static_cast<size_t>((P * Cp + Ci) * Kp + Ko)] = Tw[static_cast<size_t>((Ko * C + Ci) * Points + P)];
+  std::vector<float>().swap(Tw); // before the packed copies: the load's peak memory stays Um + U
+  U.resize(static_cast<size_t>(Points * Splits));
+  for (int64_t P = 0; P < Points; ++P)
+    for (int64_t S = 0; S < Splits; ++S) {
+      const int64_t Col0 = S * kSplitCols, Cols = std::min(kSplitCols, Kp - Col0);
+      packB(MK, Cp, Cols, MatrixRef{Um.data() + P * Cp * Kp + Col0, Kp, 1}, U[static_cast<size_t>(P * Splits + S)],
+            Parallel());
+    }
+}
+
+int Winograd3x3::tileFor(int64_t C, int64_t K, int64_t OH, int64_t OW) {
+  // Single-conv models, 1 thread, min of 100 runs (ms), Emerald Rapids: im2col GEMM / F(2x2) / F(4x4)
+  //   C=K=64 56x56   2.0 /   -   / 0.72    128 28x28  1.75 /   -   / 0.67
+  //   256 14x14     1.9 / 0.96 / 0.90     128 14x14  0.60 / 0.22 / 0.24-0.31
+  //   128 10x10    0.28 / 0.12 / 0.15     512 7x7    1.87 / 1.33-1.42 / 1.95
+  //   256 7x7      0.46 / 0.33 / 0.50     32 112x112 2.5 / - / 0.92; 16 112x112 0.76 / - / 0.49
+  // and inside ResNet-18 (weights no longer in cache), per conv: layer3 (256 14x14) F(2x2)
+  // 1.11-1.23 vs F(4x4) 1.13-1.34; layer4 (512 7x7) F(2x2) 1.8-2.1 vs GEMM 2.2-2.6 vs F(4x4) 2.7+.
+  // F(4x4) needs enough 4x4 tiles to fill the GEMM's rows and to waste little of the padded
+  // plane; small planes take F(2x2), whose U (16 points, not 36) also streams faster.
+  // Small convolutions gain nothing against the transforms' fixed costs (16->16 channels, 1 thread,
+  // min us, GEMM / Winograd: 12x12 8 / 11, 20x20 23 / 26-34, 32->32 7x7 10 / 9-13; 24->24 28x28
+  // 68 / 55, 16->32 56x56 223 / 147): at least 2M multiply-adds.
+  if (C < 16 || K < 16 || C * K * OH * OW * 9 < (int64_t{1} << 21))
+    return 0;
+  if (ceilDiv(OH, 4) * ceilDiv(OW, 4) >= 36)
+    return 4;
+  return OH * OW >= 49 ? 2 : 0;
+}
+
+void Winograd3x3::run(const float *X, const WinogradGeometry &G, float *Y, const WinogradEpilogue &Ep,
+                      const Parallel &Par) const {
+  if (Tile == 2)
+    runTiles<2>(X, G, Y, Ep, Par);
+  else
+    runTiles<4>(X, G, Y, Ep, Par);
+}
+
+template <int TileT>
+void Winograd3x3::runTiles(const float *X, const WinogradGeometry &G, float *Y, const WinogradEpilogue &Ep,
+                           const Parallel &Par) const {
+  const TileGrid TG(G, TileT);
+  const int64_t Tiles = TG.TH * TG.TW;
+  if (Tiles == 0 || K == 0)
+    return;
+  const int64_t Threads = std::max(1, Par.threads());
+  // Chunks are whole tile rows. When U fits in L2 (Points x Cp x Kp floats up to 1 MiB: 64 channels)
+  // about 28 tiles a chunk keep V and M in L1/L2 too (C=K=64 56x56: 0.87 -> 0.72 ms; 32 112x112:
+  // 1.4 -> 0.97); a larger U streams once per chunk, so chunks get as large as V up to about 1 MiB
+  // allows (128 28x28: 1 chunk 0.68 ms, 28 tiles 0.75, 7 tiles 1.1; 256 14x14: 0.80 vs 1.1 at 14).
+  const bool UInL2 = Points * Cp * Kp * 4 <= (int64_t{1} << 20);
+  const int64_t Budget = std::max<int64_t>(TG.TW, UInL2 ? 28 : 262144 / (Points * Cp));
+  int64_t Chunks = std::min(TG.TH, ceilDiv(Tiles, Budget)), Groups = 1;
+  if (Threads > 1 && !UInL2 && Chunks < Threads && Splits >= Threads) {
+    // U streams from L3: threads split the output channels (each reads its share of U once and
+    // transforms the input again, ~5%) rather than the tiles (7 tile rows of a 28x28 layer split
+    // 3 + 4, and every thread streams all of U).
+    Groups = Threads;
+  } else {
+    if (Threads > 1 && Chunks % Threads != 0 && TG.TH >= Threads && Tiles >= Threads * MK.MR)
+      Chunks = std::min(TG.TH, ceilDiv(Chunks, Threads) * Threads);
+    if (Chunks < Threads) // too few chunks for the threads: split the output channels too
+      Groups = std::min(Splits, ceilDiv(Threads, Chunks));
+  }
+  const int64_t Tasks = Chunks * Groups;
+  const int64_t MaxTileRows = ceilDiv(TG.TH, Chunks), MaxRows = MaxTileRows * TG.TW;
+  const int64_t MaxCols = std::min(Kp, ceilDiv(Splits, Groups) * kSplitCols);
+  const int64_t Wp = TileT * TG.TW + 2, Wo = TileT * TG.TW;
+  Par.forRange(static_cast<size_t>(Tasks), 1, [&](size_t Lo, size_t Hi) {
+    thread_local AlignedFloats VBuf, MBuf, XBuf, YBuf;
+    const auto Reserve = [](AlignedFloats &Buf, int64_t N) {
+      if (Buf.size() < static_cast<size_t>(N))
+        Buf.resize(static_cast<size_t>(N));
+    };
+    Reserve(VBuf, Points * MaxRows * Cp);
+    Reserve(MBuf, Points * MaxRows * MaxCols);
+    if (Avx512) {
+      Reserve(XBuf, Cp * (TileT * MaxTileRows + 2) * Wp);
+      Reserve(YBuf, MaxCols * TileT * MaxTileRows * Wo);
+    }
+    const Parallel Serial;
+    for (size_t Task = Lo; Task < Hi; ++Task) {
+      const int64_t Chunk = static_cast<int64_t>(Task) / Groups, Group = static_cast<int64_t>(Task) % Groups;
+      const int64_t Th0 = Chunk * TG.TH / Chunks, TileRows = (Chunk + 1) * TG.TH / Chunks - Th0;
+      const int64_t T0 = Th0 * TG.TW, Rows = TileRows * TG.TW;
+      const int64_t S0 = Group * Splits / Groups, S1 = (Group + 1) * Splits / Groups;
+      const int64_t Col0 = S0 * kSplitCols, Cols = std::min(Kp, S1 * kSplitCols) - Col0;
+      if (Rows == 0 || Cols <= 0)
+        continue;
+      float *V = VBuf.data(), *M = MBuf.data();
+#ifdef OPT_WINOGRAD_X86
+      if (Avx512) {
+        packInputAvx512(X, C, Cp, G, TileT * Th0 - G.PadTop, TileT * TileRows + 2, Wp, XBuf.data());
+        inputTilesAvx512<TileT>(XBuf.data(), Cp, TG.TW, TileRows, Wp, V);
+      } else
+#endif
+        inputTilesPortable<TileT>(X, C, Cp, G, TG, T0, Rows, V);
+      for (int64_t P = 0; P < Points; ++P)
+        for (int64_t S = S0; S < S1; ++S)
+          gemmRowsA(MK, Rows, Cp, V + P * Rows * Cp, Cp, U[static_cast<size_t>(P * Splits + S)], 1.0f, 0.0f,
+                    M + P * Rows * Cols + (S * kSplitCols - Col0), Cols, Serial);
+#ifdef OPT_WINOGRAD_X86
+      if (Avx512) {
+        outputTilesAvx512<TileT>(M, Cols, Col0, K, TG.TW, TileRows, Ep.Bias, YBuf.data());
+        unpackOutputAvx512(YBuf.data(), Cols, Col0, K, G, TileT * Th0, TileT * TileRows, Wo, Ep, Y);
+      } else
+#endif
+        outputTilesPortable<TileT>(M, Cols, Col0, K, G, TG, T0, Rows, Ep, Y);
+    }
+  });
+}
+
+} // namespace ops
+} // namespace detail
+} // namespace runtime
+} // namespace optimium

@@ -20,6 +20,7 @@
 #include "passes/FuseConvActivation.h"
 #include "passes/FuseQdq.h"
 #include "passes/FuseGelu.h"
+#include "passes/FusePointwiseDepthwise.h"
 #include "passes/FuseMatMulBias.h"
 #include "passes/FuseTransposeMatMul.h"
 #include "passes/RemoveFoldedNodes.h"
@@ -556,6 +557,7 @@ Result<std::shared_ptr<ModelImpl>> finishLoad(ImportedModel Imported, const Mode
   // Fusion hides the intermediate between the fused ops: not when every intermediate is wanted.
   if (Options.EnableMemoryOptimization && Options.IntermediateSavePath.empty()) {
     fuseConvActivation(*M->G);
+    fusePointwiseDepthwise(*M->G); // after the activations: it carries the 1x1 Conv's clamp
     if (integerQdqIsFast()) {
       fuseQuantizedConv(*M->G);
       fuseQuantizedAdd(*M->G);

@@ -736,6 +736,17 @@ Result<ConvAttrs> attrsFor(const KernelCreateInfo &I) {
   return parseConvAttrs(I.N, I.Inputs[0].Shape, I.Inputs[1].Shape);
 }
 
+/// A 1x1 kernel, stride 1 and no padding: the input planes are the GEMM's B as they are.
+bool isPlainPointwise(const WindowAttrs &W) {
+  for (size_t I = 0; I < W.spatialRank(); ++I)
+    if (W.Kernel[I] != 1 || W.Strides[I] != 1)
+      return false;
+  for (int64_t P : W.Pads)
+    if (P != 0)
+      return false;
+  return true;
+}
+
 KernelVariant im2colVariant(GemmIsa Isa, int Priority) {
   const GemmMicroKernel &MK = gemmMicroKernel(Isa);
   const std::string Name = std::string("f32_conv__im2col_gemm_") + MK.Name;
@@ -749,8 +760,12 @@ KernelVariant im2colVariant(GemmIsa Isa, int Priority) {
               const int64_t Mg = Wt.Dims[0] / A.Group, KDim = product(Wt.Dims, 1, Wt.Dims.size());
               // A small, known output plane takes the transposed GEMM: pack W^T (K x M) instead.
               const TensorShape &YS = I.Outputs[0].Shape;
+              // Not a 1x1 stride-1 unpadded conv: its input already is the GEMM's B, read in place
+              // (one fan-out split over the output channels, the epilogue writing Y), where the
+              // transposed GEMM would copy the input twice and transpose the product (four fan-outs).
               const bool SmallPlane = A.Group == 1 && YS.getRank() == 4 && YS[2].isConst() && YS[3].isConst() &&
-                                      YS[2].value() * YS[3].value() <= kTransposedMaxPlane && Mg >= 32;
+                                      YS[2].value() * YS[3].value() <= kTransposedMaxPlane && Mg >= 32 &&
+                                      !isPlainPointwise(A.W);
               if (SmallPlane) {
                 PackedT.reset(new PackedB);
                 packB(MK, KDim, Mg, MatrixRef{Wt.as<float>(), 1, KDim}, *PackedT, Parallel());
@@ -838,6 +853,10 @@ std::vector<OpTestCase> convCases() {
       testCase("small_plane_strided", {X({1, 16, 9, 11}), W({36, 16, 3, 3}), W({36})},
                {{"strides", ints({2, 2})}, {"pads", ints({1, 0, 1, 2})}, {"dilations", ints({1, 2})}}, 1e-4),
       testCase("small_plane_pointwise", {X({1, 64, 5, 6}), W({48, 64, 1, 1})}, {}, 1e-4),
+      // Many output channels and K > GemmKC: the GEMM's A block outgrows L2 (rows run outside
+      // the column panels, even split four ways), and the last K block is partial.
+      testCase("pointwise_many_channels", {X({1, 200, 5, 7}), W({1536, 200, 1, 1}), W({1536})},
+               {{kFusedActMin, attrFloat(0.0f)}, {kFusedActMax, attrFloat(6.0f)}}, 1e-4),
       testCase("small_plane_threaded", {X({1, 64, 8, 8}), W({64, 64, 3, 3}), W({64})}, {{"pads", ints({1, 1, 1, 1})}},
                1e-4),
       testCase("large_k", {X({1, 64, 10, 10}), W({40, 64, 3, 3}), W({40})}, {{"pads", ints({1, 1, 1, 1})}}, 1e-4),

@@ -503,52 +503,67 @@ void gemmDriver(const GemmMicroKernel &MK, int64_t M, int64_t K, const GemmASour
     ++TasksM;
   const float *PB = B.Packed ? B.Packed->Data.data() : nullptr;
   Par.forRange(static_cast<size_t>(TasksM * TasksN), 1, [&](size_t Begin, size_t End) {
-    // B rows in place: each (K block, column panel) is copied here, into an L1-sized buffer of this
-    // worker, right before the task's tiles reuse it.
+    // B rows in place: each K block of the task's column panels is copied here, into a buffer of
+    // this worker (L1/L2-sized: at most BlockN panels), right before the task's tiles reuse it.
     thread_local AlignedFloats Panel;
-    if (!PB && Panel.size() < static_cast<size_t>(KC * NR))
-      Panel.resize(static_cast<size_t>(KC * NR));
+    if (!PB && Panel.size() < static_cast<size_t>(BlockN * KC * NR))
+      Panel.resize(static_cast<size_t>(BlockN * KC * NR));
+    const auto tile = [&](int64_t P, int64_t Q, int64_t K0, int64_t Kc, const float *Bp, const float *BNext) {
+      const float *Ap = A.Rows ? A.Rows + P * MR * A.Lda + K0 : A.Packed + K0 * A.Mpad + P * Kc * MR;
+      const int64_t Mr = std::min(MR, M - P * MR), Nr = std::min(NR, N - Q * NR);
+      GemmTileEpilogue TileEp;
+      const bool Last = K0 + Kc >= K;
+      if (Last && Ep) {
+        TileEp.Bias = Ep->RowBias ? Ep->RowBias + P * MR : nullptr;
+        TileEp.ColBias = Ep->ColBias ? Ep->ColBias + Q * NR : nullptr;
+        TileEp.Clamp = Ep->Clamp, TileEp.Min = Ep->Min, TileEp.Max = Ep->Max;
+      }
+      GemmTile Tile;
+      Tile.Kc = Kc, Tile.A = Ap, Tile.Lda = A.Rows ? A.Lda : 0, Tile.B = Bp, Tile.BNext = BNext;
+      Tile.C = C + P * MR * Ldc + Q * NR, Tile.Ldc = Ldc, Tile.Mr = Mr, Tile.Nr = Nr;
+      Tile.Alpha = Alpha, Tile.Beta = Beta, Tile.Accumulate = K0 > 0, Tile.Ep = Last && Ep ? &TileEp : nullptr;
+      MK.Fn(Tile);
+    };
     for (size_t T = Begin; T < End; ++T) {
       const int64_t Tm = static_cast<int64_t>(T) % TasksM, Tn = static_cast<int64_t>(T) / TasksM;
       const int64_t P0 = Tm * PanelsM / TasksM, P1 = (Tm + 1) * PanelsM / TasksM;
       const int64_t Q0 = Tn * PanelsN / TasksN, Q1 = (Tn + 1) * PanelsN / TasksN;
       for (int64_t K0 = 0; K0 < K; K0 += KC) {
         const int64_t Kc = std::min(KC, K - K0);
-        for (int64_t Q = Q0; Q < Q1; ++Q) {
-          const int64_t Nr = std::min(NR, N - Q * NR);
-          const float *Bp = PB ? PB + K0 * Npad + Q * Kc * NR : Panel.data();
-          // The packed panel this task reads after this one: the next column panel, or the first
-          // one of the next K block.
-          const float *BNext = !PB                  ? nullptr
-                               : Q + 1 < Q1         ? Bp + Kc * NR
-                               : K0 + KC < K        ? PB + (K0 + KC) * Npad + Q0 * std::min(KC, K - K0 - KC) * NR
-                                                    : nullptr;
-          if (!PB) {
+        // A K block of the task's A panels beyond L2's share (a 1280-channel 1x1 conv on a 7x7 plane:
+        // 107 panels) would stream from memory once per column panel: copy every column panel
+        // first, then run the rows outside. Otherwise each panel is copied right before its tiles
+        // (still in L1 for them).
+        const bool RowsOutside = (P1 - P0) * MR * Kc * static_cast<int64_t>(sizeof(float)) > (256 << 10);
+        if (!PB) {
+          for (int64_t Q = Q0; Q < Q1; ++Q) {
+            float *Dst = Panel.data() + (RowsOutside ? (Q - Q0) * KC * NR : 0);
+            const int64_t Nr = std::min(NR, N - Q * NR);
 #ifdef OPT_GEMM_X86
             if (MK.Isa == GemmIsa::Avx512 && NR == 32)
-              copyBPanelAvx512(Panel.data(), B.Rows.Base, B.Rows.RowOffsets + K0, B.Rows.ColOffsets, Kc, Q * NR, Nr);
+              copyBPanelAvx512(Dst, B.Rows.Base, B.Rows.RowOffsets + K0, B.Rows.ColOffsets, Kc, Q * NR, Nr);
             else
 #endif
-              copyBPanelPortable(Panel.data(), B.Rows.Base, B.Rows.RowOffsets + K0, B.Rows.ColOffsets, Kc, Q * NR, Nr,
-                                 NR);
+              copyBPanelPortable(Dst, B.Rows.Base, B.Rows.RowOffsets + K0, B.Rows.ColOffsets, Kc, Q * NR, Nr, NR);
+            if (!RowsOutside)
+              for (int64_t P = P0; P < P1; ++P)
+                tile(P, Q, K0, Kc, Dst, nullptr);
           }
-          for (int64_t P = P0; P < P1; ++P) {
-            const float *Ap = A.Rows ? A.Rows + P * MR * A.Lda + K0 : A.Packed + K0 * A.Mpad + P * Kc * MR;
-            const int64_t Mr = std::min(MR, M - P * MR);
-            GemmTileEpilogue TileEp;
-            const bool Last = K0 + Kc >= K;
-            if (Last && Ep) {
-              TileEp.Bias = Ep->RowBias ? Ep->RowBias + P * MR : nullptr;
-              TileEp.ColBias = Ep->ColBias ? Ep->ColBias + Q * NR : nullptr;
-              TileEp.Clamp = Ep->Clamp, TileEp.Min = Ep->Min, TileEp.Max = Ep->Max;
-            }
-            GemmTile Tile;
-            Tile.Kc = Kc, Tile.A = Ap, Tile.Lda = A.Rows ? A.Lda : 0, Tile.B = Bp;
-            Tile.BNext = P == P0 ? BNext : nullptr; // once per panel: the first tile prefetches for the rest
-            Tile.C = C + P * MR * Ldc + Q * NR, Tile.Ldc = Ldc, Tile.Mr = Mr, Tile.Nr = Nr;
-            Tile.Alpha = Alpha, Tile.Beta = Beta, Tile.Accumulate = K0 > 0, Tile.Ep = Last && Ep ? &TileEp : nullptr;
-            MK.Fn(Tile);
-          }
+          if (RowsOutside)
+            for (int64_t P = P0; P < P1; ++P)
+              for (int64_t Q = Q0; Q < Q1; ++Q)
+                tile(P, Q, K0, Kc, Panel.data() + (Q - Q0) * KC * NR, nullptr);
+          continue;
+        }
+        for (int64_t Q = Q0; Q < Q1; ++Q) {
+          const float *Bp = PB + K0 * Npad + Q * Kc * NR;
+          // The packed panel this task reads after this one: the next column panel, or the first
+          // one of the next K block.
+          const float *BNext = Q + 1 < Q1    ? Bp + Kc * NR
+                               : K0 + KC < K ? PB + (K0 + KC) * Npad + Q0 * std::min(KC, K - K0 - KC) * NR
+                                             : nullptr;
+          for (int64_t P = P0; P < P1; ++P) // once per panel: the first tile prefetches for the rest
+            tile(P, Q, K0, Kc, Bp, P == P0 ? BNext : nullptr);
         }
       }
     }

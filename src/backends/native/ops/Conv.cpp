@@ -10,6 +10,7 @@
 #include <immintrin.h>
 #endif
 
+#include "backends/native/ops/common/DirectConv.h"
 #include "backends/native/ops/common/PlaneWindow.h"
 #include "backends/native/ops/common/Gemm.h"
 #include "backends/native/ops/common/Pooling.h"
@@ -725,6 +726,51 @@ private:
   ConvAttrs A;
 };
 
+/// Group-1 convolution with few input channels (an RGB stem) by the direct kernel of
+/// common/DirectConv: output rows split over the pool, bias and clamp in registers.
+class ConvDirectAvx512Kernel : public Kernel {
+public:
+  ConvDirectAvx512Kernel(ConvAttrs A, std::vector<float> PackedW) : A(std::move(A)), PackedW(std::move(PackedW)) {}
+
+  Status run(const KernelContext &Ctx) const override {
+    const char *Name = "f32_conv__direct_avx512";
+    ASSIGN_OR_RETURN(const ConvRun R, planConv(Name, A, Ctx));
+    if (R.OutPlane == 0 || R.N * R.M == 0)
+      return Status::ok();
+    DirectConvGeometry D;
+    D.G = planeGeometryOf(A.W, &R.G);
+    D.G.HasAct = A.HasAct, D.G.ActMin = A.ActMin, D.G.ActMax = A.ActMax;
+    D.C = R.C, D.M = R.M;
+    if (A.Group != 1 || !directConvAvx512Supported(D.G, R.C) ||
+        PackedW.size() != static_cast<size_t>(R.M * R.C * R.Taps))
+      return runError(Name, "geometry or weights not supported");
+    const DepthwisePlan Plan = planDepthwise(D.G);
+    const float *X = Ctx.Inputs[0].data<float>(), *B = biasOf(Ctx);
+    float *Y = Ctx.Outputs[0].data<float>();
+    const int64_t OH = D.G.OH, RowWork = D.G.OW * R.M * R.C * R.Taps;
+    // Rows of about 64K multiply-adds per task; under ~1M in all, the calling thread alone.
+    const Parallel Serial;
+    const Parallel &Par = R.N * OH * RowWork < (int64_t{1} << 20) ? Serial : Ctx.Par;
+    const size_t Grain = static_cast<size_t>(std::max<int64_t>(1, 65536 / std::max<int64_t>(1, RowWork)));
+    Par.forRange(static_cast<size_t>(R.N * OH), Grain, [&](size_t Lo, size_t Hi) {
+      for (int64_t T = static_cast<int64_t>(Lo); T < static_cast<int64_t>(Hi);) {
+        const int64_t N = T / OH, Oh0 = T % OH, Oh1 = std::min(OH, Oh0 + static_cast<int64_t>(Hi) - T);
+        directConvRowsAvx512(D, Plan, X + N * R.C * R.InPlane, PackedW.data(), B, Y + N * R.M * R.OutPlane, Oh0,
+                             Oh1);
+        T += Oh1 - Oh0;
+      }
+    });
+    return Status::ok();
+  }
+
+private:
+  ConvAttrs A;
+  std::vector<float> PackedW; ///< [C * KH * KW][M]
+};
+
+/// Input channels up to which a group-1 convolution takes the direct kernel (3: RGB stems).
+constexpr int64_t kDirectMaxChannels = 4;
+
 bool convTypesOk(const KernelCreateInfo &I) {
   return inputIs(I, 0, ElementType::F32) && inputIs(I, 1, ElementType::F32) &&
          (I.Inputs.size() < 3 || !I.Inputs[2].Present || inputIs(I, 2, ElementType::F32));
@@ -804,6 +850,24 @@ KernelVariant depthwiseAvx512Variant() {
           }};
 }
 
+KernelVariant directAvx512Variant() {
+  const auto Supports = [](const KernelCreateInfo &I) {
+    if (!convTypesOk(I) || !is2D(I) || !inputIsConst(I, 1))
+      return false;
+    auto A = attrsFor(I);
+    const TensorShape &X = I.Inputs[0].Shape;
+    return A.isOk() && A->Group == 1 && A->W.Kernel.size() == 2 && X[1].isConst() &&
+           X[1].value() <= kDirectMaxChannels && directConvAvx512Supported(planeGeometryOf(A->W, nullptr), X[1].value());
+  };
+  return {"f32_conv__direct_avx512", 40, Supports, [](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
+            ASSIGN_OR_RETURN(ConvAttrs A, attrsFor(I));
+            const ConstData &Wt = *I.Inputs[1].Const;
+            std::vector<float> Packed = packDirectConvWeights(Wt.as<float>(), Wt.Dims[0], product(Wt.Dims, 1, 4));
+            markConstConsumed(I, 1);
+            return makeKernel<ConvDirectAvx512Kernel>(std::move(A), std::move(Packed));
+          }};
+}
+
 KernelVariant depthwiseVariant() {
   const auto Supports = [](const KernelCreateInfo &I) { return isDepthwise(I); };
   return {"f32_conv__depthwise_direct", 50, Supports, [](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
@@ -865,6 +929,17 @@ std::vector<OpTestCase> convCases() {
       testCase("wide_gaps", {X({1, 3, 30, 20}), W({14, 3, 3, 3}), W({14})}, {{"dilations", ints({1, 8})}}, 1e-4),
       testCase("wide_gaps_small_plane", {X({1, 3, 12, 20}), W({14, 3, 3, 3}), W({14})}, {{"dilations", ints({1, 8})}},
                1e-4),
+      // Few input channels (the direct kernel): an RGB stem (two 16-channel groups), channel
+      // tails (16 + 4 + 1), rows wider than a vector, borders on every side.
+      testCase("stem_stride2_relu6", {X({1, 3, 23, 37}), W({32, 3, 3, 3}), W({32})},
+               {{"strides", ints({2, 2})}, {"pads", ints({1, 1, 1, 1})}, {kFusedActMin, attrFloat(0.0f)},
+                {kFusedActMax, attrFloat(0.3f)}}),
+      testCase("few_channels_tail", {X({2, 4, 9, 40}), W({21, 4, 3, 3})},
+               {{"strides", ints({1, 2})}, {"pads", ints({0, 1, 2, 0})}}),
+      testCase("one_channel_5x5_dilated", {X({1, 1, 17, 19}), W({5, 1, 5, 5}), W({5})},
+               {{"pads", ints({2, 3, 1, 4})}, {"dilations", ints({2, 1})}}),
+      testCase("few_channels_stride2_even", {X({1, 2, 16, 32}), W({16, 2, 3, 3}), W({16})},
+               {{"strides", ints({2, 2})}, {"pads", ints({0, 0, 1, 1})}}),
       testCase("1d", {X({2, 3, 10}), W({4, 3, 3}), W({4})}, {{"pads", ints({1, 2})}, {"strides", ints({2})}}),
       testCase("3d", {X({1, 2, 5, 6, 4}), W({3, 2, 2, 3, 2}), W({3})},
                {{"pads", ints({1, 0, 1, 0, 1, 0})}, {"dilations", ints({1, 2, 1})}}),
@@ -883,6 +958,7 @@ OpKernels convKernels() {
   K.Variants.push_back(im2colVariant(GemmIsa::Avx512, 30));
   K.Variants.push_back(depthwiseVariant());
   K.Variants.push_back(depthwiseAvx512Variant());
+  K.Variants.push_back(directAvx512Variant());
   K.TestCases = convCases;
   return K;
 }

@@ -10,6 +10,7 @@
 #include <immintrin.h>
 #endif
 
+#include "backends/native/ops/common/DepthwiseFlat.h"
 #include "backends/native/ops/common/DirectConv.h"
 #include "backends/native/ops/common/PlaneWindow.h"
 #include "backends/native/ops/common/Gemm.h"
@@ -711,12 +712,19 @@ public:
     if (!depthwiseAvx512Supported(G))
       return runError("f32_conv__depthwise_avx512", "geometry not supported");
     const int64_t KT = G.KH * G.KW;
-    const DepthwisePlan Plan = planDepthwise(G);
+    // Stride-1 "same" planes take the flat-plane kernel (common/DepthwiseFlat): no per-row work.
+    const bool Flat = depthwiseFlatSupported(G);
+    const DepthwisePlan Plan = Flat ? DepthwisePlan{G, {}} : planDepthwise(G);
+    const FlatDepthwisePlan FlatPlan = Flat ? planDepthwiseFlat(G) : FlatDepthwisePlan{};
     Ctx.Par.forRange(static_cast<size_t>(R.N * R.M), planesPerChunk(R.OutPlane, KT), [&](size_t Lo, size_t Hi) {
       for (size_t P = Lo; P < Hi; ++P) {
         const int64_t M = static_cast<int64_t>(P) % R.M;
-        depthwisePlaneAvx512(Plan, X + static_cast<int64_t>(P) * R.InPlane, Wt + M * KT, B ? B[M] : 0.0f,
-                             Y + static_cast<int64_t>(P) * R.OutPlane);
+        const float *In = X + static_cast<int64_t>(P) * R.InPlane;
+        float *Out = Y + static_cast<int64_t>(P) * R.OutPlane;
+        if (Flat)
+          depthwiseFlatAvx512(FlatPlan, In, Wt + M * KT, B ? B[M] : 0.0f, Out);
+        else
+          depthwisePlaneAvx512(Plan, In, Wt + M * KT, B ? B[M] : 0.0f, Out);
       }
     });
     return Status::ok();
@@ -903,6 +911,11 @@ std::vector<OpTestCase> convCases() {
                {{"group", attrInt(2)}, {"strides", ints({2, 2})}, {"pads", ints({2, 1, 2, 3})}}),
       testCase("depthwise_stride2_dilated_wide", {X({1, 2, 17, 70}), W({2, 1, 3, 3})},
                {{"group", attrInt(2)}, {"strides", ints({1, 2})}, {"dilations", ints({1, 2})}, {"pads", ints({0, 2, 1, 0})}}),
+      testCase("depthwise_same_asym_pads", {X({1, 5, 11, 23}), W({5, 1, 3, 3}), W({5})},
+               {{"group", attrInt(5)}, {"pads", ints({2, 0, 0, 2})}, {kFusedActMin, attrFloat(-0.2f)},
+                {kFusedActMax, attrFloat(0.25f)}}),
+      testCase("depthwise_same_5x5_small", {X({2, 3, 6, 5}), W({3, 1, 5, 5})}, {{"group", attrInt(3)}, {"pads", ints({2, 2, 2, 2})}}),
+      testCase("depthwise_same_1x1", {X({1, 4, 3, 7}), W({4, 1, 1, 1}), W({4})}, {{"group", attrInt(4)}}),
       testCase("depthwise_multiplier", {X({1, 3, 5, 5}), W({6, 1, 3, 3})}, {{"group", attrInt(3)}}),
       testCase("pointwise", {X({2, 16, 5, 5}), W({8, 16, 1, 1}), W({8})}),
       testCase("pointwise_strided", {X({1, 8, 6, 6}), W({4, 8, 1, 1})}, {{"strides", ints({2, 2})}}),

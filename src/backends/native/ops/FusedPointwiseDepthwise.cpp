@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "backends/native/ops/common/DepthwiseFlat.h"
 #include "backends/native/ops/common/Gemm.h"
 #include "backends/native/ops/common/PlaneWindow.h"
 #include "backends/native/ops/common/Pooling.h"
@@ -224,7 +225,9 @@ public:
     const float *W2 = Ctx.Inputs[2].data<float>(), *B2 = optionalInput(Ctx, 4);
     float *Y = Ctx.Outputs[0].data<float>();
     const DepthwiseGeometry G = geometryOf(A, R);
-    const DepthwisePlan Plan = Avx512Planes ? planDepthwise(G) : DepthwisePlan{G, {}};
+    const bool Flat = Avx512Planes && depthwiseFlatSupported(G); // stride-1 "same" planes
+    const DepthwisePlan Plan = Avx512Planes && !Flat ? planDepthwise(G) : DepthwisePlan{G, {}};
+    const FlatDepthwisePlan FlatPlan = Flat ? planDepthwiseFlat(G) : FlatDepthwisePlan{};
     const int64_t KT = R.KH * R.KW, NB = static_cast<int64_t>(Blocks.size());
     // Row k of the GEMM's B (input channel k) starts at k * Plane of the image.
     std::vector<int64_t> RowOffsets(static_cast<size_t>(std::max<int64_t>(R.K, 1)));
@@ -252,7 +255,9 @@ public:
           const int64_t M = M0 + J;
           const float Bias = B2 ? B2[M] : 0.0f;
           float *Out = Y + (N * R.M + M) * R.OutPlane;
-          if (Avx512Planes)
+          if (Flat)
+            depthwiseFlatAvx512(FlatPlan, E + J * R.Plane, W2 + M * KT, Bias, Out);
+          else if (Avx512Planes)
             depthwisePlaneAvx512(Plan, E + J * R.Plane, W2 + M * KT, Bias, Out);
           else
             depthwisePlanePortable(G, A.Depthwise, E + J * R.Plane, W2 + M * KT, Bias, Out);
@@ -338,6 +343,11 @@ std::vector<OpTestCase> fusedCases() {
       // Large K (two GEMM K blocks) on a 7x7 plane.
       testCase("large_k_small_plane", {X({1, 200, 7, 7}), W({48, 200, 1, 1}), W({48, 1, 3, 3}), W({48}), W({48})},
                relu6({{"group", attrInt(48)}, {"pads", ints({1, 1, 1, 1})}}), 1e-4),
+      // "Same" output planes with asymmetric pads and a 5x5 kernel (the flat-plane kernel).
+      testCase("same_asym_pads", {X({1, 4, 9, 12}), W({12, 4, 1, 1}), W({12, 1, 3, 3}), W({12}), W({12})},
+               relu6({{"group", attrInt(12)}, {"pads", ints({0, 2, 2, 0})}})),
+      testCase("same_5x5", {X({2, 6, 13, 5}), W({17, 6, 1, 1}), W({17, 1, 5, 5}), W({17}), omittedInput()},
+               act({{"group", attrInt(17)}, {"pads", ints({2, 2, 2, 2})}}, -0.3f, 0.4f, false)),
       testCase("kernel5_dilated", {X({1, 5, 17, 19}), W({14, 5, 1, 1}), W({14, 1, 5, 5}), W({14}), W({14})},
                {{"group", attrInt(14)}, {"pads", ints({2, 4, 2, 4})}, {"dilations", ints({1, 2})}}),
       // Horizontal stride 3: the AVX-512 plane kernel does not take it (portable planes).

@@ -699,7 +699,8 @@ private:
 /// bias and the fused clamp applied in registers.
 class ConvDepthwiseAvx512Kernel : public Kernel {
 public:
-  explicit ConvDepthwiseAvx512Kernel(ConvAttrs A) : A(std::move(A)) {}
+  ConvDepthwiseAvx512Kernel(ConvAttrs A, std::shared_ptr<const FlatDepthwisePlan> FlatCache)
+      : A(std::move(A)), FlatCache(std::move(FlatCache)) {}
 
   Status run(const KernelContext &Ctx) const override {
     ASSIGN_OR_RETURN(const ConvRun R, planConv("f32_conv__depthwise_avx512", A, Ctx));
@@ -715,7 +716,11 @@ public:
     // Stride-1 "same" planes take the flat-plane kernel (common/DepthwiseFlat): no per-row work.
     const bool Flat = depthwiseFlatSupported(G);
     const DepthwisePlan Plan = Flat ? DepthwisePlan{G, {}} : planDepthwise(G);
-    const FlatDepthwisePlan FlatPlan = Flat ? planDepthwiseFlat(G) : FlatDepthwisePlan{};
+    FlatDepthwisePlan LocalPlan; // when the geometry is not the one planned at creation
+    const bool Cached = Flat && FlatCache && sameGeometry(FlatCache->G, G);
+    if (Flat && !Cached)
+      LocalPlan = planDepthwiseFlat(G);
+    const FlatDepthwisePlan &FlatPlan = Cached ? *FlatCache : LocalPlan;
     Ctx.Par.forRange(static_cast<size_t>(R.N * R.M), planesPerChunk(R.OutPlane, KT), [&](size_t Lo, size_t Hi) {
       for (size_t P = Lo; P < Hi; ++P) {
         const int64_t M = static_cast<int64_t>(P) % R.M;
@@ -732,6 +737,7 @@ public:
 
 private:
   ConvAttrs A;
+  std::shared_ptr<const FlatDepthwisePlan> FlatCache; ///< planned at creation (known shapes), or null
 };
 
 /// Group-1 convolution with few input channels (an RGB stem) by the direct kernel of
@@ -854,7 +860,15 @@ KernelVariant depthwiseAvx512Variant() {
   };
   return {"f32_conv__depthwise_avx512", 60, Supports, [](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
             ASSIGN_OR_RETURN(ConvAttrs A, attrsFor(I));
-            return makeKernel<ConvDepthwiseAvx512Kernel>(std::move(A));
+            std::shared_ptr<const FlatDepthwisePlan> FlatCache;
+            const TensorShape &XS = I.Inputs[0].Shape;
+            if (XS[2].isConst() && XS[3].isConst()) {
+              const WindowGeometry Geo = computeWindowGeometry(A.W, {1, 1, XS[2].value(), XS[3].value()});
+              DepthwiseGeometry G = planeGeometryOf(A.W, &Geo);
+              G.HasAct = A.HasAct, G.ActMin = A.ActMin, G.ActMax = A.ActMax;
+              FlatCache = cachedFlatPlan(G);
+            }
+            return makeKernel<ConvDepthwiseAvx512Kernel>(std::move(A), std::move(FlatCache));
           }};
 }
 

@@ -91,20 +91,44 @@ FlatDepthwisePlan planDepthwiseFlat(const DepthwiseGeometry &G) {
     for (int64_t Kw = 0; Kw < G.KW; ++Kw)
       P.TapOffsets[static_cast<size_t>(Kh * G.KW + Kw)] = (Kh - G.PH) * G.W + (Kw - G.PW);
   P.Masks.assign(static_cast<size_t>(P.Blocks * Taps), 0);
-  for (int64_t B = 0; B < P.Blocks; ++B)
-    for (int64_t L = 0; L < kLanes; ++L) {
-      const int64_t Pix = B * kLanes + L;
-      if (Pix >= Plane)
-        break;
-      const int64_t Oh = Pix / G.OW, Ow = Pix % G.OW;
-      for (int64_t Kh = 0; Kh < G.KH; ++Kh)
-        for (int64_t Kw = 0; Kw < G.KW; ++Kw) {
-          const int64_t Ih = Oh - G.PH + Kh, Iw = Ow - G.PW + Kw;
-          if (Ih >= 0 && Ih < G.H && Iw >= 0 && Iw < G.W)
-            P.Masks[static_cast<size_t>(B * Taps + Kh * G.KW + Kw)] |= static_cast<uint16_t>(1u << L);
-        }
+  // Per 16-pixel block: which lanes have their input row (per kh) and column (per kw) inside the
+  // plane; a tap's mask is the AND of the two. Pixels are walked in order, no divisions (a 112 x
+  // 112 plane is planned per run when its shape was not known at creation).
+  std::vector<uint16_t> RowBits(static_cast<size_t>(G.KH)), ColBits(static_cast<size_t>(G.KW));
+  int64_t Oh = 0, Ow = 0;
+  for (int64_t B = 0; B < P.Blocks; ++B) {
+    std::fill(RowBits.begin(), RowBits.end(), 0);
+    std::fill(ColBits.begin(), ColBits.end(), 0);
+    for (int64_t L = 0; L < kLanes && B * kLanes + L < Plane; ++L) {
+      for (int64_t Kh = 0; Kh < G.KH; ++Kh) {
+        const int64_t Ih = Oh - G.PH + Kh;
+        RowBits[static_cast<size_t>(Kh)] |= static_cast<uint16_t>((Ih >= 0 && Ih < G.H) ? 1u << L : 0u);
+      }
+      for (int64_t Kw = 0; Kw < G.KW; ++Kw) {
+        const int64_t Iw = Ow - G.PW + Kw;
+        ColBits[static_cast<size_t>(Kw)] |= static_cast<uint16_t>((Iw >= 0 && Iw < G.W) ? 1u << L : 0u);
+      }
+      if (++Ow == G.OW)
+        Ow = 0, ++Oh;
     }
+    for (int64_t Kh = 0; Kh < G.KH; ++Kh)
+      for (int64_t Kw = 0; Kw < G.KW; ++Kw)
+        P.Masks[static_cast<size_t>(B * Taps + Kh * G.KW + Kw)] =
+            static_cast<uint16_t>(RowBits[static_cast<size_t>(Kh)] & ColBits[static_cast<size_t>(Kw)]);
+  }
   return P;
+}
+
+bool sameGeometry(const DepthwiseGeometry &A, const DepthwiseGeometry &B) {
+  return A.H == B.H && A.W == B.W && A.OH == B.OH && A.OW == B.OW && A.KH == B.KH && A.KW == B.KW && A.SH == B.SH &&
+         A.SW == B.SW && A.DH == B.DH && A.DW == B.DW && A.PH == B.PH && A.PW == B.PW && A.HasAct == B.HasAct &&
+         A.ActMin == B.ActMin && A.ActMax == B.ActMax;
+}
+
+std::shared_ptr<const FlatDepthwisePlan> cachedFlatPlan(const DepthwiseGeometry &G) {
+  if (!depthwiseFlatSupported(G))
+    return nullptr;
+  return std::make_shared<const FlatDepthwisePlan>(planDepthwiseFlat(G));
 }
 
 void depthwiseFlatAvx512(const FlatDepthwisePlan &P, const float *In, const float *K, float Bias, float *Out) {

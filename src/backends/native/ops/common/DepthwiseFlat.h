@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "backends/native/ops/common/PlaneWindow.h"
@@ -28,6 +29,11 @@ struct FlatDepthwisePlan {
 /// size of the input plane, at most 25 taps.
 bool depthwiseFlatSupported(const DepthwiseGeometry &G);
 FlatDepthwisePlan planDepthwiseFlat(const DepthwiseGeometry &G);
+/// Whether two geometries (clamp included) are the same.
+bool sameGeometry(const DepthwiseGeometry &A, const DepthwiseGeometry &B);
+/// The plan of G made once (at kernel creation, when the shapes are known), or null when the flat
+/// kernel does not take G. A run whose geometry is sameGeometry as the plan's reuses it.
+std::shared_ptr<const FlatDepthwisePlan> cachedFlatPlan(const DepthwiseGeometry &G);
 
 /// Out[OH, OW] = bias + sum over taps of K[kh, kw] * In[ih, iw] (zero outside), clamped when
 /// G.HasAct.

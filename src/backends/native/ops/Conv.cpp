@@ -317,6 +317,17 @@ struct PhasePlanes {
   }
 };
 
+/// A 1x1 kernel, stride 1 and no padding: the input planes are the GEMM's B as they are.
+bool isPlainPointwise(const WindowAttrs &W) {
+  for (size_t I = 0; I < W.spatialRank(); ++I)
+    if (W.Kernel[I] != 1 || W.Strides[I] != 1)
+      return false;
+  for (int64_t P : W.Pads)
+    if (P != 0)
+      return false;
+  return true;
+}
+
 /// Convolutions whose output plane has at most this many pixels take the transposed GEMM (see
 /// ConvIm2colKernel::runTransposed) when their weights are constant.
 constexpr int64_t kTransposedMaxPlane = 64;
@@ -340,7 +351,8 @@ public:
     if (Cols == 0 || R.Mg == 0)
       return Status::ok();
     if (A.Group == 1 && PackedWT && R.OutPlane <= kTransposedMaxPlane)
-      return runTransposed(R, X, B, Y, *PackedWT, Ctx.Par);
+      return isPlainPointwise(A.W) ? runTransposedPointwise(R, X, B, Y, *PackedWT, Ctx.Par)
+                                   : runTransposed(R, X, B, Y, *PackedWT, Ctx.Par);
     std::vector<PackedA> LocalW;
     const std::vector<PackedA> *Weights = &PackedW;
     if (PackedW.empty()) { // weights were not constant (or packed transposed) at creation
@@ -449,6 +461,61 @@ private:
         }
       });
     }
+    return Status::ok();
+  }
+
+  /// runTransposed for a 1x1 stride-1 unpadded convolution (MobileNetV2's 7x7 projections): the
+  /// input already is col (no phase planes), and each task takes a range of pixel panels end to
+  /// end, one fan-out in all: it gathers its rows of col^T from X, multiplies them by all of W^T
+  /// (bias and clamp in the GEMM's write-back, per column), and transposes its pixels into Y. A
+  /// 7x7 plane is 4 full 12-pixel panels and a 1-pixel one (whose tile costs about 1/8 of a full
+  /// one), where Y = W x col fills 49 of 64 columns.
+  Status runTransposedPointwise(const ConvRun &R, const float *X, const float *B, float *Y, const PackedB &WT,
+                                const Parallel &Pool) const {
+    const int64_t MR = MK.MR, Pixels = R.OutPlane, KDim = R.C, M = R.M;
+    const int64_t Panels = (Pixels + MR - 1) / MR, KBlocks = (KDim + GemmKC - 1) / GemmKC;
+    const Parallel Serial;
+    const Parallel &Par = R.N * M * KDim * Pixels < (int64_t{1} << 21) ? Serial : Pool;
+    GemmEpilogue Ep;
+    Ep.ColBias = B;
+    Ep.Clamp = A.HasAct, Ep.Min = A.ActMin, Ep.Max = A.ActMax;
+    Par.forRange(static_cast<size_t>(R.N * Panels), 1, [&](size_t Lo, size_t Hi) {
+      thread_local PackedA ColT; // this worker's col^T rows and product, kept between runs
+      thread_local std::vector<float> Product;
+      for (size_t T = Lo; T < Hi;) {
+        // Panels [P0, P1) of image N: up to the end of the range or of the image.
+        const int64_t N = static_cast<int64_t>(T) / Panels, P0 = static_cast<int64_t>(T) % Panels;
+        const int64_t P1 = std::min(Panels, P0 + static_cast<int64_t>(Hi - T));
+        T += static_cast<size_t>(P1 - P0);
+        const int64_t Row0 = P0 * MR, Rows = std::min(Pixels, P1 * MR) - Row0, Mpad = (P1 - P0) * MR;
+        const float *Xn = X + N * KDim * Pixels;
+        ColT.M = Rows, ColT.K = KDim;
+        const size_t ColSize = static_cast<size_t>(std::max<int64_t>(1, Mpad * KDim));
+        if (ColT.Data.size() < ColSize)
+          ColT.Data.resize(ColSize);
+        float *Col = ColT.Data.data();
+        // packA's layout: K blocks of GemmKC, then MR pixels per k (zeros past the last pixel).
+        for (int64_t Kb = 0; Kb < KBlocks; ++Kb) {
+          const int64_t K0 = Kb * GemmKC, Kc = std::min(GemmKC, KDim - K0);
+          for (int64_t P = 0; P < P1 - P0; ++P) {
+            float *Panel = Col + K0 * Mpad + P * Kc * MR;
+            const int64_t Valid = std::min(MR, Rows - P * MR);
+            const float *Src = Xn + K0 * Pixels + Row0 + P * MR;
+            for (int64_t Kk = 0; Kk < Kc; ++Kk, Src += Pixels) {
+              std::memcpy(Panel + Kk * MR, Src, static_cast<size_t>(Valid) * sizeof(float));
+              std::fill(Panel + Kk * MR + Valid, Panel + (Kk + 1) * MR, 0.0f);
+            }
+          }
+        }
+        Product.resize(static_cast<size_t>(Rows * M));
+        float *Prod = Product.data();
+        gemmPacked(MK, ColT, WT, 1.0f, 0.0f, Prod, M, Serial, &Ep);
+        float *Yn = Y + N * M * Pixels + Row0;
+        for (int64_t Ch = 0; Ch < M; ++Ch)
+          for (int64_t I = 0; I < Rows; ++I)
+            Yn[Ch * Pixels + I] = Prod[I * M + Ch];
+      }
+    });
     return Status::ok();
   }
 
@@ -796,17 +863,6 @@ Result<ConvAttrs> attrsFor(const KernelCreateInfo &I) {
   return parseConvAttrs(I.N, I.Inputs[0].Shape, I.Inputs[1].Shape);
 }
 
-/// A 1x1 kernel, stride 1 and no padding: the input planes are the GEMM's B as they are.
-bool isPlainPointwise(const WindowAttrs &W) {
-  for (size_t I = 0; I < W.spatialRank(); ++I)
-    if (W.Kernel[I] != 1 || W.Strides[I] != 1)
-      return false;
-  for (int64_t P : W.Pads)
-    if (P != 0)
-      return false;
-  return true;
-}
-
 KernelVariant im2colVariant(GemmIsa Isa, int Priority) {
   const GemmMicroKernel &MK = gemmMicroKernel(Isa);
   const std::string Name = std::string("f32_conv__im2col_gemm_") + MK.Name;
@@ -820,12 +876,8 @@ KernelVariant im2colVariant(GemmIsa Isa, int Priority) {
               const int64_t Mg = Wt.Dims[0] / A.Group, KDim = product(Wt.Dims, 1, Wt.Dims.size());
               // A small, known output plane takes the transposed GEMM: pack W^T (K x M) instead.
               const TensorShape &YS = I.Outputs[0].Shape;
-              // Not a 1x1 stride-1 unpadded conv: its input already is the GEMM's B, read in place
-              // (one fan-out split over the output channels, the epilogue writing Y), where the
-              // transposed GEMM would copy the input twice and transpose the product (four fan-outs).
               const bool SmallPlane = A.Group == 1 && YS.getRank() == 4 && YS[2].isConst() && YS[3].isConst() &&
-                                      YS[2].value() * YS[3].value() <= kTransposedMaxPlane && Mg >= 32 &&
-                                      !isPlainPointwise(A.W);
+                                      YS[2].value() * YS[3].value() <= kTransposedMaxPlane && Mg >= 32;
               if (SmallPlane) {
                 PackedT.reset(new PackedB);
                 packB(MK, KDim, Mg, MatrixRef{Wt.as<float>(), 1, KDim}, *PackedT, Parallel());
@@ -944,6 +996,9 @@ std::vector<OpTestCase> convCases() {
       testCase("small_plane_strided", {X({1, 16, 9, 11}), W({36, 16, 3, 3}), W({36})},
                {{"strides", ints({2, 2})}, {"pads", ints({1, 0, 1, 2})}, {"dilations", ints({1, 2})}}, 1e-4),
       testCase("small_plane_pointwise", {X({1, 64, 5, 6}), W({48, 64, 1, 1})}, {}, 1e-4),
+      // Two images, two K blocks, bias and clamp, split over the pool by pixel panels.
+      testCase("small_plane_pointwise_threaded", {X({2, 200, 7, 7}), W({128, 200, 1, 1}), W({128})},
+               {{kFusedActMin, attrFloat(0.0f)}, {kFusedActMax, attrFloat(0.5f)}}, 1e-4),
       // Many output channels and K > GemmKC: the GEMM's A block outgrows L2 (rows run outside
       // the column panels, even split four ways), and the last K block is partial.
       testCase("pointwise_many_channels", {X({1, 200, 5, 7}), W({1536, 200, 1, 1}), W({1536})},

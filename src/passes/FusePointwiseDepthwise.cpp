@@ -3,6 +3,8 @@
 #include "passes/EraseNodes.h"
 #include "passes/FuseConvActivation.h"
 
+#include <map>
+#include <string>
 #include <vector>
 
 namespace optimium {
@@ -71,7 +73,77 @@ bool isDepthwise(const Graph &G, const Node &N, int64_t M) {
          G.Values[static_cast<size_t>(N.Outputs[0])].Type == ElementType::F32;
 }
 
+/// A stride-1, dilation-1 depthwise Conv (weight [C, 1, KH, KW], C = group) whose known output
+/// plane is its input plane.
+bool isSameDepthwise(const Graph &G, const Node &N, int64_t &C) {
+  if (!isConv(N) || !intsAll(N, "strides", 1) || !intsAll(N, "dilations", 1))
+    return false;
+  const ConstData *W = constF32(G, N.Inputs[1], 4);
+  if (!W || W->Dims[1] != 1 || groupOf(N) != W->Dims[0])
+    return false;
+  C = W->Dims[0];
+  const Value &X = G.Values[static_cast<size_t>(N.Inputs[0])], &Y = G.Values[static_cast<size_t>(N.Outputs[0])];
+  if (X.Type != ElementType::F32 || Y.Type != ElementType::F32 || !X.ShapeKnown || !Y.ShapeKnown ||
+      X.Shape.getRank() != 4 || Y.Shape.getRank() != 4 || !biasOk(G, N, 2, C))
+    return false;
+  for (size_t D = 1; D < 4; ++D)
+    if (!X.Shape[D].isConst() || !Y.Shape[D].isConst() || X.Shape[D].value() != Y.Shape[D].value())
+      return false;
+  return X.Shape[1].value() == C;
+}
+
 } // namespace
+
+size_t fuseDepthwisePointwise(Graph &G) {
+  std::vector<char> Remove(G.Nodes.size(), 0);
+  size_t Fused = 0;
+  for (size_t I = 0; I < G.Nodes.size(); ++I) {
+    const Node &D = G.Nodes[I];
+    int64_t C = 0, M = 0;
+    if (Remove[I] || !isSameDepthwise(G, D, C))
+      continue;
+    const Value &E = G.Values[static_cast<size_t>(D.Outputs[0])];
+    if (E.IsGraphOutput || E.Consumers.size() != 1)
+      continue;
+    const size_t PI = static_cast<size_t>(E.Consumers[0]);
+    Node &P = G.Nodes[PI];
+    if (Remove[PI] || P.Inputs[0] != D.Outputs[0] || P.Inputs[1] == D.Outputs[0] ||
+        (P.Inputs.size() > 2 && P.Inputs[2] == D.Outputs[0]) || !isPointwise(G, P, M) ||
+        G.Values[static_cast<size_t>(P.Inputs[1])].Const->Dims[1] != C ||
+        G.Values[static_cast<size_t>(P.Outputs[0])].Type != ElementType::F32)
+      continue;
+    const int X = D.Inputs[0], Wd = D.Inputs[1], Bd = D.Inputs.size() > 2 ? D.Inputs[2] : -1;
+    const int Wp = P.Inputs[1], Bp = P.Inputs.size() > 2 ? P.Inputs[2] : -1;
+    // The 1x1 node becomes the fused one (its readers all come after it); the depthwise one goes.
+    // The 1x1 Conv's clamp keeps its attribute names; the depthwise window and clamp are copied.
+    std::map<std::string, AttrValue> Attrs;
+    for (const auto &KV : D.Attrs) {
+      if (KV.first == kFusedActMin)
+        Attrs[kDepthwiseActMin] = KV.second;
+      else if (KV.first == kFusedActMax)
+        Attrs[kDepthwiseActMax] = KV.second;
+      else
+        Attrs[KV.first] = KV.second;
+    }
+    for (const char *Key : {kFusedActMin, kFusedActMax}) {
+      auto It = P.Attrs.find(Key);
+      if (It != P.Attrs.end())
+        Attrs[Key] = It->second;
+    }
+    P.Name = D.Name + "+" + P.Name;
+    P.OpType = kFusedDepthwisePointwiseOp;
+    P.Domain = kFusedPointwiseDepthwiseDomain;
+    P.OpsetVersion = 1;
+    P.Attrs = std::move(Attrs);
+    P.Inputs = {X, Wd, Wp, Bd, Bp};
+    while (P.Inputs.back() < 0) // omitted trailing biases are left off
+      P.Inputs.pop_back();
+    Remove[I] = 1;
+    ++Fused;
+  }
+  eraseMarkedNodes(G, Remove);
+  return Fused;
+}
 
 size_t fusePointwiseDepthwise(Graph &G) {
   std::vector<char> Remove(G.Nodes.size(), 0);

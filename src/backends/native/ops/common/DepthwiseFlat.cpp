@@ -26,7 +26,7 @@ constexpr int64_t kLanes = 16, kMaxTaps = 25;
 template <int V, int Taps>
 __attribute__((target("avx512f,fma"), always_inline)) inline void
 flatVectors(const FlatDepthwisePlan &P, int64_t NTaps, const __m512 *Kv, __m512 Bias, bool Act, __m512 Lo, __m512 Hi,
-            const float *In, float *Out, int64_t B0) {
+            const float *In, float *Out, int64_t OutFirst, int64_t B0) {
   const int64_t T = Taps > 0 ? Taps : NTaps;
   const int64_t Plane = P.G.OH * P.G.OW;
   const uint16_t *M = P.Masks.data() + B0 * T;
@@ -46,24 +46,26 @@ flatVectors(const FlatDepthwisePlan &P, int64_t NTaps, const __m512 *Kv, __m512 
       R = _mm512_min_ps(_mm512_max_ps(R, Lo), Hi);
     const int64_t P0 = (B0 + J) * kLanes, Left = Plane - P0;
     const __mmask16 Store = Left >= kLanes ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << Left) - 1u);
-    _mm512_mask_storeu_ps(Out + P0, Store, R);
+    _mm512_mask_storeu_ps(Out + (P0 - OutFirst), Store, R);
   }
 }
 
+/// Vectors [Begin, End) of the plane; pixel Begin * 16 goes to Out[0].
 template <int Taps>
 __attribute__((target("avx512f,fma"))) void flatPlane(const FlatDepthwisePlan &P, const float *In, const float *K,
-                                                      float Bias, float *Out) {
+                                                      float Bias, float *Out, int64_t Begin, int64_t End) {
   const int64_t NTaps = P.G.KH * P.G.KW;
   __m512 Kv[Taps > 0 ? Taps : kMaxTaps];
   for (int64_t T = 0; T < NTaps; ++T)
     Kv[T] = _mm512_set1_ps(K[T]);
   const __m512 Bv = _mm512_set1_ps(Bias), Lo = _mm512_set1_ps(P.G.ActMin), Hi = _mm512_set1_ps(P.G.ActMax);
   const bool Act = P.G.HasAct;
-  int64_t B = 0;
-  for (; B + 4 <= P.Blocks; B += 4)
-    flatVectors<4, Taps>(P, NTaps, Kv, Bv, Act, Lo, Hi, In, Out, B);
-  for (; B < P.Blocks; ++B)
-    flatVectors<1, Taps>(P, NTaps, Kv, Bv, Act, Lo, Hi, In, Out, B);
+  const int64_t First = Begin * kLanes;
+  int64_t B = Begin;
+  for (; B + 4 <= End; B += 4)
+    flatVectors<4, Taps>(P, NTaps, Kv, Bv, Act, Lo, Hi, In, Out, First, B);
+  for (; B < End; ++B)
+    flatVectors<1, Taps>(P, NTaps, Kv, Bv, Act, Lo, Hi, In, Out, First, B);
 }
 
 #pragma GCC diagnostic pop
@@ -132,13 +134,18 @@ std::shared_ptr<const FlatDepthwisePlan> cachedFlatPlan(const DepthwiseGeometry 
 }
 
 void depthwiseFlatAvx512(const FlatDepthwisePlan &P, const float *In, const float *K, float Bias, float *Out) {
+  depthwiseFlatRangeAvx512(P, In, K, Bias, Out, 0, P.Blocks);
+}
+
+void depthwiseFlatRangeAvx512(const FlatDepthwisePlan &P, const float *In, const float *K, float Bias, float *Out,
+                              int64_t Begin, int64_t End) {
 #ifdef OPT_DWFLAT_X86
   if (P.G.KH * P.G.KW == 9)
-    flatPlane<9>(P, In, K, Bias, Out);
+    flatPlane<9>(P, In, K, Bias, Out, Begin, End);
   else
-    flatPlane<0>(P, In, K, Bias, Out);
+    flatPlane<0>(P, In, K, Bias, Out, Begin, End);
 #else
-  (void)P, (void)In, (void)K, (void)Bias, (void)Out;
+  (void)P, (void)In, (void)K, (void)Bias, (void)Out, (void)Begin, (void)End;
 #endif
 }
 

@@ -404,6 +404,14 @@ std::vector<OpTestCase> fusedCases() {
                act({{"group", attrInt(17)}, {"pads", ints({2, 2, 2, 2})}}, -0.3f, 0.4f, false)),
       testCase("kernel5_dilated", {X({1, 5, 17, 19}), W({14, 5, 1, 1}), W({14, 1, 5, 5}), W({14}), W({14})},
                {{"group", attrInt(14)}, {"pads", ints({2, 4, 2, 4})}, {"dilations", ints({1, 2})}}),
+      // Stride 2 with odd and even widths, 5 rows of taps, vertical stride 1, right pad 0.
+      testCase("stride2_even_width", {X({1, 5, 12, 34}), W({12, 5, 1, 1}), W({12, 1, 3, 3}), W({12}), W({12})},
+               relu6({{"group", attrInt(12)}, {"pads", ints({1, 1, 1, 1})}, {"strides", ints({2, 2})}})),
+      testCase("stride2_tall_kernel", {X({1, 3, 15, 33}), W({12, 3, 1, 1}), W({12, 1, 5, 3}), W({12}), omittedInput()},
+               act({{"group", attrInt(12)}, {"pads", ints({2, 1, 2, 0})}, {"strides", ints({1, 2})}}, -0.3f, 0.3f,
+                   false)),
+      testCase("stride2_narrow", {X({2, 4, 5, 2}), W({12, 4, 1, 1}), W({12, 1, 3, 3}), omittedInput(), W({12})},
+               {{"group", attrInt(12)}, {"pads", ints({1, 1, 1, 1})}, {"strides", ints({2, 2})}}),
       // Horizontal stride 3: the AVX-512 plane kernel does not take it (portable planes).
       testCase("stride3", {X({1, 4, 11, 17}), W({12, 4, 1, 1}), W({12, 1, 3, 3}), W({12}), W({12})},
                {{"group", attrInt(12)}, {"strides", ints({2, 3})}, {"pads", ints({1, 1, 1, 1})}}),

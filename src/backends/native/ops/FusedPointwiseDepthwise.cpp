@@ -11,7 +11,6 @@
 // the two ops are one fan-out.
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 
 #include "backends/native/ops/common/DepthwiseFlat.h"
 #include "backends/native/ops/common/Gemm.h"
@@ -243,76 +242,39 @@ public:
     const Parallel Serial;
     const int64_t Work = R.N * R.M * (R.K * R.Plane + KT * R.OutPlane);
     const Parallel &Par = Work < (int64_t{1} << 20) ? Serial : Ctx.Par;
-    // Several blocks read the same image: it is packed into the GEMM's panel layout once (the
-    // calling thread's buffer, kept between runs; workers use the reference taken here) instead
-    // of every block copying its panels again.
-    thread_local PackedB PackedImage;
-    PackedB &PX = PackedImage;
-    const bool Pack = NB > 1;
-    for (int64_t N = 0; N < R.N; ++N) {
-      const float *Xn = X + N * R.K * R.Plane;
-      if (Pack)
-        packImage(Xn, R.K, R.Plane, PX, R.K * R.Plane < (int64_t{1} << 16) ? Serial : Par);
-      Par.forRange(static_cast<size_t>(NB), 1, [&](size_t Lo, size_t Hi) {
-        thread_local AlignedFloats Expanded; // this worker's block of expanded planes
-        const size_t Need = static_cast<size_t>(BlockM * R.Plane);
-        if (Expanded.size() < Need)
-          Expanded.resize(Need);
-        float *E = Expanded.data();
-        for (size_t T = Lo; T < Hi; ++T) {
-          const int64_t B = static_cast<int64_t>(T), M0 = B * BlockM;
-          const PackedA &W1 = Blocks[static_cast<size_t>(B)];
-          GemmEpilogue Ep;
-          Ep.RowBias = B1 ? B1 + M0 : nullptr;
-          Ep.Clamp = A.Expand.On, Ep.Min = A.Expand.Min, Ep.Max = A.Expand.Max;
-          if (Pack) {
-            gemmPacked(MK, W1, PX, 1.0f, 0.0f, E, R.Plane, Serial, &Ep);
-          } else {
-            const GemmRowsB Rows{Xn, RowOffsets.data(), R.Plane, nullptr};
-            gemmPackedRowsB(MK, W1, Rows, 1.0f, 0.0f, E, R.Plane, Serial, &Ep);
-          }
-          for (int64_t J = 0; J < W1.M; ++J) {
-            const int64_t M = M0 + J;
-            const float Bias = B2 ? B2[M] : 0.0f;
-            float *Out = Y + (N * R.M + M) * R.OutPlane;
-            if (Flat)
-              depthwiseFlatAvx512(FlatPlan, E + J * R.Plane, W2 + M * KT, Bias, Out);
-            else if (Avx512Planes)
-              depthwisePlaneAvx512(Plan, E + J * R.Plane, W2 + M * KT, Bias, Out);
-            else
-              depthwisePlanePortable(G, A.Depthwise, E + J * R.Plane, W2 + M * KT, Bias, Out);
-          }
+    Par.forRange(static_cast<size_t>(R.N * NB), 1, [&](size_t Lo, size_t Hi) {
+      thread_local AlignedFloats Expanded; // this worker's block of expanded planes
+      const size_t Need = static_cast<size_t>(BlockM * R.Plane);
+      if (Expanded.size() < Need)
+        Expanded.resize(Need);
+      float *E = Expanded.data();
+      for (size_t T = Lo; T < Hi; ++T) {
+        const int64_t N = static_cast<int64_t>(T) / NB, B = static_cast<int64_t>(T) % NB, M0 = B * BlockM;
+        const float *Xn = X + N * R.K * R.Plane;
+        const PackedA &W1 = Blocks[static_cast<size_t>(B)];
+        GemmEpilogue Ep;
+        Ep.RowBias = B1 ? B1 + M0 : nullptr;
+        Ep.Clamp = A.Expand.On, Ep.Min = A.Expand.Min, Ep.Max = A.Expand.Max;
+        // X is read in place (packing the image once for all blocks measured the same).
+        const GemmRowsB Rows{Xn, RowOffsets.data(), R.Plane, nullptr};
+        gemmPackedRowsB(MK, W1, Rows, 1.0f, 0.0f, E, R.Plane, Serial, &Ep);
+        for (int64_t J = 0; J < W1.M; ++J) {
+          const int64_t M = M0 + J;
+          const float Bias = B2 ? B2[M] : 0.0f;
+          float *Out = Y + (N * R.M + M) * R.OutPlane;
+          if (Flat)
+            depthwiseFlatAvx512(FlatPlan, E + J * R.Plane, W2 + M * KT, Bias, Out);
+          else if (Avx512Planes)
+            depthwisePlaneAvx512(Plan, E + J * R.Plane, W2 + M * KT, Bias, Out);
+          else
+            depthwisePlanePortable(G, A.Depthwise, E + J * R.Plane, W2 + M * KT, Bias, Out);
         }
-      });
-    }
+      }
+    });
     return Status::ok();
   }
 
 private:
-  /// Xn [K, Plane] into Out in packB's layout (K blocks of GemmKC rows, NR-column panels, zeros
-  /// past the last column); Out's storage is reused when it is big enough.
-  void packImage(const float *Xn, int64_t K, int64_t Plane, PackedB &Out, const Parallel &Par) const {
-    const int64_t NR = MK.NR, Panels = (Plane + NR - 1) / NR, Npad = Panels * NR;
-    const int64_t KBlocks = (K + GemmKC - 1) / GemmKC;
-    Out.K = K, Out.N = Plane;
-    const size_t Need = static_cast<size_t>(std::max<int64_t>(1, Npad * K));
-    if (Out.Data.size() < Need)
-      Out.Data.resize(Need);
-    float *Dst = Out.Data.data();
-    Par.forRange(static_cast<size_t>(KBlocks * Panels), 16, [&](size_t Lo, size_t Hi) {
-      for (size_t T = Lo; T < Hi; ++T) {
-        const int64_t K0 = static_cast<int64_t>(T) / Panels * GemmKC, P = static_cast<int64_t>(T) % Panels;
-        const int64_t Kc = std::min(GemmKC, K - K0), Cols = std::min(NR, Plane - P * NR);
-        float *Panel = Dst + K0 * Npad + P * Kc * NR;
-        for (int64_t Kk = 0; Kk < Kc; ++Kk) {
-          float *D = Panel + Kk * NR;
-          std::memcpy(D, Xn + (K0 + Kk) * Plane + P * NR, static_cast<size_t>(Cols) * sizeof(float));
-          std::fill(D + Cols, D + NR, 0.0f);
-        }
-      }
-    });
-  }
-
   std::string Name;
   const GemmMicroKernel &MK;
   FusedAttrs A;

@@ -21,6 +21,7 @@
 #include "passes/FuseConvResidual.h"
 #include "passes/FuseQdq.h"
 #include "passes/FuseGelu.h"
+#include "passes/FusePointwiseDepthwise.h"
 #include "passes/FuseMatMulBias.h"
 #include "passes/FuseTransposeMatMul.h"
 #include "passes/RemoveFoldedNodes.h"
@@ -540,6 +541,16 @@ bool integerQdqIsFast() {
 #endif
 }
 
+/// Whether FusedDepthwisePointwise has its fast (AVX-512 strip) kernel on this CPU; elsewhere only
+/// its reference would run the fused node.
+bool separableConvIsFast() {
+#if defined(__x86_64__)
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma");
+#else
+  return false;
+#endif
+}
+
 Result<std::shared_ptr<ModelImpl>> finishLoad(ImportedModel Imported, const ModelLoadOptions &Options,
                                               const std::string &ManifestPath) {
   auto M = std::make_shared<ModelImpl>();
@@ -558,6 +569,9 @@ Result<std::shared_ptr<ModelImpl>> finishLoad(ImportedModel Imported, const Mode
   if (Options.EnableMemoryOptimization && Options.IntermediateSavePath.empty()) {
     fuseConvResidual(*M->G); // before fuseConvActivation: a Relu after the Add then folds in too
     fuseConvActivation(*M->G);
+    fusePointwiseDepthwise(*M->G); // after the activations: it carries the 1x1 Conv's clamp
+    if (separableConvIsFast())
+      fuseDepthwisePointwise(*M->G);
     if (integerQdqIsFast()) {
       fuseQuantizedConv(*M->G);
       fuseQuantizedAdd(*M->G);

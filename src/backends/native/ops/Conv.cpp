@@ -11,7 +11,9 @@
 #include <immintrin.h>
 #endif
 
-#include "backends/native/ops/common/ConvDirect.h"
+#include "backends/native/ops/common/SmallConv.h"
+#include "backends/native/ops/common/DepthwiseFlat.h"
+#include "backends/native/ops/common/DirectConv.h"
 #include "backends/native/ops/common/PlaneWindow.h"
 #include "backends/native/ops/common/Gemm.h"
 #include "backends/native/ops/common/Pooling.h"
@@ -345,6 +347,17 @@ struct PhasePlanes {
   }
 };
 
+/// A 1x1 kernel, stride 1 and no padding: the input planes are the GEMM's B as they are.
+bool isPlainPointwise(const WindowAttrs &W) {
+  for (size_t I = 0; I < W.spatialRank(); ++I)
+    if (W.Kernel[I] != 1 || W.Strides[I] != 1)
+      return false;
+  for (int64_t P : W.Pads)
+    if (P != 0)
+      return false;
+  return true;
+}
+
 /// Convolutions whose output plane has at most this many pixels take the transposed GEMM (see
 /// ConvIm2colKernel::runTransposed) when their weights are constant.
 constexpr int64_t kTransposedMaxPlane = 64;
@@ -368,7 +381,8 @@ public:
     if (Cols == 0 || R.Mg == 0)
       return Status::ok();
     if (A.Group == 1 && PackedWT && R.OutPlane <= kTransposedMaxPlane)
-      return runTransposed(R, X, B, Y, *PackedWT, Ctx.Par);
+      return isPlainPointwise(A.W) ? runTransposedPointwise(R, X, B, Y, *PackedWT, Ctx.Par)
+                                   : runTransposed(R, X, B, Y, *PackedWT, Ctx.Par);
     std::vector<PackedA> LocalW;
     const std::vector<PackedA> *Weights = &PackedW;
     if (PackedW.empty()) { // weights were not constant (or packed transposed) at creation
@@ -477,6 +491,76 @@ private:
         }
       });
     }
+    return Status::ok();
+  }
+
+  /// runTransposed for a 1x1 stride-1 unpadded convolution (MobileNetV2's 7x7 projections): the
+  /// input already is col (no phase planes), and each task takes a range of pixel panels end to
+  /// end, one fan-out in all: it gathers its rows of col^T from X, multiplies them by all of W^T
+  /// (bias and clamp in the GEMM's write-back, per column), and transposes its pixels into Y. A
+  /// 7x7 plane is 4 full 12-pixel panels and a 1-pixel one (whose tile costs about 1/8 of a full
+  /// one), where Y = W x col fills 49 of 64 columns.
+  Status runTransposedPointwise(const ConvRun &R, const float *X, const float *B, float *Y, const PackedB &WT,
+                                const Parallel &Pool) const {
+    const int64_t MR = MK.MR, Pixels = R.OutPlane, KDim = R.C, M = R.M;
+    const int64_t Panels = (Pixels + MR - 1) / MR, KBlocks = (KDim + GemmKC - 1) / GemmKC;
+    const Parallel Serial;
+    const Parallel &Par = R.N * M * KDim * Pixels < (int64_t{1} << 21) ? Serial : Pool;
+    GemmEpilogue Ep;
+    Ep.ColBias = B;
+    Ep.Clamp = A.HasAct, Ep.Min = A.ActMin, Ep.Max = A.ActMax;
+    // One task per thread and image, each a range of panels of about equal cost: a full panel
+    // costs 1, the last one its share of rows (at least 1/8: loads, not FMAs, bound a thin tile).
+    // 5 panels of a 7x7 plane on 2 threads: 2 + 2.1, where equal panel counts gave 3 + 1.1.
+    const int64_t Tasks = std::max<int64_t>(1, std::min<int64_t>(Panels, Par.threads()));
+    const int64_t LastRows = Pixels - (Panels - 1) * MR;
+    const double LastCost = std::max(0.125, static_cast<double>(LastRows) / static_cast<double>(MR));
+    std::vector<int64_t> Bounds(static_cast<size_t>(Tasks + 1), Panels);
+    Bounds[0] = 0;
+    for (int64_t T = 1, P = 0; T < Tasks; ++T) { // where T / Tasks of the cost is reached
+      const double Target = (static_cast<double>(Panels - 1) + LastCost) * static_cast<double>(T) / Tasks;
+      while (P < Panels && static_cast<double>(P) + 0.5 < Target) // the nearest panel boundary
+        ++P;
+      Bounds[static_cast<size_t>(T)] = std::max(Bounds[static_cast<size_t>(T - 1)], std::min(P, Panels));
+    }
+    Par.forRange(static_cast<size_t>(R.N * Tasks), 1, [&](size_t Lo, size_t Hi) {
+      thread_local PackedA ColT; // this worker's col^T rows and product, kept between runs
+      thread_local std::vector<float> Product;
+      for (size_t T = Lo; T < Hi; ++T) {
+        // Panels [P0, P1) of image N.
+        const int64_t N = static_cast<int64_t>(T) / Tasks, Ti = static_cast<int64_t>(T) % Tasks;
+        const int64_t P0 = Bounds[static_cast<size_t>(Ti)], P1 = Bounds[static_cast<size_t>(Ti + 1)];
+        if (P1 <= P0)
+          continue;
+        const int64_t Row0 = P0 * MR, Rows = std::min(Pixels, P1 * MR) - Row0, Mpad = (P1 - P0) * MR;
+        const float *Xn = X + N * KDim * Pixels;
+        ColT.M = Rows, ColT.K = KDim;
+        const size_t ColSize = static_cast<size_t>(std::max<int64_t>(1, Mpad * KDim));
+        if (ColT.Data.size() < ColSize)
+          ColT.Data.resize(ColSize);
+        float *Col = ColT.Data.data();
+        // packA's layout: K blocks of GemmKC, then MR pixels per k (zeros past the last pixel).
+        for (int64_t Kb = 0; Kb < KBlocks; ++Kb) {
+          const int64_t K0 = Kb * GemmKC, Kc = std::min(GemmKC, KDim - K0);
+          for (int64_t P = 0; P < P1 - P0; ++P) {
+            float *Panel = Col + K0 * Mpad + P * Kc * MR;
+            const int64_t Valid = std::min(MR, Rows - P * MR);
+            const float *Src = Xn + K0 * Pixels + Row0 + P * MR;
+            for (int64_t Kk = 0; Kk < Kc; ++Kk, Src += Pixels) {
+              std::memcpy(Panel + Kk * MR, Src, static_cast<size_t>(Valid) * sizeof(float));
+              std::fill(Panel + Kk * MR + Valid, Panel + (Kk + 1) * MR, 0.0f);
+            }
+          }
+        }
+        Product.resize(static_cast<size_t>(Rows * M));
+        float *Prod = Product.data();
+        gemmPacked(MK, ColT, WT, 1.0f, 0.0f, Prod, M, Serial, &Ep);
+        float *Yn = Y + N * M * Pixels + Row0;
+        for (int64_t Ch = 0; Ch < M; ++Ch)
+          for (int64_t I = 0; I < Rows; ++I)
+            Yn[Ch * Pixels + I] = Prod[I * M + Ch];
+      }
+    });
     return Status::ok();
   }
 
@@ -727,7 +811,8 @@ private:
 /// bias and the fused clamp applied in registers.
 class ConvDepthwiseAvx512Kernel : public Kernel {
 public:
-  explicit ConvDepthwiseAvx512Kernel(ConvAttrs A) : A(std::move(A)) {}
+  ConvDepthwiseAvx512Kernel(ConvAttrs A, std::shared_ptr<const FlatDepthwisePlan> FlatCache)
+      : A(std::move(A)), FlatCache(std::move(FlatCache)) {}
 
   Status run(const KernelContext &Ctx) const override {
     ASSIGN_OR_RETURN(const ConvRun R, planConv("f32_conv__depthwise_avx512", A, Ctx));
@@ -740,12 +825,23 @@ public:
     if (!depthwiseAvx512Supported(G))
       return runError("f32_conv__depthwise_avx512", "geometry not supported");
     const int64_t KT = G.KH * G.KW;
-    const DepthwisePlan Plan = planDepthwise(G);
+    // Stride-1 "same" planes take the flat-plane kernel (common/DepthwiseFlat): no per-row work.
+    const bool Flat = depthwiseFlatSupported(G);
+    const DepthwisePlan Plan = Flat ? DepthwisePlan{G, {}} : planDepthwise(G);
+    FlatDepthwisePlan LocalPlan; // when the geometry is not the one planned at creation
+    const bool Cached = Flat && FlatCache && sameGeometry(FlatCache->G, G);
+    if (Flat && !Cached)
+      LocalPlan = planDepthwiseFlat(G);
+    const FlatDepthwisePlan &FlatPlan = Cached ? *FlatCache : LocalPlan;
     Ctx.Par.forRange(static_cast<size_t>(R.N * R.M), planesPerChunk(R.OutPlane, KT), [&](size_t Lo, size_t Hi) {
       for (size_t P = Lo; P < Hi; ++P) {
         const int64_t M = static_cast<int64_t>(P) % R.M;
-        depthwisePlaneAvx512(Plan, X + static_cast<int64_t>(P) * R.InPlane, Wt + M * KT, B ? B[M] : 0.0f,
-                             Y + static_cast<int64_t>(P) * R.OutPlane);
+        const float *In = X + static_cast<int64_t>(P) * R.InPlane;
+        float *Out = Y + static_cast<int64_t>(P) * R.OutPlane;
+        if (Flat)
+          depthwiseFlatAvx512(FlatPlan, In, Wt + M * KT, B ? B[M] : 0.0f, Out);
+        else
+          depthwisePlaneAvx512(Plan, In, Wt + M * KT, B ? B[M] : 0.0f, Out);
       }
     });
     return Status::ok();
@@ -753,33 +849,79 @@ public:
 
 private:
   ConvAttrs A;
+  std::shared_ptr<const FlatDepthwisePlan> FlatCache; ///< planned at creation (known shapes), or null
 };
 
-/// Small group-1 stride-1 convolutions as a direct stencil (common/ConvDirect.h): weights packed
+/// Small group-1 stride-1 convolutions as a direct stencil (common/SmallConv.h): weights packed
 /// in output-channel blocks at creation, the image zero-padded once per run, no im2col panels.
-class ConvDirectKernel : public Kernel {
+class ConvSmallKernel : public Kernel {
 public:
-  ConvDirectKernel(ConvAttrs A, DirectConvWeights Packed) : A(std::move(A)), Packed(std::move(Packed)) {}
+  ConvSmallKernel(ConvAttrs A, SmallConvWeights Packed) : A(std::move(A)), Packed(std::move(Packed)) {}
 
   Status run(const KernelContext &Ctx) const override {
     ASSIGN_OR_RETURN(const ConvRun R, planConv("Conv", A, Ctx));
     const float *X = Ctx.Inputs[0].data<float>(), *B = biasOf(Ctx);
     float *Y = Ctx.Outputs[0].data<float>();
-    DirectConvGeometry G;
+    SmallConvGeometry G;
     G.C = R.C, G.H = R.G.In[0], G.W = R.G.In[1], G.M = R.M, G.OH = R.G.Out[0], G.OW = R.G.Out[1];
     G.KH = A.W.Kernel[0], G.KW = A.W.Kernel[1], G.PH = R.G.PadBegin[0], G.PW = R.G.PadBegin[1];
     G.HasAct = A.HasAct, G.ActMin = A.ActMin, G.ActMax = A.ActMax;
     if (G.OH <= 0 || G.OW <= 0 || G.M == 0)
       return Status::ok();
     for (int64_t N = 0; N < R.N; ++N)
-      directConv(G, Packed, B, X + N * R.C * R.InPlane, Y + N * R.M * R.OutPlane, Ctx.Par);
+      smallConv(G, Packed, B, X + N * R.C * R.InPlane, Y + N * R.M * R.OutPlane, Ctx.Par);
     return Status::ok();
   }
 
 private:
   ConvAttrs A;
-  DirectConvWeights Packed;
+  SmallConvWeights Packed;
 };
+
+/// Group-1 convolution with few input channels (an RGB stem) by the direct kernel of
+/// common/DirectConv: output rows split over the pool, bias and clamp in registers.
+class ConvDirectAvx512Kernel : public Kernel {
+public:
+  ConvDirectAvx512Kernel(ConvAttrs A, std::vector<float> PackedW) : A(std::move(A)), PackedW(std::move(PackedW)) {}
+
+  Status run(const KernelContext &Ctx) const override {
+    const char *Name = "f32_conv__direct_avx512";
+    ASSIGN_OR_RETURN(const ConvRun R, planConv(Name, A, Ctx));
+    if (R.OutPlane == 0 || R.N * R.M == 0)
+      return Status::ok();
+    DirectConvGeometry D;
+    D.G = planeGeometryOf(A.W, &R.G);
+    D.G.HasAct = A.HasAct, D.G.ActMin = A.ActMin, D.G.ActMax = A.ActMax;
+    D.C = R.C, D.M = R.M;
+    if (A.Group != 1 || !directConvAvx512Supported(D.G, R.C) ||
+        PackedW.size() != static_cast<size_t>(R.M * R.C * R.Taps))
+      return runError(Name, "geometry or weights not supported");
+    const DepthwisePlan Plan = planDepthwise(D.G);
+    const float *X = Ctx.Inputs[0].data<float>(), *B = biasOf(Ctx);
+    float *Y = Ctx.Outputs[0].data<float>();
+    const int64_t OH = D.G.OH, RowWork = D.G.OW * R.M * R.C * R.Taps;
+    // Rows of about 64K multiply-adds per task; under ~1M in all, the calling thread alone.
+    const Parallel Serial;
+    const Parallel &Par = R.N * OH * RowWork < (int64_t{1} << 20) ? Serial : Ctx.Par;
+    const size_t Grain = static_cast<size_t>(std::max<int64_t>(1, 65536 / std::max<int64_t>(1, RowWork)));
+    Par.forRange(static_cast<size_t>(R.N * OH), Grain, [&](size_t Lo, size_t Hi) {
+      for (int64_t T = static_cast<int64_t>(Lo); T < static_cast<int64_t>(Hi);) {
+        const int64_t N = T / OH, Oh0 = T % OH, Oh1 = std::min(OH, Oh0 + static_cast<int64_t>(Hi) - T);
+        directConvRowsAvx512(D, Plan, X + N * R.C * R.InPlane, PackedW.data(), B, Y + N * R.M * R.OutPlane, Oh0,
+                             Oh1);
+        T += Oh1 - Oh0;
+      }
+    });
+    return Status::ok();
+  }
+
+private:
+  ConvAttrs A;
+  std::vector<float> PackedW; ///< [C * KH * KW][M]
+};
+
+/// Input channels up to which a group-1 convolution takes the direct kernel (3: RGB stems).
+constexpr int64_t kDirectMaxChannels = 4;
 
 /// 3x3 stride-1 convolution by Winograd F(4x4, 3x3) or F(2x2, 3x3) (common/Winograd.h): weights
 /// transformed at creation; bias, a fused residual and the clamp applied in the output transform.
@@ -879,7 +1021,33 @@ KernelVariant depthwiseAvx512Variant() {
   };
   return {"f32_conv__depthwise_avx512", 60, Supports, [](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
             ASSIGN_OR_RETURN(ConvAttrs A, attrsFor(I));
-            return makeKernel<ConvDepthwiseAvx512Kernel>(std::move(A));
+            std::shared_ptr<const FlatDepthwisePlan> FlatCache;
+            const TensorShape &XS = I.Inputs[0].Shape;
+            if (XS[2].isConst() && XS[3].isConst()) {
+              const WindowGeometry Geo = computeWindowGeometry(A.W, {1, 1, XS[2].value(), XS[3].value()});
+              DepthwiseGeometry G = planeGeometryOf(A.W, &Geo);
+              G.HasAct = A.HasAct, G.ActMin = A.ActMin, G.ActMax = A.ActMax;
+              FlatCache = cachedFlatPlan(G);
+            }
+            return makeKernel<ConvDepthwiseAvx512Kernel>(std::move(A), std::move(FlatCache));
+          }};
+}
+
+KernelVariant directAvx512Variant() {
+  const auto Supports = [](const KernelCreateInfo &I) {
+    if (!convTypesOk(I) || !is2D(I) || !inputIsConst(I, 1))
+      return false;
+    auto A = attrsFor(I);
+    const TensorShape &X = I.Inputs[0].Shape;
+    return A.isOk() && A->Group == 1 && A->W.Kernel.size() == 2 && X[1].isConst() &&
+           X[1].value() <= kDirectMaxChannels && directConvAvx512Supported(planeGeometryOf(A->W, nullptr), X[1].value());
+  };
+  return {"f32_conv__direct_avx512", 40, Supports, [](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
+            ASSIGN_OR_RETURN(ConvAttrs A, attrsFor(I));
+            const ConstData &Wt = *I.Inputs[1].Const;
+            std::vector<float> Packed = packDirectConvWeights(Wt.as<float>(), Wt.Dims[0], product(Wt.Dims, 1, 4));
+            markConstConsumed(I, 1);
+            return makeKernel<ConvDirectAvx512Kernel>(std::move(A), std::move(Packed));
           }};
 }
 
@@ -896,9 +1064,9 @@ KernelVariant depthwiseVariant() {
 /// it pays) and above the im2col GEMM: there the im2col GEMM's per-K-block
 /// panel copies and partial 12 x 32 tiles cost more than the convolution (MNIST: conv1 1->16 5x5 on
 /// 28x28 21 -> 4 us, conv2 16->32 5x5 on 14x14 60 -> 33 us; see the issue note).
-KernelVariant directVariant() {
+KernelVariant smallConvVariant() {
   const auto Supports = [](const KernelCreateInfo &I) {
-    if (!convTypesOk(I) || !is2D(I) || !directConvAvailable() || !inputIsConst(I, 1))
+    if (!convTypesOk(I) || !is2D(I) || !smallConvAvailable() || !inputIsConst(I, 1))
       return false;
     auto A = attrsFor(I);
     if (!A.isOk() || A->Group != 1 || A->W.Kernel.size() != 2)
@@ -910,19 +1078,19 @@ KernelVariant directVariant() {
     const std::vector<int64_t> &D = I.Inputs[1].Const->Dims;
     return D[0] <= 64 && D[1] * W.Kernel[0] * W.Kernel[1] <= 4096;
   };
-  return {"f32_conv__direct_avx512", 35, Supports, [](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
+  return {"f32_conv__small_avx512", 35, Supports, [](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
             ASSIGN_OR_RETURN(ConvAttrs A, attrsFor(I));
             const ConstData &Wt = *I.Inputs[1].Const;
             // The tile shape follows the output row width: pack the one layout a static shape
             // needs, both when the width is only known per run.
             const TensorShape &YS = I.Outputs[0].Shape;
             const bool Known = YS.getRank() == 4 && YS[3].isConst();
-            const bool Pixels = Known && directConvPixelTiles(YS[3].value(), Wt.Dims[0]);
-            DirectConvWeights Packed;
-            packDirectConvWeights(Wt.as<float>(), Wt.Dims[0], Wt.Dims[1], Wt.Dims[2], Wt.Dims[3], !Known || !Pixels,
+            const bool Pixels = Known && smallConvPixelTiles(YS[3].value(), Wt.Dims[0]);
+            SmallConvWeights Packed;
+            packSmallConvWeights(Wt.as<float>(), Wt.Dims[0], Wt.Dims[1], Wt.Dims[2], Wt.Dims[3], !Known || !Pixels,
                                   !Known || Pixels, Packed);
             markConstConsumed(I, 1); // run() reads the packed copy only
-            return makeKernel<ConvDirectKernel>(std::move(A), std::move(Packed));
+            return makeKernel<ConvSmallKernel>(std::move(A), std::move(Packed));
           }};
 }
 
@@ -995,6 +1163,11 @@ std::vector<OpTestCase> convCases() {
                {{"group", attrInt(2)}, {"strides", ints({2, 2})}, {"pads", ints({2, 1, 2, 3})}}),
       testCase("depthwise_stride2_dilated_wide", {X({1, 2, 17, 70}), W({2, 1, 3, 3})},
                {{"group", attrInt(2)}, {"strides", ints({1, 2})}, {"dilations", ints({1, 2})}, {"pads", ints({0, 2, 1, 0})}}),
+      testCase("depthwise_same_asym_pads", {X({1, 5, 11, 23}), W({5, 1, 3, 3}), W({5})},
+               {{"group", attrInt(5)}, {"pads", ints({2, 0, 0, 2})}, {kFusedActMin, attrFloat(-0.2f)},
+                {kFusedActMax, attrFloat(0.25f)}}),
+      testCase("depthwise_same_5x5_small", {X({2, 3, 6, 5}), W({3, 1, 5, 5})}, {{"group", attrInt(3)}, {"pads", ints({2, 2, 2, 2})}}),
+      testCase("depthwise_same_1x1", {X({1, 4, 3, 7}), W({4, 1, 1, 1}), W({4})}, {{"group", attrInt(4)}}),
       testCase("depthwise_multiplier", {X({1, 3, 5, 5}), W({6, 1, 3, 3})}, {{"group", attrInt(3)}}),
       testCase("pointwise", {X({2, 16, 5, 5}), W({8, 16, 1, 1}), W({8})}),
       testCase("pointwise_strided", {X({1, 8, 6, 6}), W({4, 8, 1, 1})}, {{"strides", ints({2, 2})}}),
@@ -1009,6 +1182,13 @@ std::vector<OpTestCase> convCases() {
       testCase("small_plane_strided", {X({1, 16, 9, 11}), W({36, 16, 3, 3}), W({36})},
                {{"strides", ints({2, 2})}, {"pads", ints({1, 0, 1, 2})}, {"dilations", ints({1, 2})}}, 1e-4),
       testCase("small_plane_pointwise", {X({1, 64, 5, 6}), W({48, 64, 1, 1})}, {}, 1e-4),
+      // Two images, two K blocks, bias and clamp, split over the pool by pixel panels.
+      testCase("small_plane_pointwise_threaded", {X({2, 200, 7, 7}), W({128, 200, 1, 1}), W({128})},
+               {{kFusedActMin, attrFloat(0.0f)}, {kFusedActMax, attrFloat(0.5f)}}, 1e-4),
+      // Many output channels and K > GemmKC: the GEMM's A block outgrows L2 (rows run outside
+      // the column panels, even split four ways), and the last K block is partial.
+      testCase("pointwise_many_channels", {X({1, 200, 5, 7}), W({1536, 200, 1, 1}), W({1536})},
+               {{kFusedActMin, attrFloat(0.0f)}, {kFusedActMax, attrFloat(6.0f)}}, 1e-4),
       testCase("small_plane_threaded", {X({1, 64, 8, 8}), W({64, 64, 3, 3}), W({64})}, {{"pads", ints({1, 1, 1, 1})}},
                1e-4),
       // 5e-4: Winograd F(4x4, 3x3) runs it too; its error grows with the sum of |terms| (outputs
@@ -1068,6 +1248,17 @@ std::vector<OpTestCase> convCases() {
                1e-4),
       testCase("residual_depthwise", {X({1, 4, 7, 7}), W({4, 1, 3, 3}), W({4}), X({1, 4, 7, 7})},
                {{"group", attrInt(4)}, {"pads", ints({1, 1, 1, 1})}, {kFusedResidual, attrInt(1)}}),
+      // Few input channels (the direct kernel): an RGB stem (two 16-channel groups), channel
+      // tails (16 + 4 + 1), rows wider than a vector, borders on every side.
+      testCase("stem_stride2_relu6", {X({1, 3, 23, 37}), W({32, 3, 3, 3}), W({32})},
+               {{"strides", ints({2, 2})}, {"pads", ints({1, 1, 1, 1})}, {kFusedActMin, attrFloat(0.0f)},
+                {kFusedActMax, attrFloat(0.3f)}}),
+      testCase("few_channels_tail", {X({2, 4, 9, 40}), W({21, 4, 3, 3})},
+               {{"strides", ints({1, 2})}, {"pads", ints({0, 1, 2, 0})}}),
+      testCase("one_channel_5x5_dilated", {X({1, 1, 17, 19}), W({5, 1, 5, 5}), W({5})},
+               {{"pads", ints({2, 3, 1, 4})}, {"dilations", ints({2, 1})}}),
+      testCase("few_channels_stride2_even", {X({1, 2, 16, 32}), W({16, 2, 3, 3}), W({16})},
+               {{"strides", ints({2, 2})}, {"pads", ints({0, 0, 1, 1})}}),
       testCase("1d", {X({2, 3, 10}), W({4, 3, 3}), W({4})}, {{"pads", ints({1, 2})}, {"strides", ints({2})}}),
       testCase("3d", {X({1, 2, 5, 6, 4}), W({3, 2, 2, 3, 2}), W({3})},
                {{"pads", ints({1, 0, 1, 0, 1, 0})}, {"dilations", ints({1, 2, 1})}}),
@@ -1086,7 +1277,8 @@ OpKernels convKernels() {
   K.Variants.push_back(im2colVariant(GemmIsa::Avx512, 30));
   K.Variants.push_back(depthwiseVariant());
   K.Variants.push_back(depthwiseAvx512Variant());
-  K.Variants.push_back(directVariant());
+  K.Variants.push_back(smallConvVariant());
+  K.Variants.push_back(directAvx512Variant());
   // These add a fused residual (passes/FuseConvResidual) in a pass after the convolution.
   for (KernelVariant &V : K.Variants)
     V = withConvResidual(std::move(V));

@@ -171,7 +171,9 @@ constexpr int Avx512MR = 12, Avx512NR = 32;
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
-template <int R, bool Packed>
+// Half: the tile's columns end within the first 16 (the last panel of a 14x14 plane: 196 = 6 * 32
+// + 4); only the first vector of each row is computed (about half the time of a full tile).
+template <int R, bool Packed, bool Half>
 __attribute__((target("avx512f,fma"), always_inline)) inline void
 avx512Tile(int64_t Kc, const float *A, int64_t Lda, const float *B, const float *BNext, float *C, int64_t Ldc,
            int64_t Nr, float Alpha, float Beta, bool Accumulate, const GemmTileEpilogue *Ep) {
@@ -184,14 +186,16 @@ avx512Tile(int64_t Kc, const float *A, int64_t Lda, const float *B, const float 
       _mm_prefetch(reinterpret_cast<const char *>(BNext + K * Avx512NR), _MM_HINT_T1);
       _mm_prefetch(reinterpret_cast<const char *>(BNext + K * Avx512NR + 16), _MM_HINT_T1);
     }
-    const __m512 B0 = _mm512_loadu_ps(B), B1 = _mm512_loadu_ps(B + 16);
+    const __m512 B0 = _mm512_loadu_ps(B), B1 = Half ? B0 : _mm512_loadu_ps(B + 16);
     // A packed panel streams from L2 (or further: large weights); 16 k ahead covers its latency.
     // (Rows read in place are left to the hardware prefetchers: prefetching them measured the same.)
     if (Packed)
       _mm_prefetch(reinterpret_cast<const char *>(A + 16 * Avx512MR), _MM_HINT_T0);
     OPT_UNROLL for (int I = 0; I < R; ++I) {
       const __m512 Av = _mm512_set1_ps(Packed ? A[I] : Ab[I / 3][(I % 3) * Lda]);
-      Acc0[I] = _mm512_fmadd_ps(Av, B0, Acc0[I]), Acc1[I] = _mm512_fmadd_ps(Av, B1, Acc1[I]);
+      Acc0[I] = _mm512_fmadd_ps(Av, B0, Acc0[I]);
+      if (!Half)
+        Acc1[I] = _mm512_fmadd_ps(Av, B1, Acc1[I]);
     }
     if (Packed) {
       A += Avx512MR;
@@ -229,7 +233,8 @@ avx512Tile(int64_t Kc, const float *A, int64_t Lda, const float *B, const float 
       V0 = _mm512_min_ps(Hi, _mm512_max_ps(Lo, V0)), V1 = _mm512_min_ps(Hi, _mm512_max_ps(Lo, V1));
     }
     _mm512_mask_storeu_ps(Row, M0, V0);
-    _mm512_mask_storeu_ps(Row + 16, M1, V1);
+    if (!Half)
+      _mm512_mask_storeu_ps(Row + 16, M1, V1);
   }
 }
 
@@ -238,9 +243,12 @@ __attribute__((target("avx512f,fma"))) void avx512Rows(int64_t Kc, const float *
                                                       const float *BNext, float *C, int64_t Ldc, int64_t Mr,
                                                       int64_t Nr, float Alpha, float Beta, bool Accumulate,
                                                       const GemmTileEpilogue *Ep) {
+  const bool Half = Nr <= 16;
   switch (Mr) {
 #define OPT_CASE(Rows)                                                                                                 \
-  case Rows: return avx512Tile<Rows, Packed>(Kc, A, Lda, B, BNext, C, Ldc, Nr, Alpha, Beta, Accumulate, Ep);
+  case Rows:                                                                                                           \
+    return Half ? avx512Tile<Rows, Packed, true>(Kc, A, Lda, B, BNext, C, Ldc, Nr, Alpha, Beta, Accumulate, Ep)       \
+                : avx512Tile<Rows, Packed, false>(Kc, A, Lda, B, BNext, C, Ldc, Nr, Alpha, Beta, Accumulate, Ep);
     OPT_CASE(1) OPT_CASE(2) OPT_CASE(3) OPT_CASE(4) OPT_CASE(5) OPT_CASE(6)
     OPT_CASE(7) OPT_CASE(8) OPT_CASE(9) OPT_CASE(10) OPT_CASE(11) OPT_CASE(12)
 #undef OPT_CASE
@@ -503,52 +511,67 @@ void gemmDriver(const GemmMicroKernel &MK, int64_t M, int64_t K, const GemmASour
     ++TasksM;
   const float *PB = B.Packed ? B.Packed->Data.data() : nullptr;
   Par.forRange(static_cast<size_t>(TasksM * TasksN), 1, [&](size_t Begin, size_t End) {
-    // B rows in place: each (K block, column panel) is copied here, into an L1-sized buffer of this
-    // worker, right before the task's tiles reuse it.
+    // B rows in place: each K block of the task's column panels is copied here, into a buffer of
+    // this worker (L1/L2-sized: at most BlockN panels), right before the task's tiles reuse it.
     thread_local AlignedFloats Panel;
-    if (!PB && Panel.size() < static_cast<size_t>(KC * NR))
-      Panel.resize(static_cast<size_t>(KC * NR));
+    if (!PB && Panel.size() < static_cast<size_t>(BlockN * KC * NR))
+      Panel.resize(static_cast<size_t>(BlockN * KC * NR));
+    const auto tile = [&](int64_t P, int64_t Q, int64_t K0, int64_t Kc, const float *Bp, const float *BNext) {
+      const float *Ap = A.Rows ? A.Rows + P * MR * A.Lda + K0 : A.Packed + K0 * A.Mpad + P * Kc * MR;
+      const int64_t Mr = std::min(MR, M - P * MR), Nr = std::min(NR, N - Q * NR);
+      GemmTileEpilogue TileEp;
+      const bool Last = K0 + Kc >= K;
+      if (Last && Ep) {
+        TileEp.Bias = Ep->RowBias ? Ep->RowBias + P * MR : nullptr;
+        TileEp.ColBias = Ep->ColBias ? Ep->ColBias + Q * NR : nullptr;
+        TileEp.Clamp = Ep->Clamp, TileEp.Min = Ep->Min, TileEp.Max = Ep->Max;
+      }
+      GemmTile Tile;
+      Tile.Kc = Kc, Tile.A = Ap, Tile.Lda = A.Rows ? A.Lda : 0, Tile.B = Bp, Tile.BNext = BNext;
+      Tile.C = C + P * MR * Ldc + Q * NR, Tile.Ldc = Ldc, Tile.Mr = Mr, Tile.Nr = Nr;
+      Tile.Alpha = Alpha, Tile.Beta = Beta, Tile.Accumulate = K0 > 0, Tile.Ep = Last && Ep ? &TileEp : nullptr;
+      MK.Fn(Tile);
+    };
     for (size_t T = Begin; T < End; ++T) {
       const int64_t Tm = static_cast<int64_t>(T) % TasksM, Tn = static_cast<int64_t>(T) / TasksM;
       const int64_t P0 = Tm * PanelsM / TasksM, P1 = (Tm + 1) * PanelsM / TasksM;
       const int64_t Q0 = Tn * PanelsN / TasksN, Q1 = (Tn + 1) * PanelsN / TasksN;
       for (int64_t K0 = 0; K0 < K; K0 += KC) {
         const int64_t Kc = std::min(KC, K - K0);
-        for (int64_t Q = Q0; Q < Q1; ++Q) {
-          const int64_t Nr = std::min(NR, N - Q * NR);
-          const float *Bp = PB ? PB + K0 * Npad + Q * Kc * NR : Panel.data();
-          // The packed panel this task reads after this one: the next column panel, or the first
-          // one of the next K block.
-          const float *BNext = !PB                  ? nullptr
-                               : Q + 1 < Q1         ? Bp + Kc * NR
-                               : K0 + KC < K        ? PB + (K0 + KC) * Npad + Q0 * std::min(KC, K - K0 - KC) * NR
-                                                    : nullptr;
-          if (!PB) {
+        // A K block of the task's A panels beyond L2's share (a 1280-channel 1x1 conv on a 7x7 plane:
+        // 107 panels) would stream from memory once per column panel: copy every column panel
+        // first, then run the rows outside. Otherwise each panel is copied right before its tiles
+        // (still in L1 for them).
+        const bool RowsOutside = (P1 - P0) * MR * Kc * static_cast<int64_t>(sizeof(float)) > (256 << 10);
+        if (!PB) {
+          for (int64_t Q = Q0; Q < Q1; ++Q) {
+            float *Dst = Panel.data() + (RowsOutside ? (Q - Q0) * KC * NR : 0);
+            const int64_t Nr = std::min(NR, N - Q * NR);
 #ifdef OPT_GEMM_X86
             if (MK.Isa == GemmIsa::Avx512 && NR == 32)
-              copyBPanelAvx512(Panel.data(), B.Rows.Base, B.Rows.RowOffsets + K0, B.Rows.ColOffsets, Kc, Q * NR, Nr);
+              copyBPanelAvx512(Dst, B.Rows.Base, B.Rows.RowOffsets + K0, B.Rows.ColOffsets, Kc, Q * NR, Nr);
             else
 #endif
-              copyBPanelPortable(Panel.data(), B.Rows.Base, B.Rows.RowOffsets + K0, B.Rows.ColOffsets, Kc, Q * NR, Nr,
-                                 NR);
+              copyBPanelPortable(Dst, B.Rows.Base, B.Rows.RowOffsets + K0, B.Rows.ColOffsets, Kc, Q * NR, Nr, NR);
+            if (!RowsOutside)
+              for (int64_t P = P0; P < P1; ++P)
+                tile(P, Q, K0, Kc, Dst, nullptr);
           }
-          for (int64_t P = P0; P < P1; ++P) {
-            const float *Ap = A.Rows ? A.Rows + P * MR * A.Lda + K0 : A.Packed + K0 * A.Mpad + P * Kc * MR;
-            const int64_t Mr = std::min(MR, M - P * MR);
-            GemmTileEpilogue TileEp;
-            const bool Last = K0 + Kc >= K;
-            if (Last && Ep) {
-              TileEp.Bias = Ep->RowBias ? Ep->RowBias + P * MR : nullptr;
-              TileEp.ColBias = Ep->ColBias ? Ep->ColBias + Q * NR : nullptr;
-              TileEp.Clamp = Ep->Clamp, TileEp.Min = Ep->Min, TileEp.Max = Ep->Max;
-            }
-            GemmTile Tile;
-            Tile.Kc = Kc, Tile.A = Ap, Tile.Lda = A.Rows ? A.Lda : 0, Tile.B = Bp;
-            Tile.BNext = P == P0 ? BNext : nullptr; // once per panel: the first tile prefetches for the rest
-            Tile.C = C + P * MR * Ldc + Q * NR, Tile.Ldc = Ldc, Tile.Mr = Mr, Tile.Nr = Nr;
-            Tile.Alpha = Alpha, Tile.Beta = Beta, Tile.Accumulate = K0 > 0, Tile.Ep = Last && Ep ? &TileEp : nullptr;
-            MK.Fn(Tile);
-          }
+          if (RowsOutside)
+            for (int64_t P = P0; P < P1; ++P)
+              for (int64_t Q = Q0; Q < Q1; ++Q)
+                tile(P, Q, K0, Kc, Panel.data() + (Q - Q0) * KC * NR, nullptr);
+          continue;
+        }
+        for (int64_t Q = Q0; Q < Q1; ++Q) {
+          const float *Bp = PB + K0 * Npad + Q * Kc * NR;
+          // The packed panel this task reads after this one: the next column panel, or the first
+          // one of the next K block.
+          const float *BNext = Q + 1 < Q1    ? Bp + Kc * NR
+                               : K0 + KC < K ? PB + (K0 + KC) * Npad + Q0 * std::min(KC, K - K0 - KC) * NR
+                                             : nullptr;
+          for (int64_t P = P0; P < P1; ++P) // once per panel: the first tile prefetches for the rest
+            tile(P, Q, K0, Kc, Bp, P == P0 ? BNext : nullptr);
         }
       }
     }

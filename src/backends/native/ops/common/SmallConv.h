@@ -1,4 +1,4 @@
-// Direct 2-D convolution for small layers (Conv's "direct" variant): stride 1, dilation 1, group 1,
+// Direct 2-D convolution for small layers (Conv's "small" variant): stride 1, dilation 1, group 1,
 // NCHW in and out, no im2col and no GEMM packing per run. A register tile holds CB output channels
 // x V vectors of 16 consecutive output pixels of a row; each (input channel, kh, kw) step loads V
 // input vectors from a zero-padded copy of the image and broadcasts CB packed weights into them.
@@ -20,9 +20,9 @@ namespace ops {
 /// Output channels per weight block of the row tiles (the broadcast side: 8 channels x 3 vectors
 /// of 16 output pixels of a row) and of the pixel tiles (the vector side: up to 14 pixels of a row
 /// x 32 channels, every lane used when a row is narrower than a vector).
-constexpr int64_t DirectConvRowCB = 8, DirectConvPixelCB = 32;
+constexpr int64_t SmallConvRowCB = 8, SmallConvPixelCB = 32;
 
-struct DirectConvGeometry {
+struct SmallConvGeometry {
   int64_t C = 0, H = 0, W = 0;   ///< input channels and plane
   int64_t M = 0, OH = 0, OW = 0; ///< output channels and plane
   int64_t KH = 0, KW = 0;        ///< kernel
@@ -33,25 +33,25 @@ struct DirectConvGeometry {
 
 /// Weights [M, C, KH, KW] in blocks of CB output channels: block b holds, for each (c, kh, kw) in
 /// order, the CB weights of channels b * CB .. b * CB + CB - 1 (zeros past M). Rows: CB =
-/// DirectConvRowCB; Pixels: DirectConvPixelCB (empty when never used).
-struct DirectConvWeights {
+/// SmallConvRowCB; Pixels: SmallConvPixelCB (empty when never used).
+struct SmallConvWeights {
   AlignedFloats Rows, Pixels;
 };
 
-/// Whether this CPU and build run directConv (AVX-512F).
-bool directConvAvailable();
+/// Whether this CPU and build run smallConv (AVX-512F).
+bool smallConvAvailable();
 
 /// Whether a run of geometry G takes the pixel tiles: output rows narrower than a vector (14x14,
 /// 7x7 planes) and at least 32 output channels.
-inline bool directConvPixelTiles(int64_t OW, int64_t M) { return OW < 16 && M >= DirectConvPixelCB; }
+inline bool smallConvPixelTiles(int64_t OW, int64_t M) { return OW < 16 && M >= SmallConvPixelCB; }
 
 /// Packs the layouts runs may need: Rows when ForRows, Pixels when ForPixels.
-void packDirectConvWeights(const float *Wt, int64_t M, int64_t C, int64_t KH, int64_t KW, bool ForRows,
-                           bool ForPixels, DirectConvWeights &Out);
+void packSmallConvWeights(const float *Wt, int64_t M, int64_t C, int64_t KH, int64_t KW, bool ForRows,
+                           bool ForPixels, SmallConvWeights &Out);
 
 /// Y[M, OH, OW] = bias + conv(X[C, H, W]) for one image, clamped when G.HasAct. Bias may be null.
-/// W must hold the layout directConvPixelTiles(G.OW, G.M) selects.
-void directConv(const DirectConvGeometry &G, const DirectConvWeights &W, const float *Bias, const float *X, float *Y,
+/// W must hold the layout smallConvPixelTiles(G.OW, G.M) selects.
+void smallConv(const SmallConvGeometry &G, const SmallConvWeights &W, const float *Bias, const float *X, float *Y,
                 const Parallel &Par);
 
 } // namespace ops

@@ -1,5 +1,5 @@
-// Direct 2-D convolution (see ConvDirect.h).
-#include "backends/native/ops/common/ConvDirect.h"
+// Direct 2-D convolution of small layers (see SmallConv.h).
+#include "backends/native/ops/common/SmallConv.h"
 
 #include <algorithm>
 #include <array>
@@ -18,13 +18,13 @@ namespace ops {
 
 namespace {
 
-constexpr int64_t CB = DirectConvRowCB, PB = DirectConvPixelCB;
+constexpr int64_t CB = SmallConvRowCB, PB = SmallConvPixelCB;
 
 /// Layout of the zero-padded image: rows of Wp floats, OH + KH - 1 rows per channel. A row holds
 /// every 16-pixel vector of an output row shifted by any kw, so the tile loads never leave it.
 struct PaddedLayout {
   int64_t VPR, Hp, Wp;
-  explicit PaddedLayout(const DirectConvGeometry &G)
+  explicit PaddedLayout(const SmallConvGeometry &G)
       : VPR((G.OW + 15) / 16), Hp(G.OH + G.KH - 1), Wp(VPR * 16 + G.KW - 1) {}
 };
 
@@ -44,8 +44,8 @@ void packBlocks(const float *Wt, int64_t M, int64_t Steps, int64_t Width, Aligne
 }
 } // namespace
 
-void packDirectConvWeights(const float *Wt, int64_t M, int64_t C, int64_t KH, int64_t KW, bool ForRows,
-                           bool ForPixels, DirectConvWeights &Out) {
+void packSmallConvWeights(const float *Wt, int64_t M, int64_t C, int64_t KH, int64_t KW, bool ForRows,
+                           bool ForPixels, SmallConvWeights &Out) {
   if (ForRows)
     packBlocks(Wt, M, C * KH * KW, CB, Out.Rows);
   if (ForPixels)
@@ -59,7 +59,7 @@ namespace {
 /// One register tile: CB output channels x V output vectors (slots). Slot v covers output pixels
 /// [Ow[v], Ow[v] + 16) of output row Oh[v], of which Mask[v] are stored.
 template <int V>
-__attribute__((target("avx512f"))) void directTile(const DirectConvGeometry &G, const PaddedLayout &L,
+__attribute__((target("avx512f"))) void smallTile(const SmallConvGeometry &G, const PaddedLayout &L,
                                                    const float *Wb, const float *Bias, int64_t Co0, const float *Xp,
                                                    const int64_t *Oh, const int64_t *Ow, float *Y) {
   __m512 Acc[CB][V];
@@ -108,7 +108,7 @@ __attribute__((target("avx512f"))) void directTile(const DirectConvGeometry &G, 
 // GCC's predictive commoning would carry Row[Kw + I] over to the next kw as Row[Kw + 1 + I - 1]
 // through stack slots (the 28 accumulators leave no register for them): keep the plain broadcasts.
 template <int P>
-__attribute__((target("avx512f"), optimize("no-predictive-commoning"))) void pixelTile(const DirectConvGeometry &G, const PaddedLayout &L, const float *Wb,
+__attribute__((target("avx512f"), optimize("no-predictive-commoning"))) void pixelTile(const SmallConvGeometry &G, const PaddedLayout &L, const float *Wb,
                                                   const float *Bias, int64_t Co0, const float *Xp, int64_t Oh,
                                                   int64_t Ow0, float *Y) {
   __m512 Acc[P][2];
@@ -153,7 +153,7 @@ __attribute__((target("avx512f"), optimize("no-predictive-commoning"))) void pix
   }
 }
 
-using PixelTileFn = void (*)(const DirectConvGeometry &, const PaddedLayout &, const float *, const float *, int64_t,
+using PixelTileFn = void (*)(const SmallConvGeometry &, const PaddedLayout &, const float *, const float *, int64_t,
                              const float *, int64_t, int64_t, float *);
 
 /// Pixels per pixel tile: 14 x 2 = 28 accumulators and the two weight vectors fit the registers.
@@ -168,7 +168,7 @@ template <int... Ps> constexpr std::array<PixelTileFn, sizeof...(Ps)> pixelTiles
 constexpr int64_t VT = 3;
 
 /// Copies image X into the zero-padded layout L (thread-local scratch) and returns it.
-float *padImage(const DirectConvGeometry &G, const PaddedLayout &L, const float *X) {
+float *padImage(const SmallConvGeometry &G, const PaddedLayout &L, const float *X) {
   thread_local std::vector<float> Scratch;
   Scratch.assign(static_cast<size_t>(G.C * L.Hp * L.Wp), 0.0f);
   float *Xp = Scratch.data();
@@ -192,13 +192,13 @@ size_t grainFor(int64_t FmasPerTask) {
   return static_cast<size_t>(std::max<int64_t>(1, 32768 / std::max<int64_t>(1, FmasPerTask)));
 }
 
-__attribute__((target("avx512f"))) void directConvAvx512(const DirectConvGeometry &G, const DirectConvWeights &W,
+__attribute__((target("avx512f"))) void smallConvAvx512(const SmallConvGeometry &G, const SmallConvWeights &W,
                                                          const float *Bias, const float *X, float *Y,
                                                          const Parallel &Par) {
   const PaddedLayout L(G);
   const float *Xp = padImage(G, L, X);
   const int64_t Steps = G.C * G.KH * G.KW;
-  if (directConvPixelTiles(G.OW, G.M)) {
+  if (smallConvPixelTiles(G.OW, G.M)) {
     static const std::array<PixelTileFn, PT> Tiles = pixelTiles(std::make_integer_sequence<int, PT>());
     const int64_t PerRow = (G.OW + PT - 1) / PT, Blocks = (G.M + PB - 1) / PB;
     const int64_t Tasks = Blocks * G.OH * PerRow;
@@ -223,28 +223,28 @@ __attribute__((target("avx512f"))) void directConvAvx512(const DirectConvGeometr
         Oh[S] = (S0 + S) / L.VPR, Ow[S] = (S0 + S) % L.VPR * 16;
       const float *Wb = W.Rows.data() + B * Steps * CB;
       if (NS == 3)
-        directTile<3>(G, L, Wb, Bias, B * CB, Xp, Oh, Ow, Y);
+        smallTile<3>(G, L, Wb, Bias, B * CB, Xp, Oh, Ow, Y);
       else if (NS == 2)
-        directTile<2>(G, L, Wb, Bias, B * CB, Xp, Oh, Ow, Y);
+        smallTile<2>(G, L, Wb, Bias, B * CB, Xp, Oh, Ow, Y);
       else
-        directTile<1>(G, L, Wb, Bias, B * CB, Xp, Oh, Ow, Y);
+        smallTile<1>(G, L, Wb, Bias, B * CB, Xp, Oh, Ow, Y);
     }
   });
 }
 
 } // namespace
 
-bool directConvAvailable() { return __builtin_cpu_supports("avx512f"); }
+bool smallConvAvailable() { return __builtin_cpu_supports("avx512f"); }
 
-void directConv(const DirectConvGeometry &G, const DirectConvWeights &W, const float *Bias, const float *X, float *Y,
+void smallConv(const SmallConvGeometry &G, const SmallConvWeights &W, const float *Bias, const float *X, float *Y,
                 const Parallel &Par) {
-  directConvAvx512(G, W, Bias, X, Y, Par);
+  smallConvAvx512(G, W, Bias, X, Y, Par);
 }
 
 #else
 
-bool directConvAvailable() { return false; }
-void directConv(const DirectConvGeometry &, const DirectConvWeights &, const float *, const float *, float *,
+bool smallConvAvailable() { return false; }
+void smallConv(const SmallConvGeometry &, const SmallConvWeights &, const float *, const float *, float *,
                 const Parallel &) {}
 
 #endif

@@ -1,0 +1,334 @@
+// com.optimium FusedDepthwisePointwise (made by passes/FusePointwiseDepthwise): Y = clamp(Conv1x1(
+// clamp(depthwise Conv(X, Wd) + Bd), Wp) + Bp), a depthwise-separable convolution. Inputs (X [N, C,
+// H, W], Wd [C, 1, KH, KW], Wp [M, C, 1, 1], Bd [C]?, Bp [M]?); the depthwise Conv's window
+// attributes (stride 1, dilation 1, output plane = input plane), its clamp in
+// kDepthwiseActMin/Max and the 1x1 Conv's in kFusedActMin/Max.
+//
+// The strip kernel computes a strip of output rows at a time: the depthwise rows of every channel
+// (common/DepthwiseFlat) into a per-thread buffer that stays in L1/L2, then the 1x1 GEMM reads it
+// in place and writes the strip of Y. The depthwise output (MobileNetV2's first block: 32 x 112 x
+// 112, 1.6 MB) is never written to memory and read back.
+#include <algorithm>
+#include <cmath>
+
+#include "backends/native/ops/common/DepthwiseFlat.h"
+#include "backends/native/ops/common/Gemm.h"
+#include "backends/native/ops/common/Pooling.h"
+#include "passes/FuseConvActivation.h"
+#include "passes/FusePointwiseDepthwise.h"
+
+namespace optimium {
+namespace runtime {
+namespace detail {
+namespace ops {
+namespace {
+
+struct Clamp {
+  bool On = false;
+  float Min = -INFINITY, Max = INFINITY;
+  float operator()(float V) const { // NaN passes through, as in the unfused Clip
+    if (!On)
+      return V;
+    V = V < Min ? Min : V;
+    return V > Max ? Max : V;
+  }
+};
+
+struct SeparableAttrs {
+  WindowAttrs W; ///< the depthwise window
+  Clamp Depthwise, Pointwise;
+};
+
+Result<Clamp> clampOf(const Node &N, const char *MinKey, const char *MaxKey) {
+  Clamp C;
+  C.On = N.hasAttr(MinKey) || N.hasAttr(MaxKey);
+  ASSIGN_OR_RETURN(C.Min, N.getFloat(MinKey, -INFINITY));
+  ASSIGN_OR_RETURN(C.Max, N.getFloat(MaxKey, INFINITY));
+  return C;
+}
+
+Result<SeparableAttrs> parseAttrs(const Node &N, const TensorShape &X, const TensorShape &Wd, const TensorShape &Wp) {
+  if (X.getRank() != 4 || Wd.getRank() != 4 || Wp.getRank() != 4)
+    return makeError(ErrorCode::Shape, N.describe(), ": input ", X.toString(), ", weights ", Wd.toString(), " and ",
+                     Wp.toString(), " must all be 4-D");
+  const auto Known = [](const Expr &A, const Expr &B) { return !A.isConst() || !B.isConst() || A.value() == B.value(); };
+  if (!Known(Wd[0], X[1]) || !Known(Wp[1], X[1]) || (Wd[1].isConst() && Wd[1].value() != 1) ||
+      (Wp[2].isConst() && Wp[2].value() != 1) || (Wp[3].isConst() && Wp[3].value() != 1))
+    return makeError(ErrorCode::Shape, N.describe(), ": input ", X.toString(), " does not fit the depthwise weight ",
+                     Wd.toString(), " and the 1x1 weight ", Wp.toString());
+  auto Group = N.getInt("group", 1);
+  if (!Group.isOk() || (Wd[0].isConst() && *Group != Wd[0].value()))
+    return makeError(ErrorCode::Model, N.describe(), ": attribute 'group' must equal the channels ", Wd[0].toString());
+  SeparableAttrs A;
+  std::vector<int64_t> Kernel;
+  const bool KnownKernel = Wd[2].isConst() && Wd[3].isConst();
+  if (KnownKernel)
+    Kernel = {Wd[2].value(), Wd[3].value()};
+  ASSIGN_OR_RETURN(A.W, parseWindowAttrs(N, 2, KnownKernel ? &Kernel : nullptr, /*AllowCeilMode=*/false));
+  ASSIGN_OR_RETURN(A.Depthwise, clampOf(N, kDepthwiseActMin, kDepthwiseActMax));
+  ASSIGN_OR_RETURN(A.Pointwise, clampOf(N, kFusedActMin, kFusedActMax));
+  return A;
+}
+
+Status inferSeparable(ShapeContext &Ctx) {
+  RETURN_IF_ERROR(requireInputType(Ctx, 0, {ElementType::F32}));
+  for (size_t I : {size_t(1), size_t(2)})
+    RETURN_IF_ERROR(requireSameType(Ctx, 0, I));
+  for (size_t I : {size_t(3), size_t(4)})
+    if (Ctx.hasInput(I))
+      RETURN_IF_ERROR(requireSameType(Ctx, 0, I));
+  const TensorShape &X = Ctx.Inputs[0].Shape, &Wp = Ctx.Inputs[2].Shape;
+  ASSIGN_OR_RETURN(const SeparableAttrs A, parseAttrs(Ctx.N, X, Ctx.Inputs[1].Shape, Wp));
+  Ctx.Outputs[0].Type = ElementType::F32;
+  return inferWindowShape(Ctx, A.W, X, Wp[0], Ctx.Outputs[0].Shape);
+}
+
+OpSchema separableSchema() {
+  OpSchema S;
+  S.Domain = kFusedPointwiseDepthwiseDomain;
+  S.OpType = kFusedDepthwisePointwiseOp;
+  S.MinInputs = 3;
+  S.MaxInputs = 5;
+  S.Infer = inferSeparable;
+  return S;
+}
+
+struct SeparableRun {
+  WindowGeometry G;
+  int64_t N, C, M, Plane, OutPlane, KH, KW;
+};
+
+Result<SeparableRun> planRun(const char *Name, const SeparableAttrs &A, const KernelContext &Ctx) {
+  const TensorView &X = Ctx.Inputs[0], &Wd = Ctx.Inputs[1], &Wp = Ctx.Inputs[2], &Y = Ctx.Outputs[0];
+  if (X.rank() != 4 || Wd.rank() != 4 || Wp.rank() != 4 || Y.rank() != 4)
+    return runError(Name, "rank mismatch");
+  SeparableRun R;
+  R.G = computeWindowGeometry(A.W, X.Dims);
+  R.N = X.Dims[0], R.C = X.Dims[1], R.M = Wp.Dims[0];
+  R.KH = Wd.Dims[2], R.KW = Wd.Dims[3];
+  if (Wd.Dims[0] != R.C || Wd.Dims[1] != 1 || Wp.Dims[1] != R.C || Wp.Dims[2] != 1 || Wp.Dims[3] != 1 ||
+      Y.Dims[0] != R.N || Y.Dims[1] != R.M || Y.Dims[2] != R.G.Out[0] || Y.Dims[3] != R.G.Out[1] ||
+      R.KH != A.W.Kernel[0] || R.KW != A.W.Kernel[1])
+    return runError(Name, "input ", joinInts(X.Dims), ", weights ", joinInts(Wd.Dims), " and ", joinInts(Wp.Dims),
+                    " do not match the output ", joinInts(Y.Dims));
+  R.Plane = X.Dims[2] * X.Dims[3];
+  R.OutPlane = Y.Dims[2] * Y.Dims[3];
+  return R;
+}
+
+const float *optionalInput(const KernelContext &Ctx, size_t I) {
+  return Ctx.Inputs.size() > I && Ctx.Inputs[I].Data ? Ctx.Inputs[I].data<float>() : nullptr;
+}
+
+DepthwiseGeometry geometryOf(const SeparableAttrs &A, const WindowGeometry &Geo) {
+  DepthwiseGeometry G = planeGeometryOf(A.W, &Geo);
+  G.HasAct = A.Depthwise.On, G.ActMin = A.Depthwise.Min, G.ActMax = A.Depthwise.Max;
+  return G;
+}
+
+/// Both convolutions as written: the depthwise output in full (rounded to float32 as the unfused
+/// graph stores it), then the 1x1 convolution, both accumulated in double.
+class SeparableRefKernel : public Kernel {
+public:
+  explicit SeparableRefKernel(SeparableAttrs A) : A(std::move(A)) {}
+
+  Status run(const KernelContext &Ctx) const override {
+    ASSIGN_OR_RETURN(const SeparableRun R, planRun("f32_depthwise_pointwise__ref", A, Ctx));
+    const float *X = Ctx.Inputs[0].data<float>(), *Wd = Ctx.Inputs[1].data<float>(), *Wp = Ctx.Inputs[2].data<float>();
+    const float *Bd = optionalInput(Ctx, 3), *Bp = optionalInput(Ctx, 4);
+    float *Y = Ctx.Outputs[0].data<float>();
+    const DepthwiseGeometry G = geometryOf(A, R.G);
+    std::vector<float> D(static_cast<size_t>(R.N * R.C * R.OutPlane));
+    for (int64_t N = 0; N < R.N; ++N)
+      for (int64_t C = 0; C < R.C; ++C) {
+        const float *In = X + (N * R.C + C) * R.Plane;
+        for (int64_t Oh = 0; Oh < G.OH; ++Oh)
+          for (int64_t Ow = 0; Ow < G.OW; ++Ow) {
+            double Acc = Bd ? Bd[C] : 0.0;
+            for (int64_t Kh = 0; Kh < G.KH; ++Kh)
+              for (int64_t Kw = 0; Kw < G.KW; ++Kw) {
+                const int64_t Ih = Oh * G.SH - G.PH + Kh * G.DH, Iw = Ow * G.SW - G.PW + Kw * G.DW;
+                if (Ih >= 0 && Ih < G.H && Iw >= 0 && Iw < G.W)
+                  Acc += static_cast<double>(Wd[(C * G.KH + Kh) * G.KW + Kw]) * In[Ih * G.W + Iw];
+              }
+            D[static_cast<size_t>((N * R.C + C) * R.OutPlane + Oh * G.OW + Ow)] = A.Depthwise(static_cast<float>(Acc));
+          }
+      }
+    for (int64_t N = 0; N < R.N; ++N)
+      for (int64_t M = 0; M < R.M; ++M)
+        for (int64_t P = 0; P < R.OutPlane; ++P) {
+          double Acc = Bp ? Bp[M] : 0.0;
+          for (int64_t C = 0; C < R.C; ++C)
+            Acc += static_cast<double>(Wp[M * R.C + C]) * D[static_cast<size_t>((N * R.C + C) * R.OutPlane + P)];
+          Y[(N * R.M + M) * R.OutPlane + P] = A.Pointwise(static_cast<float>(Acc));
+        }
+    return Status::ok();
+  }
+
+private:
+  SeparableAttrs A;
+};
+
+/// Rows per strip: the strip's pixels a multiple of 16 (whole depthwise vectors) and its
+/// depthwise output, all channels, about 64 KiB.
+int64_t rowsPerStrip(int64_t C, int64_t OW, int64_t OH) {
+  int64_t Align = 1;
+  while ((Align * OW) % 16 != 0)
+    ++Align;
+  const int64_t Target = std::max<int64_t>(1, 16384 / std::max<int64_t>(1, C * OW));
+  return std::min(std::max(Align, (Target + Align - 1) / Align * Align), std::max<int64_t>(OH, 1) + Align);
+}
+
+class SeparableStripKernel : public Kernel {
+public:
+  SeparableStripKernel(const GemmMicroKernel &MK, SeparableAttrs A, PackedA Wp,
+                       std::shared_ptr<const FlatDepthwisePlan> Plan)
+      : MK(MK), A(std::move(A)), Wp(std::move(Wp)), Plan(std::move(Plan)) {}
+
+  Status run(const KernelContext &Ctx) const override {
+    const char *Name = "f32_depthwise_pointwise__strips_avx512";
+    ASSIGN_OR_RETURN(const SeparableRun R, planRun(Name, A, Ctx));
+    const DepthwiseGeometry G = geometryOf(A, R.G);
+    if (!sameGeometry(Plan->G, G) || R.C != Wp.K || R.M != Wp.M)
+      return runError(Name, "shapes differ from the ones planned at creation");
+    if (R.N * R.M * R.OutPlane == 0)
+      return Status::ok();
+    const float *X = Ctx.Inputs[0].data<float>(), *Wd = Ctx.Inputs[1].data<float>();
+    const float *Bd = optionalInput(Ctx, 3), *Bp = optionalInput(Ctx, 4);
+    float *Y = Ctx.Outputs[0].data<float>();
+    const int64_t KT = R.KH * R.KW, OH = G.OH, OW = G.OW;
+    const int64_t Rows = rowsPerStrip(R.C, OW, OH), Strips = (OH + Rows - 1) / Rows, StripPixels = Rows * OW;
+    // Row c of the GEMM's B (channel c of the strip's depthwise output) starts at c * StripPixels.
+    std::vector<int64_t> RowOffsets(static_cast<size_t>(R.C));
+    for (int64_t C = 0; C < R.C; ++C)
+      RowOffsets[static_cast<size_t>(C)] = C * StripPixels;
+    GemmEpilogue Ep;
+    Ep.RowBias = Bp;
+    Ep.Clamp = A.Pointwise.On, Ep.Min = A.Pointwise.Min, Ep.Max = A.Pointwise.Max;
+    const Parallel Serial;
+    const int64_t Work = R.N * R.OutPlane * R.C * (KT + R.M);
+    const Parallel &Par = Work < (int64_t{1} << 20) ? Serial : Ctx.Par;
+    Par.forRange(static_cast<size_t>(R.N * Strips), 1, [&](size_t Lo, size_t Hi) {
+      thread_local AlignedFloats Strip; // this worker's depthwise rows, all channels
+      const size_t Need = static_cast<size_t>(R.C * StripPixels);
+      if (Strip.size() < Need)
+        Strip.resize(Need);
+      float *S = Strip.data();
+      for (size_t T = Lo; T < Hi; ++T) {
+        const int64_t N = static_cast<int64_t>(T) / Strips, Si = static_cast<int64_t>(T) % Strips;
+        const int64_t P0 = Si * StripPixels, P1 = std::min(R.OutPlane, P0 + StripPixels);
+        const int64_t B0 = P0 / 16, B1 = (P1 + 15) / 16; // P0 is a multiple of 16
+        for (int64_t C = 0; C < R.C; ++C)
+          depthwiseFlatRangeAvx512(*Plan, X + (N * R.C + C) * R.Plane, Wd + C * KT, Bd ? Bd[C] : 0.0f,
+                                   S + C * StripPixels, B0, B1);
+        const GemmRowsB Rows_{S, RowOffsets.data(), P1 - P0, nullptr};
+        gemmPackedRowsB(MK, Wp, Rows_, 1.0f, 0.0f, Y + N * R.M * R.OutPlane + P0, R.OutPlane, Serial, &Ep);
+      }
+    });
+    return Status::ok();
+  }
+
+private:
+  const GemmMicroKernel &MK;
+  SeparableAttrs A;
+  PackedA Wp;                                   ///< the 1x1 weights, packed
+  std::shared_ptr<const FlatDepthwisePlan> Plan; ///< the depthwise geometry, planned at creation
+};
+
+bool typesOk(const KernelCreateInfo &I) {
+  for (size_t K = 0; K < I.Inputs.size() && K < 5; ++K)
+    if ((K < 3 || I.Inputs[K].Present) && !inputIs(I, K, ElementType::F32))
+      return false;
+  return I.Inputs.size() >= 3;
+}
+
+Result<SeparableAttrs> attrsFor(const KernelCreateInfo &I) {
+  return parseAttrs(I.N, I.Inputs[0].Shape, I.Inputs[1].Shape, I.Inputs[2].Shape);
+}
+
+/// The flat depthwise plan of the node's known shapes, or null (unknown shapes, not a stride-1
+/// "same" window, no AVX-512).
+std::shared_ptr<const FlatDepthwisePlan> planFor(const KernelCreateInfo &I, const SeparableAttrs &A) {
+  const TensorShape &XS = I.Inputs[0].Shape;
+  if (XS.getRank() != 4 || !XS[1].isConst() || !XS[2].isConst() || !XS[3].isConst())
+    return nullptr;
+  const WindowGeometry Geo = computeWindowGeometry(A.W, {1, XS[1].value(), XS[2].value(), XS[3].value()});
+  if (Geo.Out[0] <= 0 || Geo.Out[1] <= 0)
+    return nullptr;
+  return cachedFlatPlan(geometryOf(A, Geo));
+}
+
+KernelVariant stripVariant() {
+  const auto Supports = [](const KernelCreateInfo &I) {
+    if (!typesOk(I) || !gemmIsaAvailable(GemmIsa::Avx512) || !inputIsConst(I, 2))
+      return false;
+    auto A = attrsFor(I);
+    return A.isOk() && planFor(I, *A) != nullptr;
+  };
+  return {"f32_depthwise_pointwise__strips_avx512", 30, Supports,
+          [](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
+            ASSIGN_OR_RETURN(SeparableAttrs A, attrsFor(I));
+            std::shared_ptr<const FlatDepthwisePlan> Plan = planFor(I, A);
+            if (!Plan)
+              return makeError(ErrorCode::Model, I.N.describe(), ": window not supported by the strip kernel");
+            const GemmMicroKernel &MK = gemmMicroKernel(GemmIsa::Avx512);
+            const ConstData &Wp = *I.Inputs[2].Const;
+            const int64_t M = Wp.Dims[0], C = Wp.Dims[1];
+            PackedA Packed;
+            packA(MK, M, C, MatrixRef{Wp.as<float>(), C, 1}, Packed);
+            markConstConsumed(I, 2);
+            return makeKernel<SeparableStripKernel>(MK, std::move(A), std::move(Packed), std::move(Plan));
+          }};
+}
+
+std::vector<OpTestCase> separableCases() {
+  const auto X = [](std::vector<int64_t> D) { return tensorInput(std::move(D)); };
+  const auto W = [](std::vector<int64_t> D) { return constInput(std::move(D)); };
+  const auto ints = [](std::vector<int64_t> V) { return attrInts(std::move(V)); };
+  const auto act = [](std::map<std::string, AttrValue> Attrs, float Lo, float Hi, bool Depthwise) {
+    Attrs[Depthwise ? kDepthwiseActMin : kFusedActMin] = attrFloat(Lo);
+    Attrs[Depthwise ? kDepthwiseActMax : kFusedActMax] = attrFloat(Hi);
+    return Attrs;
+  };
+  return {
+      // MobileNetV2's first block shape, smaller: Relu6 after the depthwise conv, none after the 1x1.
+      testCase("mnv2_block1", {X({1, 32, 24, 16}), W({32, 1, 3, 3}), W({16, 32, 1, 1}), W({32}), W({16})},
+               act({{"group", attrInt(32)}, {"pads", ints({1, 1, 1, 1})}}, 0.0f, 6.0f, true), 1e-4),
+      // Odd row width (strips of 16 rows: 16 * 7 pixels), channels not a multiple of anything,
+      // both clamps cutting, no biases, batch 2, rows not a multiple of the strip.
+      testCase("odd_width_clamps", {X({2, 13, 37, 7}), W({13, 1, 3, 3}), W({21, 13, 1, 1}), omittedInput(),
+                                    omittedInput()},
+               act(act({{"group", attrInt(13)}, {"pads", ints({1, 1, 1, 1})}}, -0.2f, 0.3f, true), -0.1f, 0.25f,
+                   false)),
+      testCase("asym_same_pads_5x5", {X({1, 6, 19, 20}), W({6, 1, 5, 5}), W({40, 6, 1, 1}), W({6}), omittedInput()},
+               {{"group", attrInt(6)}, {"pads", ints({0, 4, 4, 0})}}),
+      testCase("many_strips", {X({1, 8, 70, 45}), W({8, 1, 3, 3}), W({12, 8, 1, 1}), W({8}), W({12})},
+               act({{"group", attrInt(8)}, {"pads", ints({1, 1, 1, 1})}}, 0.0f, INFINITY, true), 1e-4),
+      // Not a "same" window (stride 2): the reference alone.
+      testCase("strided_reference_only", {X({1, 4, 9, 9}), W({4, 1, 3, 3}), W({5, 4, 1, 1}), W({4}), W({5})},
+               {{"group", attrInt(4)}, {"pads", ints({1, 1, 1, 1})}, {"strides", ints({2, 2})}}),
+  };
+}
+
+OpKernels separableKernels() {
+  OpKernels K;
+  K.Domain = kFusedPointwiseDepthwiseDomain;
+  K.OpType = kFusedDepthwisePointwiseOp;
+  K.Variants.push_back({"f32_depthwise_pointwise__ref", 0, typesOk,
+                        [](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
+                          ASSIGN_OR_RETURN(SeparableAttrs A, attrsFor(I));
+                          return makeKernel<SeparableRefKernel>(std::move(A));
+                        }});
+  K.Variants.push_back(stripVariant());
+  K.TestCases = separableCases;
+  return K;
+}
+
+OPT_REGISTER_SCHEMA(FusedDepthwisePointwise, separableSchema());
+OPT_REGISTER_KERNELS(FusedDepthwisePointwise, separableKernels());
+
+} // namespace
+} // namespace ops
+} // namespace detail
+} // namespace runtime
+} // namespace optimium

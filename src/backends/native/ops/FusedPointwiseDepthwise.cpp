@@ -1,0 +1,412 @@
+// com.optimium FusedPointwiseDepthwise (made by passes/FusePointwiseDepthwise): Y = depthwise
+// Conv(clamp(Conv1x1(X, W1) + B1), W2) + B2, clamped: the expand half of an inverted-residual
+// block. Inputs (X [N, K, H, W], W1 [M, K, 1, 1], W2 [M, 1, KH, KW], B1 [M]?, B2 [M]?); the
+// depthwise Conv's attributes (strides, pads, dilations, auto_pad, group = M, its clamp in
+// kFusedActMin/Max) and the 1x1 Conv's clamp in kExpandActMin/Max.
+//
+// The blocked kernel works on a block of output channels at a time: the block's expanded planes
+// (a GEMM with the weights packed at creation, reading X in place) are written to a per-thread
+// buffer sized to stay in L2, and the depthwise planes are computed from there. The expanded
+// tensor, the largest of the block (MobileNetV2: 96 x 112 x 112), never goes through memory, and
+// the two ops are one fan-out.
+#include <algorithm>
+#include <cmath>
+
+#include "backends/native/ops/common/DepthwiseFlat.h"
+#include "backends/native/ops/common/Gemm.h"
+#include "backends/native/ops/common/PlaneWindow.h"
+#include "backends/native/ops/common/Pooling.h"
+#include "passes/FuseConvActivation.h"
+#include "passes/FusePointwiseDepthwise.h"
+
+namespace optimium {
+namespace runtime {
+namespace detail {
+namespace ops {
+namespace {
+
+struct Clamp {
+  bool On = false;
+  float Min = -INFINITY, Max = INFINITY;
+  float operator()(float V) const { // NaN passes through, as in the unfused Clip
+    if (!On)
+      return V;
+    V = V < Min ? Min : V;
+    return V > Max ? Max : V;
+  }
+};
+
+struct FusedAttrs {
+  WindowAttrs W; ///< the depthwise window
+  Clamp Expand, Depthwise;
+};
+
+Result<Clamp> clampOf(const Node &N, const char *MinKey, const char *MaxKey) {
+  Clamp C;
+  C.On = N.hasAttr(MinKey) || N.hasAttr(MaxKey);
+  ASSIGN_OR_RETURN(C.Min, N.getFloat(MinKey, -INFINITY));
+  ASSIGN_OR_RETURN(C.Max, N.getFloat(MaxKey, INFINITY));
+  return C;
+}
+
+Result<FusedAttrs> parseFusedAttrs(const Node &N, const TensorShape &X, const TensorShape &W1, const TensorShape &W2) {
+  if (X.getRank() != 4 || W1.getRank() != 4 || W2.getRank() != 4)
+    return makeError(ErrorCode::Shape, N.describe(), ": input ", X.toString(), ", weights ", W1.toString(), " and ",
+                     W2.toString(), " must all be 4-D");
+  const auto Known = [](const Expr &A, const Expr &B) { return !A.isConst() || !B.isConst() || A.value() == B.value(); };
+  if (!Known(W1[1], X[1]) || !Known(W1[0], W2[0]) || (W2[1].isConst() && W2[1].value() != 1) ||
+      (W1[2].isConst() && W1[2].value() != 1) || (W1[3].isConst() && W1[3].value() != 1))
+    return makeError(ErrorCode::Shape, N.describe(), ": input ", X.toString(), " does not fit the 1x1 weight ",
+                     W1.toString(), " and the depthwise weight ", W2.toString());
+  auto Group = N.getInt("group", 1);
+  if (!Group.isOk() || (W2[0].isConst() && *Group != W2[0].value()))
+    return makeError(ErrorCode::Model, N.describe(), ": attribute 'group' must equal the channels ", W2[0].toString());
+  FusedAttrs A;
+  std::vector<int64_t> Kernel;
+  const bool KnownKernel = W2[2].isConst() && W2[3].isConst();
+  if (KnownKernel)
+    Kernel = {W2[2].value(), W2[3].value()};
+  ASSIGN_OR_RETURN(A.W, parseWindowAttrs(N, 2, KnownKernel ? &Kernel : nullptr, /*AllowCeilMode=*/false));
+  ASSIGN_OR_RETURN(A.Expand, clampOf(N, kExpandActMin, kExpandActMax));
+  ASSIGN_OR_RETURN(A.Depthwise, clampOf(N, kFusedActMin, kFusedActMax));
+  return A;
+}
+
+Status inferFused(ShapeContext &Ctx) {
+  RETURN_IF_ERROR(requireInputType(Ctx, 0, {ElementType::F32}));
+  for (size_t I : {size_t(1), size_t(2)})
+    RETURN_IF_ERROR(requireSameType(Ctx, 0, I));
+  for (size_t I : {size_t(3), size_t(4)})
+    if (Ctx.hasInput(I))
+      RETURN_IF_ERROR(requireSameType(Ctx, 0, I));
+  const TensorShape &X = Ctx.Inputs[0].Shape, &W2 = Ctx.Inputs[2].Shape;
+  ASSIGN_OR_RETURN(const FusedAttrs A, parseFusedAttrs(Ctx.N, X, Ctx.Inputs[1].Shape, W2));
+  Ctx.Outputs[0].Type = ElementType::F32;
+  return inferWindowShape(Ctx, A.W, X, W2[0], Ctx.Outputs[0].Shape);
+}
+
+OpSchema fusedSchema() {
+  OpSchema S;
+  S.Domain = kFusedPointwiseDepthwiseDomain;
+  S.OpType = kFusedPointwiseDepthwiseOp;
+  S.MinInputs = 3;
+  S.MaxInputs = 5;
+  S.Infer = inferFused;
+  return S;
+}
+
+/// Sizes of one run, checked against the output.
+struct FusedRun {
+  WindowGeometry G;
+  int64_t N, K, M, Plane, OutPlane, KH, KW;
+};
+
+Result<FusedRun> planFused(const char *Name, const FusedAttrs &A, const KernelContext &Ctx) {
+  const TensorView &X = Ctx.Inputs[0], &W1 = Ctx.Inputs[1], &W2 = Ctx.Inputs[2], &Y = Ctx.Outputs[0];
+  if (X.rank() != 4 || W1.rank() != 4 || W2.rank() != 4 || Y.rank() != 4)
+    return runError(Name, "rank mismatch");
+  FusedRun R;
+  R.G = computeWindowGeometry(A.W, X.Dims);
+  R.N = X.Dims[0], R.K = X.Dims[1], R.M = W1.Dims[0];
+  R.KH = W2.Dims[2], R.KW = W2.Dims[3];
+  if (W1.Dims[1] != R.K || W1.Dims[2] != 1 || W1.Dims[3] != 1 || W2.Dims[0] != R.M || W2.Dims[1] != 1 ||
+      Y.Dims[0] != R.N || Y.Dims[1] != R.M || Y.Dims[2] != R.G.Out[0] || Y.Dims[3] != R.G.Out[1] ||
+      R.KH != A.W.Kernel[0] || R.KW != A.W.Kernel[1])
+    return runError(Name, "input ", joinInts(X.Dims), ", weights ", joinInts(W1.Dims), " and ", joinInts(W2.Dims),
+                    " do not match the output ", joinInts(Y.Dims));
+  R.Plane = X.Dims[2] * X.Dims[3];
+  R.OutPlane = Y.Dims[2] * Y.Dims[3];
+  return R;
+}
+
+const float *optionalInput(const KernelContext &Ctx, size_t I) {
+  return Ctx.Inputs.size() > I && Ctx.Inputs[I].Data ? Ctx.Inputs[I].data<float>() : nullptr;
+}
+
+/// Out[OH, OW] = clamp(bias + sum over taps of K[kh, kw] * In[ih, iw]), zero outside the plane:
+/// the portable depthwise plane (tap-major: each tap adds a scaled, strided row to the output row).
+void depthwisePlanePortable(const DepthwiseGeometry &G, const Clamp &Act, const float *In, const float *K, float Bias,
+                            float *Out) {
+  for (int64_t Oh = 0; Oh < G.OH; ++Oh) {
+    float *Row = Out + Oh * G.OW;
+    std::fill(Row, Row + G.OW, Bias);
+    for (int64_t Kh = 0; Kh < G.KH; ++Kh) {
+      const int64_t Ih = Oh * G.SH - G.PH + Kh * G.DH;
+      if (Ih < 0 || Ih >= G.H)
+        continue;
+      const float *InRow = In + Ih * G.W;
+      for (int64_t Kw = 0; Kw < G.KW; ++Kw) {
+        const float Kv = K[Kh * G.KW + Kw];
+        const int64_t Off = Kw * G.DW - G.PW; // iw = ow * SW + Off in [0, W)
+        const int64_t Lo = std::min<int64_t>(G.OW, Off >= 0 ? 0 : (-Off + G.SW - 1) / G.SW);
+        const int64_t Hi = G.W - 1 - Off < 0 ? 0 : std::min<int64_t>(G.OW, (G.W - 1 - Off) / G.SW + 1);
+        for (int64_t Ow = Lo; Ow < Hi; ++Ow)
+          Row[Ow] += Kv * InRow[Ow * G.SW + Off];
+      }
+    }
+    for (int64_t Ow = 0; Ow < G.OW; ++Ow)
+      Row[Ow] = Act(Row[Ow]);
+  }
+}
+
+DepthwiseGeometry geometryOf(const FusedAttrs &A, const FusedRun &R) {
+  DepthwiseGeometry G = planeGeometryOf(A.W, &R.G);
+  G.HasAct = A.Depthwise.On, G.ActMin = A.Depthwise.Min, G.ActMax = A.Depthwise.Max;
+  return G;
+}
+
+/// Both convolutions as written: the expanded tensor in full (rounded to float32 as the unfused
+/// graph stores it), then the depthwise convolution, both accumulated in double.
+class FusedRefKernel : public Kernel {
+public:
+  explicit FusedRefKernel(FusedAttrs A) : A(std::move(A)) {}
+
+  Status run(const KernelContext &Ctx) const override {
+    ASSIGN_OR_RETURN(const FusedRun R, planFused("f32_pointwise_depthwise__ref", A, Ctx));
+    const float *X = Ctx.Inputs[0].data<float>(), *W1 = Ctx.Inputs[1].data<float>(), *B1 = optionalInput(Ctx, 3);
+    const float *W2 = Ctx.Inputs[2].data<float>(), *B2 = optionalInput(Ctx, 4);
+    float *Y = Ctx.Outputs[0].data<float>();
+    std::vector<float> E(static_cast<size_t>(R.N * R.M * R.Plane));
+    for (int64_t N = 0; N < R.N; ++N)
+      for (int64_t M = 0; M < R.M; ++M)
+        for (int64_t P = 0; P < R.Plane; ++P) {
+          double Acc = B1 ? B1[M] : 0.0;
+          for (int64_t K = 0; K < R.K; ++K)
+            Acc += static_cast<double>(W1[M * R.K + K]) * X[(N * R.K + K) * R.Plane + P];
+          E[static_cast<size_t>((N * R.M + M) * R.Plane + P)] = A.Expand(static_cast<float>(Acc));
+        }
+    const DepthwiseGeometry G = geometryOf(A, R);
+    for (int64_t N = 0; N < R.N; ++N)
+      for (int64_t M = 0; M < R.M; ++M) {
+        const float *In = E.data() + (N * R.M + M) * R.Plane;
+        for (int64_t Oh = 0; Oh < G.OH; ++Oh)
+          for (int64_t Ow = 0; Ow < G.OW; ++Ow) {
+            double Acc = B2 ? B2[M] : 0.0;
+            for (int64_t Kh = 0; Kh < G.KH; ++Kh)
+              for (int64_t Kw = 0; Kw < G.KW; ++Kw) {
+                const int64_t Ih = Oh * G.SH - G.PH + Kh * G.DH, Iw = Ow * G.SW - G.PW + Kw * G.DW;
+                if (Ih >= 0 && Ih < G.H && Iw >= 0 && Iw < G.W)
+                  Acc += static_cast<double>(W2[(M * G.KH + Kh) * G.KW + Kw]) * In[Ih * G.W + Iw];
+              }
+            Y[((N * R.M + M) * G.OH + Oh) * G.OW + Ow] = A.Depthwise(static_cast<float>(Acc));
+          }
+      }
+    return Status::ok();
+  }
+
+private:
+  FusedAttrs A;
+};
+
+/// Channels per block: a multiple of the GEMM's MR whose expanded planes take at most about 1.25
+/// MiB (in this Emerald Rapids' 2 MiB L2 beside the input rows the GEMM streams; MobileNetV2's
+/// 112x112 block measured 4-7% faster with 24 channels, 1.2 MiB, than with 12), and at least four
+/// blocks where the channels allow it (work for two threads with some balance).
+int64_t channelsPerBlock(int64_t M, int64_t Plane, int64_t MR) {
+  constexpr int64_t BudgetFloats = 1280 * 1024 / sizeof(float);
+  const int64_t Fit = std::max<int64_t>(1, BudgetFloats / std::max<int64_t>(1, Plane) / MR) * MR;
+  const int64_t Quarter = std::max<int64_t>(1, (M + 3) / 4 + MR - 1) / MR * MR;
+  return std::max<int64_t>(MR, std::min(Fit, Quarter));
+}
+
+class FusedBlockedKernel : public Kernel {
+public:
+  FusedBlockedKernel(std::string Name, const GemmMicroKernel &MK, FusedAttrs A, int64_t BlockM,
+                     std::vector<PackedA> Blocks, bool Avx512Planes,
+                     std::shared_ptr<const FlatDepthwisePlan> FlatCache)
+      : Name(std::move(Name)), MK(MK), A(std::move(A)), BlockM(BlockM), Blocks(std::move(Blocks)),
+        Avx512Planes(Avx512Planes), FlatCache(std::move(FlatCache)) {}
+
+  Status run(const KernelContext &Ctx) const override {
+    ASSIGN_OR_RETURN(const FusedRun R, planFused(Name.c_str(), A, Ctx));
+    if (R.N * R.M * R.OutPlane == 0)
+      return Status::ok();
+    if (R.M != Blocks.back().M + BlockM * static_cast<int64_t>(Blocks.size() - 1) || R.K != Blocks[0].K)
+      return runError(Name.c_str(), "weights do not match the packed ones");
+    const float *X = Ctx.Inputs[0].data<float>(), *B1 = optionalInput(Ctx, 3);
+    const float *W2 = Ctx.Inputs[2].data<float>(), *B2 = optionalInput(Ctx, 4);
+    float *Y = Ctx.Outputs[0].data<float>();
+    const DepthwiseGeometry G = geometryOf(A, R);
+    const bool Flat = Avx512Planes && depthwiseFlatSupported(G); // stride-1 "same" planes
+    const DepthwisePlan Plan = Avx512Planes && !Flat ? planDepthwise(G) : DepthwisePlan{G, {}};
+    FlatDepthwisePlan LocalPlan; // when the geometry is not the one planned at creation
+    const bool Cached = Flat && FlatCache && sameGeometry(FlatCache->G, G);
+    if (Flat && !Cached)
+      LocalPlan = planDepthwiseFlat(G);
+    const FlatDepthwisePlan &FlatPlan = Cached ? *FlatCache : LocalPlan;
+    const int64_t KT = R.KH * R.KW, NB = static_cast<int64_t>(Blocks.size());
+    // Row k of the GEMM's B (input channel k) starts at k * Plane of the image.
+    std::vector<int64_t> RowOffsets(static_cast<size_t>(std::max<int64_t>(R.K, 1)));
+    for (int64_t K = 0; K < R.K; ++K)
+      RowOffsets[static_cast<size_t>(K)] = K * R.Plane;
+    // Under ~1M multiply-adds (a few us) the fan-out costs more than it saves.
+    const Parallel Serial;
+    const int64_t Work = R.N * R.M * (R.K * R.Plane + KT * R.OutPlane);
+    const Parallel &Par = Work < (int64_t{1} << 20) ? Serial : Ctx.Par;
+    Par.forRange(static_cast<size_t>(R.N * NB), 1, [&](size_t Lo, size_t Hi) {
+      thread_local AlignedFloats Expanded; // this worker's block of expanded planes
+      const size_t Need = static_cast<size_t>(BlockM * R.Plane);
+      if (Expanded.size() < Need)
+        Expanded.resize(Need);
+      float *E = Expanded.data();
+      for (size_t T = Lo; T < Hi; ++T) {
+        const int64_t N = static_cast<int64_t>(T) / NB, B = static_cast<int64_t>(T) % NB, M0 = B * BlockM;
+        const float *Xn = X + N * R.K * R.Plane;
+        const PackedA &W1 = Blocks[static_cast<size_t>(B)];
+        GemmEpilogue Ep;
+        Ep.RowBias = B1 ? B1 + M0 : nullptr;
+        Ep.Clamp = A.Expand.On, Ep.Min = A.Expand.Min, Ep.Max = A.Expand.Max;
+        // X is read in place (packing the image once for all blocks measured the same).
+        const GemmRowsB Rows{Xn, RowOffsets.data(), R.Plane, nullptr};
+        gemmPackedRowsB(MK, W1, Rows, 1.0f, 0.0f, E, R.Plane, Serial, &Ep);
+        for (int64_t J = 0; J < W1.M; ++J) {
+          const int64_t M = M0 + J;
+          const float Bias = B2 ? B2[M] : 0.0f;
+          float *Out = Y + (N * R.M + M) * R.OutPlane;
+          if (Flat)
+            depthwiseFlatAvx512(FlatPlan, E + J * R.Plane, W2 + M * KT, Bias, Out);
+          else if (Avx512Planes)
+            depthwisePlaneAvx512(Plan, E + J * R.Plane, W2 + M * KT, Bias, Out);
+          else
+            depthwisePlanePortable(G, A.Depthwise, E + J * R.Plane, W2 + M * KT, Bias, Out);
+        }
+      }
+    });
+    return Status::ok();
+  }
+
+private:
+  std::string Name;
+  const GemmMicroKernel &MK;
+  FusedAttrs A;
+  int64_t BlockM;
+  std::vector<PackedA> Blocks; ///< W1's rows [b * BlockM, +BlockM), packed
+  bool Avx512Planes;
+  std::shared_ptr<const FlatDepthwisePlan> FlatCache; ///< planned at creation (known shapes), or null
+};
+
+bool typesOk(const KernelCreateInfo &I) {
+  for (size_t K = 0; K < I.Inputs.size() && K < 5; ++K)
+    if ((K < 3 || I.Inputs[K].Present) && !inputIs(I, K, ElementType::F32))
+      return false;
+  return I.Inputs.size() >= 3;
+}
+
+Result<FusedAttrs> attrsFor(const KernelCreateInfo &I) {
+  return parseFusedAttrs(I.N, I.Inputs[0].Shape, I.Inputs[1].Shape, I.Inputs[2].Shape);
+}
+
+KernelVariant blockedVariant(GemmIsa Isa, int Priority) {
+  const GemmMicroKernel &MK = gemmMicroKernel(Isa);
+  const std::string Name = std::string("f32_pointwise_depthwise__blocked_") + MK.Name;
+  const auto Supports = [Isa](const KernelCreateInfo &I) {
+    return typesOk(I) && gemmIsaAvailable(Isa) && inputIsConst(I, 1) && attrsFor(I).isOk();
+  };
+  return {Name, Priority, Supports, [Name, &MK, Isa](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
+            ASSIGN_OR_RETURN(FusedAttrs A, attrsFor(I));
+            const ConstData &W1 = *I.Inputs[1].Const;
+            const int64_t M = W1.Dims[0], K = W1.Dims[1];
+            // The plane size picks the block; an unknown one is taken as 56 x 56.
+            const TensorShape &XS = I.Inputs[0].Shape;
+            const int64_t Plane = XS[2].isConst() && XS[3].isConst() ? XS[2].value() * XS[3].value() : 56 * 56;
+            const int64_t BlockM = channelsPerBlock(M, Plane, MK.MR);
+            std::vector<PackedA> Blocks;
+            for (int64_t M0 = 0; M0 < M || M0 == 0; M0 += BlockM) {
+              Blocks.emplace_back();
+              packA(MK, std::min(BlockM, M - M0), K, MatrixRef{W1.as<float>() + M0 * K, K, 1}, Blocks.back());
+            }
+            markConstConsumed(I, 1);
+            const bool Avx512Planes = Isa == GemmIsa::Avx512 && depthwiseAvx512Supported(planeGeometryOf(A.W, nullptr));
+            std::shared_ptr<const FlatDepthwisePlan> FlatCache;
+            if (Avx512Planes && XS[2].isConst() && XS[3].isConst()) {
+              const WindowGeometry Geo = computeWindowGeometry(A.W, {1, K, XS[2].value(), XS[3].value()});
+              DepthwiseGeometry G = planeGeometryOf(A.W, &Geo);
+              G.HasAct = A.Depthwise.On, G.ActMin = A.Depthwise.Min, G.ActMax = A.Depthwise.Max;
+              FlatCache = cachedFlatPlan(G);
+            }
+            return makeKernel<FusedBlockedKernel>(Name, MK, std::move(A), BlockM, std::move(Blocks), Avx512Planes,
+                                                  std::move(FlatCache));
+          }};
+}
+
+std::vector<OpTestCase> fusedCases() {
+  const auto X = [](std::vector<int64_t> D) { return tensorInput(std::move(D)); };
+  const auto W = [](std::vector<int64_t> D) { return constInput(std::move(D)); };
+  const auto ints = [](std::vector<int64_t> V) { return attrInts(std::move(V)); };
+  const auto act = [](std::map<std::string, AttrValue> Attrs, float Lo, float Hi, bool Expand) {
+    Attrs[Expand ? kExpandActMin : kFusedActMin] = attrFloat(Lo);
+    Attrs[Expand ? kExpandActMax : kFusedActMax] = attrFloat(Hi);
+    return Attrs;
+  };
+  const auto relu6 = [&](std::map<std::string, AttrValue> Attrs) { return act(act(Attrs, 0, 6, true), 0, 6, false); };
+  return {
+      // MobileNetV2-like: 3x3, pads 1, Relu6 on both; M a multiple of 12 and not.
+      testCase("mnv2_stride1", {X({1, 16, 9, 11}), W({24, 16, 1, 1}), W({24, 1, 3, 3}), W({24}), W({24})},
+               relu6({{"group", attrInt(24)}, {"pads", ints({1, 1, 1, 1})}})),
+      testCase("mnv2_stride2_odd", {X({1, 7, 13, 15}), W({20, 7, 1, 1}), W({20, 1, 3, 3}), W({20}), W({20})},
+               relu6({{"group", attrInt(20)}, {"pads", ints({1, 1, 1, 1})}, {"strides", ints({2, 2})}})),
+      // Tight clip bounds (the clamps really cut), no biases, batch 2.
+      testCase("clips_no_bias", {X({2, 5, 8, 7}), W({13, 5, 1, 1}), W({13, 1, 3, 3}), omittedInput(), omittedInput()},
+               act(act({{"group", attrInt(13)}, {"pads", ints({1, 1, 1, 1})}}, -0.1f, 0.2f, true), -0.05f, 0.15f, false)),
+      testCase("expand_clamp_only", {X({1, 6, 10, 10}), W({18, 6, 1, 1}), W({18, 1, 3, 3}), W({18}), omittedInput()},
+               act({{"group", attrInt(18)}, {"pads", ints({1, 1, 1, 1})}}, 0.0f, INFINITY, true)),
+      testCase("no_clamps_asym_pads", {X({1, 4, 9, 12}), W({12, 4, 1, 1}), W({12, 1, 3, 3}), omittedInput(), W({12})},
+               {{"group", attrInt(12)}, {"pads", ints({0, 1, 2, 0})}}),
+      // Several channel blocks (a big plane), the last one partial.
+      testCase("many_blocks", {X({1, 8, 61, 59}), W({40, 8, 1, 1}), W({40, 1, 3, 3}), W({40}), W({40})},
+               relu6({{"group", attrInt(40)}, {"pads", ints({1, 1, 1, 1})}}), 1e-4),
+      testCase("many_blocks_stride2", {X({2, 3, 45, 50}), W({30, 3, 1, 1}), W({30, 1, 3, 3}), W({30}), W({30})},
+               relu6({{"group", attrInt(30)}, {"pads", ints({1, 1, 1, 1})}, {"strides", ints({2, 2})}}), 1e-4),
+      // Large K (two GEMM K blocks) on a 7x7 plane.
+      testCase("large_k_small_plane", {X({1, 200, 7, 7}), W({48, 200, 1, 1}), W({48, 1, 3, 3}), W({48}), W({48})},
+               relu6({{"group", attrInt(48)}, {"pads", ints({1, 1, 1, 1})}}), 1e-4),
+      // "Same" output planes with asymmetric pads and a 5x5 kernel (the flat-plane kernel).
+      testCase("same_asym_pads", {X({1, 4, 9, 12}), W({12, 4, 1, 1}), W({12, 1, 3, 3}), W({12}), W({12})},
+               relu6({{"group", attrInt(12)}, {"pads", ints({0, 2, 2, 0})}})),
+      testCase("same_5x5", {X({2, 6, 13, 5}), W({17, 6, 1, 1}), W({17, 1, 5, 5}), W({17}), omittedInput()},
+               act({{"group", attrInt(17)}, {"pads", ints({2, 2, 2, 2})}}, -0.3f, 0.4f, false)),
+      testCase("kernel5_dilated", {X({1, 5, 17, 19}), W({14, 5, 1, 1}), W({14, 1, 5, 5}), W({14}), W({14})},
+               {{"group", attrInt(14)}, {"pads", ints({2, 4, 2, 4})}, {"dilations", ints({1, 2})}}),
+      // Stride 2 with odd and even widths, 5 rows of taps, vertical stride 1, right pad 0.
+      testCase("stride2_even_width", {X({1, 5, 12, 34}), W({12, 5, 1, 1}), W({12, 1, 3, 3}), W({12}), W({12})},
+               relu6({{"group", attrInt(12)}, {"pads", ints({1, 1, 1, 1})}, {"strides", ints({2, 2})}})),
+      testCase("stride2_tall_kernel", {X({1, 3, 15, 33}), W({12, 3, 1, 1}), W({12, 1, 5, 3}), W({12}), omittedInput()},
+               act({{"group", attrInt(12)}, {"pads", ints({2, 1, 2, 0})}, {"strides", ints({1, 2})}}, -0.3f, 0.3f,
+                   false)),
+      testCase("stride2_narrow", {X({2, 4, 5, 2}), W({12, 4, 1, 1}), W({12, 1, 3, 3}), omittedInput(), W({12})},
+               {{"group", attrInt(12)}, {"pads", ints({1, 1, 1, 1})}, {"strides", ints({2, 2})}}),
+      // Horizontal stride 3: the AVX-512 plane kernel does not take it (portable planes).
+      testCase("stride3", {X({1, 4, 11, 17}), W({12, 4, 1, 1}), W({12, 1, 3, 3}), W({12}), W({12})},
+               {{"group", attrInt(12)}, {"strides", ints({2, 3})}, {"pads", ints({1, 1, 1, 1})}}),
+      testCase("same_upper", {X({1, 4, 10, 9}), W({12, 4, 1, 1}), W({12, 1, 3, 3}), W({12}), W({12})},
+               {{"group", attrInt(12)}, {"auto_pad", attrString("SAME_UPPER")}, {"strides", ints({2, 2})}}),
+      // Weights not constant: only the reference runs it.
+      testCase("weights_not_const", {X({1, 4, 6, 6}), X({12, 4, 1, 1}), X({12, 1, 3, 3}), X({12}), X({12})},
+               {{"group", attrInt(12)}, {"pads", ints({1, 1, 1, 1})}}),
+  };
+}
+
+OpKernels fusedKernels() {
+  OpKernels K;
+  K.Domain = kFusedPointwiseDepthwiseDomain;
+  K.OpType = kFusedPointwiseDepthwiseOp;
+  K.Variants.push_back({"f32_pointwise_depthwise__ref", 0, typesOk,
+                        [](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
+                          ASSIGN_OR_RETURN(FusedAttrs A, attrsFor(I));
+                          return makeKernel<FusedRefKernel>(std::move(A));
+                        }});
+  K.Variants.push_back(blockedVariant(GemmIsa::Portable, 10));
+  K.Variants.push_back(blockedVariant(GemmIsa::Avx2, 20));
+  K.Variants.push_back(blockedVariant(GemmIsa::Avx512, 30));
+  K.TestCases = fusedCases;
+  return K;
+}
+
+OPT_REGISTER_SCHEMA(FusedPointwiseDepthwise, fusedSchema());
+OPT_REGISTER_KERNELS(FusedPointwiseDepthwise, fusedKernels());
+
+} // namespace
+} // namespace ops
+} // namespace detail
+} // namespace runtime
+} // namespace optimium

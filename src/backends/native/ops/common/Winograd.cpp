@@ -334,66 +334,96 @@ __attribute__((target("avx512f"))) void unpackOutputAvx512(const float *Yb, int6
 
 } // namespace
 
-void Winograd3x3::transformWeight(const float *G3, int Tile, double *Out) {
-  static const double G4[6][3] = {{1.0 / 4, 0, 0},
-                                  {-1.0 / 6, -1.0 / 6, -1.0 / 6},
-                                  {-1.0 / 6, 1.0 / 6, -1.0 / 6},
-                                  {1.0 / 24, 1.0 / 12, 1.0 / 6},
-                                  {1.0 / 24, -1.0 / 12, 1.0 / 6},
-                                  {0, 0, 1}};
-  static const double G2[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
-  if (Tile == 2) { // G has rows g0, (g0 + g1 + g2) / 2, (g0 - g1 + g2) / 2, g2: adds only (load time)
-    double Tmp[4][3];
-    for (int J = 0; J < 3; ++J) {
-      const double A = G3[J], B = G3[3 + J], C = G3[6 + J];
-      Tmp[0][J] = A, Tmp[1][J] = 0.5 * (A + B + C), Tmp[2][J] = 0.5 * (A - B + C), Tmp[3][J] = C;
-    }
-    for (int I = 0; I < 4; ++I) {
-      const double A = Tmp[I][0], B = Tmp[I][1], C = Tmp[I][2];
-      Out[I * 4] = A, Out[I * 4 + 1] = 0.5 * (A + B + C), Out[I * 4 + 2] = 0.5 * (A - B + C), Out[I * 4 + 3] = C;
-    }
-    return;
-  }
-  const int N = Tile + 2;
-  const double(*Gm)[3] = Tile == 2 ? G2 : G4;
-  double Tmp[6][3];
+namespace {
+
+/// The weight transform G g G^T of 16 3x3 kernels at once (lanes: 16 output channels): In[t][l] is
+/// tap t of kernel l; Out[p][l] point p. G is F(2x2)'s or F(4x4)'s 4x3 / 6x3 matrix. Plain lane
+/// loops, vectorized by the ISA the caller is compiled for.
+template <int N>
+__attribute__((always_inline)) inline void transformWeights16(const float (*G)[3], const float (*In)[16],
+                                                       float (*Out)[16]) {
+  float Tmp[N][3][16];
   for (int I = 0; I < N; ++I)
     for (int J = 0; J < 3; ++J)
-      Tmp[I][J] = Gm[I][0] * G3[J] + Gm[I][1] * G3[3 + J] + Gm[I][2] * G3[6 + J];
+      for (int L = 0; L < 16; ++L)
+        Tmp[I][J][L] = G[I][0] * In[J][L] + G[I][1] * In[3 + J][L] + G[I][2] * In[6 + J][L];
   for (int I = 0; I < N; ++I)
     for (int J = 0; J < N; ++J)
-      Out[I * N + J] = Tmp[I][0] * Gm[J][0] + Tmp[I][1] * Gm[J][1] + Tmp[I][2] * Gm[J][2];
+      for (int L = 0; L < 16; ++L)
+        Out[I * N + J][L] = Tmp[I][0][L] * G[J][0] + Tmp[I][1][L] * G[J][1] + Tmp[I][2][L] * G[J][2];
 }
+
+constexpr float kG4[6][3] = {{1.0f / 4, 0, 0},
+                             {-1.0f / 6, -1.0f / 6, -1.0f / 6},
+                             {-1.0f / 6, 1.0f / 6, -1.0f / 6},
+                             {1.0f / 24, 1.0f / 12, 1.0f / 6},
+                             {1.0f / 24, -1.0f / 12, 1.0f / 6},
+                             {0, 0, 1}};
+constexpr float kG2[4][3] = {{1, 0, 0}, {0.5f, 0.5f, 0.5f}, {0.5f, -0.5f, 0.5f}, {0, 0, 1}};
+
+void transformWeightsPortable(int Tile, const float (*In)[16], float (*Out)[16]) {
+  Tile == 2 ? transformWeights16<4>(kG2, In, Out) : transformWeights16<6>(kG4, In, Out);
+}
+#if defined(__x86_64__) || defined(__i386__)
+__attribute__((target("avx512f"))) void transformWeightsAvx512(int Tile, const float (*In)[16], float (*Out)[16]) {
+  Tile == 2 ? transformWeights16<4>(kG2, In, Out) : transformWeights16<6>(kG4, In, Out);
+}
+#else
+void transformWeightsAvx512(int Tile, const float (*In)[16], float (*Out)[16]) {
+  transformWeightsPortable(Tile, In, Out);
+}
+#endif
+
+} // namespace
 
 Winograd3x3::Winograd3x3(const GemmMicroKernel &MK, bool Avx512, const float *Wt, int64_t K, int64_t C, int Tile)
     : MK(MK), Avx512(Avx512), Tile(Tile == 2 ? 2 : 4), Points((this->Tile + 2) * (this->Tile + 2)), K(K), C(C),
       Cp(ceilDiv(C, 16) * 16), Kp(ceilDiv(K, 16) * 16), Splits(ceilDiv(ceilDiv(K, 16) * 16, kSplitCols)) {
-  // U[p] as Cp x Kp row-major matrices (zero rows / columns for the padding channels), then
-  // packed per column block.
-  std::vector<float> Um(static_cast<size_t>(Points * Cp * Kp), 0.0f);
-  // The weights in file order (a strided walk over them stalled on every row: ~100 ms of
-  // ResNet-18's load), into Tw[ko][ci][p]; then Tw -> Um by blocks of 16 output channels, so
-  // every write fills a cache line of Um.
-  std::vector<float> Tw(static_cast<size_t>(K * C * Points));
-  double T[36];
-  for (int64_t KC = 0; KC < K * C; ++KC) {
-    transformWeight(Wt + KC * 9, this->Tile, T);
-    for (int64_t P = 0; P < Points; ++P)
-      Tw[static_cast<size_t>(KC * Points + P)] = static_cast<float>(T[P]);
-  }
-  for (int64_t K0 = 0; K0 < K; K0 += 16)
-    for (int64_t Ci = 0; Ci < C; ++Ci)
-      for (int64_t P = 0; P < Points; ++P)
-        for (int64_t Ko = K0; Ko < std::min(K, K0 + 16); ++Ko)
-          Um[static_cast<size_t>((P * Cp + Ci) * Kp + Ko)] = Tw[static_cast<size_t>((Ko * C + Ci) * Points + P)];
-  std::vector<float>().swap(Tw); // before the packed copies: the load's peak memory stays Um + U
+  // U[p * Splits + s] is packB's layout of the Cp x Cols matrix U[p][ci][Col0 + j] (KC-row blocks
+  // of NR-column panels, zero past C, K and Cols), written straight from the transform: 16 output
+  // channels at a time per input channel, so each point's write is 16 contiguous floats of one
+  // panel row, and the weights are read in file order per channel. (Going through transposed
+  // intermediates and packB was ~85% of ResNet-18's load: 155-270 ms.)
+  const int64_t NR = MK.NR, KC = GemmKC;
   U.resize(static_cast<size_t>(Points * Splits));
-  for (int64_t P = 0; P < Points; ++P)
-    for (int64_t S = 0; S < Splits; ++S) {
-      const int64_t Col0 = S * kSplitCols, Cols = std::min(kSplitCols, Kp - Col0);
-      packB(MK, Cp, Cols, MatrixRef{Um.data() + P * Cp * Kp + Col0, Kp, 1}, U[static_cast<size_t>(P * Splits + S)],
-            Parallel());
+  alignas(64) float In[9][16], T[36][16];
+  for (int64_t S = 0; S < Splits; ++S) {
+    const int64_t Col0 = S * kSplitCols, Cols = std::min(kSplitCols, Kp - Col0), Npad = ceilDiv(Cols, NR) * NR;
+    for (int64_t P = 0; P < Points; ++P) {
+      PackedB &B = U[static_cast<size_t>(P * Splits + S)];
+      B.K = Cp, B.N = Cols;
+      B.Data.resize(static_cast<size_t>(std::max<int64_t>(1, Npad * Cp)));
+      if (Npad > Cols) // the last panel's padding columns
+        for (int64_t Ci = 0; Ci < Cp; ++Ci) {
+          const int64_t K0 = Ci / KC * KC, Kc = std::min(KC, Cp - K0);
+          float *Row = B.Data.data() + K0 * Npad + (Cols / NR) * Kc * NR + (Ci - K0) * NR;
+          std::fill(Row + Cols % NR, Row + NR, 0.0f);
+        }
     }
+    for (int64_t J0 = 0; J0 < Cols; J0 += 16) {
+      const int64_t Panel = J0 / NR, InPanel = J0 % NR;
+      for (int64_t Ci = 0; Ci < Cp; ++Ci) {
+        for (int64_t J = 0; J < 16; ++J) {
+          const int64_t Ko = Col0 + J0 + J;
+          if (Ko < K && Ci < C) {
+            const float *W9 = Wt + (Ko * C + Ci) * 9;
+            for (int Tap = 0; Tap < 9; ++Tap)
+              In[Tap][J] = W9[Tap];
+          } else {
+            for (int Tap = 0; Tap < 9; ++Tap)
+              In[Tap][J] = 0.0f;
+          }
+        }
+        (Avx512 ? transformWeightsAvx512 : transformWeightsPortable)(this->Tile, In, T);
+        const int64_t K0 = Ci / KC * KC, Kc = std::min(KC, Cp - K0);
+        const int64_t Off = K0 * Npad + Panel * Kc * NR + (Ci - K0) * NR + InPanel;
+        for (int64_t P = 0; P < Points; ++P) {
+          float *Dst = U[static_cast<size_t>(P * Splits + S)].Data.data() + Off;
+          std::memcpy(Dst, T[P], 16 * sizeof(float));
+        }
+      }
+    }
+  }
 }
 
 int Winograd3x3::tileFor(int64_t C, int64_t K, int64_t OH, int64_t OW) {

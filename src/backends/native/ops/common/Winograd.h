@@ -49,9 +49,6 @@ public:
 
   int tile() const { return Tile; }
 
-  /// The (Tile + 2)^2 transformed weights of one (k, c) pair (G g G^T, row-major), in double.
-  static void transformWeight(const float *G3x3, int Tile, double *Out);
-
 private:
   template <int TileT>
   void runTiles(const float *X, const WinogradGeometry &G, float *Y, const WinogradEpilogue &Ep,

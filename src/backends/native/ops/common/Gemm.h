@@ -89,14 +89,24 @@ public:
     Ptr = std::unique_ptr<float, Free>(static_cast<float *>(P), Free{Mapped});
     Size = N;
   }
+  /// N floats at P, owned by someone else (a slice of one large block for many packed operands,
+  /// faulted in with huge pages instead of each as its own heap block); outlives this object.
+  void borrow(float *P, size_t N) {
+    Ptr = std::unique_ptr<float, Free>(P, Free{Free::Borrowed});
+    Size = N;
+  }
   float *data() const { return Ptr.get(); }
   size_t size() const { return Size; }
 
 private:
   struct Free {
+    static constexpr size_t Borrowed = ~size_t{0};
     Free() : Mapped(0) {}
     explicit Free(size_t M) : Mapped(M) {}
-    void operator()(float *P) const { freeBlock(P, Mapped); }
+    void operator()(float *P) const {
+      if (Mapped != Borrowed)
+        freeBlock(P, Mapped);
+    }
     size_t Mapped;
   };
   std::unique_ptr<float, Free> Ptr;

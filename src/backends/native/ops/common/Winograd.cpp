@@ -387,12 +387,26 @@ Winograd3x3::Winograd3x3(const GemmMicroKernel &MK, bool Avx512, const float *Wt
   const int64_t NR = MK.NR, KC = GemmKC;
   U.resize(static_cast<size_t>(Points * Splits));
   alignas(64) float In[9][16], T[36][16];
+  // Every U in one block, each starting on a cache line: a few huge-page faults instead of a heap
+  // block (and thousands of 4 KiB faults) per point and split.
+  std::vector<size_t> Offset(U.size() + 1, 0);
+  for (int64_t S = 0; S < Splits; ++S) {
+    const int64_t Cols = std::min(kSplitCols, Kp - S * kSplitCols), Npad = ceilDiv(Cols, NR) * NR;
+    for (int64_t P = 0; P < Points; ++P) {
+      const size_t I = static_cast<size_t>(P * Splits + S);
+      Offset[I + 1] = static_cast<size_t>(std::max<int64_t>(16, ceilDiv(Npad * Cp, 16) * 16));
+    }
+  }
+  for (size_t I = 0; I < U.size(); ++I)
+    Offset[I + 1] += Offset[I];
+  Store.resize(Offset.back());
   for (int64_t S = 0; S < Splits; ++S) {
     const int64_t Col0 = S * kSplitCols, Cols = std::min(kSplitCols, Kp - Col0), Npad = ceilDiv(Cols, NR) * NR;
     for (int64_t P = 0; P < Points; ++P) {
-      PackedB &B = U[static_cast<size_t>(P * Splits + S)];
+      const size_t I = static_cast<size_t>(P * Splits + S);
+      PackedB &B = U[I];
       B.K = Cp, B.N = Cols;
-      B.Data.resize(static_cast<size_t>(std::max<int64_t>(1, Npad * Cp)));
+      B.Data.borrow(Store.data() + Offset[I], Offset[I + 1] - Offset[I]);
       if (Npad > Cols) // the last panel's padding columns
         for (int64_t Ci = 0; Ci < Cp; ++Ci) {
           const int64_t K0 = Ci / KC * KC, Kc = std::min(KC, Cp - K0);

@@ -58,7 +58,8 @@ private:
   bool Avx512;
   int Tile, Points;
   int64_t K, C, Cp, Kp, Splits;
-  std::vector<PackedB> U; ///< [point * Splits + split]: Cp x (up to kSplitCols) columns
+  AlignedFloats Store;    ///< one block holding every U below (huge pages, one allocation)
+  std::vector<PackedB> U; ///< [point * Splits + split]: Cp x (up to kSplitCols) columns, in Store
 };
 
 } // namespace ops

@@ -17,8 +17,10 @@
 #include "import/MappedFile.h"
 #include "import/onnx/OnnxImporter.h"
 #include "passes/InferShapes.h"
+#include "passes/FuseAttention.h"
 #include "passes/FuseConvActivation.h"
 #include "passes/FuseQdq.h"
+#include "passes/FuseSkipLayerNorm.h"
 #include "passes/FuseGelu.h"
 #include "passes/FuseMatMulBias.h"
 #include "passes/FuseTransposeMatMul.h"
@@ -564,6 +566,8 @@ Result<std::shared_ptr<ModelImpl>> finishLoad(ImportedModel Imported, const Mode
     }
     fuseMatMulBias(*M->G);
     fuseGelu(*M->G);
+    fuseAttention(*M->G);
+    fuseSkipLayerNorm(*M->G);
     fuseTransposeMatMul(*M->G);
   }
   ASSIGN_OR_RETURN(auto Candidates, resolveDevices(Options));

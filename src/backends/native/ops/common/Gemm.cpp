@@ -259,6 +259,54 @@ void microAvx512(const GemmTile &T) {
 #undef OPT_UNROLL
 #endif
 
+#ifdef OPT_GEMM_X86
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+/// Transposes the 16 x 16 block R in registers (R[i] lane j <- R[j] lane i).
+__attribute__((target("avx512f"), always_inline)) inline void transpose16x16(__m512 R[16]) {
+  __m512 T[16];
+  for (int I = 0; I < 16; I += 2) {
+    T[I] = _mm512_unpacklo_ps(R[I], R[I + 1]);
+    T[I + 1] = _mm512_unpackhi_ps(R[I], R[I + 1]);
+  }
+  for (int I = 0; I < 16; I += 4) {
+    R[I] = _mm512_shuffle_ps(T[I], T[I + 2], 0x44);
+    R[I + 1] = _mm512_shuffle_ps(T[I], T[I + 2], 0xEE);
+    R[I + 2] = _mm512_shuffle_ps(T[I + 1], T[I + 3], 0x44);
+    R[I + 3] = _mm512_shuffle_ps(T[I + 1], T[I + 3], 0xEE);
+  }
+  for (int H = 0; H < 16; H += 8)
+    for (int I = 0; I < 4; ++I) {
+      T[H + I] = _mm512_shuffle_f32x4(R[H + I], R[H + I + 4], 0x88);
+      T[H + I + 4] = _mm512_shuffle_f32x4(R[H + I], R[H + I + 4], 0xDD);
+    }
+  for (int I = 0; I < 8; ++I) {
+    R[I] = _mm512_shuffle_f32x4(T[I], T[I + 8], 0x88);
+    R[I + 8] = _mm512_shuffle_f32x4(T[I], T[I + 8], 0xDD);
+  }
+}
+
+/// One Kc x 32 panel (k-major) of B whose column j is Src + j * Lds with k contiguous (a transposed
+/// operand: attention's K^T), columns past Cols zero: two 16-column halves, 16 k at a time.
+__attribute__((target("avx512f"))) void packPanelTransposedAvx512(float *Panel, const float *Src, int64_t Lds,
+                                                                  int64_t Kc, int64_t Cols) {
+  for (int64_t J0 = 0; J0 < Avx512NR; J0 += 16) {
+    const int64_t Rows = std::max<int64_t>(0, std::min<int64_t>(16, Cols - J0));
+    for (int64_t K0 = 0; K0 < Kc; K0 += 16) {
+      const int64_t Kw = std::min<int64_t>(16, Kc - K0);
+      const __mmask16 M = static_cast<__mmask16>((1u << Kw) - 1u);
+      __m512 R[16];
+      for (int I = 0; I < 16; ++I)
+        R[I] = I < Rows ? _mm512_maskz_loadu_ps(M, Src + (J0 + I) * Lds + K0) : _mm512_setzero_ps();
+      transpose16x16(R);
+      for (int64_t I = 0; I < Kw; ++I)
+        _mm512_store_ps(Panel + (K0 + I) * Avx512NR + J0, R[I]);
+    }
+  }
+}
+#pragma GCC diagnostic pop
+#endif
+
 const GemmMicroKernel PortableKernel{GemmIsa::Portable, "portable_4x16", PortableMR, PortableNR, microPortable};
 #ifdef OPT_GEMM_X86
 const GemmMicroKernel Avx2Kernel{GemmIsa::Avx2, "avx2_6x16", Avx2MR, Avx2NR, microAvx2};
@@ -334,6 +382,13 @@ void packB(const GemmMicroKernel &MK, int64_t K, int64_t N, MatrixRef B, PackedB
         const int64_t K0 = Kb * KC, Kc = std::min(KC, K - K0);
         float *Panel = Dst + K0 * Npad + P * Kc * NR;
         const int64_t Cols = std::min(NR, N - P * NR);
+#ifdef OPT_GEMM_X86
+        if (B.RowStride == 1 && B.ColStride != 1 && MK.Isa == GemmIsa::Avx512 && NR == Avx512NR) {
+          // A transposed source (k contiguous within each column): 16 x 16 register transposes.
+          packPanelTransposedAvx512(Panel, B.Data + K0 + P * NR * B.ColStride, B.ColStride, Kc, Cols);
+          continue;
+        }
+#endif
         for (int64_t Kk = 0; Kk < Kc; ++Kk) {
           const float *Src = B.Data + (K0 + Kk) * B.RowStride + P * NR * B.ColStride;
           float *D = Panel + Kk * NR;

@@ -78,13 +78,19 @@ class AlignedFloats {
 public:
   AlignedFloats() {}
   explicit AlignedFloats(size_t N) { resize(N); }
+  /// Contents are unspecified afterwards; a buffer already big enough is kept (per-task scratch
+  /// reused across calls allocates once).
   void resize(size_t N) {
+    if (Ptr && N <= Capacity) {
+      Size = N;
+      return;
+    }
     const size_t Bytes = ((N * sizeof(float) + 63) / 64) * 64 + 64;
     void *P = std::aligned_alloc(64, Bytes);
     if (!P)
       throw std::bad_alloc();
     Ptr.reset(static_cast<float *>(P));
-    Size = N;
+    Size = Capacity = N;
   }
   float *data() const { return Ptr.get(); }
   size_t size() const { return Size; }
@@ -94,7 +100,7 @@ private:
     void operator()(float *P) const { std::free(P); }
   };
   std::unique_ptr<float, Free> Ptr;
-  size_t Size = 0;
+  size_t Size = 0, Capacity = 0;
 };
 
 /// Left operand (M x K) packed for one microkernel.

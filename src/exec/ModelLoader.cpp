@@ -566,6 +566,7 @@ Result<std::shared_ptr<ModelImpl>> finishLoad(ImportedModel Imported, const Mode
     }
     fuseMatMulBias(*M->G);
     fuseGelu(*M->G);
+    fuseMatMulGelu(*M->G);
     fuseAttention(*M->G);
     fuseSkipLayerNorm(*M->G);
     fuseTransposeMatMul(*M->G);

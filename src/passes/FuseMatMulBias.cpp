@@ -65,6 +65,40 @@ size_t fuseMatMulBias(Graph &G) {
   return Fused;
 }
 
+size_t fuseMatMulGelu(Graph &G) {
+  std::vector<char> Remove(G.Nodes.size(), 0);
+  size_t Fused = 0;
+  for (size_t I = 0; I < G.Nodes.size(); ++I) {
+    const Node &Gl = G.Nodes[I];
+    if (Gl.OpType != "Gelu" || !Gl.Domain.empty() || Gl.Inputs.size() != 1 || Gl.Outputs.size() != 1 ||
+        Gl.Inputs[0] < 0 || Gl.Outputs[0] < 0)
+      continue;
+    auto Approx = Gl.getString("approximate", "none");
+    if (!Approx.isOk() || *Approx != "none")
+      continue;
+    const Value &X = G.Values[Gl.Inputs[0]];
+    if (X.IsGraphOutput || X.Type != ElementType::F32 || X.Consumers.size() != 1 || X.Producer < 0 ||
+        G.Values[Gl.Outputs[0]].Type != ElementType::F32)
+      continue;
+    Node &M = G.Nodes[static_cast<size_t>(X.Producer)];
+    if (M.OpType != "MatMul" || !M.Domain.empty() || M.Inputs.size() < 2 || M.Outputs.size() != 1 ||
+        M.hasAttr(kFusedGelu) || M.Inputs[1] < 0)
+      continue;
+    const int B = M.Inputs[1];
+    if (!G.Values[B].Const || G.Values[B].Const->Type != ElementType::F32 || G.Values[B].Const->Dims.size() != 2)
+      continue;
+    AttrValue One;
+    One.K = AttrValue::Kind::Int;
+    One.I = 1;
+    M.Attrs[kFusedGelu] = One;
+    M.Outputs[0] = Gl.Outputs[0];
+    Remove[I] = 1;
+    ++Fused;
+  }
+  eraseMarkedNodes(G, Remove);
+  return Fused;
+}
+
 } // namespace detail
 } // namespace runtime
 } // namespace optimium

@@ -14,11 +14,20 @@ namespace detail {
 /// Internal MatMul attribute: 1 when input 2 is a fused bias of the output's last dim.
 constexpr const char *kFusedBias = "optimium.fused_bias";
 
+/// Internal MatMul attribute: 1 when a Gelu (approximate "none") of the output is fused in.
+constexpr const char *kFusedGelu = "optimium.fused_gelu";
+
 /// Folds every Add of a constant float32 bias [N] (or [1, ..., 1, N]) that is the only consumer
 /// of a float32 MatMul's output (not a graph output) whose B is a constant 2-D matrix with N
 /// columns into that MatMul. Returns the number fused. Callers skip it when every intermediate
 /// must stay readable.
 size_t fuseMatMulBias(Graph &G);
+
+/// Folds every Gelu (approximate "none": passes/FuseGelu's output) that is the only consumer of a
+/// float32 MatMul's output (not a graph output) whose B is a constant 2-D matrix into that MatMul
+/// (kFusedGelu): the GEMM applies it to each tile while the tile is in registers. Run after
+/// fuseMatMulBias and fuseGelu. Returns the number fused.
+size_t fuseMatMulGelu(Graph &G);
 
 } // namespace detail
 } // namespace runtime

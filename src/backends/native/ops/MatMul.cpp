@@ -2,9 +2,11 @@
 // dims broadcast. f32 has blocked variants that fold A's batch into rows when B is one matrix and
 // pack a constant 2-D B once at creation; f64 and the integer types have the reference only.
 #include <algorithm>
+#include <cmath>
 #include <type_traits>
 
 #include "backends/native/ops/common/Gemm.h"
+#include "backends/native/ops/common/MathApprox.h"
 #include "backends/native/ops/common/OpUtil.h"
 #include "import/MappedFile.h"
 #include "passes/FuseMatMulBias.h"
@@ -224,7 +226,7 @@ template <typename T> using MatMulAcc = typename MatMulAccOf<T>::type;
 
 template <typename T> class MatMulRefKernel : public Kernel {
 public:
-  explicit MatMulRefKernel(bool TransB) : TransB(TransB) {}
+  MatMulRefKernel(bool TransB, bool Gelu) : TransB(TransB), Gelu(Gelu) {}
   Status run(const KernelContext &Ctx) const override {
     using Acc = MatMulAcc<T>;
     ASSIGN_OR_RETURN(const MatMulPlan P, planMatMul(Ctx.Inputs[0], Ctx.Inputs[1], Ctx.Outputs[0], TransB));
@@ -241,13 +243,17 @@ public:
             Sum += static_cast<Acc>(static_cast<Acc>(Ab[I * P.K + K]) *
                                     static_cast<Acc>(TransB ? Bb[J * P.K + K] : Bb[K * P.N + J]));
           Yb[I * P.N + J] = static_cast<T>(Sum);
+          if (Gelu) { // a fused Gelu (passes/FuseMatMulBias), float only
+            const double X = static_cast<double>(Yb[I * P.N + J]);
+            Yb[I * P.N + J] = static_cast<T>(0.5 * X * (1.0 + std::erf(X * 0.70710678118654752)));
+          }
         }
     }
     return Status::ok();
   }
 
 private:
-  bool TransB;
+  bool TransB, Gelu;
 };
 
 Result<bool> transposedB(const KernelCreateInfo &I) {
@@ -255,19 +261,25 @@ Result<bool> transposedB(const KernelCreateInfo &I) {
   return T != 0;
 }
 
+Result<bool> fusedGelu(const KernelCreateInfo &I) {
+  ASSIGN_OR_RETURN(const int64_t G, I.N.getInt(kFusedGelu, 0));
+  return G != 0;
+}
+
 template <typename T> KernelVariant matMulRefVariant(const std::string &Name) {
   const ElementType ET = ElementTypeOf<T>::value;
   return {Name, 0, [ET](const KernelCreateInfo &I) { return inputIs(I, 0, ET) && inputIs(I, 1, ET); },
           [](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
             ASSIGN_OR_RETURN(const bool TransB, transposedB(I));
-            return makeKernel<MatMulRefKernel<T>>(TransB);
+            ASSIGN_OR_RETURN(const bool Gelu, fusedGelu(I));
+            return makeKernel<MatMulRefKernel<T>>(TransB, Gelu);
           }};
 }
 
 class MatMulBlockedKernel : public Kernel {
 public:
-  MatMulBlockedKernel(const GemmMicroKernel &MK, std::unique_ptr<PackedB> ConstB, bool TransB)
-      : MK(MK), ConstB(std::move(ConstB)), TransB(TransB) {}
+  MatMulBlockedKernel(const GemmMicroKernel &MK, std::unique_ptr<PackedB> ConstB, bool TransB, bool Gelu)
+      : MK(MK), ConstB(std::move(ConstB)), TransB(TransB), Gelu(Gelu) {}
 
   Status run(const KernelContext &Ctx) const override {
     const TensorView &AV = Ctx.Inputs[0], &BV = Ctx.Inputs[1];
@@ -285,11 +297,15 @@ public:
     const float *Bias = Ctx.Inputs.size() > 2 && Ctx.Inputs[2].Data ? Ctx.Inputs[2].data<float>() : nullptr;
     GemmEpilogue Ep;
     Ep.ColBias = Bias;
-    const GemmEpilogue *EpP = Bias ? &Ep : nullptr;
-    const auto addBias = [Bias](float *Row, int64_t N0, int64_t N1) {
+    Ep.Gelu = Gelu;
+    const GemmEpilogue *EpP = Bias || Gelu ? &Ep : nullptr;
+    // The GEMV and batched-B paths add the bias and apply a fused Gelu to each row they produce.
+    const auto addBias = [Bias, this](float *Row, int64_t N0, int64_t N1) {
       if (Bias)
         for (int64_t J = N0; J < N1; ++J)
           Row[J] += Bias[J];
+      if (Gelu && N1 > N0)
+        approx::geluErfF32(Row + N0, Row + N0, static_cast<size_t>(N1 - N0));
     };
     if (P.M == 1 && !ConstB) {
       // One row per batch: stream B row by row (no packing). Work splits over batches and over
@@ -349,7 +365,7 @@ public:
 private:
   const GemmMicroKernel &MK;
   std::unique_ptr<PackedB> ConstB;
-  bool TransB;
+  bool TransB, Gelu;
 };
 
 bool matMulTypesOk(const KernelCreateInfo &I) {
@@ -384,11 +400,13 @@ KernelVariant blockedVariant(GemmIsa Isa, int Priority) {
                     releaseSourceRange(BData + K0 * N, static_cast<size_t>((K1 - K0) * N) * sizeof(float));
                   };
                 ConstB.reset(new PackedB);
-                packB(MK, K, N, TransB ? MatrixRef{BData, 1, K} : MatrixRef{BData, N, 1}, *ConstB, Parallel(), Release);
+                packB(MK, K, N, TransB ? MatrixRef{BData, 1, K} : MatrixRef{BData, N, 1}, *ConstB, Parallel(), Release,
+                      gemmKcForWeights(K));
                 markConstConsumed(I, 1); // B's shape is fixed: run() always takes the packed copy
               }
             }
-            return makeKernel<MatMulBlockedKernel>(MK, std::move(ConstB), TransB);
+            ASSIGN_OR_RETURN(const bool Gelu, fusedGelu(I));
+            return makeKernel<MatMulBlockedKernel>(MK, std::move(ConstB), TransB, Gelu);
           }};
 }
 
@@ -436,6 +454,12 @@ OpKernels matMulKernels() {
         testCase("trans_b_const", {T({3, 7, 40}), W({37, 40})}, {{kTransposeB, attrInt(1)}}, 1e-4),
         testCase("trans_b_fused_bias", {T({2, 7, 40}), T({37, 40}), W({37})},
                  {{kTransposeB, attrInt(1)}, {kFusedBias, attrInt(1)}}, 1e-4),
+        testCase("fused_gelu", {T({2, 13, 40}), W({40, 37}), W({37})}, {{kFusedBias, attrInt(1)}, {kFusedGelu, attrInt(1)}},
+                 1e-4),
+        testCase("fused_gelu_no_bias", {T({3, 70}), W({70, 33})}, {{kFusedGelu, attrInt(1)}}, 1e-4),
+        testCase("fused_gelu_gemv", {T({1, 1, 40}), W({40, 70}), W({70})}, {{kFusedBias, attrInt(1)}, {kFusedGelu, attrInt(1)}},
+                 1e-4),
+        testCase("fused_gelu_batched_b", {T({2, 3, 9}), T({2, 9, 20})}, {{kFusedGelu, attrInt(1)}}, 1e-4),
         testCase("f64_batched", {tensorInput({2, 3, 4}, ElementType::F64), tensorInput({4, 5}, ElementType::F64)}),
         testCase("i64", {tensorInput({3, 4}, ElementType::I64), tensorInput({4, 2}, ElementType::I64)}),
     };

@@ -2,6 +2,8 @@
 // build does not use -march=native, so the AVX2/AVX-512 kernels are compiled with target
 // attributes and only called after a run-time CPU check.
 #include "backends/native/ops/common/Gemm.h"
+#include "backends/native/ops/common/MathApprox.h"
+#include "backends/native/ops/common/VecMath512.h"
 
 #include <algorithm>
 #include <cstring>
@@ -18,7 +20,8 @@ namespace ops {
 
 namespace {
 
-// K block: an A panel (MR x KC) and a B panel (KC x NR) stay in L1/L2 across a tile's loop.
+// K block: an A panel (MR x KC) and a B panel (KC x NR) stay in L1/L2 across a tile's loop. The
+// default; a packed B carries its own (PackedB::Kc).
 constexpr int64_t KC = GemmKC;
 
 int64_t ceilDiv(int64_t A, int64_t B) { return (A + B - 1) / B; }
@@ -68,6 +71,8 @@ void microPortable(const GemmTile &T) {
       }
       Row[J] = R;
     }
+    if (Ep && Ep->Gelu)
+      approx::geluErfF32(Row, Row, static_cast<size_t>(Nr));
   }
 }
 
@@ -137,6 +142,8 @@ __attribute__((target("avx2,fma"), always_inline)) inline void avx2Tile(int64_t 
       _mm256_storeu_ps(Row, V0), _mm256_storeu_ps(Row + 8, V1);
     else
       _mm256_maskstore_ps(Row, M0, V0), _mm256_maskstore_ps(Row + 8, M1, V1);
+    if (Ep && Ep->Gelu)
+      approx::geluErfF32(Row, Row, static_cast<size_t>(Nr));
   }
 }
 
@@ -205,7 +212,7 @@ avx512Tile(int64_t Kc, const float *A, int64_t Lda, const float *B, const float 
   const __mmask16 M1 = Nr >= 32   ? static_cast<__mmask16>(0xFFFF)
                        : Nr > 16 ? static_cast<__mmask16>((1u << (Nr - 16)) - 1u)
                                  : static_cast<__mmask16>(0);
-  const bool Bias = Ep && Ep->Bias, Clamp = Ep && Ep->Clamp, ColBias = Ep && Ep->ColBias;
+  const bool Bias = Ep && Ep->Bias, Clamp = Ep && Ep->Clamp, ColBias = Ep && Ep->ColBias, Gelu = Ep && Ep->Gelu;
   const __m512 Lo = _mm512_set1_ps(Clamp ? Ep->Min : 0.0f), Hi = _mm512_set1_ps(Clamp ? Ep->Max : 0.0f);
   const __m512 CB0 = ColBias ? _mm512_maskz_loadu_ps(M0, Ep->ColBias) : _mm512_setzero_ps();
   const __m512 CB1 = ColBias ? _mm512_maskz_loadu_ps(M1, Ep->ColBias + 16) : _mm512_setzero_ps();
@@ -228,6 +235,8 @@ avx512Tile(int64_t Kc, const float *A, int64_t Lda, const float *B, const float 
     if (Clamp) { // max/min with the value second so NaN passes through
       V0 = _mm512_min_ps(Hi, _mm512_max_ps(Lo, V0)), V1 = _mm512_min_ps(Hi, _mm512_max_ps(Lo, V1));
     }
+    if (Gelu)
+      V0 = vec512::gelu512(V0), V1 = vec512::gelu512(V1);
     _mm512_mask_storeu_ps(Row, M0, V0);
     _mm512_mask_storeu_ps(Row + 16, M1, V1);
   }
@@ -341,10 +350,19 @@ const GemmMicroKernel &gemmMicroKernel(GemmIsa Isa) {
 // Packed layouts. A: for each K block kb, for each MR-row panel p: kc x MR floats (k-major),
 // zero-padded past M. B: for each kb, for each NR-column panel: kc x NR floats, zero-padded past N.
 // Every block before the last K block is KC deep, so a panel's offset is computable directly.
-void packA(const GemmMicroKernel &MK, int64_t M, int64_t K, MatrixRef A, PackedA &Out) {
+int64_t gemmKcForWeights(int64_t K) {
+  constexpr int64_t Max = 256;
+  if (K <= Max)
+    return std::max<int64_t>(K, 1);
+  const int64_t Blocks = ceilDiv(K, Max);
+  return ceilDiv(K, Blocks);
+}
+
+void packA(const GemmMicroKernel &MK, int64_t M, int64_t K, MatrixRef A, PackedA &Out, int64_t KC) {
   const int64_t MR = MK.MR, Panels = ceilDiv(M, MR), Mpad = Panels * MR;
   Out.M = M;
   Out.K = K;
+  Out.Kc = KC;
   Out.Data.resize(static_cast<size_t>(std::max<int64_t>(1, Mpad * K)));
   float *Dst = Out.Data.data();
   for (int64_t K0 = 0; K0 < K; K0 += KC) {
@@ -365,11 +383,12 @@ void packB(const GemmMicroKernel &MK, int64_t K, int64_t N, MatrixRef B, PackedB
 }
 
 void packB(const GemmMicroKernel &MK, int64_t K, int64_t N, MatrixRef B, PackedB &Out, const Parallel &Par,
-           const std::function<void(int64_t, int64_t)> &AfterRows) {
+           const std::function<void(int64_t, int64_t)> &AfterRows, int64_t KC) {
   const int64_t NR = MK.NR, Panels = ceilDiv(N, NR), Npad = Panels * NR;
   const int64_t KBlocks = ceilDiv(K, KC);
   Out.K = K;
   Out.N = N;
+  Out.Kc = KC;
   Out.Data.resize(static_cast<size_t>(std::max<int64_t>(1, Npad * K)));
   float *Dst = Out.Data.data();
   // All K blocks at once, or (AfterRows) one block after the other.
@@ -526,6 +545,7 @@ __attribute__((target("avx512f"))) void copyBPanelAvx512(float *Dst, const float
 void gemmDriver(const GemmMicroKernel &MK, int64_t M, int64_t K, const GemmASource &A, const GemmBSource &B,
                 float Alpha, float Beta, float *C, int64_t Ldc, const Parallel &Par, const GemmEpilogue *Ep) {
   const int64_t N = B.Packed ? B.Packed->N : B.Rows.N;
+  const int64_t KC = B.Packed ? B.Packed->Kc : GemmKC; // a packed A was packed with the same
   if (M == 0 || N == 0)
     return;
   if (K == 0) { // empty sum: C = Beta * C
@@ -538,6 +558,8 @@ void gemmDriver(const GemmMicroKernel &MK, int64_t M, int64_t K, const GemmASour
           V += Ep->ColBias[J];
         if (Ep && Ep->Clamp)
           V = std::min(Ep->Max, std::max(Ep->Min, V));
+        if (Ep && Ep->Gelu)
+          approx::geluErfF32(&V, &V, 1);
         C[I * Ldc + J] = V;
       }
     return;
@@ -595,7 +617,7 @@ void gemmDriver(const GemmMicroKernel &MK, int64_t M, int64_t K, const GemmASour
             if (Last && Ep) {
               TileEp.Bias = Ep->RowBias ? Ep->RowBias + P * MR : nullptr;
               TileEp.ColBias = Ep->ColBias ? Ep->ColBias + Q * NR : nullptr;
-              TileEp.Clamp = Ep->Clamp, TileEp.Min = Ep->Min, TileEp.Max = Ep->Max;
+              TileEp.Clamp = Ep->Clamp, TileEp.Min = Ep->Min, TileEp.Max = Ep->Max, TileEp.Gelu = Ep->Gelu;
             }
             GemmTile Tile;
             Tile.Kc = Kc, Tile.A = Ap, Tile.Lda = A.Rows ? A.Lda : 0, Tile.B = Bp;
@@ -636,7 +658,7 @@ void gemmRowsA(const GemmMicroKernel &MK, int64_t M, int64_t K, const float *A, 
                float Alpha, float Beta, float *C, int64_t Ldc, const Parallel &Par, const GemmEpilogue *Ep) {
   if (Lda == 0 && M > 1) { // every row the same memory: the microkernels take Lda == 0 for "packed"
     PackedA PA;
-    packA(MK, M, K, MatrixRef{A, 0, 1}, PA);
+    packA(MK, M, K, MatrixRef{A, 0, 1}, PA, B.Kc);
     gemmPacked(MK, PA, B, Alpha, Beta, C, Ldc, Par, Ep);
     return;
   }
@@ -655,7 +677,7 @@ void gemmA(const GemmMicroKernel &MK, int64_t M, int64_t K, MatrixRef A, const P
     return;
   }
   PackedA PA;
-  packA(MK, M, K, A, PA);
+  packA(MK, M, K, A, PA, B.Kc);
   gemmPacked(MK, PA, B, Alpha, Beta, C, Ldc, Par, Ep);
 }
 
@@ -680,7 +702,8 @@ namespace {
 /// Y[P*NR .. P*NR+Cols) = A (1 x K) x one column panel of a packed B: the panel's K blocks are
 /// contiguous Kc x NR slabs, read once, front to back.
 template <int64_t NR>
-inline void gemvPanel(const float *A, const float *BData, int64_t K, int64_t Npad, int64_t P, float *Y, int64_t Cols) {
+inline void gemvPanel(const float *A, const float *BData, int64_t K, int64_t KC, int64_t Npad, int64_t P, float *Y,
+                      int64_t Cols) {
   float Acc[NR] = {};
   for (int64_t K0 = 0; K0 < K; K0 += KC) {
     const int64_t Kc = std::min(KC, K - K0);
@@ -701,7 +724,7 @@ inline void gemvPanels(const float *A, const PackedB &B, float *Y, size_t Begin,
   const int64_t Panels = (B.N + NR - 1) / NR;
   for (size_t P = Begin; P < End; ++P) {
     const int64_t Col = static_cast<int64_t>(P) * NR;
-    gemvPanel<NR>(A, B.Data.data(), B.K, Panels * NR, static_cast<int64_t>(P), Y + Col, std::min(NR, B.N - Col));
+    gemvPanel<NR>(A, B.Data.data(), B.K, B.Kc, Panels * NR, static_cast<int64_t>(P), Y + Col, std::min(NR, B.N - Col));
   }
 }
 
@@ -733,8 +756,8 @@ void gemvPacked(const GemmMicroKernel &MK, const float *A, const PackedB &B, flo
       for (size_t P = Begin; P < End; ++P) // any other panel width: plain loops
         for (int64_t J = static_cast<int64_t>(P) * NR; J < std::min(B.N, static_cast<int64_t>(P + 1) * NR); ++J) {
           float S = 0;
-          for (int64_t K0 = 0; K0 < B.K; K0 += KC) {
-            const int64_t Kc = std::min(KC, B.K - K0);
+          for (int64_t K0 = 0; K0 < B.K; K0 += B.Kc) {
+            const int64_t Kc = std::min(B.Kc, B.K - K0);
             const float *Panel = B.Data.data() + K0 * Panels * NR + static_cast<int64_t>(P) * Kc * NR;
             for (int64_t Kk = 0; Kk < Kc; ++Kk)
               S += A[K0 + Kk] * Panel[Kk * NR + (J - static_cast<int64_t>(P) * NR)];

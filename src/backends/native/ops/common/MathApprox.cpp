@@ -1,6 +1,7 @@
 // Vectorizable float32 approximations (see MathApprox.h). Written as branch-free scalar code
 // that GCC vectorizes; target_clones builds AVX-512, AVX2 and baseline versions of each loop.
 #include "backends/native/ops/common/MathApprox.h"
+#include "backends/native/ops/common/VecMath512.h"
 
 #include <cmath>
 #include <cstdint>
@@ -201,45 +202,9 @@ bool haveAvx512() {
   return Have;
 }
 
-OPT_AVX512 inline __m512 set1(float V) { return _mm512_set1_ps(V); }
-
-/// exp(x), as expApprox: x clamped to [-104, 88.72] (NaN passes: the clamp keeps the value operand
-/// second), Cody-Waite reduction, the same polynomial, 2^n applied by scalef (so results below the
-/// float range are 0 instead of exp(-87)).
-OPT_AVX512 inline __m512 exp512(__m512 X) {
-  X = _mm512_max_ps(set1(-104.0f), _mm512_min_ps(set1(88.72283f), X));
-  const __m512 N = _mm512_roundscale_ps(_mm512_mul_ps(X, set1(1.44269504088896341f)),
-                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m512 R = _mm512_fnmadd_ps(N, set1(0.693359375f), X);
-  R = _mm512_fnmadd_ps(N, set1(-2.12194440e-4f), R);
-  __m512 P = set1(1.9875691500E-4f);
-  P = _mm512_fmadd_ps(P, R, set1(1.3981999507E-3f));
-  P = _mm512_fmadd_ps(P, R, set1(8.3334519073E-3f));
-  P = _mm512_fmadd_ps(P, R, set1(4.1665795894E-2f));
-  P = _mm512_fmadd_ps(P, R, set1(1.6666665459E-1f));
-  P = _mm512_fmadd_ps(P, R, set1(5.0000001201E-1f));
-  P = _mm512_fmadd_ps(P, _mm512_mul_ps(R, R), _mm512_add_ps(R, set1(1.0f)));
-  return _mm512_scalef_ps(P, N);
-}
-
-/// 0.5 x (1 + erf(x / sqrt 2)) = h + |h| erf(|x| / sqrt 2) with h = x / 2; erf of z >= 0 by
-/// Abramowitz-Stegun 7.1.26 (abs. error <= 1.5e-7 over all z, so GELU's error is at most
-/// 1.5e-7 |h|) with 1 / (1 + p z) from rcp14 and one Newton step.
-OPT_AVX512 inline __m512 gelu512(__m512 X) {
-  const __m512 H = _mm512_mul_ps(X, set1(0.5f));
-  const __m512 Z = _mm512_min_ps(set1(10.0f), _mm512_abs_ps(_mm512_mul_ps(X, set1(0.70710678118654752f))));
-  const __m512 Den = _mm512_fmadd_ps(Z, set1(0.3275911f), set1(1.0f));
-  __m512 T = _mm512_rcp14_ps(Den);
-  T = _mm512_mul_ps(T, _mm512_fnmadd_ps(Den, T, set1(2.0f)));
-  __m512 P = _mm512_fmadd_ps(T, set1(1.061405429f), set1(-1.453152027f));
-  P = _mm512_fmadd_ps(P, T, set1(1.421413741f));
-  P = _mm512_fmadd_ps(P, T, set1(-0.284496736f));
-  P = _mm512_fmadd_ps(P, T, set1(0.254829592f));
-  P = _mm512_mul_ps(P, T);
-  const __m512 E = exp512(_mm512_sub_ps(_mm512_setzero_ps(), _mm512_mul_ps(Z, Z)));
-  const __m512 Erf = _mm512_fnmadd_ps(P, E, set1(1.0f));
-  return _mm512_fmadd_ps(_mm512_abs_ps(H), Erf, H);
-}
+using vec512::exp512;
+using vec512::gelu512;
+using vec512::set1;
 
 inline __mmask16 tailMask(size_t Left) { return static_cast<__mmask16>((1u << Left) - 1u); }
 

@@ -23,6 +23,18 @@ constexpr const char *kFusedGelu = "optimium.fused_gelu";
 /// must stay readable.
 size_t fuseMatMulBias(Graph &G);
 
+/// Internal MatMul attribute: the widths N1, N2, ... of the outputs a merged MatMul writes: output
+/// i holds columns [N1 + ... + N(i-1), + Ni) of A x B (B, and the fused bias, concatenated).
+constexpr const char *kSplitOutputs = "optimium.split_outputs";
+
+/// Merges float32 MatMuls that read the same A with constant 2-D weights of the same depth (and
+/// all or none with a fused bias, none with another internal attribute): attention's Q, K and V
+/// projections become one GEMM over the concatenated weights, one pass over A, one fan-out over
+/// the pool, writing each projection to its own output (kSplitOutputs). The merged node takes
+/// the first member's place in the order. Run after fuseMatMulBias. Returns the number of MatMuls
+/// merged away.
+size_t fuseSiblingMatMuls(Graph &G);
+
 /// Folds every Gelu (approximate "none": passes/FuseGelu's output) that is the only consumer of a
 /// float32 MatMul's output (not a graph output) whose B is a constant 2-D matrix into that MatMul
 /// (kFusedGelu): the GEMM applies it to each tile while the tile is in registers. Run after

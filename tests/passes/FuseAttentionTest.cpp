@@ -221,8 +221,9 @@ TEST(FuseAttention, BertStyleAttentionBecomesOneNode) {
   Spec P;
   const auto Types = check(P, 1);
   EXPECT_EQ(countOf(Types, "Attention"), 1u);
-  // The three projections (two with fused biases) and the Attention node: nothing else is left.
-  EXPECT_EQ(Types.size(), 4u);
+  // The projections (Q and V, both with biases, merged into one MatMul; K without one) and the
+  // Attention node: nothing else is left.
+  EXPECT_EQ(Types.size(), 3u);
   EXPECT_EQ(countOf(Types, "Transpose") + countOf(Types, "Softmax") + countOf(Types, "Reshape"), 0u);
 }
 

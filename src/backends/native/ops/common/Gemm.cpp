@@ -548,10 +548,26 @@ void gemmDriver(const GemmMicroKernel &MK, int64_t M, int64_t K, const GemmASour
   const int64_t KC = B.Packed ? B.Packed->Kc : GemmKC; // a packed A was packed with the same
   if (M == 0 || N == 0)
     return;
+  // Where column J of C starts (row 0) and its row stride: C itself, or a part of a split.
+  const GemmColumnSplit *Split = Ep ? Ep->Split : nullptr;
+  const auto column = [&](int64_t J, int64_t &Stride) -> float * {
+    if (!Split) {
+      Stride = Ldc;
+      return C + J;
+    }
+    size_t Part = 0;
+    while (Part + 1 < Split->Parts && J >= Split->Begin[Part + 1])
+      ++Part;
+    Stride = Split->Ldc[Part];
+    return Split->C[Part] + (J - Split->Begin[Part]);
+  };
   if (K == 0) { // empty sum: C = Beta * C
     for (int64_t I = 0; I < M; ++I)
       for (int64_t J = 0; J < N; ++J) {
-        float V = Beta == 0.0f ? 0.0f : Beta * C[I * Ldc + J];
+        int64_t Stride;
+        float *Cj = column(J, Stride);
+        float &Out = Cj[I * Stride];
+        float V = Beta == 0.0f ? 0.0f : Beta * Out;
         if (Ep && Ep->RowBias)
           V += Ep->RowBias[I];
         if (Ep && Ep->ColBias)
@@ -560,7 +576,7 @@ void gemmDriver(const GemmMicroKernel &MK, int64_t M, int64_t K, const GemmASour
           V = std::min(Ep->Max, std::max(Ep->Min, V));
         if (Ep && Ep->Gelu)
           approx::geluErfF32(&V, &V, 1);
-        C[I * Ldc + J] = V;
+        Out = V;
       }
     return;
   }
@@ -593,6 +609,8 @@ void gemmDriver(const GemmMicroKernel &MK, int64_t M, int64_t K, const GemmASour
         const int64_t Kc = std::min(KC, K - K0);
         for (int64_t Q = Q0; Q < Q1; ++Q) {
           const int64_t Nr = std::min(NR, N - Q * NR);
+          int64_t LdcQ;
+          float *CQ = column(Q * NR, LdcQ);
           const float *Bp = PB ? PB + K0 * Npad + Q * Kc * NR : Panel.data();
           // The packed panel this task reads after this one: the next column panel, or the first
           // one of the next K block.
@@ -622,7 +640,7 @@ void gemmDriver(const GemmMicroKernel &MK, int64_t M, int64_t K, const GemmASour
             GemmTile Tile;
             Tile.Kc = Kc, Tile.A = Ap, Tile.Lda = A.Rows ? A.Lda : 0, Tile.B = Bp;
             Tile.BNext = P == P0 ? BNext : nullptr; // once per panel: the first tile prefetches for the rest
-            Tile.C = C + P * MR * Ldc + Q * NR, Tile.Ldc = Ldc, Tile.Mr = Mr, Tile.Nr = Nr;
+            Tile.C = CQ + P * MR * LdcQ, Tile.Ldc = LdcQ, Tile.Mr = Mr, Tile.Nr = Nr;
             Tile.Alpha = Alpha, Tile.Beta = Beta, Tile.Accumulate = K0 > 0, Tile.Ep = Last && Ep ? &TileEp : nullptr;
             MK.Fn(Tile);
           }

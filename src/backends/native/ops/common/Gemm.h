@@ -128,6 +128,16 @@ void packB(const GemmMicroKernel &MK, int64_t K, int64_t N, MatrixRef B, PackedB
 void packB(const GemmMicroKernel &MK, int64_t K, int64_t N, MatrixRef B, PackedB &Out, const Parallel &Par,
            const std::function<void(int64_t, int64_t)> &AfterRows, int64_t Kc = GemmKC);
 
+/// C's columns written to separate matrices: columns [Begin[p], Begin[p + 1]) go to C[p] (its
+/// column 0 there, row stride Ldc[p]). Every boundary must be a multiple of the microkernel's NR
+/// (a tile never straddles two parts). A merged MatMul writes its projections this way.
+struct GemmColumnSplit {
+  size_t Parts = 0;
+  const int64_t *Begin = nullptr; ///< Parts + 1 entries, Begin[0] == 0, Begin[Parts] == N
+  float *const *C = nullptr;
+  const int64_t *Ldc = nullptr;
+};
+
 /// The epilogue of a whole GEMM: RowBias[i] (i a row of C) is added to row i; then the clamp.
 struct GemmEpilogue {
   const float *RowBias = nullptr;
@@ -135,6 +145,7 @@ struct GemmEpilogue {
   bool Clamp = false;
   float Min = 0, Max = 0;
   bool Gelu = false; ///< last, GELU (erf form) of every element, as approx::geluErfF32 computes it
+  const GemmColumnSplit *Split = nullptr; ///< C and Ldc are ignored when set
 };
 
 /// C (M x N, row stride Ldc) = Alpha * A * B + Beta * C on packed operands, split over Par, then

@@ -5,6 +5,7 @@
 // masked; and the chain stays unfused wherever Attention would compute something else.
 #include <gtest/gtest.h>
 
+#include <cfloat>
 #include <cmath>
 #include <random>
 #include <string>
@@ -172,7 +173,8 @@ size_t countOf(const std::vector<std::string> &Types, const std::string &T) {
 
 /// Runs P fused and unfused on the same random inputs (mask: 0, -10000 and -inf entries; with
 /// AllMasked, every key of batch 0 is -inf) and compares; returns the fused run's op types.
-std::vector<std::string> check(const Spec &P, uint32_t Seed, bool AllMasked = false, int Threads = 2) {
+std::vector<std::string> check(const Spec &P, uint32_t Seed, bool AllMasked = false, int Threads = 2,
+                               float MaskedValue = -INFINITY) {
   std::mt19937 G(Seed);
   const std::string Bytes = attentionModel(P, G);
   const int64_t E = P.H * P.D;
@@ -185,17 +187,17 @@ std::vector<std::string> check(const Spec &P, uint32_t Seed, bool AllMasked = fa
     for (int64_t D : maskDims(P))
       N *= static_cast<size_t>(D);
     std::vector<float> Mask(N);
-    std::uniform_int_distribution<int> Pick(0, 5);
+    std::uniform_int_distribution<int> Pick(0, 6);
     for (float &V : Mask) {
       const int K = Pick(G);
-      V = K == 0 ? -10000.0f : K == 1 ? -INFINITY : (K == 2 ? 0.5f : 0.0f);
+      V = K == 0 ? -10000.0f : K == 1 ? -INFINITY : K == 2 ? 0.5f : K == 3 ? -FLT_MAX : 0.0f;
     }
     // At least one open key per row (unless AllMasked), so rows are finite in both graphs.
     for (size_t I = 0; I < N; I += static_cast<size_t>(maskDims(P).back()))
       Mask[I] = 0.0f;
     if (AllMasked)
       for (size_t I = 0; I < N / static_cast<size_t>(maskDims(P)[0]); ++I)
-        Mask[I] = -INFINITY;
+        Mask[I] = MaskedValue;
     In.push_back({"mask", Mask});
   }
   const Run Fused = runModel(Bytes, true, In, Threads), Plain = runModel(Bytes, false, In, Threads);
@@ -210,7 +212,7 @@ std::vector<std::string> check(const Spec &P, uint32_t Seed, bool AllMasked = fa
     }
     EXPECT_NEAR(Fused.Y[I], Plain.Y[I], 2e-5 * (1.0 + std::fabs(Plain.Y[I]))) << I;
   }
-  EXPECT_EQ(NaNs > 0, AllMasked);
+  EXPECT_EQ(NaNs > 0, AllMasked && std::isinf(MaskedValue));
   return Fused.Types;
 }
 
@@ -274,6 +276,14 @@ TEST(FuseAttention, RowsWithEveryKeyMaskedStayNaN) {
       P.Cross = true, P.T = 6;
     EXPECT_EQ(countOf(check(P, 11, true), "Attention"), 1u) << S;
   }
+}
+
+TEST(FuseAttention, RowsWithEveryKeyAtFloatMinAreUniform) {
+  rt::AutoInit Init;
+  // HF-style masks add finfo(float32).min: a row with every key masked is a uniform average of
+  // V in the unfused graph (all scores equal), and in the fused node.
+  Spec P;
+  EXPECT_EQ(countOf(check(P, 12, true, 2, -FLT_MAX), "Attention"), 1u);
 }
 
 TEST(FuseAttention, LegacySoftmaxOverTheLastAxisFuses) {

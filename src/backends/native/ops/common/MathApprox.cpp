@@ -202,6 +202,7 @@ bool haveAvx512() {
   return Have;
 }
 
+using vec512::exp2Neg512;
 using vec512::exp512;
 using vec512::gelu512;
 using vec512::set1;
@@ -228,26 +229,30 @@ OPT_AVX512 void softmaxAvx512(const float *X, float *Y, size_t N) {
   const __mmask16 Tail = tailMask(N - I);
   if (Tail)
     Mv = _mm512_mask_max_ps(Mv, Tail, Mv, _mm512_maskz_loadu_ps(Tail, X + I));
-  const __m512 Max = set1(_mm512_reduce_max_ps(Mv));
-  // A NaN anywhere makes its exp, the sum, and so every output NaN.
+  // exp(x - max) = 2^((x - max) log2 e), the exponent <= 0 (clamped at -160, where 2^y is 0 in
+  // float). x - max is formed first: rows of huge scores (a finfo.min mask on every key) keep
+  // their differences. A NaN anywhere makes its exp, the sum, and so every output NaN.
+  const __m512 Max = set1(_mm512_reduce_max_ps(Mv)), L2e = set1(1.44269504088896341f), Lo = set1(-160.0f);
+#define OPT_SOFTMAX_EXP(V) exp2Neg512(_mm512_max_ps(Lo, _mm512_mul_ps(_mm512_sub_ps((V), Max), L2e)))
   __m512 S0 = _mm512_setzero_ps(), S1 = _mm512_setzero_ps();
   for (I = 0; I + 32 <= N; I += 32) {
-    const __m512 E0 = exp512(_mm512_sub_ps(_mm512_loadu_ps(X + I), Max));
-    const __m512 E1 = exp512(_mm512_sub_ps(_mm512_loadu_ps(X + I + 16), Max));
+    const __m512 E0 = OPT_SOFTMAX_EXP(_mm512_loadu_ps(X + I));
+    const __m512 E1 = OPT_SOFTMAX_EXP(_mm512_loadu_ps(X + I + 16));
     _mm512_storeu_ps(Y + I, E0);
     _mm512_storeu_ps(Y + I + 16, E1);
     S0 = _mm512_add_ps(S0, E0), S1 = _mm512_add_ps(S1, E1);
   }
   for (; I + 16 <= N; I += 16) {
-    const __m512 E = exp512(_mm512_sub_ps(_mm512_loadu_ps(X + I), Max));
+    const __m512 E = OPT_SOFTMAX_EXP(_mm512_loadu_ps(X + I));
     _mm512_storeu_ps(Y + I, E);
     S0 = _mm512_add_ps(S0, E);
   }
   if (Tail) {
-    const __m512 E = exp512(_mm512_sub_ps(_mm512_maskz_loadu_ps(Tail, X + I), Max));
+    const __m512 E = OPT_SOFTMAX_EXP(_mm512_maskz_loadu_ps(Tail, X + I));
     _mm512_mask_storeu_ps(Y + I, Tail, E);
     S0 = _mm512_mask_add_ps(S0, Tail, S0, E);
   }
+#undef OPT_SOFTMAX_EXP
   const __m512 Inv = set1(1.0f / _mm512_reduce_add_ps(_mm512_add_ps(S0, S1)));
   for (I = 0; I + 16 <= N; I += 16)
     _mm512_storeu_ps(Y + I, _mm512_mul_ps(_mm512_loadu_ps(Y + I), Inv));

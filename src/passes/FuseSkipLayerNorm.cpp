@@ -106,7 +106,9 @@ size_t fuseSkipLayerNorm(Graph &G) {
     Ln.OpType = "SkipLayerNormalization";
     Ln.Domain = "com.microsoft";
     Ln.OpsetVersion = 1;
-    Ln.Inputs = {In, Skip, Gamma, Beta};
+    Ln.Inputs = {In, Skip, Gamma};
+    if (Beta >= 0 || Bias >= 0)
+      Ln.Inputs.push_back(Beta); // -1: omitted, when only the bias follows
     if (Bias >= 0)
       Ln.Inputs.push_back(Bias);
     Ln.Outputs.resize(1);

@@ -17,9 +17,11 @@
 #include "import/MappedFile.h"
 #include "import/onnx/OnnxImporter.h"
 #include "passes/InferShapes.h"
+#include "passes/FuseAttention.h"
 #include "passes/FuseConvActivation.h"
 #include "passes/FuseConvResidual.h"
 #include "passes/FuseQdq.h"
+#include "passes/FuseSkipLayerNorm.h"
 #include "passes/FuseGelu.h"
 #include "passes/FusePointwiseDepthwise.h"
 #include "passes/FuseMatMulBias.h"
@@ -387,11 +389,27 @@ void buildDependencies(ModelImpl &M) {
 
 /// Auto: Pipeline when the pool has 2+ threads and some level of the graph holds 2+ independent
 /// ops (there is something to overlap); Sequential otherwise.
+/// Ops whose kernels do enough work to be worth running beside another one (GEMM-class work).
+bool heavyOp(const Node &N) {
+  static const char *const Heavy[] = {"Conv",         "ConvTranspose", "ConvInteger", "QLinearConv", "MatMul",
+                                      "MatMulInteger", "QLinearMatMul", "Gemm",        "Attention",   "Einsum",
+                                      "LSTM",          "GRU",           "RNN",         "If",          "Loop",
+                                      "Scan"};
+  for (const char *H : Heavy)
+    if (N.OpType == H)
+      return true;
+  return false;
+}
+
 SchedulerType chooseScheduler(const ModelImpl &M) {
   if (M.Options.Scheduler != SchedulerType::Auto)
     return M.Options.Scheduler;
   if (M.Threads < 2)
     return SchedulerType::Sequential;
+  // Pipeline when two heavy ops sit at one depth (independent GEMM-class work to overlap).
+  // Independent light ops (a mask's Unsqueeze / Cast beside an embedding Gather) are not worth
+  // its per-op hand-offs: under Sequential the caller runs the ops and every kernel still fans
+  // out over the whole pool.
   const Graph &G = *M.G;
   std::vector<int> Level(G.Nodes.size(), 0);
   std::map<int, int> Width;
@@ -399,7 +417,7 @@ SchedulerType chooseScheduler(const ModelImpl &M) {
     for (int In : G.Nodes[I].Inputs)
       if (In >= 0 && G.Values[In].Producer >= 0)
         Level[I] = std::max(Level[I], Level[G.Values[In].Producer] + 1);
-    if (++Width[Level[I]] >= 2)
+    if (heavyOp(G.Nodes[I]) && ++Width[Level[I]] >= 2)
       return SchedulerType::Pipeline;
   }
   return SchedulerType::Sequential;
@@ -580,6 +598,10 @@ Result<std::shared_ptr<ModelImpl>> finishLoad(ImportedModel Imported, const Mode
     }
     fuseMatMulBias(*M->G);
     fuseGelu(*M->G);
+    fuseMatMulGelu(*M->G);
+    fuseSiblingMatMuls(*M->G);
+    fuseAttention(*M->G);
+    fuseSkipLayerNorm(*M->G);
     fuseTransposeMatMul(*M->G);
   }
   ASSIGN_OR_RETURN(auto Candidates, resolveDevices(Options));

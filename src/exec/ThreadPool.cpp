@@ -152,6 +152,13 @@ struct ThreadPool::Impl {
   int Parked = 0;
   std::atomic<uint64_t> Epoch{0}; // Bumped (under M) whenever work appears; spinners watch it.
   std::atomic<int> Armed{0};
+  // Workers between going idle and parking (spinning, or about to park). At most
+  // maxSpinners() spin: a caller running a request on its own thread (Sequential) is the pool's
+  // other compute thread, and one more spinner would only take a core from it and from the
+  // workers it fans out to.
+  std::atomic<int> Spinners{0};
+
+  int maxSpinners() const { return std::max(1, Config.Threads - 1); }
 
   explicit Impl(const PoolConfig &C) : Config(C) {
     if (Config.Threads < 1)
@@ -256,7 +263,10 @@ struct ThreadPool::Impl {
       const bool HasDue = !Deferred.empty();
       const auto Due = HasDue ? Deferred.front().Due : std::chrono::steady_clock::time_point();
       L.unlock();
-      bool Moved = spinForWork(Seen, HasDue, Due);
+      bool Moved = false;
+      if (Spinners.fetch_add(1, std::memory_order_relaxed) < maxSpinners())
+        Moved = spinForWork(Seen, HasDue, Due);
+      Spinners.fetch_sub(1, std::memory_order_relaxed);
       L.lock();
       if (Moved)
         continue;
@@ -378,7 +388,9 @@ void ThreadPool::parallelFor(size_t N, size_t Grain,
     P->takeOpenJobLocked(); // Prune finished fan-outs.
     P->Jobs.push_back(J);
     P->Epoch.fetch_add(1, std::memory_order_relaxed);
-    ToWake = std::min(Parts - 1, static_cast<size_t>(P->Parked));
+    // Spinning workers join without a wake-up; wake parked ones only for the parts left over.
+    const size_t Spinning = static_cast<size_t>(std::max(0, P->Spinners.load(std::memory_order_relaxed)));
+    ToWake = Parts - 1 > Spinning ? std::min(Parts - 1 - Spinning, static_cast<size_t>(P->Parked)) : 0;
   }
   if (ToWake >= static_cast<size_t>(P->Config.Threads))
     P->Wake.notify_all();

@@ -13,6 +13,7 @@
 #include "backends/native/ops/common/Gemm.h"
 #include "backends/native/ops/common/MathApprox.h"
 #include "backends/native/ops/common/NormCommon.h"
+#include "passes/FuseAttention.h"
 
 namespace optimium {
 namespace runtime {
@@ -34,6 +35,9 @@ struct AttentionAttrs {
   float Softcap = 0;
   int64_t SoftmaxPrecision = 0; ///< ONNX TensorProto type, 0 = the input type
   int64_t LeftWindow = -1, RightWindow = -1;
+  /// A row whose keys are all masked gives NaN (as Softmax over -inf does) instead of zeros: set
+  /// on the nodes passes/FuseAttention makes of op-by-op attention.
+  bool MaskedRowsNaN = false;
 };
 
 Status attrError(const Node &N, const char *Attr, const std::string &Value, const char *Why) {
@@ -68,6 +72,8 @@ Result<AttentionAttrs> parseAttentionAttrs(const Node &N) {
       A.SoftmaxPrecision != 11 && A.SoftmaxPrecision != 16)
     return attrError(N, "softmax_precision", std::to_string(A.SoftmaxPrecision),
                      "is not a floating-point type (1, 10, 11 or 16)");
+  ASSIGN_OR_RETURN(const int64_t MaskedNaN, N.getInt(kAttentionMaskedRowsNaN, 0));
+  A.MaskedRowsNaN = MaskedNaN != 0;
   ASSIGN_OR_RETURN(A.LeftWindow, N.getInt("left_window_size", -1));
   ASSIGN_OR_RETURN(A.RightWindow, N.getInt("right_window_size", -1));
   if (A.LeftWindow < -1)
@@ -396,7 +402,7 @@ void finishRow(const AttentionAttrs &A, const AttentionRun &R, int64_t N, float 
   if (QkRow && A.Mode == 2)
     std::copy(X, X + N, QkRow);
   if (!AnyAllowed) {
-    std::fill(X, X + N, 0.0f);
+    std::fill(X, X + N, A.MaskedRowsNaN ? std::numeric_limits<float>::quiet_NaN() : 0.0f);
   } else {
     // Softmax in the softmax precision; a row of -inf gives zeros (the reference's convention).
     float Max = NegInf;
@@ -555,12 +561,110 @@ struct KvSource {
   const float *head(int64_t B, int64_t H) const { return Base + HeadOffset(B, H); }
 };
 
+/// Whether runAttentionF32 handles this run: float32 without a cache, present / qk outputs,
+/// softcap or a reduced softmax precision (an encoder's self-attention).
+bool plainF32Run(const AttentionAttrs &A, const AttentionRun &R, const KernelContext &Ctx) {
+  const bool F32 = Ctx.Inputs[InQ].Type == ElementType::F32 && Ctx.Inputs[InK].Type == ElementType::F32 &&
+                   Ctx.Inputs[InV].Type == ElementType::F32;
+  return F32 && R.SoftmaxP == Precision::Float && !R.G.PastLen && !hasRunInput(Ctx, InPastKey) &&
+         !hasRunOutput(Ctx, OutPresentKey) && !hasRunOutput(Ctx, OutPresentValue) && !hasRunOutput(Ctx, OutQk) &&
+         A.Softcap == 0 && R.G.QLen > 1;
+}
+
+/// Float32 attention without a cache, per (batch, q head, block of queries), everything read and
+/// written in place: S = scale * Q K^T (+ the bias row in the GEMM's write-back when it is the same
+/// for every query: a key-padding mask) into a block-sized buffer that stays in cache, the softmax
+/// of each row, Y = P V straight into the output's rows. K^T and V of the head are packed once per
+/// task. Blocks are the heads' whole query range unless the pool needs more tasks than heads.
+Status runAttentionF32(const AttentionAttrs &A, const AttentionRun &R, const GemmMicroKernel &MK,
+                       const KernelContext &Ctx) {
+  const AttentionDims<int64_t> &G = R.G;
+  const int64_t T = G.TotalLen, D = G.HeadSize, Dv = G.VHeadSize;
+  const float *Q = Ctx.Inputs[InQ].data<const float>(), *K = Ctx.Inputs[InK].data<const float>(),
+              *V = Ctx.Inputs[InV].data<const float>();
+  float *Y = Ctx.Outputs[OutY].data<float>();
+  const int64_t Qs = G.ThreeD ? G.QHeads * D : D, Ks = G.ThreeD ? G.KvHeads * D : D,
+                Vs = G.ThreeD ? G.KvHeads * Dv : Dv, Ys = G.ThreeD ? G.QHeads * Dv : Dv;
+  const float Scale = A.HasScale ? A.Scale : static_cast<float>(1.0 / std::sqrt(static_cast<double>(D)));
+  const bool Window = A.LeftWindow >= 0 || A.RightWindow >= 0;
+  // The bias of a row does not depend on the query: one row per task, added by the GEMM.
+  const bool RowInvariant = !A.Causal && !Window && (!R.HasMask || R.MaskStride[2] == 0);
+  const bool AnyBias = R.HasMask || R.Nonpad || A.Causal || Window;
+  const float MaskedFill = A.MaskedRowsNaN ? std::numeric_limits<float>::quiet_NaN() : 0.0f;
+  if (G.Batch * G.QHeads * G.QLen == 0)
+    return Status::ok();
+  if (T == 0) { // no keys: every probability row is empty
+    for (int64_t B = 0; B < G.Batch; ++B)
+      for (int64_t H = 0; H < G.QHeads; ++H)
+        for (int64_t I = 0; I < G.QLen; ++I)
+          std::fill_n(Y + R.rowOffset(B, H, G.QHeads, I, G.QLen, Dv), Dv, 0.0f);
+    return Status::ok();
+  }
+  // Query blocks: whole heads, split further only to give every thread two tasks, and capped so
+  // a block's scores (Rows x T floats) stay within 512 KiB.
+  const int64_t Heads = G.Batch * G.QHeads, Threads = std::max(1, Ctx.Par.threads());
+  int64_t Blocks = Heads >= 2 * Threads ? 1 : (2 * Threads + Heads - 1) / Heads;
+  Blocks = std::max(Blocks, (G.QLen * T + 131071) / 131072);
+  Blocks = std::max<int64_t>(1, std::min(Blocks, (G.QLen + MK.MR - 1) / MK.MR));
+  const int64_t QBlock = ((G.QLen + Blocks - 1) / Blocks + MK.MR - 1) / MK.MR * MK.MR;
+  Blocks = (G.QLen + QBlock - 1) / QBlock;
+  const int64_t Tpad = (T + 15) / 16 * 16;
+  Ctx.Par.forRange(static_cast<size_t>(Heads * Blocks), 1, [&](size_t Lo, size_t Hi) {
+    const Parallel Serial;
+    PackedB KT, VP;
+    AlignedFloats Scores(static_cast<size_t>(QBlock * Tpad)), Bias(static_cast<size_t>(Tpad));
+    for (size_t Task = Lo; Task < Hi; ++Task) {
+      const int64_t Blk = static_cast<int64_t>(Task) % Blocks, BH = static_cast<int64_t>(Task) / Blocks;
+      const int64_t B = BH / G.QHeads, H = BH % G.QHeads, Hk = H / R.Group;
+      const int64_t I0 = Blk * QBlock, Rows = std::min(QBlock, G.QLen - I0);
+      float *Yb = Y + R.rowOffset(B, H, G.QHeads, I0, G.QLen, Dv);
+      // Keys past the block's causal frontier have probability 0 in every row: not computed.
+      int64_t N = T;
+      if (A.Causal)
+        N = std::max<int64_t>(0, std::min(T, I0 + Rows + R.offset(B)));
+      bool Any = N > 0;
+      if (RowInvariant && AnyBias && Any)
+        Any = biasRow(A, R, Ctx, B, H, I0, Bias.data());
+      if (!Any) {
+        for (int64_t I = 0; I < Rows; ++I)
+          std::fill_n(Yb + I * Ys, Dv, MaskedFill);
+        continue;
+      }
+      const float *Kh = K + R.rowOffset(B, Hk, G.KvHeads, 0, G.KvLen, D);
+      const float *Vh = V + R.rowOffset(B, Hk, G.KvHeads, 0, G.KvLen, Dv);
+      packB(MK, D, N, MatrixRef{Kh, 1, Ks}, KT, Serial);
+      packB(MK, N, Dv, MatrixRef{Vh, Vs, 1}, VP, Serial);
+      GemmEpilogue Ep;
+      Ep.ColBias = Bias.data();
+      float *S = Scores.data();
+      gemmRowsA(MK, Rows, D, Q + R.rowOffset(B, H, G.QHeads, I0, G.QLen, D), Qs, KT, Scale, 0.0f, S, Tpad, Serial,
+                RowInvariant && AnyBias ? &Ep : nullptr);
+      for (int64_t I = 0; I < Rows; ++I) {
+        float *X = S + I * Tpad;
+        if (!RowInvariant) {
+          if (!biasRow(A, R, Ctx, B, H, I0 + I, Bias.data())) {
+            std::fill_n(X, N, MaskedFill); // every key masked: zeros (as the reference), or NaN
+            continue;
+          }
+          for (int64_t J = 0; J < N; ++J)
+            X[J] += Bias.data()[J];
+        }
+        approx::softmaxF32(X, X, static_cast<size_t>(N));
+      }
+      gemmRowsA(MK, Rows, N, S, Tpad, VP, 1.0f, 0.0f, Yb, Ys, Serial);
+    }
+  });
+  return Status::ok();
+}
+
 /// The fast kernel, per (batch, q head, block of queries): scores = Q K^T with the blocked GEMM (a
 /// dot-product loop for a single query row, the decode case), the row pipeline, Y = P V. Float32
 /// K/V are read in place and Q carries the whole scale; the 16-bit types go through float panels
 /// of K * sqrt(scale) rounded as the reference rounds. A causal block stops at its last visible key.
 Status runAttentionFast(const AttentionAttrs &A, const GemmMicroKernel &MK, const KernelContext &Ctx) {
   ASSIGN_OR_RETURN(const AttentionRun R, resolveRun(A, Ctx));
+  if (plainF32Run(A, R, Ctx))
+    return runAttentionF32(A, R, MK, Ctx);
   const AttentionDims<int64_t> &G = R.G;
   const int64_t T = G.TotalLen, D = G.HeadSize, Dv = G.VHeadSize;
   const size_t KvHeadsAll = static_cast<size_t>(G.Batch * G.KvHeads);
@@ -691,6 +795,14 @@ std::vector<OpTestCase> attentionCases() {
   const auto bools = [](std::vector<int64_t> D, std::vector<double> V) {
     return valuesInput(std::move(D), std::move(V), ElementType::Bool, false);
   };
+  // 0, large negative and -inf entries, the first key of every row open.
+  const auto keyPadding = [](int64_t Rows, int64_t Keys) {
+    std::vector<double> V(static_cast<size_t>(Rows * Keys), 0.0);
+    for (size_t I = 0; I < V.size(); ++I)
+      if (I % static_cast<size_t>(Keys) != 0)
+        V[I] = I % 5 == 1 ? -std::numeric_limits<double>::infinity() : I % 5 == 3 ? -10000.0 : 0.25 * (I % 3);
+    return V;
+  };
   const auto nonpad = [](std::vector<double> V) {
     const int64_t N = static_cast<int64_t>(V.size());
     return valuesInput({N}, std::move(V), ElementType::I64, false);
@@ -714,6 +826,26 @@ std::vector<OpTestCase> attentionCases() {
                                            omittedInput(), omittedInput(), nonpad({5, 9})},
                          {{"is_causal", Attr(1)}}),
                 24),
+      // The float32 fast path: 3-D heads read in place, a key-padding mask added in the GEMM's
+      // write-back (-inf and large negative entries), odd head sizes, Dv != D.
+      withOpset(testCase("f32_3d_key_padding_mask",
+                         {X({2, 37, 52}), X({2, 29, 52}), X({2, 29, 28}),
+                          valuesInput({2, 1, 1, 29}, keyPadding(2, 29), ElementType::F32, false)},
+                         {{"q_num_heads", Attr(4)}, {"kv_num_heads", Attr(4)}, {"scale", attrFloat(0.3f)}}),
+                23),
+      // A per-query mask shorter than the keys (the rest are masked), GQA.
+      withOpset(testCase("f32_mask_per_query_short", {X({1, 4, 20, 8}), X({1, 2, 25, 8}), X({1, 2, 25, 6}), X({20, 22})}),
+                23),
+      // Every key of batch 1 masked: zero rows; with the fused graph's flag, NaN rows.
+      withOpset(testCase("f32_all_masked_rows", {X({2, 2, 6, 4}), X({2, 2, 5, 4}), X({2, 2, 5, 4}),
+                                                 bools({2, 1, 1, 5}, {1, 0, 1, 1, 0, 0, 0, 0, 0, 0})}),
+                23),
+      withOpset(testCase("f32_all_masked_rows_nan",
+                         {X({2, 2, 6, 4}), X({2, 2, 5, 4}), X({2, 2, 5, 4}),
+                          bools({2, 1, 1, 5}, {1, 0, 1, 1, 0, 0, 0, 0, 0, 0})},
+                         {{kAttentionMaskedRowsNaN, Attr(1)}}),
+                23),
+      withOpset(testCase("f32_gqa_long", {X({1, 4, 70, 16}), X({1, 2, 70, 16}), X({1, 2, 70, 16})}), 23),
       // Long enough for several query blocks and full GEMM tiles.
       withOpset(testCase("prefill_blocks", {X({1, 2, 130, 16}), X({1, 2, 130, 16}), X({1, 2, 130, 16})},
                          {{"is_causal", Attr(1)}}),

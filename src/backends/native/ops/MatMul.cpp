@@ -2,6 +2,8 @@
 // dims broadcast. f32 has blocked variants that fold A's batch into rows when B is one matrix and
 // pack a constant 2-D B once at creation; f64 and the integer types have the reference only.
 #include <algorithm>
+#include <cmath>
+#include <cstring>
 #include <type_traits>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -10,6 +12,7 @@
 #endif
 
 #include "backends/native/ops/common/Gemm.h"
+#include "backends/native/ops/common/MathApprox.h"
 #include "backends/native/ops/common/OpUtil.h"
 #include "import/MappedFile.h"
 #include "passes/FuseMatMulBias.h"
@@ -57,6 +60,24 @@ Status inferMatMul(ShapeContext &Ctx) {
         Bias.getRank() == 0 || (Bias[Bias.getRank() - 1].isConst() && NB.isConst() && Bias[Bias.getRank() - 1].value() != NB.value()))
       return Ctx.error(ErrorCode::Shape, "fused bias ", Bias.toString(), " does not match the output's last dim");
   }
+  ASSIGN_OR_RETURN(const std::vector<int64_t> Split, Ctx.N.getInts(kSplitOutputs, {}));
+  if (Split.empty() && Ctx.Outputs.size() != 1)
+    return Ctx.error(ErrorCode::Model, "MatMul has 1 output, got ", Ctx.Outputs.size());
+  if (!Split.empty()) { // a merged MatMul (passes/FuseMatMulBias): output i takes Split[i] columns
+    int64_t Total = 0;
+    for (int64_t W : Split)
+      Total += W > 0 ? W : 0;
+    if (Split.size() != Ctx.Outputs.size() || RB < 2 || Ctx.Inputs[0].Type != ElementType::F32 ||
+        (NB.isConst() && NB.value() != Total))
+      return Ctx.error(ErrorCode::Shape, "split outputs ", joinInts(Split), " do not cover the output's last dim");
+    for (size_t O = 0; O < Split.size(); ++O) {
+      std::vector<Expr> D = Dims;
+      D.back() = Expr(Split[O]);
+      Ctx.Outputs[O].Type = Ctx.Inputs[0].Type;
+      Ctx.Outputs[O].Shape = TensorShape(std::move(D));
+    }
+    return Status::ok();
+  }
   Ctx.Outputs[0].Type = Ctx.Inputs[0].Type;
   Ctx.Outputs[0].Shape = TensorShape(std::move(Dims));
   return Status::ok();
@@ -67,6 +88,7 @@ OpSchema matMulSchema() {
   S.OpType = "MatMul";
   S.MinInputs = 2;
   S.MaxInputs = 3; // the third only as a fused bias (checked in inferMatMul)
+  S.MaxOutputs = 16; // more than one only as split outputs (checked in inferMatMul)
   S.Infer = inferMatMul;
   return S;
 }
@@ -265,6 +287,34 @@ GemvFn gemvFor(GemmIsa Isa) {
   }
 }
 
+/// A merged MatMul's outputs (kSplitOutputs): Run computes the whole product into one temporary
+/// output, whose columns are then copied to the outputs. The blocked kernel writes the outputs
+/// directly instead where its GEMM can (runSplitGemm).
+template <typename RunFn> Status runThroughTemporary(const KernelContext &Ctx, RunFn Run) {
+  const TensorView &First = Ctx.Outputs[0];
+  int64_t Total = 0;
+  for (const TensorView &O : Ctx.Outputs)
+    Total += O.Dims.empty() ? 0 : O.Dims.back();
+  TensorView Tmp = First;
+  Tmp.Dims.back() = Total;
+  const size_t Elem = getElementSize(First.Type);
+  std::vector<char> Buffer(std::max<size_t>(1, Tmp.elementCount() * Elem));
+  Tmp.Data = Buffer.data();
+  const std::vector<TensorView> Outs = {Tmp};
+  const KernelContext One{Ctx.Inputs, Outs, Ctx.Par};
+  RETURN_IF_ERROR(Run(One));
+  const size_t Rows = Total ? Tmp.elementCount() / static_cast<size_t>(Total) : 0;
+  int64_t Col = 0;
+  for (const TensorView &O : Ctx.Outputs) {
+    const size_t W = static_cast<size_t>(O.Dims.back());
+    for (size_t R = 0; R < Rows; ++R)
+      std::memcpy(static_cast<char *>(O.Data) + R * W * Elem, Buffer.data() + (R * static_cast<size_t>(Total) + Col) * Elem,
+                  W * Elem);
+    Col += static_cast<int64_t>(W);
+  }
+  return Status::ok();
+}
+
 /// Accumulates in double for floats; integers wrap (through unsigned) as ONNX Runtime's do.
 template <typename T, bool = std::is_floating_point<T>::value> struct MatMulAccOf { using type = double; };
 template <typename T> struct MatMulAccOf<T, false> { using type = typename std::make_unsigned<T>::type; };
@@ -272,8 +322,15 @@ template <typename T> using MatMulAcc = typename MatMulAccOf<T>::type;
 
 template <typename T> class MatMulRefKernel : public Kernel {
 public:
-  explicit MatMulRefKernel(bool TransB) : TransB(TransB) {}
+  MatMulRefKernel(bool TransB, bool Gelu) : TransB(TransB), Gelu(Gelu) {}
   Status run(const KernelContext &Ctx) const override {
+    if (Ctx.Outputs.size() > 1)
+      return runThroughTemporary(Ctx, [this](const KernelContext &C) { return runOne(C); });
+    return runOne(Ctx);
+  }
+
+private:
+  Status runOne(const KernelContext &Ctx) const {
     using Acc = MatMulAcc<T>;
     ASSIGN_OR_RETURN(const MatMulPlan P, planMatMul(Ctx.Inputs[0], Ctx.Inputs[1], Ctx.Outputs[0], TransB));
     const T *A = Ctx.Inputs[0].data<T>(), *B = Ctx.Inputs[1].data<T>();
@@ -289,13 +346,16 @@ public:
             Sum += static_cast<Acc>(static_cast<Acc>(Ab[I * P.K + K]) *
                                     static_cast<Acc>(TransB ? Bb[J * P.K + K] : Bb[K * P.N + J]));
           Yb[I * P.N + J] = static_cast<T>(Sum);
+          if (Gelu) { // a fused Gelu (passes/FuseMatMulBias), float only
+            const double X = static_cast<double>(Yb[I * P.N + J]);
+            Yb[I * P.N + J] = static_cast<T>(0.5 * X * (1.0 + std::erf(X * 0.70710678118654752)));
+          }
         }
     }
     return Status::ok();
   }
 
-private:
-  bool TransB;
+  bool TransB, Gelu;
 };
 
 Result<bool> transposedB(const KernelCreateInfo &I) {
@@ -303,21 +363,74 @@ Result<bool> transposedB(const KernelCreateInfo &I) {
   return T != 0;
 }
 
+Result<bool> fusedGelu(const KernelCreateInfo &I) {
+  ASSIGN_OR_RETURN(const int64_t G, I.N.getInt(kFusedGelu, 0));
+  return G != 0;
+}
+
 template <typename T> KernelVariant matMulRefVariant(const std::string &Name) {
   const ElementType ET = ElementTypeOf<T>::value;
   return {Name, 0, [ET](const KernelCreateInfo &I) { return inputIs(I, 0, ET) && inputIs(I, 1, ET); },
           [](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
             ASSIGN_OR_RETURN(const bool TransB, transposedB(I));
-            return makeKernel<MatMulRefKernel<T>>(TransB);
+            ASSIGN_OR_RETURN(const bool Gelu, fusedGelu(I));
+            return makeKernel<MatMulRefKernel<T>>(TransB, Gelu);
           }};
 }
 
 class MatMulBlockedKernel : public Kernel {
 public:
-  MatMulBlockedKernel(const GemmMicroKernel &MK, std::unique_ptr<PackedB> ConstB, bool TransB)
-      : MK(MK), ConstB(std::move(ConstB)), TransB(TransB) {}
+  MatMulBlockedKernel(const GemmMicroKernel &MK, std::unique_ptr<PackedB> ConstB, bool TransB, bool Gelu)
+      : MK(MK), ConstB(std::move(ConstB)), TransB(TransB), Gelu(Gelu) {}
 
   Status run(const KernelContext &Ctx) const override {
+    if (Ctx.Outputs.size() > 1) {
+      bool Done = false;
+      RETURN_IF_ERROR(runSplitGemm(Ctx, Done));
+      if (Done)
+        return Status::ok();
+      return runThroughTemporary(Ctx, [this](const KernelContext &C) { return runOne(C); });
+    }
+    return runOne(Ctx);
+  }
+
+private:
+  /// A merged MatMul whose product is one GEMM over consecutive rows of A with the packed weights
+  /// and whose outputs start at tile boundaries: the GEMM writes every output directly.
+  Status runSplitGemm(const KernelContext &Ctx, bool &Done) const {
+    const TensorView &AV = Ctx.Inputs[0];
+    if (!ConstB || AV.rank() < 2 || AV.Type != ElementType::F32)
+      return Status::ok();
+    const int64_t K = AV.Dims.back(), Rows = static_cast<int64_t>(AV.elementCount()) / std::max<int64_t>(K, 1);
+    std::vector<int64_t> Begin = {0};
+    std::vector<float *> C;
+    std::vector<int64_t> Ldc;
+    for (const TensorView &O : Ctx.Outputs) {
+      const int64_t W = O.Dims.empty() ? 0 : O.Dims.back();
+      if (Begin.back() % MK.NR != 0 || static_cast<int64_t>(O.elementCount()) != Rows * W)
+        return Status::ok();
+      C.push_back(O.data<float>());
+      Ldc.push_back(W);
+      Begin.push_back(Begin.back() + W);
+    }
+    // Row-major A whose batches are consecutive rows (the outputs' batch dims are A's).
+    if (K == 0 || Rows < 2 || ConstB->K != K || ConstB->N != Begin.back() || Ctx.Outputs[0].Dims.size() != AV.Dims.size())
+      return Status::ok();
+    for (size_t D = 0; D + 1 < AV.Dims.size(); ++D)
+      if (Ctx.Outputs[0].Dims[D] != AV.Dims[D])
+        return Status::ok();
+    GemmColumnSplit Split;
+    Split.Parts = C.size(), Split.Begin = Begin.data(), Split.C = C.data(), Split.Ldc = Ldc.data();
+    GemmEpilogue Ep;
+    Ep.ColBias = Ctx.Inputs.size() > 2 && Ctx.Inputs[2].Data ? Ctx.Inputs[2].data<float>() : nullptr;
+    Ep.Gelu = Gelu;
+    Ep.Split = &Split;
+    gemmRowsA(MK, Rows, K, AV.data<float>(), K, *ConstB, 1.0f, 0.0f, nullptr, 0, Ctx.Par, &Ep);
+    Done = true;
+    return Status::ok();
+  }
+
+  Status runOne(const KernelContext &Ctx) const {
     const TensorView &AV = Ctx.Inputs[0], &BV = Ctx.Inputs[1];
     ASSIGN_OR_RETURN(const MatMulPlan P, planMatMul(AV, BV, Ctx.Outputs[0], TransB));
     const float *A = AV.data<float>(), *B = BV.data<float>();
@@ -333,11 +446,15 @@ public:
     const float *Bias = Ctx.Inputs.size() > 2 && Ctx.Inputs[2].Data ? Ctx.Inputs[2].data<float>() : nullptr;
     GemmEpilogue Ep;
     Ep.ColBias = Bias;
-    const GemmEpilogue *EpP = Bias ? &Ep : nullptr;
-    const auto addBias = [Bias](float *Row, int64_t N0, int64_t N1) {
+    Ep.Gelu = Gelu;
+    const GemmEpilogue *EpP = Bias || Gelu ? &Ep : nullptr;
+    // The GEMV and batched-B paths add the bias and apply a fused Gelu to each row they produce.
+    const auto addBias = [Bias, this](float *Row, int64_t N0, int64_t N1) {
       if (Bias)
         for (int64_t J = N0; J < N1; ++J)
           Row[J] += Bias[J];
+      if (Gelu && N1 > N0)
+        approx::geluErfF32(Row + N0, Row + N0, static_cast<size_t>(N1 - N0));
     };
     if (P.M == 1 && !ConstB) {
       // One row per batch: stream B row by row (no packing). Work splits over batches and over
@@ -394,10 +511,9 @@ public:
     return Status::ok();
   }
 
-private:
   const GemmMicroKernel &MK;
   std::unique_ptr<PackedB> ConstB;
-  bool TransB;
+  bool TransB, Gelu;
 };
 
 bool matMulTypesOk(const KernelCreateInfo &I) {
@@ -432,11 +548,13 @@ KernelVariant blockedVariant(GemmIsa Isa, int Priority) {
                     releaseSourceRange(BData + K0 * N, static_cast<size_t>((K1 - K0) * N) * sizeof(float));
                   };
                 ConstB.reset(new PackedB);
-                packB(MK, K, N, TransB ? MatrixRef{BData, 1, K} : MatrixRef{BData, N, 1}, *ConstB, Parallel(), Release);
+                packB(MK, K, N, TransB ? MatrixRef{BData, 1, K} : MatrixRef{BData, N, 1}, *ConstB, Parallel(), Release,
+                      gemmKcForWeights(K));
                 markConstConsumed(I, 1); // B's shape is fixed: run() always takes the packed copy
               }
             }
-            return makeKernel<MatMulBlockedKernel>(MK, std::move(ConstB), TransB);
+            ASSIGN_OR_RETURN(const bool Gelu, fusedGelu(I));
+            return makeKernel<MatMulBlockedKernel>(MK, std::move(ConstB), TransB, Gelu);
           }};
 }
 
@@ -455,6 +573,13 @@ OpKernels matMulKernels() {
   K.TestCases = [] {
     const auto T = [](std::vector<int64_t> D) { return tensorInput(std::move(D)); };
     const auto W = [](std::vector<int64_t> D) { return constInput(std::move(D)); };
+    const auto splitCase = [](std::string Label, std::vector<TestInput> In, std::map<std::string, AttrValue> Attrs,
+                              std::vector<int64_t> Widths) {
+      Attrs[kSplitOutputs] = attrInts(Widths);
+      OpTestCase C = testCase(std::move(Label), std::move(In), std::move(Attrs), 1e-4);
+      C.NumOutputs = static_cast<int>(Widths.size());
+      return C;
+    };
     return std::vector<OpTestCase>{
         testCase("2d", {T({5, 7}), T({7, 9})}),
         testCase("2d_const_b", {T({33, 70}), W({70, 40})}),
@@ -484,6 +609,15 @@ OpKernels matMulKernels() {
         testCase("trans_b_const", {T({3, 7, 40}), W({37, 40})}, {{kTransposeB, attrInt(1)}}, 1e-4),
         testCase("trans_b_fused_bias", {T({2, 7, 40}), T({37, 40}), W({37})},
                  {{kTransposeB, attrInt(1)}, {kFusedBias, attrInt(1)}}, 1e-4),
+        testCase("fused_gelu", {T({2, 13, 40}), W({40, 37}), W({37})}, {{kFusedBias, attrInt(1)}, {kFusedGelu, attrInt(1)}},
+                 1e-4),
+        testCase("fused_gelu_no_bias", {T({3, 70}), W({70, 33})}, {{kFusedGelu, attrInt(1)}}, 1e-4),
+        testCase("fused_gelu_gemv", {T({1, 1, 40}), W({40, 70}), W({70})}, {{kFusedBias, attrInt(1)}, {kFusedGelu, attrInt(1)}},
+                 1e-4),
+        testCase("fused_gelu_batched_b", {T({2, 3, 9}), T({2, 9, 20})}, {{kFusedGelu, attrInt(1)}}, 1e-4),
+        splitCase("split_outputs", {T({2, 7, 40}), W({40, 96}), W({96})}, {{kFusedBias, attrInt(1)}}, {32, 64}),
+        splitCase("split_outputs_odd", {T({3, 5, 20}), W({20, 37})}, {}, {13, 1, 23}),
+        splitCase("split_outputs_one_row", {T({1, 20}), W({20, 64})}, {}, {32, 32}),
         testCase("f64_batched", {tensorInput({2, 3, 4}, ElementType::F64), tensorInput({4, 5}, ElementType::F64)}),
         testCase("i64", {tensorInput({3, 4}, ElementType::I64), tensorInput({4, 2}, ElementType::I64)}),
     };

@@ -2,6 +2,8 @@
 // build does not use -march=native, so the AVX2/AVX-512 kernels are compiled with target
 // attributes and only called after a run-time CPU check.
 #include "backends/native/ops/common/Gemm.h"
+#include "backends/native/ops/common/MathApprox.h"
+#include "backends/native/ops/common/VecMath512.h"
 
 #include <algorithm>
 #include <cstring>
@@ -18,7 +20,8 @@ namespace ops {
 
 namespace {
 
-// K block: an A panel (MR x KC) and a B panel (KC x NR) stay in L1/L2 across a tile's loop.
+// K block: an A panel (MR x KC) and a B panel (KC x NR) stay in L1/L2 across a tile's loop. The
+// default; a packed B carries its own (PackedB::Kc).
 constexpr int64_t KC = GemmKC;
 
 int64_t ceilDiv(int64_t A, int64_t B) { return (A + B - 1) / B; }
@@ -68,6 +71,8 @@ void microPortable(const GemmTile &T) {
       }
       Row[J] = R;
     }
+    if (Ep && Ep->Gelu)
+      approx::geluErfF32(Row, Row, static_cast<size_t>(Nr));
   }
 }
 
@@ -137,6 +142,8 @@ __attribute__((target("avx2,fma"), always_inline)) inline void avx2Tile(int64_t 
       _mm256_storeu_ps(Row, V0), _mm256_storeu_ps(Row + 8, V1);
     else
       _mm256_maskstore_ps(Row, M0, V0), _mm256_maskstore_ps(Row + 8, M1, V1);
+    if (Ep && Ep->Gelu)
+      approx::geluErfF32(Row, Row, static_cast<size_t>(Nr));
   }
 }
 
@@ -209,7 +216,7 @@ avx512Tile(int64_t Kc, const float *A, int64_t Lda, const float *B, const float 
   const __mmask16 M1 = Nr >= 32   ? static_cast<__mmask16>(0xFFFF)
                        : Nr > 16 ? static_cast<__mmask16>((1u << (Nr - 16)) - 1u)
                                  : static_cast<__mmask16>(0);
-  const bool Bias = Ep && Ep->Bias, Clamp = Ep && Ep->Clamp, ColBias = Ep && Ep->ColBias;
+  const bool Bias = Ep && Ep->Bias, Clamp = Ep && Ep->Clamp, ColBias = Ep && Ep->ColBias, Gelu = Ep && Ep->Gelu;
   const __m512 Lo = _mm512_set1_ps(Clamp ? Ep->Min : 0.0f), Hi = _mm512_set1_ps(Clamp ? Ep->Max : 0.0f);
   const __m512 CB0 = ColBias ? _mm512_maskz_loadu_ps(M0, Ep->ColBias) : _mm512_setzero_ps();
   const __m512 CB1 = ColBias ? _mm512_maskz_loadu_ps(M1, Ep->ColBias + 16) : _mm512_setzero_ps();
@@ -232,6 +239,8 @@ avx512Tile(int64_t Kc, const float *A, int64_t Lda, const float *B, const float 
     if (Clamp) { // max/min with the value second so NaN passes through
       V0 = _mm512_min_ps(Hi, _mm512_max_ps(Lo, V0)), V1 = _mm512_min_ps(Hi, _mm512_max_ps(Lo, V1));
     }
+    if (Gelu)
+      V0 = vec512::gelu512(V0), V1 = vec512::gelu512(V1);
     _mm512_mask_storeu_ps(Row, M0, V0);
     if (!Half)
       _mm512_mask_storeu_ps(Row + 16, M1, V1);
@@ -265,6 +274,54 @@ void microAvx512(const GemmTile &T) {
     avx512Rows<false>(T.Kc, T.A, T.Lda, T.B, T.BNext, T.C, T.Ldc, T.Mr, T.Nr, T.Alpha, T.Beta, T.Accumulate, T.Ep);
 }
 #undef OPT_UNROLL
+#endif
+
+#ifdef OPT_GEMM_X86
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+/// Transposes the 16 x 16 block R in registers (R[i] lane j <- R[j] lane i).
+__attribute__((target("avx512f"), always_inline)) inline void transpose16x16(__m512 R[16]) {
+  __m512 T[16];
+  for (int I = 0; I < 16; I += 2) {
+    T[I] = _mm512_unpacklo_ps(R[I], R[I + 1]);
+    T[I + 1] = _mm512_unpackhi_ps(R[I], R[I + 1]);
+  }
+  for (int I = 0; I < 16; I += 4) {
+    R[I] = _mm512_shuffle_ps(T[I], T[I + 2], 0x44);
+    R[I + 1] = _mm512_shuffle_ps(T[I], T[I + 2], 0xEE);
+    R[I + 2] = _mm512_shuffle_ps(T[I + 1], T[I + 3], 0x44);
+    R[I + 3] = _mm512_shuffle_ps(T[I + 1], T[I + 3], 0xEE);
+  }
+  for (int H = 0; H < 16; H += 8)
+    for (int I = 0; I < 4; ++I) {
+      T[H + I] = _mm512_shuffle_f32x4(R[H + I], R[H + I + 4], 0x88);
+      T[H + I + 4] = _mm512_shuffle_f32x4(R[H + I], R[H + I + 4], 0xDD);
+    }
+  for (int I = 0; I < 8; ++I) {
+    R[I] = _mm512_shuffle_f32x4(T[I], T[I + 8], 0x88);
+    R[I + 8] = _mm512_shuffle_f32x4(T[I], T[I + 8], 0xDD);
+  }
+}
+
+/// One Kc x 32 panel (k-major) of B whose column j is Src + j * Lds with k contiguous (a transposed
+/// operand: attention's K^T), columns past Cols zero: two 16-column halves, 16 k at a time.
+__attribute__((target("avx512f"))) void packPanelTransposedAvx512(float *Panel, const float *Src, int64_t Lds,
+                                                                  int64_t Kc, int64_t Cols) {
+  for (int64_t J0 = 0; J0 < Avx512NR; J0 += 16) {
+    const int64_t Rows = std::max<int64_t>(0, std::min<int64_t>(16, Cols - J0));
+    for (int64_t K0 = 0; K0 < Kc; K0 += 16) {
+      const int64_t Kw = std::min<int64_t>(16, Kc - K0);
+      const __mmask16 M = static_cast<__mmask16>((1u << Kw) - 1u);
+      __m512 R[16];
+      for (int I = 0; I < 16; ++I)
+        R[I] = I < Rows ? _mm512_maskz_loadu_ps(M, Src + (J0 + I) * Lds + K0) : _mm512_setzero_ps();
+      transpose16x16(R);
+      for (int64_t I = 0; I < Kw; ++I)
+        _mm512_store_ps(Panel + (K0 + I) * Avx512NR + J0, R[I]);
+    }
+  }
+}
+#pragma GCC diagnostic pop
 #endif
 
 const GemmMicroKernel PortableKernel{GemmIsa::Portable, "portable_4x16", PortableMR, PortableNR, microPortable};
@@ -301,10 +358,19 @@ const GemmMicroKernel &gemmMicroKernel(GemmIsa Isa) {
 // Packed layouts. A: for each K block kb, for each MR-row panel p: kc x MR floats (k-major),
 // zero-padded past M. B: for each kb, for each NR-column panel: kc x NR floats, zero-padded past N.
 // Every block before the last K block is KC deep, so a panel's offset is computable directly.
-void packA(const GemmMicroKernel &MK, int64_t M, int64_t K, MatrixRef A, PackedA &Out) {
+int64_t gemmKcForWeights(int64_t K) {
+  constexpr int64_t Max = 256;
+  if (K <= Max)
+    return std::max<int64_t>(K, 1);
+  const int64_t Blocks = ceilDiv(K, Max);
+  return ceilDiv(K, Blocks);
+}
+
+void packA(const GemmMicroKernel &MK, int64_t M, int64_t K, MatrixRef A, PackedA &Out, int64_t KC) {
   const int64_t MR = MK.MR, Panels = ceilDiv(M, MR), Mpad = Panels * MR;
   Out.M = M;
   Out.K = K;
+  Out.Kc = KC;
   Out.Data.resize(static_cast<size_t>(std::max<int64_t>(1, Mpad * K)));
   float *Dst = Out.Data.data();
   for (int64_t K0 = 0; K0 < K; K0 += KC) {
@@ -325,11 +391,12 @@ void packB(const GemmMicroKernel &MK, int64_t K, int64_t N, MatrixRef B, PackedB
 }
 
 void packB(const GemmMicroKernel &MK, int64_t K, int64_t N, MatrixRef B, PackedB &Out, const Parallel &Par,
-           const std::function<void(int64_t, int64_t)> &AfterRows) {
+           const std::function<void(int64_t, int64_t)> &AfterRows, int64_t KC) {
   const int64_t NR = MK.NR, Panels = ceilDiv(N, NR), Npad = Panels * NR;
   const int64_t KBlocks = ceilDiv(K, KC);
   Out.K = K;
   Out.N = N;
+  Out.Kc = KC;
   Out.Data.resize(static_cast<size_t>(std::max<int64_t>(1, Npad * K)));
   float *Dst = Out.Data.data();
   // All K blocks at once, or (AfterRows) one block after the other.
@@ -342,6 +409,13 @@ void packB(const GemmMicroKernel &MK, int64_t K, int64_t N, MatrixRef B, PackedB
         const int64_t K0 = Kb * KC, Kc = std::min(KC, K - K0);
         float *Panel = Dst + K0 * Npad + P * Kc * NR;
         const int64_t Cols = std::min(NR, N - P * NR);
+#ifdef OPT_GEMM_X86
+        if (B.RowStride == 1 && B.ColStride != 1 && MK.Isa == GemmIsa::Avx512 && NR == Avx512NR) {
+          // A transposed source (k contiguous within each column): 16 x 16 register transposes.
+          packPanelTransposedAvx512(Panel, B.Data + K0 + P * NR * B.ColStride, B.ColStride, Kc, Cols);
+          continue;
+        }
+#endif
         for (int64_t Kk = 0; Kk < Kc; ++Kk) {
           const float *Src = B.Data + (K0 + Kk) * B.RowStride + P * NR * B.ColStride;
           float *D = Panel + Kk * NR;
@@ -479,19 +553,38 @@ __attribute__((target("avx512f"))) void copyBPanelAvx512(float *Dst, const float
 void gemmDriver(const GemmMicroKernel &MK, int64_t M, int64_t K, const GemmASource &A, const GemmBSource &B,
                 float Alpha, float Beta, float *C, int64_t Ldc, const Parallel &Par, const GemmEpilogue *Ep) {
   const int64_t N = B.Packed ? B.Packed->N : B.Rows.N;
+  const int64_t KC = B.Packed ? B.Packed->Kc : GemmKC; // a packed A was packed with the same
   if (M == 0 || N == 0)
     return;
+  // Where column J of C starts (row 0) and its row stride: C itself, or a part of a split.
+  const GemmColumnSplit *Split = Ep ? Ep->Split : nullptr;
+  const auto column = [&](int64_t J, int64_t &Stride) -> float * {
+    if (!Split) {
+      Stride = Ldc;
+      return C + J;
+    }
+    size_t Part = 0;
+    while (Part + 1 < Split->Parts && J >= Split->Begin[Part + 1])
+      ++Part;
+    Stride = Split->Ldc[Part];
+    return Split->C[Part] + (J - Split->Begin[Part]);
+  };
   if (K == 0) { // empty sum: C = Beta * C
     for (int64_t I = 0; I < M; ++I)
       for (int64_t J = 0; J < N; ++J) {
-        float V = Beta == 0.0f ? 0.0f : Beta * C[I * Ldc + J];
+        int64_t Stride;
+        float *Cj = column(J, Stride);
+        float &Out = Cj[I * Stride];
+        float V = Beta == 0.0f ? 0.0f : Beta * Out;
         if (Ep && Ep->RowBias)
           V += Ep->RowBias[I];
         if (Ep && Ep->ColBias)
           V += Ep->ColBias[J];
         if (Ep && Ep->Clamp)
           V = std::min(Ep->Max, std::max(Ep->Min, V));
-        C[I * Ldc + J] = V;
+        if (Ep && Ep->Gelu)
+          approx::geluErfF32(&V, &V, 1);
+        Out = V;
       }
     return;
   }
@@ -524,11 +617,13 @@ void gemmDriver(const GemmMicroKernel &MK, int64_t M, int64_t K, const GemmASour
       if (Last && Ep) {
         TileEp.Bias = Ep->RowBias ? Ep->RowBias + P * MR : nullptr;
         TileEp.ColBias = Ep->ColBias ? Ep->ColBias + Q * NR : nullptr;
-        TileEp.Clamp = Ep->Clamp, TileEp.Min = Ep->Min, TileEp.Max = Ep->Max;
+        TileEp.Clamp = Ep->Clamp, TileEp.Min = Ep->Min, TileEp.Max = Ep->Max, TileEp.Gelu = Ep->Gelu;
       }
+      int64_t LdcQ;
+      float *CQ = column(Q * NR, LdcQ);
       GemmTile Tile;
       Tile.Kc = Kc, Tile.A = Ap, Tile.Lda = A.Rows ? A.Lda : 0, Tile.B = Bp, Tile.BNext = BNext;
-      Tile.C = C + P * MR * Ldc + Q * NR, Tile.Ldc = Ldc, Tile.Mr = Mr, Tile.Nr = Nr;
+      Tile.C = CQ + P * MR * LdcQ, Tile.Ldc = LdcQ, Tile.Mr = Mr, Tile.Nr = Nr;
       Tile.Alpha = Alpha, Tile.Beta = Beta, Tile.Accumulate = K0 > 0, Tile.Ep = Last && Ep ? &TileEp : nullptr;
       MK.Fn(Tile);
     };
@@ -604,7 +699,7 @@ void gemmRowsA(const GemmMicroKernel &MK, int64_t M, int64_t K, const float *A, 
                float Alpha, float Beta, float *C, int64_t Ldc, const Parallel &Par, const GemmEpilogue *Ep) {
   if (Lda == 0 && M > 1) { // every row the same memory: the microkernels take Lda == 0 for "packed"
     PackedA PA;
-    packA(MK, M, K, MatrixRef{A, 0, 1}, PA);
+    packA(MK, M, K, MatrixRef{A, 0, 1}, PA, B.Kc);
     gemmPacked(MK, PA, B, Alpha, Beta, C, Ldc, Par, Ep);
     return;
   }
@@ -623,7 +718,7 @@ void gemmA(const GemmMicroKernel &MK, int64_t M, int64_t K, MatrixRef A, const P
     return;
   }
   PackedA PA;
-  packA(MK, M, K, A, PA);
+  packA(MK, M, K, A, PA, B.Kc);
   gemmPacked(MK, PA, B, Alpha, Beta, C, Ldc, Par, Ep);
 }
 
@@ -694,8 +789,8 @@ inline void gemvPanels(const float *A, const PackedB &B, float *Y, size_t Begin,
     const size_t G1 = std::min(End, G0 + GroupPanels);
     const int64_t Width = static_cast<int64_t>(G1 - G0) * NR;
     std::fill(Acc, Acc + Width, 0.0f);
-    for (int64_t K0 = 0; K0 < B.K; K0 += KC) {
-      const int64_t Kc = std::min(KC, B.K - K0);
+    for (int64_t K0 = 0; K0 < B.K; K0 += B.Kc) {
+      const int64_t Kc = std::min(B.Kc, B.K - K0);
       const float *Slabs = B.Data.data() + K0 * Npad + static_cast<int64_t>(G0) * Kc * NR;
       for (size_t P = G0; P < G1; ++P)
         Slab(A + K0, Slabs + static_cast<int64_t>(P - G0) * Kc * NR, Kc, Acc + static_cast<int64_t>(P - G0) * NR);
@@ -740,8 +835,8 @@ void gemvPacked(const GemmMicroKernel &MK, const float *A, const PackedB &B, flo
     for (size_t P = Begin; P < End; ++P) // any other panel width: plain loops
       for (int64_t J = static_cast<int64_t>(P) * NR; J < std::min(B.N, static_cast<int64_t>(P + 1) * NR); ++J) {
         float S = 0;
-        for (int64_t K0 = 0; K0 < B.K; K0 += KC) {
-          const int64_t Kc = std::min(KC, B.K - K0);
+        for (int64_t K0 = 0; K0 < B.K; K0 += B.Kc) {
+          const int64_t Kc = std::min(B.Kc, B.K - K0);
           const float *Panel = B.Data.data() + K0 * Panels * NR + static_cast<int64_t>(P) * Kc * NR;
           for (int64_t Kk = 0; Kk < Kc; ++Kk)
             S += A[K0 + Kk] * Panel[Kk * NR + (J - static_cast<int64_t>(P) * NR)];

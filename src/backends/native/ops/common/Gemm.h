@@ -34,6 +34,7 @@ struct GemmTileEpilogue {
   const float *ColBias = nullptr; ///< per column (MatMul's fused bias): ColBias[j] for the tile's column j
   bool Clamp = false;
   float Min = 0, Max = 0;
+  bool Gelu = false; ///< then GELU (erf form, approx::geluErfF32's values): a fused MatMul + Gelu
 };
 
 /// One microkernel call: C[0:Mr, 0:Nr] (row stride Ldc) = Alpha * Atile * Bpanel + (Accumulate ? C :
@@ -80,20 +81,26 @@ class AlignedFloats {
 public:
   AlignedFloats() {}
   explicit AlignedFloats(size_t N) { resize(N); }
+  /// Contents are unspecified afterwards; a buffer already big enough is kept (per-task scratch
+  /// reused across calls allocates once).
   void resize(size_t N) {
+    if (Ptr && N <= Capacity) {
+      Size = N;
+      return;
+    }
     const size_t Bytes = ((N * sizeof(float) + 63) / 64) * 64 + 64;
     size_t Mapped = 0;
     void *P = allocateBlock(Bytes, /*Zero=*/false, Mapped);
     if (!P)
       throw std::bad_alloc();
     Ptr = std::unique_ptr<float, Free>(static_cast<float *>(P), Free{Mapped});
-    Size = N;
+    Size = Capacity = N;
   }
   /// N floats at P, owned by someone else (a slice of one large block for many packed operands,
   /// faulted in with huge pages instead of each as its own heap block); outlives this object.
   void borrow(float *P, size_t N) {
     Ptr = std::unique_ptr<float, Free>(P, Free{Free::Borrowed});
-    Size = N;
+    Size = Capacity = N;
   }
   float *data() const { return Ptr.get(); }
   size_t size() const { return Size; }
@@ -110,26 +117,42 @@ private:
     size_t Mapped;
   };
   std::unique_ptr<float, Free> Ptr;
-  size_t Size = 0;
+  size_t Size = 0, Capacity = 0;
 };
 
-/// Left operand (M x K) packed for one microkernel.
+/// Left operand (M x K) packed for one microkernel, in K blocks of Kc.
 struct PackedA {
-  int64_t M = 0, K = 0;
+  int64_t M = 0, K = 0, Kc = GemmKC;
   AlignedFloats Data;
 };
-/// Right operand (K x N) packed for one microkernel.
+/// Right operand (K x N) packed for one microkernel, in K blocks of Kc. A GEMM runs with its packed
+/// B's Kc (an A packed for it must have the same); only MatMul's constant weights use another.
 struct PackedB {
-  int64_t K = 0, N = 0;
+  int64_t K = 0, N = 0, Kc = GemmKC;
   AlignedFloats Data;
 };
 
-void packA(const GemmMicroKernel &MK, int64_t M, int64_t K, MatrixRef A, PackedA &Out);
+/// The K block for a constant B of depth K that activations read in place (MatMul's weights): all
+/// of K up to 256 (one block: no second pass over C), else equal blocks of at most 256. For the
+/// 128-row GEMMs of a BERT layer (K 256 and 1024) this measured 2-4% faster than GemmKC.
+int64_t gemmKcForWeights(int64_t K);
+
+void packA(const GemmMicroKernel &MK, int64_t M, int64_t K, MatrixRef A, PackedA &Out, int64_t Kc = GemmKC);
 void packB(const GemmMicroKernel &MK, int64_t K, int64_t N, MatrixRef B, PackedB &Out, const Parallel &Par);
 /// packB one K block at a time (in order), calling AfterRows(K0, K1) once rows [K0, K1) of B are
-/// packed (a weight packed from the model file releases those rows' pages).
+/// packed (a weight packed from the model file releases those rows' pages); blocks of Kc.
 void packB(const GemmMicroKernel &MK, int64_t K, int64_t N, MatrixRef B, PackedB &Out, const Parallel &Par,
-           const std::function<void(int64_t, int64_t)> &AfterRows);
+           const std::function<void(int64_t, int64_t)> &AfterRows, int64_t Kc = GemmKC);
+
+/// C's columns written to separate matrices: columns [Begin[p], Begin[p + 1]) go to C[p] (its
+/// column 0 there, row stride Ldc[p]). Every boundary must be a multiple of the microkernel's NR
+/// (a tile never straddles two parts). A merged MatMul writes its projections this way.
+struct GemmColumnSplit {
+  size_t Parts = 0;
+  const int64_t *Begin = nullptr; ///< Parts + 1 entries, Begin[0] == 0, Begin[Parts] == N
+  float *const *C = nullptr;
+  const int64_t *Ldc = nullptr;
+};
 
 /// The epilogue of a whole GEMM: RowBias[i] (i a row of C) is added to row i; then the clamp.
 struct GemmEpilogue {
@@ -137,6 +160,8 @@ struct GemmEpilogue {
   const float *ColBias = nullptr; ///< ColBias[j] (j a column of C) is added to column j
   bool Clamp = false;
   float Min = 0, Max = 0;
+  bool Gelu = false; ///< last, GELU (erf form) of every element, as approx::geluErfF32 computes it
+  const GemmColumnSplit *Split = nullptr; ///< C and Ldc are ignored when set
 };
 
 /// C (M x N, row stride Ldc) = Alpha * A * B + Beta * C on packed operands, split over Par, then

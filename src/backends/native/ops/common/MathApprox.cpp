@@ -1,10 +1,16 @@
 // Vectorizable float32 approximations (see MathApprox.h). Written as branch-free scalar code
 // that GCC vectorizes; target_clones builds AVX-512, AVX2 and baseline versions of each loop.
 #include "backends/native/ops/common/MathApprox.h"
+#include "backends/native/ops/common/VecMath512.h"
 
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
+
+#if defined(__GNUC__) && defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 namespace optimium {
 namespace runtime {
@@ -90,7 +96,7 @@ OPT_MATH_CLONES void erfF32(const float *X, float *Y, size_t N) {
     Y[I] = erfApprox(X[I]);
 }
 
-OPT_MATH_CLONES void geluErfF32(const float *X, float *Y, size_t N) {
+OPT_MATH_CLONES void geluErfF32Generic(const float *X, float *Y, size_t N) {
   for (size_t I = 0; I < N; ++I)
     Y[I] = 0.5f * X[I] * (1.0f + erfApprox(X[I] * 0.70710678118654752f));
 }
@@ -108,7 +114,7 @@ constexpr size_t Lanes = 16; // partial results per reduction: one AVX-512 regis
 inline float maxOf(float A, float B) { return A > B ? A : B; } // B wins on NaN (maxps order)
 } // namespace
 
-OPT_MATH_CLONES void softmaxF32(const float *X, float *Y, size_t N) {
+OPT_MATH_CLONES void softmaxF32Generic(const float *X, float *Y, size_t N) {
   if (N == 0)
     return;
   float M[Lanes];
@@ -140,7 +146,7 @@ OPT_MATH_CLONES void softmaxF32(const float *X, float *Y, size_t N) {
     Y[K] *= Inv;
 }
 
-OPT_MATH_CLONES void layerNormF32(const float *X, float *Y, size_t N, const float *Scale, const float *Bias,
+OPT_MATH_CLONES void layerNormF32Generic(const float *X, float *Y, size_t N, const float *Scale, const float *Bias,
                                   float Epsilon, float *MeanOut, float *InvStdOut) {
   float S[Lanes] = {};
   size_t I = 0;
@@ -176,6 +182,193 @@ OPT_MATH_CLONES void layerNormF32(const float *X, float *Y, size_t N, const floa
     *MeanOut = Mean;
   if (InvStdOut)
     *InvStdOut = Inv;
+}
+
+// --- explicit AVX-512 loops for the hot paths (softmax rows, GELU, layer norm) ------------------
+// GCC's vectorization of the generic loops above leaves the reductions and the exp's integer
+// scaling partly scalar; these run the same math 16 lanes at a time (the exp's 2^n by scalef).
+#if defined(__GNUC__) && defined(__x86_64__)
+#define OPT_MATH_AVX512 1
+#define OPT_AVX512 __attribute__((target("avx512f")))
+// GCC 12 flags the _mm512_undefined_ps() inside the masked / max / min intrinsics as
+// maybe-uninitialized (a false positive, as in Gemm.cpp).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+namespace {
+
+bool haveAvx512() {
+  static const bool Have = __builtin_cpu_supports("avx512f");
+  return Have;
+}
+
+using vec512::exp2Neg512;
+using vec512::exp512;
+using vec512::gelu512;
+using vec512::set1;
+
+inline __mmask16 tailMask(size_t Left) { return static_cast<__mmask16>((1u << Left) - 1u); }
+
+OPT_AVX512 void geluErfAvx512(const float *X, float *Y, size_t N) {
+  size_t I = 0;
+  for (; I + 16 <= N; I += 16)
+    _mm512_storeu_ps(Y + I, gelu512(_mm512_loadu_ps(X + I)));
+  if (I < N) {
+    const __mmask16 M = tailMask(N - I);
+    _mm512_mask_storeu_ps(Y + I, M, gelu512(_mm512_maskz_loadu_ps(M, X + I)));
+  }
+}
+
+OPT_AVX512 void softmaxAvx512(const float *X, float *Y, size_t N) {
+  if (N == 0)
+    return;
+  __m512 Mv = set1(-std::numeric_limits<float>::infinity());
+  size_t I = 0;
+  for (; I + 16 <= N; I += 16)
+    Mv = _mm512_max_ps(Mv, _mm512_loadu_ps(X + I));
+  const __mmask16 Tail = tailMask(N - I);
+  if (Tail)
+    Mv = _mm512_mask_max_ps(Mv, Tail, Mv, _mm512_maskz_loadu_ps(Tail, X + I));
+  // exp(x - max) = 2^((x - max) log2 e), the exponent <= 0 (clamped at -160, where 2^y is 0 in
+  // float). x - max is formed first: rows of huge scores (a finfo.min mask on every key) keep
+  // their differences. A NaN anywhere makes its exp, the sum, and so every output NaN.
+  const __m512 Max = set1(_mm512_reduce_max_ps(Mv)), L2e = set1(1.44269504088896341f), Lo = set1(-160.0f);
+#define OPT_SOFTMAX_EXP(V) exp2Neg512(_mm512_max_ps(Lo, _mm512_mul_ps(_mm512_sub_ps((V), Max), L2e)))
+  __m512 S0 = _mm512_setzero_ps(), S1 = _mm512_setzero_ps();
+  for (I = 0; I + 32 <= N; I += 32) {
+    const __m512 E0 = OPT_SOFTMAX_EXP(_mm512_loadu_ps(X + I));
+    const __m512 E1 = OPT_SOFTMAX_EXP(_mm512_loadu_ps(X + I + 16));
+    _mm512_storeu_ps(Y + I, E0);
+    _mm512_storeu_ps(Y + I + 16, E1);
+    S0 = _mm512_add_ps(S0, E0), S1 = _mm512_add_ps(S1, E1);
+  }
+  for (; I + 16 <= N; I += 16) {
+    const __m512 E = OPT_SOFTMAX_EXP(_mm512_loadu_ps(X + I));
+    _mm512_storeu_ps(Y + I, E);
+    S0 = _mm512_add_ps(S0, E);
+  }
+  if (Tail) {
+    const __m512 E = OPT_SOFTMAX_EXP(_mm512_maskz_loadu_ps(Tail, X + I));
+    _mm512_mask_storeu_ps(Y + I, Tail, E);
+    S0 = _mm512_mask_add_ps(S0, Tail, S0, E);
+  }
+#undef OPT_SOFTMAX_EXP
+  const __m512 Inv = set1(1.0f / _mm512_reduce_add_ps(_mm512_add_ps(S0, S1)));
+  for (I = 0; I + 16 <= N; I += 16)
+    _mm512_storeu_ps(Y + I, _mm512_mul_ps(_mm512_loadu_ps(Y + I), Inv));
+  if (Tail)
+    _mm512_mask_storeu_ps(Y + I, Tail, _mm512_mul_ps(_mm512_maskz_loadu_ps(Tail, Y + I), Inv));
+}
+
+/// 16 lanes of X + Residual (+ Bias2) from element I, stored to Y when either is given (the sum
+/// the statistics and the output read).
+OPT_AVX512 inline __m512 skipSum(const float *X, const float *Residual, const float *Bias2, float *Y, size_t I,
+                                 __mmask16 M) {
+  __m512 V = _mm512_maskz_loadu_ps(M, X + I);
+  if (Residual)
+    V = _mm512_add_ps(V, _mm512_maskz_loadu_ps(M, Residual + I));
+  if (Bias2)
+    V = _mm512_add_ps(V, _mm512_maskz_loadu_ps(M, Bias2 + I));
+  if (Residual || Bias2)
+    _mm512_mask_storeu_ps(Y + I, M, V);
+  return V;
+}
+
+/// Sum of a row (Residual / Bias2 added first into Y when given: the skip connection), then the
+/// centred sum of squares, then Y = (x - mean) * invstd * Scale + Bias. Four accumulators per
+/// reduction: a row is a few hundred elements, so the adds' latency chain would otherwise set the pace.
+OPT_AVX512 void layerNormAvx512(const float *X, const float *Residual, const float *Bias2, float *Y, size_t N,
+                                const float *Scale, const float *Bias, float Epsilon, float *MeanOut,
+                                float *InvStdOut) {
+  const size_t Full = N & ~static_cast<size_t>(15), Full4 = N & ~static_cast<size_t>(63);
+  const __mmask16 Tail = tailMask(N - Full);
+  __m512 S0 = _mm512_setzero_ps(), S1 = _mm512_setzero_ps(), S2 = _mm512_setzero_ps(), S3 = _mm512_setzero_ps();
+  size_t I = 0;
+  for (; I < Full4; I += 64) {
+    S0 = _mm512_add_ps(S0, skipSum(X, Residual, Bias2, Y, I, 0xFFFF));
+    S1 = _mm512_add_ps(S1, skipSum(X, Residual, Bias2, Y, I + 16, 0xFFFF));
+    S2 = _mm512_add_ps(S2, skipSum(X, Residual, Bias2, Y, I + 32, 0xFFFF));
+    S3 = _mm512_add_ps(S3, skipSum(X, Residual, Bias2, Y, I + 48, 0xFFFF));
+  }
+  for (; I < N; I += 16)
+    S0 = _mm512_add_ps(S0, skipSum(X, Residual, Bias2, Y, I, I < Full ? static_cast<__mmask16>(0xFFFF) : Tail));
+  const float *Src = Residual || Bias2 ? Y : X;
+  const float Mean =
+      N ? _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(S0, S1), _mm512_add_ps(S2, S3))) / static_cast<float>(N) : 0.0f;
+  const __m512 Mv = set1(Mean);
+  __m512 Q0 = _mm512_setzero_ps(), Q1 = _mm512_setzero_ps(), Q2 = _mm512_setzero_ps(), Q3 = _mm512_setzero_ps();
+  for (I = 0; I < Full4; I += 64) {
+    const __m512 D0 = _mm512_sub_ps(_mm512_loadu_ps(Src + I), Mv), D1 = _mm512_sub_ps(_mm512_loadu_ps(Src + I + 16), Mv);
+    const __m512 D2 = _mm512_sub_ps(_mm512_loadu_ps(Src + I + 32), Mv), D3 = _mm512_sub_ps(_mm512_loadu_ps(Src + I + 48), Mv);
+    Q0 = _mm512_fmadd_ps(D0, D0, Q0), Q1 = _mm512_fmadd_ps(D1, D1, Q1);
+    Q2 = _mm512_fmadd_ps(D2, D2, Q2), Q3 = _mm512_fmadd_ps(D3, D3, Q3);
+  }
+  for (; I < N; I += 16) {
+    const __mmask16 M = I < Full ? static_cast<__mmask16>(0xFFFF) : Tail;
+    const __m512 D = _mm512_maskz_sub_ps(M, _mm512_maskz_loadu_ps(M, Src + I), Mv);
+    Q0 = _mm512_fmadd_ps(D, D, Q0);
+  }
+  const float Var =
+      N ? _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(Q0, Q1), _mm512_add_ps(Q2, Q3))) / static_cast<float>(N) : 0.0f;
+  const float Inv = 1.0f / std::sqrt(Var + Epsilon);
+  const __m512 Iv = set1(Inv);
+  for (I = 0; I < N; I += 16) {
+    const __mmask16 M = I < Full ? static_cast<__mmask16>(0xFFFF) : Tail;
+    const __m512 D = _mm512_mul_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(M, Src + I), Mv), Iv);
+    const __m512 Sc = _mm512_maskz_loadu_ps(M, Scale + I);
+    const __m512 R = Bias ? _mm512_fmadd_ps(D, Sc, _mm512_maskz_loadu_ps(M, Bias + I)) : _mm512_mul_ps(D, Sc);
+    _mm512_mask_storeu_ps(Y + I, M, R);
+  }
+  if (MeanOut)
+    *MeanOut = Mean;
+  if (InvStdOut)
+    *InvStdOut = Inv;
+}
+
+} // namespace
+#pragma GCC diagnostic pop
+#endif
+
+void geluErfF32(const float *X, float *Y, size_t N) {
+#ifdef OPT_MATH_AVX512
+  if (haveAvx512())
+    return geluErfAvx512(X, Y, N);
+#endif
+  geluErfF32Generic(X, Y, N);
+}
+
+void softmaxF32(const float *X, float *Y, size_t N) {
+#ifdef OPT_MATH_AVX512
+  if (haveAvx512())
+    return softmaxAvx512(X, Y, N);
+#endif
+  softmaxF32Generic(X, Y, N);
+}
+
+void layerNormF32(const float *X, float *Y, size_t N, const float *Scale, const float *Bias, float Epsilon,
+                  float *MeanOut, float *InvStdOut) {
+#ifdef OPT_MATH_AVX512
+  if (haveAvx512())
+    return layerNormAvx512(X, nullptr, nullptr, Y, N, Scale, Bias, Epsilon, MeanOut, InvStdOut);
+#endif
+  layerNormF32Generic(X, Y, N, Scale, Bias, Epsilon, MeanOut, InvStdOut);
+}
+
+void skipLayerNormF32(const float *X, const float *Residual, const float *Bias2, float *Y, size_t N,
+                      const float *Scale, const float *Bias, float Epsilon, float *MeanOut, float *InvStdOut) {
+#ifdef OPT_MATH_AVX512
+  if (haveAvx512())
+    return layerNormAvx512(X, Residual, Bias2, Y, N, Scale, Bias, Epsilon, MeanOut, InvStdOut);
+#endif
+  for (size_t I = 0; I < N; ++I) {
+    float V = X[I];
+    if (Residual)
+      V += Residual[I];
+    if (Bias2)
+      V += Bias2[I];
+    Y[I] = V;
+  }
+  layerNormF32Generic(Y, Y, N, Scale, Bias, Epsilon, MeanOut, InvStdOut);
 }
 
 } // namespace approx

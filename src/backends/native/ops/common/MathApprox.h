@@ -28,6 +28,10 @@ void softmaxF32(const float *X, float *Y, size_t N);
 /// nullptr; Scale and Bias have N elements). Writes the row's mean and invstd when asked.
 void layerNormF32(const float *X, float *Y, size_t N, const float *Scale, const float *Bias, float Epsilon,
                   float *MeanOut, float *InvStdOut);
+/// layerNormF32 of (X + Residual) + Bias2 (either may be nullptr; all N elements), the sum written
+/// to Y first: the residual Add and the LayerNormalization of a transformer block in one pass.
+void skipLayerNormF32(const float *X, const float *Residual, const float *Bias2, float *Y, size_t N,
+                      const float *Scale, const float *Bias, float Epsilon, float *MeanOut, float *InvStdOut);
 
 } // namespace approx
 } // namespace ops

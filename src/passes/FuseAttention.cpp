@@ -1,0 +1,320 @@
+// Op-by-op multi-head attention -> one Attention node (see FuseAttention.h).
+#include "passes/FuseAttention.h"
+#include "passes/EraseNodes.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+namespace optimium {
+namespace runtime {
+namespace detail {
+
+namespace {
+
+/// A default-domain node of this type with the given input count and one output.
+bool isOp(const Node &N, const char *Op, size_t Inputs) {
+  return N.OpType == Op && N.Domain.empty() && N.Inputs.size() == Inputs && N.Outputs.size() == 1 &&
+         N.Outputs[0] >= 0;
+}
+
+bool f32Known(const Value &V) { return V.Type == ElementType::F32 && V.Kind == ValueKind::Tensor && V.ShapeKnown; }
+
+/// The value of a constant float32 scalar (any rank, one element).
+bool scalarConst(const Graph &G, int V, float &Out) {
+  if (V < 0 || !G.Values[V].Const)
+    return false;
+  const ConstData &C = *G.Values[V].Const;
+  if (C.Type != ElementType::F32 || C.elementCount() != 1 || !C.Data)
+    return false;
+  Out = C.as<float>()[0];
+  return true;
+}
+
+/// Walks a chain backwards: the producer of value V when V is an intermediate read only by node
+/// Reader (not a graph output) and the producer is still free; else -1.
+int producerFor(const Graph &G, int V, int Reader, const std::vector<char> &Taken) {
+  if (V < 0)
+    return -1;
+  const Value &Val = G.Values[V];
+  if (Val.IsGraphOutput || Val.IsGraphInput || Val.Const || Val.Producer < 0 || Val.Consumers.size() != 1 ||
+      Val.Consumers[0] != Reader || Taken[static_cast<size_t>(Val.Producer)])
+    return -1;
+  return Val.Producer;
+}
+
+/// The only reader of V (an intermediate), or -1.
+int soleReader(const Graph &G, int V) {
+  const Value &Val = G.Values[V];
+  if (Val.IsGraphOutput || Val.Consumers.size() != 1)
+    return -1;
+  return Val.Consumers[0];
+}
+
+bool isTranspose(const Node &N, std::initializer_list<int64_t> Perm) {
+  if (!isOp(N, "Transpose", 1))
+    return false;
+  auto It = N.Attrs.find("perm");
+  return It != N.Attrs.end() && It->second.K == AttrValue::Kind::Ints &&
+         It->second.Ints == std::vector<int64_t>(Perm);
+}
+
+/// A MatMul as exported: two inputs, no internal attributes (fused bias, transposed B).
+bool plainMatMul(const Node &N) { return isOp(N, "MatMul", 2) && N.Attrs.empty(); }
+
+/// Heads split by Reshape node R: input X [B, S, E] (float32) -> [B, S, H, D] with a constant target
+/// shape, E == H * D. Returns X, or -1.
+int headSplit(const Graph &G, const Node &R, Expr &B, Expr &S, int64_t &H, int64_t &D) {
+  if (!isOp(R, "Reshape", 2) || R.Inputs[0] < 0 || R.Inputs[1] < 0 || !G.Values[R.Inputs[1]].Const)
+    return -1;
+  const Value &X = G.Values[R.Inputs[0]], &Y = G.Values[R.Outputs[0]];
+  if (!f32Known(X) || !f32Known(Y) || X.Shape.getRank() != 3 || Y.Shape.getRank() != 4)
+    return -1;
+  if (!(Y.Shape[0] == X.Shape[0]) || !(Y.Shape[1] == X.Shape[1]) || !Y.Shape[2].isConst() || !Y.Shape[3].isConst() ||
+      !X.Shape[2].isConst() || Y.Shape[2].value() <= 0 || Y.Shape[3].value() <= 0 ||
+      X.Shape[2].value() != Y.Shape[2].value() * Y.Shape[3].value())
+    return -1;
+  B = Y.Shape[0], S = Y.Shape[1], H = Y.Shape[2].value(), D = Y.Shape[3].value();
+  return R.Inputs[0];
+}
+
+struct Chain {
+  std::vector<size_t> Nodes; ///< every node the Attention node replaces
+  int Q = -1, K = -1, V = -1, Mask = -1;
+  float Scale = 1;
+  int64_t Heads = 0;
+};
+
+/// Matches the chain around Softmax node SI; fills C on success.
+bool matchAttention(const Graph &G, size_t SI, const std::vector<char> &Taken, Chain &C) {
+  const Node &Sm = G.Nodes[SI];
+  const int SIdx = static_cast<int>(SI);
+  if (!isOp(Sm, "Softmax", 1) || Sm.Inputs[0] < 0)
+    return false;
+  const Value &X = G.Values[Sm.Inputs[0]];
+  if (!f32Known(X) || X.Shape.getRank() != 4)
+    return false;
+  // The last axis: opset >= 13 softmaxes along it; older opsets flatten from 'axis' on, which is
+  // the same lines when 'axis' is the last one.
+  const bool Legacy = Sm.OpsetVersion > 0 && Sm.OpsetVersion < 13;
+  auto Axis = Sm.getInt("axis", Legacy ? 1 : -1);
+  if (!Axis.isOk() || (*Axis != -1 && *Axis != 3))
+    return false;
+  C.Nodes = {SI};
+
+  // Softmax <- [Add(., mask)] <- [Div(., c) | Mul(., c)] <- MatMul(Qh, Kt)
+  const auto scores = [&](int V, int Reader, float &Scale, std::vector<size_t> &Nodes) -> int {
+    int P = producerFor(G, V, Reader, Taken);
+    if (P < 0)
+      return -1;
+    Scale = 1;
+    const Node &N = G.Nodes[static_cast<size_t>(P)];
+    float Cst = 0;
+    int Next = -1;
+    if (isOp(N, "Div", 2) && scalarConst(G, N.Inputs[1], Cst)) {
+      Scale = 1.0f / Cst;
+      Next = N.Inputs[0];
+    } else if (isOp(N, "Mul", 2) && scalarConst(G, N.Inputs[1], Cst)) {
+      Scale = Cst, Next = N.Inputs[0];
+    } else if (isOp(N, "Mul", 2) && scalarConst(G, N.Inputs[0], Cst)) {
+      Scale = Cst, Next = N.Inputs[1];
+    } else if (plainMatMul(N)) {
+      Nodes.push_back(static_cast<size_t>(P));
+      return P;
+    } else {
+      return -1;
+    }
+    if (!(Scale > 0) || !std::isfinite(Scale))
+      return -1;
+    const int M = producerFor(G, Next, P, Taken);
+    if (M < 0 || !plainMatMul(G.Nodes[static_cast<size_t>(M)]) || !f32Known(G.Values[Next]))
+      return -1;
+    Nodes.push_back(static_cast<size_t>(P));
+    Nodes.push_back(static_cast<size_t>(M));
+    return M;
+  };
+  int QK = -1;
+  const int XP = producerFor(G, Sm.Inputs[0], SIdx, Taken);
+  if (XP < 0)
+    return false;
+  const Node &XN = G.Nodes[static_cast<size_t>(XP)];
+  if (isOp(XN, "Add", 2)) {
+    for (int Side = 0; Side < 2 && QK < 0; ++Side) {
+      std::vector<size_t> Nodes;
+      float Scale = 1;
+      const int M = scores(XN.Inputs[static_cast<size_t>(Side)], XP, Scale, Nodes);
+      if (M < 0)
+        continue;
+      QK = M;
+      C.Scale = Scale;
+      C.Mask = XN.Inputs[static_cast<size_t>(1 - Side)];
+      C.Nodes.push_back(static_cast<size_t>(XP));
+      C.Nodes.insert(C.Nodes.end(), Nodes.begin(), Nodes.end());
+    }
+  } else {
+    std::vector<size_t> Nodes;
+    QK = scores(Sm.Inputs[0], SIdx, C.Scale, Nodes);
+    C.Nodes.insert(C.Nodes.end(), Nodes.begin(), Nodes.end());
+  }
+  if (QK < 0)
+    return false;
+  const Node &QKN = G.Nodes[static_cast<size_t>(QK)];
+  const Value &Scores = G.Values[QKN.Outputs[0]];
+  if (!f32Known(Scores) || Scores.Shape.getRank() != 4)
+    return false;
+  // Every step between the scores and the Softmax keeps their shape (the mask must not broadcast
+  // them to a larger one).
+  for (size_t N : C.Nodes) {
+    const Value &Out = G.Values[G.Nodes[N].Outputs[0]];
+    if (!f32Known(Out) || Out.Shape.getRank() != 4)
+      return false;
+    for (size_t D = 0; D < 4; ++D)
+      if (!(Out.Shape[D] == Scores.Shape[D]))
+        return false;
+  }
+
+  // Q: Transpose(Reshape(q), [0, 2, 1, 3]).
+  Expr QB, QS, KB, KT, VB, VT;
+  int64_t H = 0, D = 0, KH = 0, KD = 0, VH = 0, Dv = 0;
+  const int QT = producerFor(G, QKN.Inputs[0], QK, Taken);
+  if (QT < 0 || !isTranspose(G.Nodes[static_cast<size_t>(QT)], {0, 2, 1, 3}))
+    return false;
+  const int QR = producerFor(G, G.Nodes[static_cast<size_t>(QT)].Inputs[0], QT, Taken);
+  if (QR < 0 || (C.Q = headSplit(G, G.Nodes[static_cast<size_t>(QR)], QB, QS, H, D)) < 0)
+    return false;
+  // K: Transpose(Reshape(k), [0, 2, 3, 1]), or [0, 1, 3, 2] after [0, 2, 1, 3].
+  const int KT1 = producerFor(G, QKN.Inputs[1], QK, Taken);
+  if (KT1 < 0)
+    return false;
+  int KR = -1;
+  std::vector<size_t> KNodes = {static_cast<size_t>(KT1)};
+  if (isTranspose(G.Nodes[static_cast<size_t>(KT1)], {0, 2, 3, 1})) {
+    KR = producerFor(G, G.Nodes[static_cast<size_t>(KT1)].Inputs[0], KT1, Taken);
+  } else if (isTranspose(G.Nodes[static_cast<size_t>(KT1)], {0, 1, 3, 2})) {
+    const int KT0 = producerFor(G, G.Nodes[static_cast<size_t>(KT1)].Inputs[0], KT1, Taken);
+    if (KT0 < 0 || !isTranspose(G.Nodes[static_cast<size_t>(KT0)], {0, 2, 1, 3}))
+      return false;
+    KNodes.push_back(static_cast<size_t>(KT0));
+    KR = producerFor(G, G.Nodes[static_cast<size_t>(KT0)].Inputs[0], KT0, Taken);
+  }
+  if (KR < 0 || (C.K = headSplit(G, G.Nodes[static_cast<size_t>(KR)], KB, KT, KH, KD)) < 0)
+    return false;
+  if (KH != H || KD != D || !(KB == QB) || !(Scores.Shape[0] == QB) || !(Scores.Shape[1] == Expr(H)) ||
+      !(Scores.Shape[2] == QS) || !(Scores.Shape[3] == KT))
+    return false;
+
+  // P V: MatMul(Softmax, Transpose(Reshape(v), [0, 2, 1, 3])).
+  const int PV = soleReader(G, Sm.Outputs[0]);
+  if (PV < 0 || Taken[static_cast<size_t>(PV)] || !plainMatMul(G.Nodes[static_cast<size_t>(PV)]))
+    return false;
+  const Node &PVN = G.Nodes[static_cast<size_t>(PV)];
+  if (PVN.Inputs[0] != Sm.Outputs[0] || PVN.Inputs[1] == Sm.Outputs[0])
+    return false;
+  const int VTr = producerFor(G, PVN.Inputs[1], PV, Taken);
+  if (VTr < 0 || !isTranspose(G.Nodes[static_cast<size_t>(VTr)], {0, 2, 1, 3}))
+    return false;
+  const int VR = producerFor(G, G.Nodes[static_cast<size_t>(VTr)].Inputs[0], VTr, Taken);
+  if (VR < 0 || (C.V = headSplit(G, G.Nodes[static_cast<size_t>(VR)], VB, VT, VH, Dv)) < 0)
+    return false;
+  if (VH != H || !(VB == QB) || !(VT == KT))
+    return false;
+  // y = Reshape(Transpose(O, [0, 2, 1, 3]), [B, S, H * Dv]).
+  const Value &O = G.Values[PVN.Outputs[0]];
+  const int OT = soleReader(G, PVN.Outputs[0]);
+  if (!f32Known(O) || O.Shape.getRank() != 4 || OT < 0 || Taken[static_cast<size_t>(OT)] ||
+      !isTranspose(G.Nodes[static_cast<size_t>(OT)], {0, 2, 1, 3}))
+    return false;
+  const int Ot = G.Nodes[static_cast<size_t>(OT)].Outputs[0];
+  const int OR = soleReader(G, Ot);
+  if (OR < 0 || Taken[static_cast<size_t>(OR)])
+    return false;
+  const Node &ORN = G.Nodes[static_cast<size_t>(OR)];
+  if (!isOp(ORN, "Reshape", 2) || ORN.Inputs[0] != Ot || ORN.Inputs[1] < 0 || !G.Values[ORN.Inputs[1]].Const)
+    return false;
+  const Value &Y = G.Values[ORN.Outputs[0]];
+  if (!f32Known(Y) || Y.Shape.getRank() != 3 || !(Y.Shape[0] == QB) || !(Y.Shape[1] == QS) || !Y.Shape[2].isConst() ||
+      Y.Shape[2].value() != H * Dv)
+    return false;
+  // The mask: float32, right-aligned against the scores [B, H, S, T] with the keys' dim in full.
+  if (C.Mask >= 0) {
+    const Value &M = G.Values[C.Mask];
+    if (M.Type != ElementType::F32 || M.Kind != ValueKind::Tensor || !M.ShapeKnown || M.Shape.getRank() < 1 ||
+        M.Shape.getRank() > 4)
+      return false;
+    const size_t R = M.Shape.getRank();
+    if (!(M.Shape[R - 1] == Scores.Shape[3]))
+      return false;
+    for (size_t I = 1; I < R; ++I) {
+      const Expr &Dm = M.Shape[R - 1 - I];
+      if (!(Dm == Expr(1)) && !(Dm == Scores.Shape[3 - I]))
+        return false;
+    }
+  }
+  C.Heads = H;
+  C.Nodes.insert(C.Nodes.end(), {static_cast<size_t>(QT), static_cast<size_t>(QR), static_cast<size_t>(KR),
+                                 static_cast<size_t>(PV), static_cast<size_t>(VTr), static_cast<size_t>(VR),
+                                 static_cast<size_t>(OT), static_cast<size_t>(OR)});
+  C.Nodes.insert(C.Nodes.end(), KNodes.begin(), KNodes.end());
+  return true;
+}
+
+} // namespace
+
+size_t fuseAttention(Graph &G) {
+  for (const Node &N : G.Nodes)
+    for (const auto &KV : N.Attrs)
+      if (KV.second.K == AttrValue::Kind::Graph)
+        return 0; // subgraphs read outer values by name: leave such graphs as they are
+  std::vector<char> Taken(G.Nodes.size(), 0);
+  size_t Fused = 0;
+  for (size_t I = 0; I < G.Nodes.size(); ++I) {
+    Chain C;
+    if (Taken[I] || !matchAttention(G, I, Taken, C))
+      continue;
+    // The chain's last node (the output Reshape, after every producer of q, k, v and the mask)
+    // becomes the Attention node.
+    size_t At = 0;
+    for (size_t N : C.Nodes)
+      At = std::max(At, N);
+    const int Y = G.Nodes[At].Outputs[0];
+    const std::string Name = G.Nodes[I].Name;
+    for (size_t N : C.Nodes)
+      Taken[N] = 1;
+    Node &A = G.Nodes[At];
+    A.Name = Name;
+    A.OpType = "Attention";
+    A.Domain.clear();
+    A.OpsetVersion = 23;
+    A.Inputs = {C.Q, C.K, C.V};
+    if (C.Mask >= 0)
+      A.Inputs.push_back(C.Mask);
+    A.Outputs = {Y};
+    A.Attrs.clear();
+    AttrValue Heads;
+    Heads.K = AttrValue::Kind::Int;
+    Heads.I = C.Heads;
+    A.Attrs["q_num_heads"] = Heads;
+    A.Attrs["kv_num_heads"] = Heads;
+    AttrValue Scale;
+    Scale.K = AttrValue::Kind::Float;
+    Scale.F = C.Scale;
+    A.Attrs["scale"] = Scale;
+    AttrValue NaNRows;
+    NaNRows.K = AttrValue::Kind::Int;
+    NaNRows.I = 1;
+    A.Attrs[kAttentionMaskedRowsNaN] = NaNRows;
+    Taken[At] = 2; // kept
+    ++Fused;
+  }
+  if (!Fused)
+    return 0;
+  std::vector<char> Remove(G.Nodes.size(), 0);
+  for (size_t I = 0; I < G.Nodes.size(); ++I)
+    Remove[I] = Taken[I] == 1;
+  eraseMarkedNodes(G, Remove);
+  return Fused;
+}
+
+} // namespace detail
+} // namespace runtime
+} // namespace optimium

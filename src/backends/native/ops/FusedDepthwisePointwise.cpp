@@ -12,6 +12,7 @@
 #include <cmath>
 
 #include "backends/native/ops/common/DepthwiseFlat.h"
+#include "backends/native/ops/common/FusedConvPair.h"
 #include "backends/native/ops/common/Gemm.h"
 #include "backends/native/ops/common/Pooling.h"
 #include "passes/FuseConvActivation.h"
@@ -23,60 +24,23 @@ namespace detail {
 namespace ops {
 namespace {
 
-struct Clamp {
-  bool On = false;
-  float Min = -INFINITY, Max = INFINITY;
-  float operator()(float V) const { // NaN passes through, as in the unfused Clip
-    if (!On)
-      return V;
-    V = V < Min ? Min : V;
-    return V > Max ? Max : V;
-  }
-};
+using Clamp = FusedClamp;
 
 struct SeparableAttrs {
   WindowAttrs W; ///< the depthwise window
   Clamp Depthwise, Pointwise;
 };
 
-Result<Clamp> clampOf(const Node &N, const char *MinKey, const char *MaxKey) {
-  Clamp C;
-  C.On = N.hasAttr(MinKey) || N.hasAttr(MaxKey);
-  ASSIGN_OR_RETURN(C.Min, N.getFloat(MinKey, -INFINITY));
-  ASSIGN_OR_RETURN(C.Max, N.getFloat(MaxKey, INFINITY));
-  return C;
-}
-
 Result<SeparableAttrs> parseAttrs(const Node &N, const TensorShape &X, const TensorShape &Wd, const TensorShape &Wp) {
-  if (X.getRank() != 4 || Wd.getRank() != 4 || Wp.getRank() != 4)
-    return makeError(ErrorCode::Shape, N.describe(), ": input ", X.toString(), ", weights ", Wd.toString(), " and ",
-                     Wp.toString(), " must all be 4-D");
-  const auto Known = [](const Expr &A, const Expr &B) { return !A.isConst() || !B.isConst() || A.value() == B.value(); };
-  if (!Known(Wd[0], X[1]) || !Known(Wp[1], X[1]) || (Wd[1].isConst() && Wd[1].value() != 1) ||
-      (Wp[2].isConst() && Wp[2].value() != 1) || (Wp[3].isConst() && Wp[3].value() != 1))
-    return makeError(ErrorCode::Shape, N.describe(), ": input ", X.toString(), " does not fit the depthwise weight ",
-                     Wd.toString(), " and the 1x1 weight ", Wp.toString());
-  auto Group = N.getInt("group", 1);
-  if (!Group.isOk() || (Wd[0].isConst() && *Group != Wd[0].value()))
-    return makeError(ErrorCode::Model, N.describe(), ": attribute 'group' must equal the channels ", Wd[0].toString());
   SeparableAttrs A;
-  std::vector<int64_t> Kernel;
-  const bool KnownKernel = Wd[2].isConst() && Wd[3].isConst();
-  if (KnownKernel)
-    Kernel = {Wd[2].value(), Wd[3].value()};
-  ASSIGN_OR_RETURN(A.W, parseWindowAttrs(N, 2, KnownKernel ? &Kernel : nullptr, /*AllowCeilMode=*/false));
-  ASSIGN_OR_RETURN(A.Depthwise, clampOf(N, kDepthwiseActMin, kDepthwiseActMax));
-  ASSIGN_OR_RETURN(A.Pointwise, clampOf(N, kFusedActMin, kFusedActMax));
+  ASSIGN_OR_RETURN(A.W, fusedPairWindow(N, X, Wp, Wd, /*PointwiseFirst=*/false));
+  ASSIGN_OR_RETURN(A.Depthwise, fusedClampOf(N, kDepthwiseActMin, kDepthwiseActMax));
+  ASSIGN_OR_RETURN(A.Pointwise, fusedClampOf(N, kFusedActMin, kFusedActMax));
   return A;
 }
 
 Status inferSeparable(ShapeContext &Ctx) {
-  RETURN_IF_ERROR(requireInputType(Ctx, 0, {ElementType::F32}));
-  for (size_t I : {size_t(1), size_t(2)})
-    RETURN_IF_ERROR(requireSameType(Ctx, 0, I));
-  for (size_t I : {size_t(3), size_t(4)})
-    if (Ctx.hasInput(I))
-      RETURN_IF_ERROR(requireSameType(Ctx, 0, I));
+  RETURN_IF_ERROR(checkFusedPairTypes(Ctx));
   const TensorShape &X = Ctx.Inputs[0].Shape, &Wp = Ctx.Inputs[2].Shape;
   ASSIGN_OR_RETURN(const SeparableAttrs A, parseAttrs(Ctx.N, X, Ctx.Inputs[1].Shape, Wp));
   Ctx.Outputs[0].Type = ElementType::F32;

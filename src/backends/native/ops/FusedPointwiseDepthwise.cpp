@@ -13,6 +13,7 @@
 #include <cmath>
 
 #include "backends/native/ops/common/DepthwiseFlat.h"
+#include "backends/native/ops/common/FusedConvPair.h"
 #include "backends/native/ops/common/Gemm.h"
 #include "backends/native/ops/common/PlaneWindow.h"
 #include "backends/native/ops/common/Pooling.h"
@@ -25,60 +26,23 @@ namespace detail {
 namespace ops {
 namespace {
 
-struct Clamp {
-  bool On = false;
-  float Min = -INFINITY, Max = INFINITY;
-  float operator()(float V) const { // NaN passes through, as in the unfused Clip
-    if (!On)
-      return V;
-    V = V < Min ? Min : V;
-    return V > Max ? Max : V;
-  }
-};
+using Clamp = FusedClamp;
 
 struct FusedAttrs {
   WindowAttrs W; ///< the depthwise window
   Clamp Expand, Depthwise;
 };
 
-Result<Clamp> clampOf(const Node &N, const char *MinKey, const char *MaxKey) {
-  Clamp C;
-  C.On = N.hasAttr(MinKey) || N.hasAttr(MaxKey);
-  ASSIGN_OR_RETURN(C.Min, N.getFloat(MinKey, -INFINITY));
-  ASSIGN_OR_RETURN(C.Max, N.getFloat(MaxKey, INFINITY));
-  return C;
-}
-
 Result<FusedAttrs> parseFusedAttrs(const Node &N, const TensorShape &X, const TensorShape &W1, const TensorShape &W2) {
-  if (X.getRank() != 4 || W1.getRank() != 4 || W2.getRank() != 4)
-    return makeError(ErrorCode::Shape, N.describe(), ": input ", X.toString(), ", weights ", W1.toString(), " and ",
-                     W2.toString(), " must all be 4-D");
-  const auto Known = [](const Expr &A, const Expr &B) { return !A.isConst() || !B.isConst() || A.value() == B.value(); };
-  if (!Known(W1[1], X[1]) || !Known(W1[0], W2[0]) || (W2[1].isConst() && W2[1].value() != 1) ||
-      (W1[2].isConst() && W1[2].value() != 1) || (W1[3].isConst() && W1[3].value() != 1))
-    return makeError(ErrorCode::Shape, N.describe(), ": input ", X.toString(), " does not fit the 1x1 weight ",
-                     W1.toString(), " and the depthwise weight ", W2.toString());
-  auto Group = N.getInt("group", 1);
-  if (!Group.isOk() || (W2[0].isConst() && *Group != W2[0].value()))
-    return makeError(ErrorCode::Model, N.describe(), ": attribute 'group' must equal the channels ", W2[0].toString());
   FusedAttrs A;
-  std::vector<int64_t> Kernel;
-  const bool KnownKernel = W2[2].isConst() && W2[3].isConst();
-  if (KnownKernel)
-    Kernel = {W2[2].value(), W2[3].value()};
-  ASSIGN_OR_RETURN(A.W, parseWindowAttrs(N, 2, KnownKernel ? &Kernel : nullptr, /*AllowCeilMode=*/false));
-  ASSIGN_OR_RETURN(A.Expand, clampOf(N, kExpandActMin, kExpandActMax));
-  ASSIGN_OR_RETURN(A.Depthwise, clampOf(N, kFusedActMin, kFusedActMax));
+  ASSIGN_OR_RETURN(A.W, fusedPairWindow(N, X, W1, W2, /*PointwiseFirst=*/true));
+  ASSIGN_OR_RETURN(A.Expand, fusedClampOf(N, kExpandActMin, kExpandActMax));
+  ASSIGN_OR_RETURN(A.Depthwise, fusedClampOf(N, kFusedActMin, kFusedActMax));
   return A;
 }
 
 Status inferFused(ShapeContext &Ctx) {
-  RETURN_IF_ERROR(requireInputType(Ctx, 0, {ElementType::F32}));
-  for (size_t I : {size_t(1), size_t(2)})
-    RETURN_IF_ERROR(requireSameType(Ctx, 0, I));
-  for (size_t I : {size_t(3), size_t(4)})
-    if (Ctx.hasInput(I))
-      RETURN_IF_ERROR(requireSameType(Ctx, 0, I));
+  RETURN_IF_ERROR(checkFusedPairTypes(Ctx));
   const TensorShape &X = Ctx.Inputs[0].Shape, &W2 = Ctx.Inputs[2].Shape;
   ASSIGN_OR_RETURN(const FusedAttrs A, parseFusedAttrs(Ctx.N, X, Ctx.Inputs[1].Shape, W2));
   Ctx.Outputs[0].Type = ElementType::F32;

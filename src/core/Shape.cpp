@@ -162,23 +162,46 @@ std::string Expr::toString() const {
 // Canonical forms kept by the operators: a constant operand of + and * is on the right, x - c is
 // stored as x + (-c), and chains like (x + 1) + 2 or (x * 2) * 3 are merged. That is enough for
 // shape inference to cancel factors again (batch*12 / 12 -> batch).
+namespace {
+// Folding constant dims of a hostile model (a 15 x INT64_MAX product) must not overflow (undefined
+// behaviour): results saturate at the int64 limits, which no later size check accepts.
+int64_t satAdd(int64_t A, int64_t B) {
+  int64_t R;
+  if (__builtin_add_overflow(A, B, &R))
+    return B > 0 ? INT64_MAX : INT64_MIN;
+  return R;
+}
+int64_t satSub(int64_t A, int64_t B) {
+  int64_t R;
+  if (__builtin_sub_overflow(A, B, &R))
+    return B < 0 ? INT64_MAX : INT64_MIN;
+  return R;
+}
+int64_t satMul(int64_t A, int64_t B) {
+  int64_t R;
+  if (__builtin_mul_overflow(A, B, &R))
+    return (A < 0) != (B < 0) ? INT64_MIN : INT64_MAX;
+  return R;
+}
+} // namespace
+
 Expr operator+(const Expr &A, const Expr &B) {
   if (A.isConst() && B.isConst())
-    return Expr(static_cast<long long>(A.value() + B.value()));
+    return Expr(static_cast<long long>(satAdd(A.value(), B.value())));
   if (A.isConst())
     return B + A;
   if (isConstValue(B, 0))
     return A;
   if (B.isConst() && isKind(A, ExprKind::Add) && A.node()->R.isConst())
-    return A.node()->L + Expr(static_cast<long long>(A.node()->R.value() + B.value()));
+    return A.node()->L + Expr(static_cast<long long>(satAdd(A.node()->R.value(), B.value())));
   return makeNode(ExprKind::Add, A, B);
 }
 
 Expr operator-(const Expr &A, const Expr &B) {
   if (A.isConst() && B.isConst())
-    return Expr(static_cast<long long>(A.value() - B.value()));
+    return Expr(static_cast<long long>(satSub(A.value(), B.value())));
   if (B.isConst())
-    return A + Expr(static_cast<long long>(-B.value()));
+    return A + Expr(static_cast<long long>(satMul(B.value(), -1)));
   if (A == B)
     return Expr(0);
   // (x + c) - x -> c
@@ -189,7 +212,7 @@ Expr operator-(const Expr &A, const Expr &B) {
 
 Expr operator*(const Expr &A, const Expr &B) {
   if (A.isConst() && B.isConst())
-    return Expr(static_cast<long long>(A.value() * B.value()));
+    return Expr(static_cast<long long>(satMul(A.value(), B.value())));
   if (A.isConst())
     return B * A;
   if (isConstValue(B, 0))
@@ -197,7 +220,7 @@ Expr operator*(const Expr &A, const Expr &B) {
   if (isConstValue(B, 1))
     return A;
   if (B.isConst() && isKind(A, ExprKind::Mul) && A.node()->R.isConst())
-    return A.node()->L * Expr(static_cast<long long>(A.node()->R.value() * B.value()));
+    return A.node()->L * Expr(static_cast<long long>(satMul(A.node()->R.value(), B.value())));
   // x * (y * c) -> (x * y) * c keeps the constant factor outermost.
   if (isKind(B, ExprKind::Mul) && B.node()->R.isConst())
     return (A * B.node()->L) * B.node()->R;

@@ -1,4 +1,5 @@
 // Tests of symbolic dimensions (Expr) and TensorShape.
+#include <limits>
 #include <gtest/gtest.h>
 
 #include "Optimium/Runtime/Exceptions.h"
@@ -13,6 +14,21 @@ TEST(Expr, ConstantsFold) {
   EXPECT_EQ(min(Expr(3), Expr(9)).value(), 3);
   EXPECT_EQ(max(Expr(3), Expr(9)).value(), 9);
   EXPECT_TRUE((Expr(2) * Expr(2)).isConst());
+}
+
+/// Folding the constant dims of a hostile model saturates instead of overflowing (found by the
+/// loader fuzzer under UBSan: 15 * INT64_MAX).
+TEST(Expr, ConstantFoldingSaturates) {
+  const int64_t Max = std::numeric_limits<int64_t>::max(), Min = std::numeric_limits<int64_t>::min();
+  EXPECT_EQ((Expr(15) * Expr(Max)).value(), Max);
+  EXPECT_EQ((Expr(-15) * Expr(Max)).value(), Min);
+  EXPECT_EQ((Expr(Max) + Expr(1)).value(), Max);
+  EXPECT_EQ((Expr(Min) - Expr(1)).value(), Min);
+  EXPECT_EQ((Expr(0) - Expr(Min)).value(), Max);
+  EXPECT_EQ((Expr(6) * Expr(7)).value(), 42);
+  // (n * c1) * c2 folds c1 * c2 too.
+  const Expr N("n");
+  EXPECT_EQ(((N * Expr(Max)) * Expr(4)).toString(), (N * Expr(Max)).toString());
 }
 
 TEST(Expr, FloorDivisionAndModulo) {

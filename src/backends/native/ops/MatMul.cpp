@@ -172,7 +172,9 @@ struct GemvRow4 {
   void operator()(const float *A, const float *B, int64_t N, float *Y, int64_t N0, int64_t N1) const {
     const float A0 = A[0], A1 = A[1], A2 = A[2], A3 = A[3];
     const float *B0 = B, *B1 = B + N, *B2 = B + 2 * N, *B3 = B + 3 * N;
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC ivdep
+#endif
     for (int64_t J = N0; J < N1; ++J)
       Y[J] += A0 * B0[J] + A1 * B1[J] + A2 * B2[J] + A3 * B3[J];
   }
@@ -216,8 +218,10 @@ inline void gemvTransRows(const float *A, const float *B, float *Y, int64_t K, i
 
 #ifdef OPT_MATMUL_X86
 // GCC 12 flags the undefined pass-through operand inside the unpack/shuffle/extract intrinsics.
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 /// The AVX-512 dot products: four rows of B at a time (four independent accumulator chains; A's
 /// vectors are reloaded from L1), reduced together so the horizontal sums cost ~2 instructions a row.
 __attribute__((target("avx512f,fma"))) void gemvTransAvx512(const float *A, const float *B, float *Y, int64_t K,
@@ -255,7 +259,9 @@ __attribute__((target("avx512f,fma"))) void gemvTransAvx512(const float *A, cons
   if (J < N1)
     gemvTransRows(A, B, Y, K, J, N1);
 }
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
+#endif
 #else
 void gemvTransAvx512(const float *A, const float *B, float *Y, int64_t K, int64_t, int64_t N0, int64_t N1) {
   gemvTransRows(A, B, Y, K, N0, N1);

@@ -19,8 +19,10 @@ namespace {
 constexpr int64_t kLanes = 16, kMaxTaps = 25;
 
 #ifdef OPT_DWFLAT_X86
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 
 /// Vectors [B0, B0 + V) of the plane, V accumulators at once.
 template <int V, int Taps>
@@ -68,7 +70,9 @@ __attribute__((target("avx512f,fma"))) void flatPlane(const FlatDepthwisePlan &P
     flatVectors<1, Taps>(P, NTaps, Kv, Bv, Act, Lo, Hi, In, Out, First, B);
 }
 
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
+#endif
 #endif
 } // namespace
 

@@ -20,8 +20,10 @@ constexpr int64_t kLanes = 16;
 
 #ifdef OPT_DIRECT_X86
 // GCC 12 flags the _mm512_undefined_ps() inside _mm512_max_ps/_mm512_min_ps as maybe-uninitialized.
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 
 /// Output channels [M0, M0 + G) of one 16-pixel block from its gathered taps.
 template <int G>
@@ -92,7 +94,9 @@ __attribute__((target("avx512f,fma"))) void rowsAvx512(const DirectConvGeometry 
   }
 }
 
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
+#endif
 #endif
 } // namespace
 

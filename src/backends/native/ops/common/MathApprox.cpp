@@ -192,8 +192,10 @@ OPT_MATH_CLONES void layerNormF32Generic(const float *X, float *Y, size_t N, con
 #define OPT_AVX512 __attribute__((target("avx512f")))
 // GCC 12 flags the _mm512_undefined_ps() inside the masked / max / min intrinsics as
 // maybe-uninitialized (a false positive, as in Gemm.cpp).
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 
 namespace {
 
@@ -326,7 +328,9 @@ OPT_AVX512 void layerNormAvx512(const float *X, const float *Residual, const flo
 }
 
 } // namespace
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
+#endif
 #endif
 
 void geluErfF32(const float *X, float *Y, size_t N) {

@@ -105,10 +105,15 @@ __attribute__((target("avx512f"))) void smallTile(const SmallConvGeometry &G, co
 /// One pixel tile: P consecutive output pixels of row Oh from column Ow0, x PB output channels from
 /// Co0 (two vectors of 16). Each step loads two weight vectors and broadcasts P input pixels into
 /// them; the P x 32 results are scattered into the NCHW output (one channel plane per lane).
+#if defined(__GNUC__) && !defined(__clang__)
+#define OPT_NO_PREDICTIVE_COMMONING __attribute__((optimize("no-predictive-commoning")))
+#else
+#define OPT_NO_PREDICTIVE_COMMONING
+#endif
 // GCC's predictive commoning would carry Row[Kw + I] over to the next kw as Row[Kw + 1 + I - 1]
 // through stack slots (the 28 accumulators leave no register for them): keep the plain broadcasts.
 template <int P>
-__attribute__((target("avx512f"), optimize("no-predictive-commoning"))) void pixelTile(const SmallConvGeometry &G, const PaddedLayout &L, const float *Wb,
+OPT_NO_PREDICTIVE_COMMONING __attribute__((target("avx512f"))) void pixelTile(const SmallConvGeometry &G, const PaddedLayout &L, const float *Wb,
                                                   const float *Bias, int64_t Co0, const float *Xp, int64_t Oh,
                                                   int64_t Ow0, float *Y) {
   __m512 Acc[P][2];

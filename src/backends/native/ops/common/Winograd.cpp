@@ -137,8 +137,10 @@ void outputTilesPortable(const float *M, int64_t Cols, int64_t Col0, int64_t K, 
 #ifdef OPT_WINOGRAD_X86
 // GCC 12 flags the _mm512_undefined_ps() inside _mm512_max_ps/_mm512_min_ps as maybe-uninitialized
 // (a false positive, as in Gemm.cpp).
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 
 template <int Tile>
 __attribute__((target("avx512f"), always_inline)) inline void inputTransform1DAvx512(const __m512 *D, int S,
@@ -329,7 +331,9 @@ __attribute__((target("avx512f"))) void unpackOutputAvx512(const float *Yb, int6
     }
   }
 }
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
+#endif
 #endif
 
 } // namespace

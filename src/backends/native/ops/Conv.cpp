@@ -1208,6 +1208,11 @@ std::vector<OpTestCase> convCases() {
       testCase("direct_pixels_tail", {X({1, 4, 9, 15}), W({48, 4, 3, 3}), W({48})},
                {{"pads", ints({1, 1, 1, 1})}, {kFusedActMin, attrFloat(0.0f)}}, 1e-4),
       testCase("direct_pixels_odd", {X({2, 3, 7, 7}), W({37, 3, 2, 3})}, {{"pads", ints({0, 1, 1, 0})}}, 1e-4),
+      // Large enough (> 256K multiply-adds) for the small-conv kernel to split over the pool.
+      testCase("direct_5x5_threaded", {X({1, 8, 30, 30}), W({24, 8, 5, 5}), W({24})},
+               {{"pads", ints({2, 2, 2, 2})}, {kFusedActMin, attrFloat(0.0f)}}, 1e-4),
+      testCase("direct_pixels_threaded", {X({1, 24, 15, 13}), W({40, 24, 5, 3}), W({40})},
+               {{"pads", ints({2, 1, 2, 1})}}, 1e-4),
       testCase("direct_clip", {X({1, 3, 6, 17}), W({9, 3, 3, 3}), W({9})},
                {{"pads", ints({1, 1, 1, 1})}, {kFusedActMin, attrFloat(-0.2f)}, {kFusedActMax, attrFloat(0.3f)}}),
       // Winograd shapes: channel counts that are not multiples of 16, partial edge tiles, batch 2,

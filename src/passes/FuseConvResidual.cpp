@@ -13,12 +13,7 @@ namespace {
 
 /// Whether both shapes are fully known and equal (no broadcasting either way).
 bool sameStaticShape(const Value &A, const Value &B) {
-  if (!A.ShapeKnown || !B.ShapeKnown || A.Shape.getRank() != B.Shape.getRank())
-    return false;
-  for (size_t I = 0; I < A.Shape.getRank(); ++I)
-    if (!A.Shape[I].isConst() || !B.Shape[I].isConst() || A.Shape[I].value() != B.Shape[I].value())
-      return false;
-  return true;
+  return A.ShapeKnown && B.ShapeKnown && !A.Shape.isDynamic() && A.Shape == B.Shape;
 }
 
 } // namespace

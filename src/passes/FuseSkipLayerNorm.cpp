@@ -12,15 +12,6 @@ namespace {
 
 bool f32Tensor(const Value &V) { return V.Type == ElementType::F32 && V.Kind == ValueKind::Tensor && V.ShapeKnown; }
 
-bool sameShape(const TensorShape &A, const TensorShape &B) {
-  if (A.getRank() != B.getRank())
-    return false;
-  for (size_t I = 0; I < A.getRank(); ++I)
-    if (!(A[I] == B[I]))
-      return false;
-  return true;
-}
-
 /// V is a float32 1-D tensor of Hidden elements (Const: and a constant).
 bool vectorOf(const Graph &G, int V, const Expr &Hidden, bool Const) {
   if (V < 0)
@@ -47,7 +38,7 @@ int addFeeding(const Graph &G, int V, int Reader, const std::vector<char> &Remov
 /// Both inputs of Add node A have shape S (float32).
 bool fullOperands(const Graph &G, const Node &A, const TensorShape &S) {
   for (int In : A.Inputs)
-    if (!f32Tensor(G.Values[In]) || !sameShape(G.Values[In].Shape, S))
+    if (!f32Tensor(G.Values[In]) || G.Values[In].Shape != S)
       return false;
   return true;
 }

@@ -6,14 +6,10 @@
 #include <cstring>
 #include <type_traits>
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#define OPT_MATMUL_X86 1
-#endif
-
 #include "backends/native/ops/common/Gemm.h"
 #include "backends/native/ops/common/MathApprox.h"
 #include "backends/native/ops/common/OpUtil.h"
+#include "backends/native/ops/common/SimdDispatch.h"
 #include "import/MappedFile.h"
 #include "passes/FuseMatMulBias.h"
 #include "passes/FuseTransposeMatMul.h"
@@ -216,7 +212,7 @@ inline void gemvTransRows(const float *A, const float *B, float *Y, int64_t K, i
   }
 }
 
-#ifdef OPT_MATMUL_X86
+#ifdef OPT_SIMD_X86
 // GCC 12 flags the undefined pass-through operand inside the unpack/shuffle/extract intrinsics.
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push

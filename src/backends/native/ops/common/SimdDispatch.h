@@ -2,10 +2,11 @@
 // (x86-64: SSE2), so a loop the compiler vectorizes there moves 4 floats at a time; wrapping the
 // same loop in a function compiled for AVX-512 (OPT_TARGET_AVX512, which inlines the default-ISA
 // element math into it) lets it vectorize 16 wide, and the kernel picks that copy when the CPU has
-// AVX-512 (simdAvx512()).
+// AVX-512 (simdAvx512()). OPT_SIMD_X86 marks x86 builds (intrinsics included).
 #pragma once
 
 #if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
 #define OPT_SIMD_X86 1
 #define OPT_TARGET_AVX512 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl")))
 #else

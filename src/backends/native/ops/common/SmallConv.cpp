@@ -3,13 +3,10 @@
 
 #include <algorithm>
 #include <array>
-#include <utility>
 #include <cstring>
+#include <utility>
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#define OPT_DIRECT_X86 1
-#endif
+#include "backends/native/ops/common/SimdDispatch.h"
 
 namespace optimium {
 namespace runtime {
@@ -52,7 +49,7 @@ void packSmallConvWeights(const float *Wt, int64_t M, int64_t C, int64_t KH, int
     packBlocks(Wt, M, C * KH * KW, PB, Out.Pixels);
 }
 
-#ifdef OPT_DIRECT_X86
+#ifdef OPT_SIMD_X86
 
 namespace {
 

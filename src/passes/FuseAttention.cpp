@@ -78,9 +78,31 @@ int headSplit(const Graph &G, const Node &R, Expr &B, Expr &S, int64_t &H, int64
   return R.Inputs[0];
 }
 
+/// A decoder's cache append: the producer of V when it is Concat(past, new, axis 2) of rank 4 whose
+/// output (present_key / present_value, usually a graph output) only Reader reads; Past gets the
+/// past input. Else -1.
+int cacheConcat(const Graph &G, int V, int Reader, const std::vector<char> &Taken, int &Past) {
+  if (V < 0)
+    return -1;
+  const Value &Val = G.Values[V];
+  if (Val.IsGraphInput || Val.Const || Val.Producer < 0 || Val.Consumers.size() != 1 || Val.Consumers[0] != Reader ||
+      Taken[static_cast<size_t>(Val.Producer)] || !f32Known(Val) || Val.Shape.getRank() != 4)
+    return -1;
+  const Node &C = G.Nodes[static_cast<size_t>(Val.Producer)];
+  if (!isOp(C, "Concat", 2) || C.Inputs[0] < 0 || C.Inputs[1] < 0 || C.Inputs[0] == C.Inputs[1])
+    return -1;
+  auto Axis = C.getInt("axis", 0);
+  if (!Axis.isOk() || (*Axis != 2 && *Axis != -2) || !f32Known(G.Values[C.Inputs[0]]) ||
+      G.Values[C.Inputs[0]].Shape.getRank() != 4)
+    return -1;
+  Past = C.Inputs[0];
+  return Val.Producer;
+}
+
 struct Chain {
   std::vector<size_t> Nodes; ///< every node the Attention node replaces
   int Q = -1, K = -1, V = -1, Mask = -1;
+  int PastK = -1, PastV = -1, PresentK = -1, PresentV = -1; ///< a decoder step's KV cache
   float Scale = 1;
   int64_t Heads = 0;
 };
@@ -182,7 +204,9 @@ bool matchAttention(const Graph &G, size_t SI, const std::vector<char> &Taken, C
   const int QR = producerFor(G, G.Nodes[static_cast<size_t>(QT)].Inputs[0], QT, Taken);
   if (QR < 0 || (C.Q = headSplit(G, G.Nodes[static_cast<size_t>(QR)], QB, QS, H, D)) < 0)
     return false;
-  // K: Transpose(Reshape(k), [0, 2, 3, 1]), or [0, 1, 3, 2] after [0, 2, 1, 3].
+  // K: Transpose(Reshape(k), [0, 2, 3, 1]), or [0, 1, 3, 2] after [0, 2, 1, 3]; in a decoder step
+  // with a KV cache, [0, 1, 3, 2] after present_key = Concat(past_key, Transpose(Reshape(k),
+  // [0, 2, 1, 3])) along the sequence.
   const int KT1 = producerFor(G, QKN.Inputs[1], QK, Taken);
   if (KT1 < 0)
     return false;
@@ -191,7 +215,14 @@ bool matchAttention(const Graph &G, size_t SI, const std::vector<char> &Taken, C
   if (isTranspose(G.Nodes[static_cast<size_t>(KT1)], {0, 2, 3, 1})) {
     KR = producerFor(G, G.Nodes[static_cast<size_t>(KT1)].Inputs[0], KT1, Taken);
   } else if (isTranspose(G.Nodes[static_cast<size_t>(KT1)], {0, 1, 3, 2})) {
-    const int KT0 = producerFor(G, G.Nodes[static_cast<size_t>(KT1)].Inputs[0], KT1, Taken);
+    int KIn = G.Nodes[static_cast<size_t>(KT1)].Inputs[0], KReader = KT1;
+    const int KC = cacheConcat(G, KIn, KT1, Taken, C.PastK);
+    if (KC >= 0) {
+      C.PresentK = KIn;
+      KNodes.push_back(static_cast<size_t>(KC));
+      KIn = G.Nodes[static_cast<size_t>(KC)].Inputs[1], KReader = KC;
+    }
+    const int KT0 = producerFor(G, KIn, KReader, Taken);
     if (KT0 < 0 || !isTranspose(G.Nodes[static_cast<size_t>(KT0)], {0, 2, 1, 3}))
       return false;
     KNodes.push_back(static_cast<size_t>(KT0));
@@ -199,8 +230,18 @@ bool matchAttention(const Graph &G, size_t SI, const std::vector<char> &Taken, C
   }
   if (KR < 0 || (C.K = headSplit(G, G.Nodes[static_cast<size_t>(KR)], KB, KT, KH, KD)) < 0)
     return false;
+  // The keys: the new ones, or the cache's past + new ones: present_key [B, H, past + T, D] (its
+  // shape, not the past's: a resizable cache input has symbolic dims the Concat resolves; the
+  // Attention node checks them at run time).
+  Expr Keys = KT;
+  if (C.PastK >= 0) {
+    const TensorShape &PK = G.Values[C.PresentK].Shape;
+    if (!(PK[0] == QB) || !(PK[1] == Expr(H)) || !(PK[3] == Expr(D)))
+      return false;
+    Keys = PK[2];
+  }
   if (KH != H || KD != D || !(KB == QB) || !(Scores.Shape[0] == QB) || !(Scores.Shape[1] == Expr(H)) ||
-      !(Scores.Shape[2] == QS) || !(Scores.Shape[3] == KT))
+      !(Scores.Shape[2] == QS) || !(Scores.Shape[3] == Keys))
     return false;
 
   // P V: MatMul(Softmax, Transpose(Reshape(v), [0, 2, 1, 3])).
@@ -210,7 +251,16 @@ bool matchAttention(const Graph &G, size_t SI, const std::vector<char> &Taken, C
   const Node &PVN = G.Nodes[static_cast<size_t>(PV)];
   if (PVN.Inputs[0] != Sm.Outputs[0] || PVN.Inputs[1] == Sm.Outputs[0])
     return false;
-  const int VTr = producerFor(G, PVN.Inputs[1], PV, Taken);
+  // With a cache, present_value = Concat(past_value, Transpose(Reshape(v), [0, 2, 1, 3])) too.
+  int VIn = PVN.Inputs[1], VReader = PV, VC = -1;
+  if (C.PastK >= 0) {
+    VC = cacheConcat(G, VIn, PV, Taken, C.PastV);
+    if (VC < 0 || C.PastV == C.PastK)
+      return false;
+    C.PresentV = VIn;
+    VIn = G.Nodes[static_cast<size_t>(VC)].Inputs[1], VReader = VC;
+  }
+  const int VTr = producerFor(G, VIn, VReader, Taken);
   if (VTr < 0 || !isTranspose(G.Nodes[static_cast<size_t>(VTr)], {0, 2, 1, 3}))
     return false;
   const int VR = producerFor(G, G.Nodes[static_cast<size_t>(VTr)].Inputs[0], VTr, Taken);
@@ -218,6 +268,12 @@ bool matchAttention(const Graph &G, size_t SI, const std::vector<char> &Taken, C
     return false;
   if (VH != H || !(VB == QB) || !(VT == KT))
     return false;
+  if (VC >= 0) {
+    const TensorShape &PV = G.Values[C.PresentV].Shape;
+    if (!(PV[0] == QB) || !(PV[1] == Expr(H)) || !(PV[2] == Keys) || !(PV[3] == Expr(Dv)))
+      return false;
+    KNodes.push_back(static_cast<size_t>(VC));
+  }
   // y = Reshape(Transpose(O, [0, 2, 1, 3]), [B, S, H * Dv]).
   const Value &O = G.Values[PVN.Outputs[0]];
   const int OT = soleReader(G, PVN.Outputs[0]);
@@ -286,9 +342,13 @@ size_t fuseAttention(Graph &G) {
     A.Domain.clear();
     A.OpsetVersion = 23;
     A.Inputs = {C.Q, C.K, C.V};
-    if (C.Mask >= 0)
+    if (C.Mask >= 0 || C.PastK >= 0)
       A.Inputs.push_back(C.Mask);
     A.Outputs = {Y};
+    if (C.PastK >= 0) { // the cache: past inputs in, present outputs (the Concats' values) out
+      A.Inputs.insert(A.Inputs.end(), {C.PastK, C.PastV});
+      A.Outputs.insert(A.Outputs.end(), {C.PresentK, C.PresentV});
+    }
     A.Attrs.clear();
     AttrValue Heads;
     Heads.K = AttrValue::Kind::Int;

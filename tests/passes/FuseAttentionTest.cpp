@@ -336,3 +336,166 @@ TEST(FuseAttention, OtherMathStaysUnfused) {
     unfused(P, 27);
   }
 }
+
+// ---- A decoder step with a KV cache (GPT-2 style export) ----
+namespace {
+
+struct DecoderSpec {
+  int64_t B = 1, S = 1, P = 9, H = 4, D = 16;
+  bool CacheReadElsewhere = false; ///< present_key also feeds a ReduceSum output: stays unfused
+  bool SymbolicCache = false;      ///< past inputs declared [b, h, past, d] (as a resizable cache)
+};
+
+/// x [B, S, E], past_key / past_value [B, H, P, D] -> y [B, S, E], present_key / present_value
+/// [B, H, P + S, D]: the new rows appended by Concat, K^T by a Transpose of the cache, scale by Mul.
+std::string decoderModel(const DecoderSpec &P, std::mt19937 &G) {
+  OnnxBuilder M(17);
+  const int64_t E = P.H * P.D;
+  const auto F = onnx::TensorProto_DataType_FLOAT;
+  M.input("x", F, {P.B, P.S, E});
+  const std::vector<std::string> Sym =
+      P.SymbolicCache ? std::vector<std::string>{"b", "h", "past", "d"} : std::vector<std::string>{};
+  M.input("past_key", F, {P.B, P.H, P.P, P.D}, Sym);
+  M.input("past_value", F, {P.B, P.H, P.P, P.D}, Sym);
+  for (const char *W : {"wq", "wk", "wv"})
+    M.initializer(W, {E, E}, randomValues(static_cast<size_t>(E * E), G, 0.5f));
+  M.initializerI64("heads", {4}, {P.B, P.S, P.H, P.D});
+  M.initializerI64("merged", {3}, {P.B, P.S, E});
+  M.initializer("c", {}, {1.0f / std::sqrt(static_cast<float>(P.D))});
+  for (const char *X : {"q", "k", "v"}) {
+    const std::string N(X);
+    M.node("MatMul", {"x", "w" + N}, {N});
+    M.node("Reshape", {N, "heads"}, {N + "4"});
+    OnnxBuilder::attrInts(M.node("Transpose", {N + "4"}, {N + "h"}), "perm", {0, 2, 1, 3});
+  }
+  OnnxBuilder::attrInt(M.node("Concat", {"past_key", "kh"}, {"present_key"}), "axis", 2);
+  OnnxBuilder::attrInt(M.node("Concat", {"past_value", "vh"}, {"present_value"}), "axis", -2);
+  OnnxBuilder::attrInts(M.node("Transpose", {"present_key"}, {"kt"}), "perm", {0, 1, 3, 2});
+  M.node("MatMul", {"qh", "kt"}, {"scores"});
+  M.node("Mul", {"scores", "c"}, {"scaled"});
+  OnnxBuilder::attrInt(M.node("Softmax", {"scaled"}, {"probs"}), "axis", -1);
+  M.node("MatMul", {"probs", "present_value"}, {"o"});
+  OnnxBuilder::attrInts(M.node("Transpose", {"o"}, {"ot"}), "perm", {0, 2, 1, 3});
+  M.node("Reshape", {"ot", "merged"}, {"y"});
+  M.output("y", F);
+  M.output("present_key", F);
+  M.output("present_value", F);
+  if (P.CacheReadElsewhere) {
+    M.node("ReduceSum", {"present_key"}, {"key_sum"});
+    M.output("key_sum", F);
+  }
+  return M.bytes();
+}
+
+/// Runs the decoder fused (and unfused: EnableMemoryOptimization off) and compares y and both
+/// present outputs; returns the fused run's op types.
+std::vector<std::string> checkDecoder(const DecoderSpec &P, uint32_t Seed, int Threads) {
+  std::mt19937 G(Seed);
+  const std::string Bytes = decoderModel(P, G);
+  const size_t E = static_cast<size_t>(P.H * P.D);
+  const std::vector<float> X = randomValues(static_cast<size_t>(P.B * P.S) * E, G, 1.0f);
+  const std::vector<float> PK = randomValues(static_cast<size_t>(P.B * P.H * P.P * P.D), G, 1.0f);
+  const std::vector<float> PV = randomValues(PK.size(), G, 1.0f);
+  std::vector<std::string> Types;
+  std::vector<std::vector<float>> Outs[2];
+  for (int Fuse = 0; Fuse < 2; ++Fuse) {
+    rt::ModelLoadOptions O;
+    O.EnableMemoryOptimization = Fuse == 1;
+    O.ThreadCount = Threads;
+    rt::Model M = rt::loadModel(reinterpret_cast<const uint8_t *>(Bytes.data()), Bytes.size(), O);
+    if (Fuse)
+      for (const rt::OpInfo &Op : M.getOperations())
+        Types.push_back(Op.Type);
+    rt::InferRequest R = M.createRequest();
+    std::vector<rt::Tensor> In;
+    for (const std::vector<float> *Src : {&X, &PK, &PV}) {
+      const rt::TensorInfo &Info = M.getInputTensorInfo(In.size());
+      rt::Tensor T = rt::tensor(Info.Type, Info.Shape);
+      std::copy(Src->begin(), Src->end(), static_cast<float *>(T.data()));
+      In.push_back(T);
+    }
+    // Twice: the second run reuses the request's buffers.
+    for (int Run = 0; Run < 2; ++Run) {
+      R.infer(rt::make_array(In));
+      R.wait();
+    }
+    for (const char *Name : {"y", "present_key", "present_value"}) {
+      rt::Tensor T = R.getOutput(Name);
+      const float *D = static_cast<const float *>(T.data());
+      Outs[Fuse].emplace_back(D, D + T.getShape().getElementCount().value());
+    }
+  }
+  for (size_t K = 0; K < 3; ++K) {
+    EXPECT_EQ(Outs[0][K].size(), Outs[1][K].size()) << K;
+    for (size_t I = 0; I < std::min(Outs[0][K].size(), Outs[1][K].size()); ++I)
+      EXPECT_NEAR(Outs[1][K][I], Outs[0][K][I], 2e-5 * (1.0 + std::fabs(Outs[0][K][I]))) << K << " " << I;
+  }
+  // The cache of every head holds its past rows first, unchanged.
+  const size_t Total = static_cast<size_t>((P.P + P.S) * P.D), Past = static_cast<size_t>(P.P * P.D);
+  for (size_t Head = 0; P.P > 0 && Head < static_cast<size_t>(P.B * P.H); ++Head)
+    EXPECT_EQ(Outs[1][1][Head * Total + Past - 1], PK[Head * Past + Past - 1]) << "head " << Head;
+  return Types;
+}
+
+} // namespace
+
+TEST(FuseAttention, DecoderStepWithKvCacheBecomesOneNode) {
+  rt::AutoInit Init;
+  // One and two new tokens, batch 2, odd head sizes, a cache long enough for the streaming stores.
+  const DecoderSpec Specs[] = {{1, 1, 9, 4, 16}, {2, 2, 5, 3, 13}, {1, 1, 1100, 4, 64}, {1, 3, 0, 2, 8}};
+  uint32_t Seed = 40;
+  for (const DecoderSpec &P : Specs)
+    for (int Threads : {1, 2}) {
+      SCOPED_TRACE("B " + std::to_string(P.B) + " S " + std::to_string(P.S) + " past " + std::to_string(P.P) + " H " +
+                   std::to_string(P.H) + " D " + std::to_string(P.D) + " threads " + std::to_string(Threads));
+      const auto Types = checkDecoder(P, Seed++, Threads);
+      EXPECT_EQ(countOf(Types, "Attention"), 1u);
+      EXPECT_EQ(countOf(Types, "Concat") + countOf(Types, "Transpose") + countOf(Types, "Softmax"), 0u);
+    }
+}
+
+TEST(FuseAttention, KvCacheReadOutsideTheChainStaysUnfused) {
+  rt::AutoInit Init;
+  DecoderSpec P;
+  P.CacheReadElsewhere = true;
+  const auto Types = checkDecoder(P, 60, 2);
+  EXPECT_EQ(countOf(Types, "Attention"), 0u);
+  EXPECT_EQ(countOf(Types, "Concat"), 2u);
+}
+
+TEST(FuseAttention, SymbolicCacheFusesAndAWrongCacheIsAnError) {
+  rt::AutoInit Init;
+  DecoderSpec P;
+  P.SymbolicCache = true;
+  std::mt19937 G(70);
+  const std::string Bytes = decoderModel(P, G);
+  rt::Model M = rt::loadModel(reinterpret_cast<const uint8_t *>(Bytes.data()), Bytes.size());
+  std::vector<std::string> Types;
+  for (const rt::OpInfo &Op : M.getOperations())
+    Types.push_back(Op.Type);
+  EXPECT_EQ(countOf(Types, "Attention"), 1u);
+  rt::InferRequest R = M.createRequest();
+  const auto run = [&](int64_t Heads, int64_t Past) {
+    std::vector<rt::Tensor> In{rt::tensor(rt::ElementType::F32, rt::TensorShape({1, 1, P.H * P.D})),
+                               rt::tensor(rt::ElementType::F32, rt::TensorShape({1, Heads, Past, P.D})),
+                               rt::tensor(rt::ElementType::F32, rt::TensorShape({1, Heads, Past, P.D}))};
+    for (rt::Tensor &T : In)
+      std::fill_n(static_cast<float *>(T.data()), T.getShape().getElementCount().value(), 0.25f);
+    R.infer(rt::make_array(In));
+    R.wait();
+  };
+  run(P.H, 3);
+  EXPECT_EQ(R.getOutput("present_key").getShape(), rt::TensorShape({1, P.H, 4, P.D}));
+  // Half the heads in the cache: an error naming the cache, and the request still works after it.
+  try {
+    run(P.H / 2, 3);
+    ADD_FAILURE() << "a cache with the wrong head count ran";
+  } catch (const std::exception &E) {
+    const std::string What = E.what();
+    EXPECT_TRUE(What.find("past") != std::string::npos || What.find("present") != std::string::npos) << What;
+  }
+  run(P.H, 5);
+  EXPECT_EQ(R.getOutput("present_value").getShape(), rt::TensorShape({1, P.H, 6, P.D}));
+  // The past rows were copied into the present cache (all 0.25).
+  EXPECT_EQ(static_cast<const float *>(R.getOutput("present_value").data())[4 * P.D], 0.25f);
+}

@@ -11,6 +11,7 @@
 
 #include "backends/native/ops/common/ElementwiseCommon.h"
 #include "backends/native/ops/common/Gemm.h"
+#include "backends/native/ops/common/KvStream.h"
 #include "backends/native/ops/common/MathApprox.h"
 #include "backends/native/ops/common/NormCommon.h"
 #include "passes/FuseAttention.h"
@@ -316,6 +317,19 @@ Result<AttentionRun> resolveRun(const AttentionAttrs &A, const KernelContext &Ct
                : std::vector<int64_t>{G.Batch, G.QHeads, G.QLen, G.VHeadSize};
   if (Ctx.Outputs[OutY].Dims != YDims)
     return runError("attention", "output Y ", joinInts(Ctx.Outputs[OutY].Dims), " is not ", joinInts(YDims));
+  // The cache (shapes may be symbolic at load): [batch, kv heads, past, head size], and the present
+  // outputs [batch, kv heads, past + new, head size].
+  for (int Which = 0; Which < 2; ++Which) {
+    const int64_t Dh = Which ? G.VHeadSize : G.HeadSize;
+    const std::vector<int64_t> Past{G.Batch, G.KvHeads, G.PastLen, Dh}, Present{G.Batch, G.KvHeads, G.TotalLen, Dh};
+    const size_t In = Which ? InPastValue : InPastKey, Out = Which ? OutPresentValue : OutPresentKey;
+    if (HasPast && Ctx.Inputs[In].Dims != Past)
+      return runError("attention", Which ? "past_value " : "past_key ", joinInts(Ctx.Inputs[In].Dims), " is not ",
+                      joinInts(Past));
+    if (hasRunOutput(Ctx, Out) && Ctx.Outputs[Out].Dims != Present)
+      return runError("attention", Which ? "present_value " : "present_key ", joinInts(Ctx.Outputs[Out].Dims),
+                      " is not ", joinInts(Present));
+  }
   R.TypeP = precisionOf(Q.Type);
   R.SoftmaxP = precisionOfOnnxType(A.SoftmaxPrecision, R.TypeP);
   const double Scale = A.HasScale ? A.Scale : 1.0 / std::sqrt(static_cast<double>(G.HeadSize));
@@ -657,6 +671,68 @@ Status runAttentionF32(const AttentionAttrs &A, const AttentionRun &R, const Gem
   return Status::ok();
 }
 
+/// Whether runAttentionDecode handles this run: float32 with a past cache and both present
+/// outputs (a decoder step), a few query rows per kv head, and no mask, window, softcap or qk output.
+bool decodeStreamRun(const AttentionAttrs &A, const AttentionRun &R, const KernelContext &Ctx) {
+  const AttentionDims<int64_t> &G = R.G;
+  for (size_t I : {InQ, InK, InV, InPastKey, InPastValue})
+    if (!hasRunInput(Ctx, I) || Ctx.Inputs[I].Type != ElementType::F32)
+      return false;
+  return hasRunOutput(Ctx, OutPresentKey) && hasRunOutput(Ctx, OutPresentValue) && !hasRunOutput(Ctx, OutQk) &&
+         !R.HasMask && !R.Nonpad && (!A.Causal || G.QLen == 1) && A.LeftWindow < 0 && A.RightWindow < 0 &&
+         A.Softcap == 0 && R.SoftmaxP == Precision::Float && R.TypeP == Precision::Float && G.TotalLen > 0 &&
+         R.Group * G.QLen <= 16;
+}
+
+/// A decoder step, per (batch, kv head): each past and new key row is read once, written to
+/// present_key and multiplied with every query row of the head's q heads in the same pass; then the
+/// softmax; then each value row, written to present_value and accumulated into the outputs. The
+/// present copies bypass the caches (streaming stores) when they are large: the next step reads
+/// them from memory anyway. Replaces the Concat + MatMul pairs of op-by-op attention, which read
+/// every cache row twice.
+Status runAttentionDecode(const AttentionRun &R, const KernelContext &Ctx, bool Avx512) {
+  const AttentionDims<int64_t> &G = R.G;
+  const int64_t T = G.TotalLen, P = G.PastLen, D = G.HeadSize, Dv = G.VHeadSize, NQ = R.Group * G.QLen;
+  const float QScale = R.ScaleSqrt * R.ScaleSqrt;
+  const float *PastK = Ctx.Inputs[InPastKey].data<const float>(), *PastV = Ctx.Inputs[InPastValue].data<const float>();
+  const float *NewK = Ctx.Inputs[InK].data<const float>(), *NewV = Ctx.Inputs[InV].data<const float>();
+  float *PresK = Ctx.Outputs[OutPresentKey].data<float>(), *PresV = Ctx.Outputs[OutPresentValue].data<float>();
+  const auto aligned = [](const float *X) { return reinterpret_cast<uintptr_t>(X) % 64 == 0; };
+  const size_t PresentBytes = static_cast<size_t>(G.Batch * G.KvHeads * T * (D + Dv)) * sizeof(float);
+  const bool Stream = PresentBytes >= (size_t{1} << 20) && aligned(PresK) && aligned(PresV);
+  const int64_t KStride = G.ThreeD ? G.KvHeads * D : D, VStride = G.ThreeD ? G.KvHeads * Dv : Dv;
+  Ctx.Par.forRange(static_cast<size_t>(G.Batch * G.KvHeads), 1, [&](size_t Lo, size_t Hi) {
+    AlignedFloats Qb(static_cast<size_t>(NQ * D)), Scores(static_cast<size_t>(NQ * T)),
+        Acc(static_cast<size_t>(NQ * Dv));
+    for (size_t BH = Lo; BH < Hi; ++BH) {
+      const int64_t B = static_cast<int64_t>(BH) / G.KvHeads, Hk = static_cast<int64_t>(BH) % G.KvHeads;
+      // Query row r = g * QLen + s: q head Hk * Group + g, query s.
+      for (int64_t Gi = 0; Gi < R.Group; ++Gi)
+        for (int64_t S = 0; S < G.QLen; ++S)
+          loadQRow(R, Ctx.Inputs[InQ], B, Hk * R.Group + Gi, S, QScale, Qb.data() + (Gi * G.QLen + S) * D);
+      float *Kd = PresK + static_cast<int64_t>(BH) * T * D, *Vd = PresV + static_cast<int64_t>(BH) * T * Dv;
+      kvCopyDot({PastK + static_cast<int64_t>(BH) * P * D, P, D}, Kd, D, Qb.data(), NQ, Scores.data(), T, Stream,
+                Avx512);
+      kvCopyDot({NewK + R.rowOffset(B, Hk, G.KvHeads, 0, G.KvLen, D), G.KvLen, KStride}, Kd + P * D, D, Qb.data(), NQ,
+                Scores.data() + P, T, Stream, Avx512);
+      for (int64_t I = 0; I < NQ; ++I)
+        approx::softmaxF32(Scores.data() + I * T, Scores.data() + I * T, static_cast<size_t>(T));
+      std::fill(Acc.data(), Acc.data() + NQ * Dv, 0.0f);
+      kvCopyAxpy({PastV + static_cast<int64_t>(BH) * P * Dv, P, Dv}, Vd, Dv, Scores.data(), NQ, T, Acc.data(), Stream,
+                 Avx512);
+      kvCopyAxpy({NewV + R.rowOffset(B, Hk, G.KvHeads, 0, G.KvLen, Dv), G.KvLen, VStride}, Vd + P * Dv, Dv,
+                 Scores.data() + P, NQ, T, Acc.data(), Stream, Avx512);
+      for (int64_t Gi = 0; Gi < R.Group; ++Gi)
+        for (int64_t S = 0; S < G.QLen; ++S)
+          storeRow(Ctx.Outputs[OutY], R.rowOffset(B, Hk * R.Group + Gi, G.QHeads, S, G.QLen, Dv),
+                   Acc.data() + (Gi * G.QLen + S) * Dv, Dv);
+    }
+    if (Stream)
+      kvStreamFence();
+  });
+  return Status::ok();
+}
+
 /// The fast kernel, per (batch, q head, block of queries): scores = Q K^T with the blocked GEMM (a
 /// dot-product loop for a single query row, the decode case), the row pipeline, Y = P V. Float32
 /// K/V are read in place and Q carries the whole scale; the 16-bit types go through float panels
@@ -665,6 +741,8 @@ Status runAttentionFast(const AttentionAttrs &A, const GemmMicroKernel &MK, cons
   ASSIGN_OR_RETURN(const AttentionRun R, resolveRun(A, Ctx));
   if (plainF32Run(A, R, Ctx))
     return runAttentionF32(A, R, MK, Ctx);
+  if (decodeStreamRun(A, R, Ctx))
+    return runAttentionDecode(R, Ctx, MK.Isa == GemmIsa::Avx512);
   const AttentionDims<int64_t> &G = R.G;
   const int64_t T = G.TotalLen, D = G.HeadSize, Dv = G.VHeadSize;
   const size_t KvHeadsAll = static_cast<size_t>(G.Batch * G.KvHeads);
@@ -859,6 +937,25 @@ std::vector<OpTestCase> attentionCases() {
                              23);
     Q.NumOutputs = 4;
     C.push_back(Q);
+  }
+  // Decoder steps (the streaming path): past + new rows copied to the present outputs while used;
+  // GQA with two queries per step over 3-D heads, odd head sizes, and one past large enough for
+  // the streaming stores (with is_causal, which one query at the end of the cache does not change).
+  for (OpTestCase D : {withOpset(testCase("decode_3d_gqa_two_queries",
+                                          {X({1, 2, 64}), X({1, 2, 32}), X({1, 2, 40}), omittedInput(),
+                                           X({1, 2, 7, 16}), X({1, 2, 7, 20})},
+                                          {{"q_num_heads", Attr(4)}, {"kv_num_heads", Attr(2)}}),
+                                 23),
+                       withOpset(testCase("decode_odd_head", {X({2, 3, 1, 13}), X({2, 3, 1, 13}), X({2, 3, 1, 13}),
+                                                              omittedInput(), X({2, 3, 5, 13}), X({2, 3, 5, 13})}),
+                                 23),
+                       withOpset(testCase("decode_stream_causal",
+                                          {X({1, 4, 1, 64}), X({1, 4, 1, 64}), X({1, 4, 1, 64}), omittedInput(),
+                                           X({1, 4, 600, 64}), X({1, 4, 600, 64})},
+                                          {{"is_causal", Attr(1)}}),
+                                 23)}) {
+    D.NumOutputs = 3;
+    C.push_back(D);
   }
   OpTestCase Half = withOpset(testCase("f16_gqa_past", {tensorInput({1, 4, 3, 8}, ElementType::F16),
                                                        tensorInput({1, 2, 3, 8}, ElementType::F16),

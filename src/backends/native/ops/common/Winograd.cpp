@@ -372,10 +372,46 @@ void transformWeightsPortable(int Tile, const float (*In)[16], float (*Out)[16])
 __attribute__((target("avx512f"))) void transformWeightsAvx512(int Tile, const float (*In)[16], float (*Out)[16]) {
   Tile == 2 ? transformWeights16<4>(kG2, In, Out) : transformWeights16<6>(kG4, In, Out);
 }
+/// The weight transform of 16 kernels in registers: the 9 taps of the kernels at W + Idx[l] * 4
+/// bytes (lanes in Lanes; the rest zero) gathered, G g G^T, and each point's 16 values stored with
+/// a streaming store to Dst[p] + Off: the transformed weights fill fresh memory the load does not
+/// read again, so their lines are not read for ownership first. (Scalar gathers into an array then
+/// vector loads of it stalled on store forwarding: the transform was ~40% of ResNet-18's load.)
+template <int N>
+__attribute__((target("avx512f"), always_inline)) inline void gatherTransformStream(const float (*G)[3], const float *W,
+                                                                                  __m512i Idx, __mmask16 Lanes,
+                                                                                  float *const *Dst, int64_t Off) {
+  __m512 In[9];
+  for (int T = 0; T < 9; ++T)
+    In[T] = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), Lanes, Idx, W + T, 4);
+  __m512 Tmp[N][3];
+  for (int I = 0; I < N; ++I)
+    for (int J = 0; J < 3; ++J)
+      Tmp[I][J] = _mm512_fmadd_ps(_mm512_set1_ps(G[I][2]), In[6 + J],
+                                  _mm512_fmadd_ps(_mm512_set1_ps(G[I][1]), In[3 + J],
+                                                  _mm512_mul_ps(_mm512_set1_ps(G[I][0]), In[J])));
+  for (int I = 0; I < N; ++I)
+    for (int J = 0; J < N; ++J)
+      _mm512_stream_ps(Dst[I * N + J] + Off,
+                       _mm512_fmadd_ps(Tmp[I][2], _mm512_set1_ps(G[J][2]),
+                                       _mm512_fmadd_ps(Tmp[I][1], _mm512_set1_ps(G[J][1]),
+                                                       _mm512_mul_ps(Tmp[I][0], _mm512_set1_ps(G[J][0])))));
+}
+__attribute__((target("avx512f"))) void transformStreamAvx512(int Tile, const float *W, int64_t RowStride,
+                                                              int64_t Rows, float *const *Dst, int64_t Off) {
+  const __m512i Idx = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                         _mm512_set1_epi32(static_cast<int>(RowStride)));
+  const __mmask16 Lanes = static_cast<__mmask16>(Rows >= 16 ? 0xFFFF : (1u << Rows) - 1u);
+  Tile == 2 ? gatherTransformStream<4>(kG2, W, Idx, Lanes, Dst, Off)
+            : gatherTransformStream<6>(kG4, W, Idx, Lanes, Dst, Off);
+}
+void streamFence() { _mm_sfence(); }
 #else
 void transformWeightsAvx512(int Tile, const float (*In)[16], float (*Out)[16]) {
   transformWeightsPortable(Tile, In, Out);
 }
+void transformStreamAvx512(int, const float *, int64_t, int64_t, float *const *, int64_t) {}
+void streamFence() {}
 #endif
 
 } // namespace
@@ -404,6 +440,9 @@ Winograd3x3::Winograd3x3(const GemmMicroKernel &MK, bool Avx512, const float *Wt
   for (size_t I = 0; I < U.size(); ++I)
     Offset[I + 1] += Offset[I];
   Store.resize(Offset.back());
+  std::vector<float *> Dst(static_cast<size_t>(Points));
+  // AVX-512 gathers the taps of 16 kernels with 32-bit offsets: rows must stay within 2 GiB.
+  const bool Gather = Avx512 && C * 9 * 16 * static_cast<int64_t>(sizeof(float)) < (int64_t{1} << 31);
   for (int64_t S = 0; S < Splits; ++S) {
     const int64_t Col0 = S * kSplitCols, Cols = std::min(kSplitCols, Kp - Col0), Npad = ceilDiv(Cols, NR) * NR;
     for (int64_t P = 0; P < Points; ++P) {
@@ -418,9 +457,20 @@ Winograd3x3::Winograd3x3(const GemmMicroKernel &MK, bool Avx512, const float *Wt
           std::fill(Row + Cols % NR, Row + NR, 0.0f);
         }
     }
+    for (int64_t P = 0; P < Points; ++P)
+      Dst[static_cast<size_t>(P)] = U[static_cast<size_t>(P * Splits + S)].Data.data();
     for (int64_t J0 = 0; J0 < Cols; J0 += 16) {
       const int64_t Panel = J0 / NR, InPanel = J0 % NR;
       for (int64_t Ci = 0; Ci < Cp; ++Ci) {
+        const int64_t K0 = Ci / KC * KC, Kc = std::min(KC, Cp - K0);
+        const int64_t Off = K0 * Npad + Panel * Kc * NR + (Ci - K0) * NR + InPanel;
+        if (Gather) {
+          const int64_t Ko0 = Col0 + J0;
+          const int64_t Rows = Ci < C ? std::max<int64_t>(0, std::min<int64_t>(16, K - Ko0)) : 0;
+          transformStreamAvx512(this->Tile, Wt + (std::min(Ko0, K - 1) * C + std::min(Ci, C - 1)) * 9, C * 9, Rows,
+                                Dst.data(), Off);
+          continue;
+        }
         for (int64_t J = 0; J < 16; ++J) {
           const int64_t Ko = Col0 + J0 + J;
           if (Ko < K && Ci < C) {
@@ -433,15 +483,13 @@ Winograd3x3::Winograd3x3(const GemmMicroKernel &MK, bool Avx512, const float *Wt
           }
         }
         (Avx512 ? transformWeightsAvx512 : transformWeightsPortable)(this->Tile, In, T);
-        const int64_t K0 = Ci / KC * KC, Kc = std::min(KC, Cp - K0);
-        const int64_t Off = K0 * Npad + Panel * Kc * NR + (Ci - K0) * NR + InPanel;
-        for (int64_t P = 0; P < Points; ++P) {
-          float *Dst = U[static_cast<size_t>(P * Splits + S)].Data.data() + Off;
-          std::memcpy(Dst, T[P], 16 * sizeof(float));
-        }
+        for (int64_t P = 0; P < Points; ++P)
+          std::memcpy(Dst[static_cast<size_t>(P)] + Off, T[P], 16 * sizeof(float));
       }
     }
   }
+  if (Gather)
+    streamFence();
 }
 
 int Winograd3x3::tileFor(int64_t C, int64_t K, int64_t OH, int64_t OW) {

@@ -10,6 +10,7 @@
 #include <set>
 #include <thread>
 
+#include "core/LargeAlloc.h"
 #include "core/Log.h"
 #include "exec/InputShapes.h"
 #include "exec/Request.h"
@@ -210,7 +211,7 @@ void releaseConstPages(const Graph &G, const Node &N, const std::vector<std::sha
       continue;
     const ConstData &C = *G.Values[In].Const;
     for (const auto &F : Maps)
-      if (F->releaseResidentPages(C.Data ? C.Data : C.Source, C.Bytes))
+      if (F->releaseResidentPages(C.Source ? C.Source : C.Data, C.Bytes))
         break;
   }
 }
@@ -255,8 +256,61 @@ Status placeAndCreateKernels(ModelImpl &M, const std::vector<std::shared_ptr<Reg
       }
     }
   };
+  // Constants the importer left in the file (ConstData::Source, no Data) for readers other than
+  // the in-place ones (Gather data, MatMul B): Conv weights. Each gets its aligned copy right before
+  // its kernel is created; once every reader has packed it, the copy is dropped (doneReading) and
+  // its block serves the next weight, so the copies cost one block of fresh memory, not one each.
+  struct Recycler {
+    std::vector<std::pair<void *, size_t>> Free; // (block, mapped bytes) of dropped copies
+    ~Recycler() {
+      for (auto &B : Free)
+        freeBlock(B.first, B.second);
+    }
+  };
+  auto Blocks = std::make_shared<Recycler>();
+  const auto materialize = [&](const Node &N, size_t I, ConstData &C) -> Status {
+    if (C.Data || !C.Source || C.Type == ElementType::String ||
+        (N.OpType == "Gather" && N.Domain.empty() && I == 0) || (N.OpType == "MatMul" && N.Domain.empty() && I == 1))
+      return Status::ok();
+    void *P = nullptr;
+    size_t Mapped = 0, Cap = 0;
+    for (auto It = Blocks->Free.begin(); It != Blocks->Free.end(); ++It)
+      if (It->second >= C.Bytes) {
+        P = It->first, Mapped = Cap = It->second;
+        Blocks->Free.erase(It);
+        break;
+      }
+    if (!P) {
+      // None fits: the smaller ones go (they would stay resident unused), a bigger one comes.
+      for (auto &B : Blocks->Free)
+        freeBlock(B.first, B.second);
+      Blocks->Free.clear();
+      P = allocateBlock(C.Bytes, /*Zero=*/false, Mapped);
+      if (!P)
+        return makeError(ErrorCode::OutOfResource, "cannot allocate ", C.Bytes, " bytes for the weights of ", N.describe());
+      Cap = Mapped;
+    }
+    std::memcpy(P, C.Source, C.Bytes);
+    for (const auto &F : Maps) // the file's pages of it leave the resident set at once
+      if (F->releaseResidentPages(C.Source, C.Bytes))
+        break;
+    std::weak_ptr<Recycler> Pool = Blocks;
+    C.KeepAlive = std::shared_ptr<const void>(P, [Pool, Mapped, Cap](const void *Ptr) {
+      auto R = Pool.lock();
+      if (R && Mapped) { // a mapped block goes back for the next weight while the model loads
+        R->Free.push_back({const_cast<void *>(Ptr), Cap});
+        return;
+      }
+      freeBlock(const_cast<void *>(Ptr), Mapped);
+    });
+    C.Data = P;
+    return Status::ok();
+  };
   for (size_t NI = 0; NI < G.Nodes.size(); ++NI) {
     Node &N = G.Nodes[NI];
+    for (size_t I = 0; I < N.Inputs.size(); ++I)
+      if (N.Inputs[I] >= 0 && G.Values[N.Inputs[I]].Const)
+        RETURN_IF_ERROR(materialize(N, I, *G.Values[N.Inputs[I]].Const));
     auto CN = std::make_unique<CompiledNode>();
     CN->Info.reset(new KernelCreateInfo{N, {}, {}});
     for (int In : N.Inputs)

@@ -235,11 +235,12 @@ private:
       }
       if (T.raw_data().empty() && Owner && InPlace.count(T.name())) {
         // Read in place by its only readers (Gather rows, MatMul packing; see inPlaceReadable):
-        // no aligned copy at all, the file's bytes are the Source and leave the resident set.
+        // no aligned copy at all, the file's bytes are the Source and leave the resident set
+        // (Conv weights, copied when their kernel is created, leave it after that).
         C->Source = Span->Data;
         C->Bytes = Bytes;
         C->KeepAlive = Owner;
-        if (Map)
+        if (Map && !Deferred.count(T.name()))
           Map->releaseResidentPages(Span->Data, Bytes);
         return C;
       }
@@ -430,9 +431,13 @@ private:
   /// Gather (rows are copied with memcpy) or B of a MatMul whose A is not a constant (packed at
   /// load straight from the file). Those skip the aligned working copy, so the weights are held once
   /// (packed) or not at all (an embedding table: only the rows a run reads come in from the file).
+  /// Weights of a Conv with a non-constant input also skip it at import: the loader makes the
+  /// aligned copy right before the Conv's kernel packs it, in memory reused from weight to weight;
+  /// their names also go to Deferred (their file pages stay resident until then).
   /// Graphs with subgraphs (which read outer values by name) keep the copies.
-  static std::set<std::string> inPlaceReadable(const onnx::GraphProto &GP) {
+  static std::set<std::string> inPlaceReadable(const onnx::GraphProto &GP, std::set<std::string> &Deferred) {
     std::set<std::string> Init, Consts, Bad, Used;
+    Deferred.clear();
     for (const auto &T : GP.initializer())
       if (T.data_type() == onnx::TensorProto_DataType_FLOAT && T.data_location() != onnx::TensorProto_DataLocation_EXTERNAL) {
         int64_t N = 1;
@@ -460,8 +465,14 @@ private:
         const bool GatherData = Domain && N.op_type() == "Gather" && I == 0;
         const bool MatMulB = Domain && N.op_type() == "MatMul" && I == 1 && N.input_size() == 2 &&
                              !Consts.count(N.input(0)) && N.input(0) != In;
-        if (!GatherData && !MatMulB)
+        // A Conv's weights (with a non-constant input): the loader copies them aligned right
+        // before the kernel packs them, into memory it reuses for the next weight (ModelLoader).
+        const bool ConvW = Domain && N.op_type() == "Conv" && I == 1 && N.input_size() >= 2 &&
+                           !Consts.count(N.input(0)) && N.input(0) != In;
+        if (!GatherData && !MatMulB && !ConvW)
           Bad.insert(In);
+        if (ConvW)
+          Deferred.insert(In);
       }
     }
     for (const auto &O : GP.output())
@@ -475,10 +486,12 @@ private:
 
   Status importGraph(onnx::GraphProto &GP, Graph &G) {
     const bool IsMain = &G == Out.G.get();
-    if (IsMain)
-      InPlace = inPlaceReadable(GP);
-    else
+    if (IsMain) {
+      InPlace = inPlaceReadable(GP, Deferred);
+    } else {
       InPlace.clear();
+      Deferred.clear();
+    }
     // Initializers first: they are constants (older IR versions also list them as inputs).
     for (int I = 0; I < GP.initializer_size(); ++I) {
       onnx::TensorProto &T = *GP.mutable_initializer(I);
@@ -650,6 +663,7 @@ private:
   const std::vector<RawSpan> *Spans_ = nullptr;
   std::shared_ptr<const void> Owner;
   std::set<std::string> InPlace; ///< initializers of the graph being imported read in place (inPlaceReadable)
+  std::set<std::string> Deferred; ///< those the loader copies when creating their kernels (Conv weights)
   const MappedFile *Map = nullptr; ///< the mapped model file Owner is, if it is one
   std::map<std::string, std::shared_ptr<MappedFile>> ExternalFiles;
 };

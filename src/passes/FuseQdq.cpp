@@ -197,26 +197,16 @@ size_t fuseQuantizedConv(Graph &G) {
         continue;
     }
     // y: read only by one QuantizeLinear (per-tensor constant scale and zero point) as its data.
-    const Value &Y = G.Values[C.Outputs[0]];
-    if (Y.IsGraphOutput || Y.Type != ElementType::F32 || Y.Consumers.size() != 1)
+    QMatch Q;
+    if (!matchQ(G, C.Outputs[0], Remove, Q))
       continue;
-    const size_t QI = static_cast<size_t>(Y.Consumers[0]);
-    const Node &Q = G.Nodes[QI];
-    if (Remove[QI] || Q.OpType != "QuantizeLinear" || !Q.Domain.empty() || Q.Inputs.size() < 2 ||
-        Q.Inputs[0] != C.Outputs[0] || Q.Inputs[1] < 0 || Q.Outputs.size() != 1 || Q.Outputs[0] < 0)
-      continue;
-    const int YScale = Q.Inputs[1], YZp = Q.Inputs.size() > 2 ? Q.Inputs[2] : -1;
-    const ElementType YT = G.Values[Q.Outputs[0]].Type;
-    auto QBlock = Q.getInt("block_size", 0);
-    if (!QBlock.isOk() || *QBlock != 0 || !isInt8(YT) || YScale == C.Outputs[0] || YZp == C.Outputs[0] ||
-        !isScalarParam(G, YScale) || constOf(G, YScale)->Type != ElementType::F32 ||
-        (YZp >= 0 && (!isScalarParam(G, YZp) || constOf(G, YZp)->Type != YT)))
-      continue;
+    const size_t QI = static_cast<size_t>(Q.Node);
+    const ElementType YT = G.Values[Q.Out].Type;
     const std::string Base = C.Name.empty() ? G.Values[C.Outputs[0]].Name : C.Name;
     const int XZp = X.Zp >= 0 ? X.Zp : zeroConst(G, G.Values[X.Q].Type, Base + "/x_zero_point");
     const int WZp = W.Zp >= 0 ? W.Zp : zeroConst(G, Wc->Type, Base + "/w_zero_point");
-    const int YZero = YZp >= 0 ? YZp : zeroConst(G, YT, Base + "/y_zero_point");
-    std::vector<int> In{X.Q, X.Scale, XZp, W.Q, W.Scale, WZp, YScale, YZero};
+    const int YZero = Q.Zp >= 0 ? Q.Zp : zeroConst(G, YT, Base + "/y_zero_point");
+    std::vector<int> In{X.Q, X.Scale, XZp, W.Q, W.Scale, WZp, Q.Scale, YZero};
     if (HasBias)
       In.push_back(B.Q);
     Node &CN = G.Nodes[I]; // zeroConst grew G.Values only: the node reference is still valid

@@ -426,12 +426,14 @@ Winograd3x3::Winograd3x3(const GemmMicroKernel &MK, bool Avx512, const float *Wt
   // intermediates and packB was ~85% of ResNet-18's load: 155-270 ms.)
   const int64_t NR = MK.NR, KC = GemmKC;
   U.resize(static_cast<size_t>(Points * Splits));
+  // Columns of split S rounded up to whole NR-column panels.
+  const auto splitPadded = [&](int64_t S) { return ceilDiv(std::min(kSplitCols, Kp - S * kSplitCols), NR) * NR; };
   alignas(64) float In[9][16], T[36][16];
   // Every U in one block, each starting on a cache line: a few huge-page faults instead of a heap
   // block (and thousands of 4 KiB faults) per point and split.
   std::vector<size_t> Offset(U.size() + 1, 0);
   for (int64_t S = 0; S < Splits; ++S) {
-    const int64_t Cols = std::min(kSplitCols, Kp - S * kSplitCols), Npad = ceilDiv(Cols, NR) * NR;
+    const int64_t Npad = splitPadded(S);
     for (int64_t P = 0; P < Points; ++P) {
       const size_t I = static_cast<size_t>(P * Splits + S);
       Offset[I + 1] = static_cast<size_t>(std::max<int64_t>(16, ceilDiv(Npad * Cp, 16) * 16));
@@ -444,7 +446,7 @@ Winograd3x3::Winograd3x3(const GemmMicroKernel &MK, bool Avx512, const float *Wt
   // AVX-512 gathers the taps of 16 kernels with 32-bit offsets: rows must stay within 2 GiB.
   const bool Gather = Avx512 && C * 9 * 16 * static_cast<int64_t>(sizeof(float)) < (int64_t{1} << 31);
   for (int64_t S = 0; S < Splits; ++S) {
-    const int64_t Col0 = S * kSplitCols, Cols = std::min(kSplitCols, Kp - Col0), Npad = ceilDiv(Cols, NR) * NR;
+    const int64_t Col0 = S * kSplitCols, Cols = std::min(kSplitCols, Kp - Col0), Npad = splitPadded(S);
     for (int64_t P = 0; P < Points; ++P) {
       const size_t I = static_cast<size_t>(P * Splits + S);
       PackedB &B = U[I];

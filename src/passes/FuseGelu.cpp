@@ -1,4 +1,4 @@
-// Erf-GELU chain -> Gelu (see FuseGelu.h).
+// Erf- and tanh-GELU chains -> Gelu (see FuseGelu.h).
 #include "passes/FuseGelu.h"
 #include "passes/EraseNodes.h"
 
@@ -50,32 +50,129 @@ int soleConsumer(const Graph &G, int V) {
   return Val.Consumers[0];
 }
 
+/// The GELU tail after the "1 + f(x)" Add (node AI): X * (1 + f) * 0.5 as Mul(Mul(X, .), 0.5) or
+/// Mul(., Mul(X, 0.5)), each intermediate read only by the next. Appends its nodes to Chain and
+/// returns the node whose output is the GELU's, or -1.
+int matchGeluTail(const Graph &G, int X, size_t AI, std::vector<size_t> &Chain) {
+  const Node &A = G.Nodes[AI];
+  const int M1I = soleConsumer(G, A.Outputs[0]);
+  if (M1I < 0)
+    return -1;
+  const Node &M1 = G.Nodes[static_cast<size_t>(M1I)];
+  if (!binary(M1, "Mul"))
+    return -1;
+  int Other;
+  float S = 0;
+  Chain.push_back(static_cast<size_t>(M1I));
+  if ((M1.Inputs[0] == X && M1.Inputs[1] == A.Outputs[0]) || (M1.Inputs[1] == X && M1.Inputs[0] == A.Outputs[0])) {
+    const int M2I = soleConsumer(G, M1.Outputs[0]);
+    if (M2I < 0)
+      return -1;
+    const Node &M2 = G.Nodes[static_cast<size_t>(M2I)];
+    if (!binary(M2, "Mul") || !withScalar(G, M2, Other, S) || Other != M1.Outputs[0] || !near(S, 0.5f))
+      return -1;
+    Chain.push_back(static_cast<size_t>(M2I));
+    return M2I;
+  }
+  // (X * 0.5) * (1 + f): M1 multiplies the Add's output by a Mul(X, 0.5) computed beside it.
+  const int Half = M1.Inputs[0] == A.Outputs[0] ? M1.Inputs[1] : M1.Inputs[0];
+  if (Half < 0 || G.Values[Half].Producer < 0 || soleConsumer(G, Half) != M1I)
+    return -1;
+  const size_t HI = static_cast<size_t>(G.Values[Half].Producer);
+  const Node &H = G.Nodes[HI];
+  if (!binary(H, "Mul") || !withScalar(G, H, Other, S) || Other != X || !near(S, 0.5f))
+    return -1;
+  Chain.push_back(HI);
+  return M1I;
+}
+
+/// The producer of V when V is read only by node Reader, else -1.
+int soleProducer(const Graph &G, int V, size_t Reader) {
+  if (V < 0 || G.Values[V].Producer < 0 || soleConsumer(G, V) != static_cast<int>(Reader))
+    return -1;
+  return G.Values[V].Producer;
+}
+
+/// The tanh form's inner part, matched backwards from the Tanh node TI: Tanh(c1 * (X + c2 * X^3))
+/// with c1 = sqrt(2 / pi), c2 = 0.044715 and X^3 as Mul(X, Mul(X, X)) (either order) or Pow(X, 3).
+/// Appends its nodes to Chain and returns X, or -1.
+int matchTanhInner(const Graph &G, size_t TI, std::vector<size_t> &Chain) {
+  const int M4 = soleProducer(G, G.Nodes[TI].Inputs[0], TI);
+  int Inner = -1, Other = -1, X = -1;
+  float S = 0;
+  if (M4 < 0 || !binary(G.Nodes[static_cast<size_t>(M4)], "Mul") ||
+      !withScalar(G, G.Nodes[static_cast<size_t>(M4)], Inner, S) || !near(S, 0.7978845608f))
+    return -1;
+  const int A1 = soleProducer(G, Inner, static_cast<size_t>(M4));
+  if (A1 < 0 || !binary(G.Nodes[static_cast<size_t>(A1)], "Add"))
+    return -1;
+  const Node &Add = G.Nodes[static_cast<size_t>(A1)];
+  // One side is X, the other c2 * X^3 (read only here).
+  for (int Side = 0; Side < 2 && X < 0; ++Side) {
+    const int M3 = soleProducer(G, Add.Inputs[static_cast<size_t>(Side)], static_cast<size_t>(A1));
+    if (M3 < 0 || !binary(G.Nodes[static_cast<size_t>(M3)], "Mul") ||
+        !withScalar(G, G.Nodes[static_cast<size_t>(M3)], Other, S) || !near(S, 0.044715f))
+      continue;
+    const int Cand = Add.Inputs[static_cast<size_t>(1 - Side)];
+    const int P = soleProducer(G, Other, static_cast<size_t>(M3));
+    if (P < 0)
+      continue;
+    const Node &Cube = G.Nodes[static_cast<size_t>(P)];
+    std::vector<size_t> Nodes = {static_cast<size_t>(M4), static_cast<size_t>(A1), static_cast<size_t>(M3),
+                                 static_cast<size_t>(P)};
+    float E = 0;
+    if (binary(Cube, "Pow") && Cube.Inputs[0] == Cand && scalarConst(G, Cube.Inputs[1], E) && E == 3.0f) {
+      // X^3 directly
+    } else if (binary(Cube, "Mul")) {
+      // X * (X * X): one side X, the other a Mul(X, X) read only by the cube.
+      const int SqSide = Cube.Inputs[0] == Cand ? 1 : Cube.Inputs[1] == Cand ? 0 : -1;
+      if (SqSide < 0)
+        continue;
+      const int Sq = soleProducer(G, Cube.Inputs[static_cast<size_t>(SqSide)], static_cast<size_t>(P));
+      if (Sq < 0 || !binary(G.Nodes[static_cast<size_t>(Sq)], "Mul") || G.Nodes[static_cast<size_t>(Sq)].Inputs[0] != Cand ||
+          G.Nodes[static_cast<size_t>(Sq)].Inputs[1] != Cand)
+        continue;
+      Nodes.push_back(static_cast<size_t>(Sq));
+    } else {
+      continue;
+    }
+    X = Cand;
+    Chain.insert(Chain.end(), Nodes.begin(), Nodes.end());
+  }
+  return X;
+}
+
 } // namespace
 
 size_t fuseGelu(Graph &G) {
   std::vector<char> Remove(G.Nodes.size(), 0);
   size_t Fused = 0;
   for (size_t I = 0; I < G.Nodes.size(); ++I) {
-    // Start at the Erf: its input is X / sqrt 2.
+    // Start at the Erf (its input is X / sqrt 2) or the Tanh (its input c1 * (X + c2 X^3)).
     const Node &E = G.Nodes[I];
-    if (E.OpType != "Erf" || !E.Domain.empty() || E.Inputs.size() != 1 || E.Outputs.size() != 1 || E.Outputs[0] < 0 ||
-        Remove[I])
+    const bool Tanh = E.OpType == "Tanh";
+    if ((E.OpType != "Erf" && !Tanh) || !E.Domain.empty() || E.Inputs.size() != 1 || E.Outputs.size() != 1 ||
+        E.Outputs[0] < 0 || E.Inputs[0] < 0 || Remove[I])
       continue;
-    const int DivOut = E.Inputs[0];
-    if (DivOut < 0 || G.Values[DivOut].Producer < 0 || soleConsumer(G, DivOut) != static_cast<int>(I))
-      continue;
-    const size_t DI = static_cast<size_t>(G.Values[DivOut].Producer);
-    const Node &D = G.Nodes[DI];
+    std::vector<size_t> Chain = {I};
     int X = -1;
     float S = 0;
-    if (binary(D, "Div") && scalarConst(G, D.Inputs[1], S) && near(S, 1.41421356f))
-      X = D.Inputs[0];
-    else if (binary(D, "Mul") && withScalar(G, D, X, S) && near(S, 0.70710678f)) {
-    } else
-      continue;
+    if (Tanh) {
+      X = matchTanhInner(G, I, Chain);
+    } else {
+      const int DI = soleProducer(G, E.Inputs[0], I);
+      if (DI < 0)
+        continue;
+      const Node &D = G.Nodes[static_cast<size_t>(DI)];
+      if (binary(D, "Div") && scalarConst(G, D.Inputs[1], S) && near(S, 1.41421356f))
+        X = D.Inputs[0];
+      else if (!(binary(D, "Mul") && withScalar(G, D, X, S) && near(S, 0.70710678f)))
+        X = -1;
+      Chain.push_back(static_cast<size_t>(DI));
+    }
     if (X < 0 || G.Values[X].Type != ElementType::F32)
       continue;
-    // Erf -> Add(., 1)
+    // Erf / Tanh -> Add(., 1) -> the tail.
     const int AI = soleConsumer(G, E.Outputs[0]);
     if (AI < 0)
       continue;
@@ -83,42 +180,16 @@ size_t fuseGelu(Graph &G) {
     int Other;
     if (!binary(A, "Add") || !withScalar(G, A, Other, S) || Other != E.Outputs[0] || !near(S, 1.0f))
       continue;
-    // Add -> Mul(X, .) and Mul(., 0.5), in either order: X * (1 + erf) * 0.5
-    const int M1I = soleConsumer(G, A.Outputs[0]);
-    if (M1I < 0)
+    Chain.push_back(static_cast<size_t>(AI));
+    const int Last = matchGeluTail(G, X, static_cast<size_t>(AI), Chain);
+    if (Last < 0)
       continue;
-    const Node &M1 = G.Nodes[static_cast<size_t>(M1I)];
-    if (!binary(M1, "Mul"))
-      continue;
-    int Last = -1; // the node whose output becomes Gelu's
-    std::vector<size_t> Chain = {DI, I, static_cast<size_t>(AI), static_cast<size_t>(M1I)};
-    if ((M1.Inputs[0] == X && M1.Inputs[1] == A.Outputs[0]) || (M1.Inputs[1] == X && M1.Inputs[0] == A.Outputs[0])) {
-      const int M2I = soleConsumer(G, M1.Outputs[0]);
-      if (M2I < 0)
-        continue;
-      const Node &M2 = G.Nodes[static_cast<size_t>(M2I)];
-      if (!binary(M2, "Mul") || !withScalar(G, M2, Other, S) || Other != M1.Outputs[0] || !near(S, 0.5f))
-        continue;
-      Chain.push_back(static_cast<size_t>(M2I));
-      Last = M2I;
-    } else {
-      // (X * 0.5) * (1 + erf): M1 multiplies the Add's output by a Mul(X, 0.5) computed beside it.
-      const int Half = M1.Inputs[0] == A.Outputs[0] ? M1.Inputs[1] : M1.Inputs[0];
-      if (Half < 0 || G.Values[Half].Producer < 0 || soleConsumer(G, Half) != M1I)
-        continue;
-      const size_t HI = static_cast<size_t>(G.Values[Half].Producer);
-      const Node &H = G.Nodes[HI];
-      if (!binary(H, "Mul") || !withScalar(G, H, Other, S) || Other != X || !near(S, 0.5f))
-        continue;
-      Chain.push_back(HI);
-      Last = M1I;
-    }
     bool Free = true;
     for (size_t C : Chain)
       Free &= !Remove[C];
     if (!Free || G.Values[G.Nodes[static_cast<size_t>(Last)].Outputs[0]].Type != ElementType::F32)
       continue;
-    // The Erf node becomes the Gelu (reading X, writing the chain's output); the rest go.
+    // The Erf / Tanh node becomes the Gelu (reading X, writing the chain's output); the rest go.
     Node &Gelu = G.Nodes[I];
     const int Out = G.Nodes[static_cast<size_t>(Last)].Outputs[0];
     Gelu.OpType = "Gelu";
@@ -126,6 +197,12 @@ size_t fuseGelu(Graph &G) {
     Gelu.Inputs = {X};
     Gelu.Outputs = {Out};
     Gelu.Attrs.clear();
+    if (Tanh) {
+      AttrValue Approx;
+      Approx.K = AttrValue::Kind::String;
+      Approx.S = "tanh";
+      Gelu.Attrs["approximate"] = Approx;
+    }
     for (size_t C : Chain)
       if (C != I)
         Remove[C] = 1;

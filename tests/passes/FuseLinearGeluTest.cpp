@@ -1,8 +1,9 @@
-// MatMul + bias and erf-GELU fusion: a Linear -> GELU -> Linear block (as PyTorch exports it op by
+// MatMul + bias and GELU fusion (erf form; the tanh form as one Gelu at the end): a Linear -> GELU -> Linear block (as PyTorch exports it op by
 // op) runs as MatMul(+bias+Gelu), MatMul(+bias) with the same outputs as the unfused graph, and
 // nothing is fused when every intermediate must stay readable or an intermediate has other readers.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -212,5 +213,100 @@ TEST(FuseLinearGelu, MatMulTakesOnlyAnErfGeluThatIsItsSoleReader) {
                                    : 0.5 * H * (1.0 + std::erf(H / std::sqrt(2.0)));
         EXPECT_NEAR(Y[Row * 24 + J], Want, 1e-4) << I << " " << Row << " " << J;
       }
+  }
+}
+
+// ---- The tanh approximation (GPT-2's gelu_new, torch's approximate="tanh") ----
+namespace {
+
+enum class Cube { MulOuter, MulInner, Pow };
+
+/// x [2, 5, 24] -> 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + C2 * x^3))) -> y, op by op as GPT-2
+/// exports it; Cube picks how x^3 is written, HalfFirst the (0.5 * x) * (1 + t) tail, Extra makes
+/// the Tanh's output a graph output too.
+std::string tanhGeluModel(Cube C, bool HalfFirst, bool Extra, float C2 = 0.044715f) {
+  OnnxBuilder B(17);
+  B.input("x", onnx::TensorProto_DataType_FLOAT, {2, 5, 24});
+  B.initializer("c2", {}, {C2});
+  B.initializer("c1", {}, {0.7978845608f});
+  B.initializer("one", {}, {1.0f});
+  B.initializer("half", {}, {0.5f});
+  B.initializer("three", {}, {3.0f});
+  if (C == Cube::Pow) {
+    B.node("Pow", {"x", "three"}, {"x3"}, "cube");
+  } else {
+    B.node("Mul", {"x", "x"}, {"x2"}, "square");
+    B.node("Mul", C == Cube::MulOuter ? std::vector<std::string>{"x", "x2"} : std::vector<std::string>{"x2", "x"},
+           {"x3"}, "cube");
+  }
+  B.node("Mul", {"c2", "x3"}, {"s"}, "scale3");
+  B.node("Add", {"x", "s"}, {"inner"}, "inner");
+  B.node("Mul", {"c1", "inner"}, {"arg"}, "scale1");
+  B.node("Tanh", {"arg"}, {"t"}, "tanh");
+  B.node("Add", {"one", "t"}, {"a"}, "add1");
+  if (HalfFirst) {
+    B.node("Mul", {"x", "half"}, {"hx"}, "halfx");
+    B.node("Mul", {"a", "hx"}, {"y"}, "mulg");
+  } else {
+    B.node("Mul", {"x", "a"}, {"xa"}, "mulx");
+    B.node("Mul", {"half", "xa"}, {"y"}, "mulhalf");
+  }
+  B.output("y", onnx::TensorProto_DataType_FLOAT);
+  if (Extra)
+    B.output("t", onnx::TensorProto_DataType_FLOAT);
+  return B.bytes();
+}
+
+RunResult runTanhModel(const std::string &Bytes, bool MemOpt, std::vector<std::string> *Types = nullptr) {
+  rt::ModelLoadOptions O;
+  O.EnableMemoryOptimization = MemOpt;
+  rt::Model M = rt::loadModel(reinterpret_cast<const uint8_t *>(Bytes.data()), Bytes.size(), O);
+  if (Types)
+    for (const rt::OpInfo &Op : M.getOperations())
+      Types->push_back(Op.Type);
+  rt::InferRequest R = M.createRequest();
+  rt::TypedTensor<float> X = rt::tensor<float>({2, 5, 24});
+  const std::vector<float> XV = wave(240, 4.0f);
+  std::copy(XV.begin(), XV.end(), static_cast<float *>(X.data()));
+  std::vector<rt::Tensor> In{X};
+  R.infer(rt::make_array(In));
+  R.wait();
+  rt::Tensor Y = R.getOutput("y");
+  const float *P = static_cast<const float *>(Y.data());
+  return {M.getOperations().size(), std::vector<float>(P, P + Y.getShape().getElementCount().value())};
+}
+
+} // namespace
+
+TEST(FuseLinearGelu, TheTanhChainBecomesOneGelu) {
+  rt::AutoInit Init;
+  const std::vector<float> X = wave(240, 4.0f);
+  for (Cube C : {Cube::MulOuter, Cube::MulInner, Cube::Pow})
+    for (bool HalfFirst : {false, true}) {
+      const std::string Bytes = tanhGeluModel(C, HalfFirst, false);
+      std::vector<std::string> Types;
+      const RunResult Fused = runTanhModel(Bytes, true, &Types), Plain = runTanhModel(Bytes, false);
+      ASSERT_EQ(Types, std::vector<std::string>{"Gelu"}) << static_cast<int>(C) << " " << HalfFirst;
+      EXPECT_GE(Plain.Ops, 8u); // eight or nine ops unfused
+      ASSERT_EQ(Fused.Y.size(), X.size());
+      for (size_t I = 0; I < X.size(); ++I) {
+        const double V = X[I], Want = 0.5 * V * (1.0 + std::tanh(0.7978845608 * (V + 0.044715 * V * V * V)));
+        EXPECT_NEAR(Fused.Y[I], Want, 2e-6 * (1.0 + std::fabs(Want))) << I;
+        EXPECT_NEAR(Fused.Y[I], Plain.Y[I], 2e-6 * (1.0 + std::fabs(Want))) << I;
+      }
+    }
+}
+
+TEST(FuseLinearGelu, ATanhChainWithAnotherReaderOrOtherConstantsStaysUnfused) {
+  rt::AutoInit Init;
+  for (int Case = 0; Case < 2; ++Case) {
+    const std::string Bytes = Case == 0 ? tanhGeluModel(Cube::MulOuter, false, /*Extra=*/true)
+                                        : tanhGeluModel(Cube::MulOuter, false, false, /*C2=*/0.05f);
+    std::vector<std::string> Types;
+    const RunResult Fused = runTanhModel(Bytes, true, &Types), Plain = runTanhModel(Bytes, false);
+    EXPECT_EQ(std::count(Types.begin(), Types.end(), "Gelu"), 0) << Case;
+    EXPECT_EQ(std::count(Types.begin(), Types.end(), "Tanh"), 1) << Case;
+    for (size_t I = 0; I < Fused.Y.size(); ++I)
+      EXPECT_NEAR(Fused.Y[I], Plain.Y[I], 1e-6 * (1.0 + std::fabs(Plain.Y[I]))) << Case << " " << I;
   }
 }

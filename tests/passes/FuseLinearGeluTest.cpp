@@ -60,13 +60,18 @@ struct RunResult {
   std::vector<float> Y;
 };
 
-RunResult runModel(const std::string &Bytes, bool MemOpt) {
+/// Runs the model on x = wave(elements of Shape, XScale); Types (optional) gets its op types.
+RunResult runModel(const std::string &Bytes, bool MemOpt, std::vector<std::string> *Types = nullptr,
+                   std::vector<rt::Expr> Shape = {2, 5, 16}, float XScale = 1.5f) {
   rt::ModelLoadOptions O;
   O.EnableMemoryOptimization = MemOpt;
   rt::Model M = rt::loadModel(reinterpret_cast<const uint8_t *>(Bytes.data()), Bytes.size(), O);
+  if (Types)
+    for (const rt::OpInfo &Op : M.getOperations())
+      Types->push_back(Op.Type);
   rt::InferRequest R = M.createRequest();
-  rt::TypedTensor<float> X = rt::tensor<float>({2, 5, 16});
-  const std::vector<float> XV = wave(160, 1.5f);
+  rt::TypedTensor<float> X = rt::tensor<float>(rt::TensorShape(std::move(Shape)));
+  const std::vector<float> XV = wave(static_cast<size_t>(X.getShape().getElementCount().value()), XScale);
   std::copy(XV.begin(), XV.end(), static_cast<float *>(X.data()));
   std::vector<rt::Tensor> In{X};
   R.infer(rt::make_array(In));
@@ -258,22 +263,7 @@ std::string tanhGeluModel(Cube C, bool HalfFirst, bool Extra, float C2 = 0.04471
 }
 
 RunResult runTanhModel(const std::string &Bytes, bool MemOpt, std::vector<std::string> *Types = nullptr) {
-  rt::ModelLoadOptions O;
-  O.EnableMemoryOptimization = MemOpt;
-  rt::Model M = rt::loadModel(reinterpret_cast<const uint8_t *>(Bytes.data()), Bytes.size(), O);
-  if (Types)
-    for (const rt::OpInfo &Op : M.getOperations())
-      Types->push_back(Op.Type);
-  rt::InferRequest R = M.createRequest();
-  rt::TypedTensor<float> X = rt::tensor<float>({2, 5, 24});
-  const std::vector<float> XV = wave(240, 4.0f);
-  std::copy(XV.begin(), XV.end(), static_cast<float *>(X.data()));
-  std::vector<rt::Tensor> In{X};
-  R.infer(rt::make_array(In));
-  R.wait();
-  rt::Tensor Y = R.getOutput("y");
-  const float *P = static_cast<const float *>(Y.data());
-  return {M.getOperations().size(), std::vector<float>(P, P + Y.getShape().getElementCount().value())};
+  return runModel(Bytes, MemOpt, Types, {2, 5, 24}, 4.0f);
 }
 
 } // namespace

@@ -16,6 +16,7 @@
 #include "backends/native/ops/common/FusedConvPair.h"
 #include "backends/native/ops/common/Gemm.h"
 #include "backends/native/ops/common/PlaneWindow.h"
+#include "backends/native/ops/common/RowPipeline.h"
 #include "backends/native/ops/common/Pooling.h"
 #include "passes/FuseConvActivation.h"
 #include "passes/FusePointwiseDepthwise.h"
@@ -249,6 +250,108 @@ private:
   std::shared_ptr<const FlatDepthwisePlan> FlatCache; ///< planned at creation (known shapes), or null
 };
 
+/// The row pipeline (AVX-512): the expanded rows live in a small per-worker ring buffer, a few
+/// input rows ("steps") at a time, and each step is consumed by the depthwise rows that need it
+/// right after it is computed. Work is split by channel panels (each worker keeps every row of
+/// its channels): nothing is recomputed, the input is read in place, and a panel's freshly
+/// expanded rows are still in L1 when its depthwise rows read them.
+class FusedRowsKernel : public Kernel {
+public:
+  FusedRowsKernel(FusedAttrs A, std::vector<float> Packed, int64_t M, int64_t K)
+      : A(std::move(A)), Packed(std::move(Packed)), M(M), K(K) {}
+
+  Status run(const KernelContext &Ctx) const override {
+    static const char *Name = "f32_pointwise_depthwise__rows_avx512";
+    ASSIGN_OR_RETURN(const FusedRun R, planFused(Name, A, Ctx));
+    if (R.N * R.M * R.OutPlane == 0)
+      return Status::ok();
+    if (R.M != M || R.K != K)
+      return runError(Name, "weights do not match the packed ones");
+    const float *X = Ctx.Inputs[0].data<float>(), *B1 = optionalInput(Ctx, 3);
+    const float *W2 = Ctx.Inputs[2].data<float>(), *B2 = optionalInput(Ctx, 4);
+    float *Y = Ctx.Outputs[0].data<float>();
+    const DepthwiseGeometry G = geometryOf(A, R);
+    const DepthwisePlan Plan = planDepthwise(G);
+    const int64_t H = G.H, W = G.W, KT = G.KH * G.KW;
+    // A step: at least 224 pixels (7 tiles of 32) of whole input rows, and at least two output
+    // rows' worth (the depthwise rows then have 8 independent vectors in flight); a group: the
+    // output rows that one step advances.
+    const int64_t SR = std::min<int64_t>(H, std::max<int64_t>(2 * G.SH, (224 + W - 1) / W));
+    const int64_t Gr = std::max<int64_t>(1, SR / G.SH), NG = (G.OH + Gr - 1) / Gr;
+    const auto steps = [&](int64_t Gi, int64_t &SLo, int64_t &SHi) {
+      const int64_t Oh0 = Gi * Gr, Oh1 = std::min(G.OH, Oh0 + Gr);
+      const int64_t Lo = std::max<int64_t>(0, Oh0 * G.SH - G.PH);
+      const int64_t Hi = std::min<int64_t>(H - 1, (Oh1 - 1) * G.SH - G.PH + G.KH - 1);
+      SLo = Lo / SR, SHi = Lo > Hi ? -1 : Hi / SR;
+    };
+    int64_t NS = 1;
+    for (int64_t Gi = 0; Gi < NG; ++Gi) {
+      int64_t SLo, SHi;
+      steps(Gi, SLo, SHi);
+      NS = std::max(NS, SHi - SLo + 1);
+    }
+    const int64_t Panels = (M + kRowPipelineMR - 1) / kRowPipelineMR;
+    const Parallel Serial;
+    const int64_t Work = R.N * R.M * (R.K * R.Plane + KT * R.OutPlane);
+    const Parallel &Par = Work < (int64_t{1} << 20) ? Serial : Ctx.Par;
+    const int64_t Chunks = Par.threads() > 1 ? std::min<int64_t>(Panels, 2 * Par.threads()) : 1;
+    const int64_t MaxRows = (Gr - 1) * G.SH + G.KH;
+    Par.forRange(static_cast<size_t>(R.N * Chunks), 1, [&](size_t Lo, size_t Hi) {
+      const int64_t MaxPanels = (Panels + Chunks - 1) / Chunks;
+      const int64_t ChannelPlane = SR * W, Slot = MaxPanels * kRowPipelineMR * ChannelPlane;
+      thread_local AlignedFloats Ring; // NS slots, then a row of zeros
+      const size_t Need = static_cast<size_t>(NS * Slot + W + 64);
+      if (Ring.size() < Need)
+        Ring.resize(Need);
+      float *Zeros = Ring.data() + NS * Slot;
+      std::fill(Zeros, Zeros + W + 64, 0.0f);
+      std::vector<const float *> Rows(static_cast<size_t>(MaxRows)), Base(static_cast<size_t>(MaxRows));
+      for (size_t T = Lo; T < Hi; ++T) {
+        const int64_t N = static_cast<int64_t>(T) / Chunks, Ch = static_cast<int64_t>(T) % Chunks;
+        const int64_t P0 = Ch * Panels / Chunks, P1 = (Ch + 1) * Panels / Chunks;
+        const float *Xn = X + N * K * R.Plane;
+        int64_t Done = -1; // steps [0, Done] are computed
+        for (int64_t Gi = 0; Gi < NG; ++Gi) {
+          int64_t SLo, SHi;
+          steps(Gi, SLo, SHi);
+          const int64_t Oh0 = Gi * Gr, Oh1 = std::min(G.OH, Oh0 + Gr);
+          const int64_t NRows = (Oh1 - Oh0 - 1) * G.SH + G.KH;
+          for (int64_t P = P0; P < P1; ++P) {
+            const int64_t C0 = P * kRowPipelineMR, Cn = std::min(kRowPipelineMR, M - C0);
+            const int64_t Local = (P - P0) * kRowPipelineMR * ChannelPlane;
+            for (int64_t S = Done + 1; S <= SHi; ++S) {
+              const int64_t R0 = S * SR, R1 = std::min(H, R0 + SR);
+              pointwiseRunAvx512(Packed.data() + P * K * kRowPipelineMR, Cn, K, Xn + R0 * W, R.Plane, (R1 - R0) * W,
+                                 B1 ? B1 + C0 : nullptr, A.Expand.On, A.Expand.Min, A.Expand.Max,
+                                 Ring.data() + (S % NS) * Slot + Local, ChannelPlane);
+            }
+            for (int64_t I = 0; I < NRows; ++I) { // the window's rows for the panel's first channel
+              const int64_t Ih = Oh0 * G.SH - G.PH + I;
+              Base[static_cast<size_t>(I)] = Ih < 0 || Ih >= H ? nullptr : Ring.data() + (Ih / SR % NS) * Slot + Local + Ih % SR * W;
+            }
+            for (int64_t J = 0; J < Cn; ++J) {
+              for (int64_t I = 0; I < NRows; ++I) {
+                const float *B = Base[static_cast<size_t>(I)];
+                Rows[static_cast<size_t>(I)] = B ? B + J * ChannelPlane : Zeros;
+              }
+              const int64_t C = C0 + J;
+              depthwiseRowsAvx512(G, Plan.Masks.data(), Rows.data(), Oh1 - Oh0, W2 + C * KT, B2 ? B2[C] : 0.0f,
+                                  Y + (N * M + C) * R.OutPlane + Oh0 * G.OW);
+            }
+          }
+          Done = std::max(Done, SHi);
+        }
+      }
+    });
+    return Status::ok();
+  }
+
+private:
+  FusedAttrs A;
+  std::vector<float> Packed; ///< W1 in panels of kRowPipelineMR channels (packPointwiseWeights)
+  int64_t M, K;
+};
+
 bool typesOk(const KernelCreateInfo &I) {
   for (size_t K = 0; K < I.Inputs.size() && K < 5; ++K)
     if ((K < 3 || I.Inputs[K].Present) && !inputIs(I, K, ElementType::F32))
@@ -290,6 +393,25 @@ KernelVariant blockedVariant(GemmIsa Isa, int Priority) {
             }
             return makeKernel<FusedBlockedKernel>(Name, MK, std::move(A), BlockM, std::move(Blocks), Avx512Planes,
                                                   std::move(FlatCache));
+          }};
+}
+
+KernelVariant rowsVariant(int Priority) {
+  const std::string Name = "f32_pointwise_depthwise__rows_avx512";
+  const auto Supports = [](const KernelCreateInfo &I) {
+    if (!typesOk(I) || !rowPipelineAvx512Supported() || !inputIsConst(I, 1))
+      return false;
+    const Result<FusedAttrs> A = attrsFor(I);
+    return A.isOk() && A.value().W.Dilations[0] == 1 && A.value().W.Dilations[1] == 1 &&
+           (A.value().W.Strides[1] == 1 || A.value().W.Strides[1] == 2);
+  };
+  return {Name, Priority, Supports, [](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
+            ASSIGN_OR_RETURN(FusedAttrs A, attrsFor(I));
+            const ConstData &W1 = *I.Inputs[1].Const;
+            const int64_t M = W1.Dims[0], K = W1.Dims[1];
+            std::vector<float> Packed = packPointwiseWeights(W1.as<float>(), M, K);
+            markConstConsumed(I, 1);
+            return makeKernel<FusedRowsKernel>(std::move(A), std::move(Packed), M, K);
           }};
 }
 
@@ -344,6 +466,18 @@ std::vector<OpTestCase> fusedCases() {
                {{"group", attrInt(12)}, {"strides", ints({2, 3})}, {"pads", ints({1, 1, 1, 1})}}),
       testCase("same_upper", {X({1, 4, 10, 9}), W({12, 4, 1, 1}), W({12, 1, 3, 3}), W({12}), W({12})},
                {{"group", attrInt(12)}, {"auto_pad", attrString("SAME_UPPER")}, {"strides", ints({2, 2})}}),
+      // Row-pipeline shapes: whole 3x3 rows of up to 7 column blocks, several rows per call, steps
+      // that do not divide the plane, work big enough to split over the pool.
+      testCase("rows_wide_stride1", {X({1, 16, 23, 112}), W({26, 16, 1, 1}), W({26, 1, 3, 3}), W({26}), W({26})},
+               relu6({{"group", attrInt(26)}, {"pads", ints({1, 1, 1, 1})}}), 1e-4),
+      testCase("rows_wide_stride2_odd", {X({1, 9, 31, 111}), W({30, 9, 1, 1}), W({30, 1, 3, 3}), W({30}), W({30})},
+               relu6({{"group", attrInt(30)}, {"pads", ints({1, 1, 1, 1})}, {"strides", ints({2, 2})}}), 1e-4),
+      testCase("rows_56_stride1", {X({2, 24, 17, 56}), W({37, 24, 1, 1}), W({37, 1, 3, 3}), W({37}), omittedInput()},
+               act({{"group", attrInt(37)}, {"pads", ints({1, 1, 1, 1})}}, -0.2f, 0.3f, true), 1e-4),
+      testCase("rows_28_stride2", {X({1, 32, 28, 28}), W({40, 32, 1, 1}), W({40, 1, 3, 3}), omittedInput(), W({40})},
+               relu6({{"group", attrInt(40)}, {"pads", ints({1, 1, 1, 1})}, {"strides", ints({2, 2})}}), 1e-4),
+      testCase("rows_14_big_k", {X({1, 96, 14, 14}), W({100, 96, 1, 1}), W({100, 1, 3, 3}), W({100}), W({100})},
+               relu6({{"group", attrInt(100)}, {"pads", ints({1, 1, 1, 1})}}), 1e-4),
       // Weights not constant: only the reference runs it.
       testCase("weights_not_const", {X({1, 4, 6, 6}), X({12, 4, 1, 1}), X({12, 1, 3, 3}), X({12}), X({12})},
                {{"group", attrInt(12)}, {"pads", ints({1, 1, 1, 1})}}),
@@ -362,6 +496,7 @@ OpKernels fusedKernels() {
   K.Variants.push_back(blockedVariant(GemmIsa::Portable, 10));
   K.Variants.push_back(blockedVariant(GemmIsa::Avx2, 20));
   K.Variants.push_back(blockedVariant(GemmIsa::Avx512, 30));
+  K.Variants.push_back(rowsVariant(40));
   K.TestCases = fusedCases;
   return K;
 }

@@ -1,0 +1,277 @@
+// AVX-512 kernels of the expand -> depthwise row pipeline (see RowPipeline.h). The pointwise run
+// is a 12-channel x 32-pixel register tile whose pixel vectors load straight from the input
+// channels' rows (a run of pixels is contiguous in NCHW); the depthwise rows accumulate up to 8
+// independent 16-pixel vectors (several blocks and output rows) at once so the FMA chains overlap.
+#include "backends/native/ops/common/RowPipeline.h"
+
+#include <algorithm>
+
+#include "backends/native/ops/common/SimdDispatch.h"
+
+namespace optimium {
+namespace runtime {
+namespace detail {
+namespace ops {
+
+namespace {
+constexpr int64_t kLanes = 16;
+constexpr int64_t MR = kRowPipelineMR;
+
+#ifdef OPT_SIMD_X86
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+inline __mmask16 lanesBelow(int64_t N) {
+  return N >= kLanes ? static_cast<__mmask16>(0xFFFF) : N <= 0 ? static_cast<__mmask16>(0)
+                                                                : static_cast<__mmask16>((1u << N) - 1u);
+}
+
+template <int R, bool Half>
+__attribute__((target("avx512f,fma"), always_inline)) inline void
+pointwiseTile(const float *Panel, int64_t K, const float *X, int64_t Ldx, __mmask16 M0, __mmask16 M1,
+              const float *Bias, bool Clamp, float Lo, float Hi, float *Out, int64_t Ldo) {
+  __m512 Acc0[R], Acc1[R];
+  _Pragma("GCC unroll 12") for (int I = 0; I < R; ++I) Acc0[I] = _mm512_setzero_ps(), Acc1[I] = _mm512_setzero_ps();
+  _Pragma("GCC unroll 2") for (int64_t Kk = 0; Kk < K; ++Kk) {
+    const float *Row = X + Kk * Ldx;
+    const __m512 B0 = _mm512_maskz_loadu_ps(M0, Row);
+    const __m512 B1 = Half ? B0 : _mm512_maskz_loadu_ps(M1, Row + kLanes);
+    const float *A = Panel + Kk * MR;
+    _Pragma("GCC unroll 12") for (int I = 0; I < R; ++I) {
+      const __m512 Av = _mm512_set1_ps(A[I]);
+      Acc0[I] = _mm512_fmadd_ps(Av, B0, Acc0[I]);
+      if (!Half)
+        Acc1[I] = _mm512_fmadd_ps(Av, B1, Acc1[I]);
+    }
+  }
+  const __m512 LoV = _mm512_set1_ps(Lo), HiV = _mm512_set1_ps(Hi);
+  _Pragma("GCC unroll 12") for (int I = 0; I < R; ++I) {
+    __m512 V0 = Acc0[I], V1 = Acc1[I];
+    if (Bias) {
+      const __m512 Bv = _mm512_set1_ps(Bias[I]);
+      V0 = _mm512_add_ps(V0, Bv), V1 = _mm512_add_ps(V1, Bv);
+    }
+    if (Clamp) // the value second: NaN passes through
+      V0 = _mm512_min_ps(HiV, _mm512_max_ps(LoV, V0)), V1 = _mm512_min_ps(HiV, _mm512_max_ps(LoV, V1));
+    _mm512_mask_storeu_ps(Out + I * Ldo, M0, V0);
+    if (!Half)
+      _mm512_mask_storeu_ps(Out + I * Ldo + kLanes, M1, V1);
+  }
+}
+
+template <int R>
+__attribute__((target("avx512f,fma"))) void pointwiseRun(const float *Panel, int64_t K, const float *X, int64_t Ldx,
+                                                         int64_t N, const float *Bias, bool Clamp, float Lo, float Hi,
+                                                         float *Out, int64_t Ldo) {
+  int64_t J = 0;
+  const __mmask16 All = static_cast<__mmask16>(0xFFFF);
+  for (; J + 2 * kLanes <= N; J += 2 * kLanes)
+    pointwiseTile<R, false>(Panel, K, X + J, Ldx, All, All, Bias, Clamp, Lo, Hi, Out + J, Ldo);
+  const int64_t Left = N - J;
+  if (Left > kLanes)
+    pointwiseTile<R, false>(Panel, K, X + J, Ldx, All, lanesBelow(Left - kLanes), Bias, Clamp, Lo, Hi, Out + J, Ldo);
+  else if (Left > 0)
+    pointwiseTile<R, true>(Panel, K, X + J, Ldx, lanesBelow(Left), 0, Bias, Clamp, Lo, Hi, Out + J, Ldo);
+}
+
+/// U (row, block) units of 16 outputs accumulated together: unit u is output row UR[u] (of the
+/// call's rows), column block UB[u].
+template <int SW, int KHc, int KWc, int U>
+__attribute__((target("avx512f,fma"), always_inline)) inline void
+dwUnits(const DepthwiseGeometry &G, const __mmask16 *Masks, const float *const *Rows, const float *K, float Bias,
+        float *Out, const int64_t *UR, const int64_t *UB) {
+  const int64_t KH = KHc > 0 ? KHc : G.KH, KW = KWc > 0 ? KWc : G.KW;
+  const __m512i Even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+  __m512 Acc[U];
+  int64_t Col[U];
+  _Pragma("GCC unroll 8") for (int Un = 0; Un < U; ++Un) {
+    Acc[Un] = _mm512_set1_ps(Bias);
+    Col[Un] = UB[Un] * kLanes * SW - G.PW;
+  }
+  for (int64_t Kh = 0; Kh < KH; ++Kh) {
+    for (int64_t Kw = 0; Kw < KW; ++Kw) {
+      const __m512 Kv = _mm512_set1_ps(K[Kh * KW + Kw]);
+      _Pragma("GCC unroll 8") for (int Un = 0; Un < U; ++Un) {
+        const float *Src = Rows[UR[Un] * G.SH + Kh] + Col[Un] + Kw;
+        const __mmask16 *M = Masks + (UB[Un] * KW + Kw) * 2;
+        __m512 X;
+        if (SW == 1)
+          X = _mm512_maskz_loadu_ps(M[0], Src);
+        else
+          X = _mm512_permutex2var_ps(_mm512_maskz_loadu_ps(M[0], Src), Even, _mm512_maskz_loadu_ps(M[1], Src + kLanes));
+        Acc[Un] = _mm512_fmadd_ps(Kv, X, Acc[Un]);
+      }
+    }
+  }
+  const __m512 Lo = _mm512_set1_ps(G.ActMin), Hi = _mm512_set1_ps(G.ActMax);
+  _Pragma("GCC unroll 8") for (int Un = 0; Un < U; ++Un) {
+    __m512 V = Acc[Un];
+    if (G.HasAct)
+      V = _mm512_min_ps(Hi, _mm512_max_ps(Lo, V));
+    const int64_t Ow0 = UB[Un] * kLanes;
+    _mm512_mask_storeu_ps(Out + UR[Un] * G.OW + Ow0, lanesBelow(G.OW - Ow0), V);
+  }
+}
+
+template <int SW, int KHc, int KWc>
+__attribute__((target("avx512f,fma"))) void dwRows(const DepthwiseGeometry &G, const __mmask16 *Masks,
+                                                   const float *const *Rows, int64_t R, const float *K, float Bias,
+                                                   float *Out) {
+  constexpr int MaxU = 8;
+  const int64_t Blocks = (G.OW + kLanes - 1) / kLanes, Units = Blocks * R;
+  int64_t UR[MaxU], UB[MaxU];
+  for (int64_t U0 = 0; U0 < Units; U0 += MaxU) {
+    const int64_t N = std::min<int64_t>(MaxU, Units - U0);
+    for (int64_t I = 0; I < N; ++I)
+      UR[I] = (U0 + I) / Blocks, UB[I] = (U0 + I) % Blocks;
+    switch (N) {
+#define OPT_CASE(C)                                                                                                    \
+  case C: dwUnits<SW, KHc, KWc, C>(G, Masks, Rows, K, Bias, Out, UR, UB); break;
+      OPT_CASE(1) OPT_CASE(2) OPT_CASE(3) OPT_CASE(4) OPT_CASE(5) OPT_CASE(6) OPT_CASE(7) OPT_CASE(8)
+#undef OPT_CASE
+    default: break;
+    }
+  }
+}
+
+/// The 3x3 rows: RU output rows x NB column blocks (the whole row) accumulated together. Only
+/// the first and the last block load with masks (the plane's left and right edges); the caller
+/// checked that every block between them reads inside the row for every tap.
+template <int SW, int NB, int RU>
+__attribute__((target("avx512f,fma"))) void dw3x3Tile(const DepthwiseGeometry &G, const __mmask16 *Masks,
+                                                      const float *const *Rows, const float *K, float Bias,
+                                                      float *Out) {
+  const __m512i Even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+  const float *Rp[RU][3];
+  _Pragma("GCC unroll 8") for (int R = 0; R < RU; ++R) _Pragma("GCC unroll 3") for (int Kh = 0; Kh < 3; ++Kh)
+      Rp[R][Kh] = Rows[R * G.SH + Kh] - G.PW;
+  __m512 Acc[RU][NB];
+  _Pragma("GCC unroll 8") for (int R = 0; R < RU; ++R) _Pragma("GCC unroll 8") for (int B = 0; B < NB; ++B)
+      Acc[R][B] = _mm512_set1_ps(Bias);
+  const __mmask16 *ML = Masks, *MRt = Masks + (NB - 1) * 3 * 2;
+  _Pragma("GCC unroll 3") for (int Kh = 0; Kh < 3; ++Kh) {
+    _Pragma("GCC unroll 3") for (int Kw = 0; Kw < 3; ++Kw) {
+      const __m512 Kv = _mm512_set1_ps(K[Kh * 3 + Kw]);
+      _Pragma("GCC unroll 8") for (int R = 0; R < RU; ++R) {
+        _Pragma("GCC unroll 8") for (int B = 0; B < NB; ++B) {
+          const float *Src = Rp[R][Kh] + B * kLanes * SW + Kw;
+          const bool Edge = B == 0 || B == NB - 1;
+          const __mmask16 *M = B == 0 ? ML + Kw * 2 : MRt + Kw * 2;
+          __m512 X;
+          if (SW == 1) {
+            X = Edge ? _mm512_maskz_loadu_ps(M[0], Src) : _mm512_loadu_ps(Src);
+          } else {
+            const __m512 X0 = Edge ? _mm512_maskz_loadu_ps(M[0], Src) : _mm512_loadu_ps(Src);
+            const __m512 X1 = Edge ? _mm512_maskz_loadu_ps(M[1], Src + kLanes) : _mm512_loadu_ps(Src + kLanes);
+            X = _mm512_permutex2var_ps(X0, Even, X1);
+          }
+          Acc[R][B] = _mm512_fmadd_ps(Kv, X, Acc[R][B]);
+        }
+      }
+    }
+  }
+  const __m512 Lo = _mm512_set1_ps(G.ActMin), Hi = _mm512_set1_ps(G.ActMax);
+  const __mmask16 Last = lanesBelow(G.OW - (NB - 1) * kLanes);
+  _Pragma("GCC unroll 8") for (int R = 0; R < RU; ++R) _Pragma("GCC unroll 8") for (int B = 0; B < NB; ++B) {
+      __m512 V = Acc[R][B];
+      if (G.HasAct)
+        V = _mm512_min_ps(Hi, _mm512_max_ps(Lo, V));
+      if (B == NB - 1)
+        _mm512_mask_storeu_ps(Out + R * G.OW + B * kLanes, Last, V);
+      else
+        _mm512_storeu_ps(Out + R * G.OW + B * kLanes, V);
+    }
+}
+
+template <int SW, int NB>
+__attribute__((target("avx512f,fma"))) void dw3x3Rows(const DepthwiseGeometry &G, const __mmask16 *Masks,
+                                                      const float *const *Rows, int64_t R, const float *K,
+                                                      float Bias, float *Out) {
+  constexpr int RU = NB >= 8 ? 1 : 8 / NB;
+  int64_t Row = 0;
+  for (; Row + RU <= R; Row += RU)
+    dw3x3Tile<SW, NB, RU>(G, Masks, Rows + Row * G.SH, K, Bias, Out + Row * G.OW);
+  for (; Row < R; ++Row)
+    dw3x3Tile<SW, NB, 1>(G, Masks, Rows + Row * G.SH, K, Bias, Out + Row * G.OW);
+}
+
+/// Whether every column block but the first and the last reads inside the row for every tap.
+bool interiorBlocksFull(const DepthwiseGeometry &G, const uint16_t *Masks) {
+  const int64_t Blocks = (G.OW + kLanes - 1) / kLanes;
+  for (int64_t B = 1; B + 1 < Blocks; ++B)
+    for (int64_t Kw = 0; Kw < G.KW; ++Kw)
+      for (int64_t Half = 0; Half < (G.SW == 2 ? 2 : 1); ++Half)
+        if (Masks[(B * G.KW + Kw) * 2 + Half] != 0xFFFF)
+          return false;
+  // The unmasked loads of an interior block may read up to 31 floats past its first column;
+  // those must lie inside the row too (they do whenever the masks above are full).
+  return true;
+}
+
+#pragma GCC diagnostic pop
+#endif
+} // namespace
+
+bool rowPipelineAvx512Supported() {
+#ifdef OPT_SIMD_X86
+  static const bool Cpu = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma");
+  return Cpu;
+#else
+  return false;
+#endif
+}
+
+std::vector<float> packPointwiseWeights(const float *W, int64_t M, int64_t K) {
+  const int64_t Panels = (M + MR - 1) / MR;
+  std::vector<float> P(static_cast<size_t>(std::max<int64_t>(1, Panels * MR * K)), 0.0f);
+  for (int64_t Pn = 0; Pn < Panels; ++Pn)
+    for (int64_t Kk = 0; Kk < K; ++Kk)
+      for (int64_t I = 0; I < MR && Pn * MR + I < M; ++I)
+        P[static_cast<size_t>((Pn * K + Kk) * MR + I)] = W[(Pn * MR + I) * K + Kk];
+  return P;
+}
+
+void pointwiseRunAvx512(const float *Panel, int64_t Rows, int64_t K, const float *X, int64_t Ldx, int64_t N,
+                        const float *Bias, bool Clamp, float Lo, float Hi, float *Out, int64_t Ldo) {
+#ifdef OPT_SIMD_X86
+  switch (Rows) {
+#define OPT_CASE(C)                                                                                                    \
+  case C: return pointwiseRun<C>(Panel, K, X, Ldx, N, Bias, Clamp, Lo, Hi, Out, Ldo);
+    OPT_CASE(1) OPT_CASE(2) OPT_CASE(3) OPT_CASE(4) OPT_CASE(5) OPT_CASE(6)
+    OPT_CASE(7) OPT_CASE(8) OPT_CASE(9) OPT_CASE(10) OPT_CASE(11) OPT_CASE(12)
+#undef OPT_CASE
+  default: return;
+  }
+#else
+  (void)Panel, (void)Rows, (void)K, (void)X, (void)Ldx, (void)N, (void)Bias, (void)Clamp, (void)Lo, (void)Hi;
+  (void)Out, (void)Ldo;
+#endif
+}
+
+void depthwiseRowsAvx512(const DepthwiseGeometry &G, const uint16_t *Masks, const float *const *Rows, int64_t R,
+                         const float *K, float Bias, float *Out) {
+#ifdef OPT_SIMD_X86
+  const __mmask16 *M = reinterpret_cast<const __mmask16 *>(Masks);
+  const bool K3 = G.KH == 3 && G.KW == 3;
+  const int64_t Blocks = (G.OW + kLanes - 1) / kLanes;
+  if (K3 && Blocks <= 8 && interiorBlocksFull(G, Masks)) {
+    switch (Blocks * 2 + (G.SW == 2 ? 1 : 0)) {
+#define OPT_CASE(NB)                                                                                                     case NB * 2: return dw3x3Rows<1, NB>(G, M, Rows, R, K, Bias, Out);                                                     case NB * 2 + 1: return dw3x3Rows<2, NB>(G, M, Rows, R, K, Bias, Out);
+      OPT_CASE(1) OPT_CASE(2) OPT_CASE(3) OPT_CASE(4) OPT_CASE(5) OPT_CASE(6) OPT_CASE(7) OPT_CASE(8)
+#undef OPT_CASE
+    default: break;
+    }
+  }
+  if (G.SW == 1)
+    K3 ? dwRows<1, 3, 3>(G, M, Rows, R, K, Bias, Out) : dwRows<1, 0, 0>(G, M, Rows, R, K, Bias, Out);
+  else
+    K3 ? dwRows<2, 3, 3>(G, M, Rows, R, K, Bias, Out) : dwRows<2, 0, 0>(G, M, Rows, R, K, Bias, Out);
+#else
+  (void)G, (void)Masks, (void)Rows, (void)R, (void)K, (void)Bias, (void)Out;
+#endif
+}
+
+} // namespace ops
+} // namespace detail
+} // namespace runtime
+} // namespace optimium

@@ -274,28 +274,37 @@ public:
     const DepthwisePlan Plan = planDepthwise(G);
     const int64_t H = G.H, W = G.W, KT = G.KH * G.KW;
     // A step: at least 224 pixels (7 tiles of 32) of whole input rows, and at least two output
-    // rows' worth (the depthwise rows then have 8 independent vectors in flight); a group: the
-    // output rows that one step advances.
+    // rows' worth (the depthwise rows then have 8 independent vectors in flight). Group g: the
+    // output rows whose windows end in step g (the depthwise reads mostly the rows just expanded,
+    // still in L1); the last group takes the rest.
     const int64_t SR = std::min<int64_t>(H, std::max<int64_t>(2 * G.SH, (224 + W - 1) / W));
-    const int64_t Gr = std::max<int64_t>(1, SR / G.SH), NG = (G.OH + Gr - 1) / Gr;
-    const auto steps = [&](int64_t Gi, int64_t &SLo, int64_t &SHi) {
-      const int64_t Oh0 = Gi * Gr, Oh1 = std::min(G.OH, Oh0 + Gr);
-      const int64_t Lo = std::max<int64_t>(0, Oh0 * G.SH - G.PH);
-      const int64_t Hi = std::min<int64_t>(H - 1, (Oh1 - 1) * G.SH - G.PH + G.KH - 1);
-      SLo = Lo / SR, SHi = Lo > Hi ? -1 : Hi / SR;
+    const int64_t NG = (H + SR - 1) / SR;
+    const auto groupEnd = [&](int64_t Gi) -> int64_t {
+      if (Gi < 0)
+        return 0;
+      if (Gi >= NG - 1)
+        return G.OH;
+      const int64_t Last = (Gi + 1) * SR - 1 + G.PH - (G.KH - 1); // oh * SH <= Last
+      return std::min<int64_t>(G.OH, Last < 0 ? 0 : Last / G.SH + 1);
     };
-    int64_t NS = 1;
+    // Group Gi computes step Gi (steps go in order), then its output rows, which read steps
+    // [SLo, Gi]: the ring keeps the last NS steps.
+    const auto firstStep = [&](int64_t Gi) -> int64_t {
+      const int64_t Oh0 = groupEnd(Gi - 1);
+      if (groupEnd(Gi) <= Oh0)
+        return std::min(Gi, NG - 1);
+      return std::min<int64_t>(H - 1, std::max<int64_t>(0, Oh0 * G.SH - G.PH)) / SR;
+    };
+    int64_t NS = 1, MaxRows = G.KH;
     for (int64_t Gi = 0; Gi < NG; ++Gi) {
-      int64_t SLo, SHi;
-      steps(Gi, SLo, SHi);
-      NS = std::max(NS, SHi - SLo + 1);
+      NS = std::max(NS, Gi - firstStep(Gi) + 1);
+      MaxRows = std::max(MaxRows, (groupEnd(Gi) - groupEnd(Gi - 1) - 1) * G.SH + G.KH);
     }
     const int64_t Panels = (M + kRowPipelineMR - 1) / kRowPipelineMR;
     const Parallel Serial;
     const int64_t Work = R.N * R.M * (R.K * R.Plane + KT * R.OutPlane);
     const Parallel &Par = Work < (int64_t{1} << 20) ? Serial : Ctx.Par;
     const int64_t Chunks = Par.threads() > 1 ? std::min<int64_t>(Panels, 2 * Par.threads()) : 1;
-    const int64_t MaxRows = (Gr - 1) * G.SH + G.KH;
     Par.forRange(static_cast<size_t>(R.N * Chunks), 1, [&](size_t Lo, size_t Hi) {
       const int64_t MaxPanels = (Panels + Chunks - 1) / Chunks;
       const int64_t ChannelPlane = SR * W, Slot = MaxPanels * kRowPipelineMR * ChannelPlane;
@@ -310,21 +319,16 @@ public:
         const int64_t N = static_cast<int64_t>(T) / Chunks, Ch = static_cast<int64_t>(T) % Chunks;
         const int64_t P0 = Ch * Panels / Chunks, P1 = (Ch + 1) * Panels / Chunks;
         const float *Xn = X + N * K * R.Plane;
-        int64_t Done = -1; // steps [0, Done] are computed
         for (int64_t Gi = 0; Gi < NG; ++Gi) {
-          int64_t SLo, SHi;
-          steps(Gi, SLo, SHi);
-          const int64_t Oh0 = Gi * Gr, Oh1 = std::min(G.OH, Oh0 + Gr);
-          const int64_t NRows = (Oh1 - Oh0 - 1) * G.SH + G.KH;
+          const int64_t Oh0 = groupEnd(Gi - 1), Oh1 = std::max(Oh0, groupEnd(Gi));
+          const int64_t NRows = Oh1 > Oh0 ? (Oh1 - Oh0 - 1) * G.SH + G.KH : 0;
           for (int64_t P = P0; P < P1; ++P) {
             const int64_t C0 = P * kRowPipelineMR, Cn = std::min(kRowPipelineMR, M - C0);
             const int64_t Local = (P - P0) * kRowPipelineMR * ChannelPlane;
-            for (int64_t S = Done + 1; S <= SHi; ++S) {
-              const int64_t R0 = S * SR, R1 = std::min(H, R0 + SR);
-              pointwiseRunAvx512(Packed.data() + P * K * kRowPipelineMR, Cn, K, Xn + R0 * W, R.Plane, (R1 - R0) * W,
-                                 B1 ? B1 + C0 : nullptr, A.Expand.On, A.Expand.Min, A.Expand.Max,
-                                 Ring.data() + (S % NS) * Slot + Local, ChannelPlane);
-            }
+            const int64_t R0 = Gi * SR, R1 = std::min(H, R0 + SR);
+            pointwiseRunAvx512(Packed.data() + P * K * kRowPipelineMR, Cn, K, Xn + R0 * W, R.Plane, (R1 - R0) * W,
+                               B1 ? B1 + C0 : nullptr, A.Expand.On, A.Expand.Min, A.Expand.Max,
+                               Ring.data() + (Gi % NS) * Slot + Local, ChannelPlane);
             for (int64_t I = 0; I < NRows; ++I) { // the window's rows for the panel's first channel
               const int64_t Ih = Oh0 * G.SH - G.PH + I;
               Base[static_cast<size_t>(I)] = Ih < 0 || Ih >= H ? nullptr : Ring.data() + (Ih / SR % NS) * Slot + Local + Ih % SR * W;
@@ -335,11 +339,11 @@ public:
                 Rows[static_cast<size_t>(I)] = B ? B + J * ChannelPlane : Zeros;
               }
               const int64_t C = C0 + J;
-              depthwiseRowsAvx512(G, Plan.Masks.data(), Rows.data(), Oh1 - Oh0, W2 + C * KT, B2 ? B2[C] : 0.0f,
-                                  Y + (N * M + C) * R.OutPlane + Oh0 * G.OW);
+              if (Oh1 > Oh0)
+                depthwiseRowsAvx512(G, Plan.Masks.data(), Rows.data(), Oh1 - Oh0, W2 + C * KT, B2 ? B2[C] : 0.0f,
+                                    Y + (N * M + C) * R.OutPlane + Oh0 * G.OW);
             }
           }
-          Done = std::max(Done, SHi);
         }
       }
     });

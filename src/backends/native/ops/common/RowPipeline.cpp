@@ -183,6 +183,19 @@ __attribute__((target("avx512f,fma"))) void dw3x3Tile(const DepthwiseGeometry &G
     }
 }
 
+/// The last Rem (< the full tile's rows) rows, as one tile of Rem rows.
+template <int SW, int NB, int Max>
+__attribute__((target("avx512f,fma"))) inline void dw3x3Tail(const DepthwiseGeometry &G, const __mmask16 *Masks,
+                                                             const float *const *Rows, int64_t Rem, const float *K,
+                                                             float Bias, float *Out) {
+  if constexpr (Max >= 1) {
+    if (Rem == Max)
+      dw3x3Tile<SW, NB, Max>(G, Masks, Rows, K, Bias, Out);
+    else
+      dw3x3Tail<SW, NB, Max - 1>(G, Masks, Rows, Rem, K, Bias, Out);
+  }
+}
+
 template <int SW, int NB>
 __attribute__((target("avx512f,fma"))) void dw3x3Rows(const DepthwiseGeometry &G, const __mmask16 *Masks,
                                                       const float *const *Rows, int64_t R, const float *K,
@@ -191,8 +204,8 @@ __attribute__((target("avx512f,fma"))) void dw3x3Rows(const DepthwiseGeometry &G
   int64_t Row = 0;
   for (; Row + RU <= R; Row += RU)
     dw3x3Tile<SW, NB, RU>(G, Masks, Rows + Row * G.SH, K, Bias, Out + Row * G.OW);
-  for (; Row < R; ++Row)
-    dw3x3Tile<SW, NB, 1>(G, Masks, Rows + Row * G.SH, K, Bias, Out + Row * G.OW);
+  if (Row < R)
+    dw3x3Tail<SW, NB, RU - 1>(G, Masks, Rows + Row * G.SH, R - Row, K, Bias, Out + Row * G.OW);
 }
 
 /// Whether every column block but the first and the last reads inside the row for every tap.

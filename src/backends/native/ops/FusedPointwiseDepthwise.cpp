@@ -271,7 +271,11 @@ public:
     const float *W2 = Ctx.Inputs[2].data<float>(), *B2 = optionalInput(Ctx, 4);
     float *Y = Ctx.Outputs[0].data<float>();
     const DepthwiseGeometry G = geometryOf(A, R);
-    const DepthwisePlan Plan = planDepthwise(G);
+    // 3x3 rows read as runs of 16 floats per tap; stride 2 then needs the input rows
+    // deinterleaved (even columns, then odd ones: the 1x1 convolution keeps that order).
+    const Dw3x3RowPlan Unit = planDw3x3Rows(G, G.SW == 2);
+    const bool Deinterleave = Unit.Ok && G.SW == 2;
+    const DepthwisePlan Plan = Unit.Ok ? DepthwisePlan{G, {}} : planDepthwise(G);
     const int64_t H = G.H, W = G.W, KT = G.KH * G.KW;
     // A step: at least 224 pixels (7 tiles of 32) of whole input rows, and at least two output
     // rows' worth (the depthwise rows then have 8 independent vectors in flight). Group g: the
@@ -314,6 +318,9 @@ public:
         Ring.resize(Need);
       float *Zeros = Ring.data() + NS * Slot;
       std::fill(Zeros, Zeros + W + 64, 0.0f);
+      thread_local AlignedFloats Split; // the step's input rows, deinterleaved
+      if (Deinterleave && Split.size() < static_cast<size_t>(K * SR * W))
+        Split.resize(static_cast<size_t>(K * SR * W));
       std::vector<const float *> Rows(static_cast<size_t>(MaxRows)), Base(static_cast<size_t>(MaxRows));
       for (size_t T = Lo; T < Hi; ++T) {
         const int64_t N = static_cast<int64_t>(T) / Chunks, Ch = static_cast<int64_t>(T) % Chunks;
@@ -322,11 +329,15 @@ public:
         for (int64_t Gi = 0; Gi < NG; ++Gi) {
           const int64_t Oh0 = groupEnd(Gi - 1), Oh1 = std::max(Oh0, groupEnd(Gi));
           const int64_t NRows = Oh1 > Oh0 ? (Oh1 - Oh0 - 1) * G.SH + G.KH : 0;
+          const int64_t R0 = Gi * SR, R1 = std::min(H, R0 + SR);
+          if (Deinterleave)
+            deinterleaveRowsAvx512(Xn + R0 * W, R.Plane, K, R1 - R0, W, Split.data());
+          const float *Src = Deinterleave ? Split.data() : Xn + R0 * W;
+          const int64_t Ldx = Deinterleave ? (R1 - R0) * W : R.Plane;
           for (int64_t P = P0; P < P1; ++P) {
             const int64_t C0 = P * kRowPipelineMR, Cn = std::min(kRowPipelineMR, M - C0);
             const int64_t Local = (P - P0) * kRowPipelineMR * ChannelPlane;
-            const int64_t R0 = Gi * SR, R1 = std::min(H, R0 + SR);
-            pointwiseRunAvx512(Packed.data() + P * K * kRowPipelineMR, Cn, K, Xn + R0 * W, R.Plane, (R1 - R0) * W,
+            pointwiseRunAvx512(Packed.data() + P * K * kRowPipelineMR, Cn, K, Src, Ldx, (R1 - R0) * W,
                                B1 ? B1 + C0 : nullptr, A.Expand.On, A.Expand.Min, A.Expand.Max,
                                Ring.data() + (Gi % NS) * Slot + Local, ChannelPlane);
             for (int64_t I = 0; I < NRows; ++I) { // the window's rows for the panel's first channel
@@ -339,7 +350,10 @@ public:
                 Rows[static_cast<size_t>(I)] = B ? B + J * ChannelPlane : Zeros;
               }
               const int64_t C = C0 + J;
-              if (Oh1 > Oh0)
+              if (Oh1 > Oh0 && Unit.Ok)
+                depthwise3x3RowsAvx512(Unit, Rows.data(), Oh1 - Oh0, W2 + C * KT, B2 ? B2[C] : 0.0f,
+                                       Y + (N * M + C) * R.OutPlane + Oh0 * G.OW);
+              else if (Oh1 > Oh0)
                 depthwiseRowsAvx512(G, Plan.Masks.data(), Rows.data(), Oh1 - Oh0, W2 + C * KT, B2 ? B2[C] : 0.0f,
                                     Y + (N * M + C) * R.OutPlane + Oh0 * G.OW);
             }

@@ -221,6 +221,80 @@ bool interiorBlocksFull(const DepthwiseGeometry &G, const uint16_t *Masks) {
   return true;
 }
 
+/// RU output rows x NB column blocks of a planned 3x3 row (every tap a run of 16 floats at
+/// Off[kw] + ow): masked loads only in the first and the last block.
+template <int NB, int RU>
+__attribute__((target("avx512f,fma"))) void dw3x3UnitTile(const Dw3x3RowPlan &P, const float *const *Rows,
+                                                          const float *K, float Bias, float *Out) {
+  __m512 Acc[RU][NB];
+  _Pragma("GCC unroll 8") for (int R = 0; R < RU; ++R) _Pragma("GCC unroll 8") for (int B = 0; B < NB; ++B)
+      Acc[R][B] = _mm512_set1_ps(Bias);
+  const __mmask16 *ML = reinterpret_cast<const __mmask16 *>(P.Masks.data());
+  const __mmask16 *MRt = ML + (NB - 1) * 3;
+  _Pragma("GCC unroll 3") for (int Kw = 0; Kw < 3; ++Kw) {
+    const int64_t Off = P.Off[Kw];
+    _Pragma("GCC unroll 3") for (int Kh = 0; Kh < 3; ++Kh) {
+      const __m512 Kv = _mm512_set1_ps(K[Kh * 3 + Kw]);
+      _Pragma("GCC unroll 8") for (int R = 0; R < RU; ++R) {
+        const float *Row = Rows[R * P.SH + Kh] + Off;
+        _Pragma("GCC unroll 8") for (int B = 0; B < NB; ++B) {
+          const float *Src = Row + B * kLanes;
+          const __m512 X = B == 0 ? _mm512_maskz_loadu_ps(ML[Kw], Src)
+                           : B == NB - 1 ? _mm512_maskz_loadu_ps(MRt[Kw], Src)
+                                         : _mm512_loadu_ps(Src);
+          Acc[R][B] = _mm512_fmadd_ps(Kv, X, Acc[R][B]);
+        }
+      }
+    }
+  }
+  const __m512 Lo = _mm512_set1_ps(P.ActMin), Hi = _mm512_set1_ps(P.ActMax);
+  const __mmask16 Last = lanesBelow(P.OW - (NB - 1) * kLanes);
+  _Pragma("GCC unroll 8") for (int R = 0; R < RU; ++R) _Pragma("GCC unroll 8") for (int B = 0; B < NB; ++B) {
+      __m512 V = Acc[R][B];
+      if (P.HasAct)
+        V = _mm512_min_ps(Hi, _mm512_max_ps(Lo, V));
+      if (B == NB - 1)
+        _mm512_mask_storeu_ps(Out + R * P.OW + B * kLanes, Last, V);
+      else
+        _mm512_storeu_ps(Out + R * P.OW + B * kLanes, V);
+    }
+}
+
+template <int NB, int Max>
+__attribute__((target("avx512f,fma"))) inline void dw3x3UnitTail(const Dw3x3RowPlan &P, const float *const *Rows,
+                                                                 int64_t Rem, const float *K, float Bias, float *Out) {
+  if constexpr (Max >= 1) {
+    if (Rem == Max)
+      dw3x3UnitTile<NB, Max>(P, Rows, K, Bias, Out);
+    else
+      dw3x3UnitTail<NB, Max - 1>(P, Rows, Rem, K, Bias, Out);
+  }
+}
+
+template <int NB>
+__attribute__((target("avx512f,fma"))) void dw3x3UnitRows(const Dw3x3RowPlan &P, const float *const *Rows, int64_t R,
+                                                          const float *K, float Bias, float *Out) {
+  constexpr int RU = NB >= 8 ? 1 : 8 / NB;
+  int64_t Row = 0;
+  for (; Row + RU <= R; Row += RU)
+    dw3x3UnitTile<NB, RU>(P, Rows + Row * P.SH, K, Bias, Out + Row * P.OW);
+  if (Row < R)
+    dw3x3UnitTail<NB, RU - 1>(P, Rows + Row * P.SH, R - Row, K, Bias, Out + Row * P.OW);
+}
+
+__attribute__((target("avx512f"))) void deinterleaveRow(const float *Src, int64_t W, float *Dst) {
+  const __m512i Even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+  const __m512i Odd = _mm512_set_epi32(31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
+  const int64_t Ev = (W + 1) / 2;
+  for (int64_t J = 0; J < W; J += 2 * kLanes) {
+    const int64_t N = std::min<int64_t>(2 * kLanes, W - J);
+    const __m512 A = _mm512_maskz_loadu_ps(lanesBelow(N), Src + J);
+    const __m512 B = _mm512_maskz_loadu_ps(lanesBelow(N - kLanes), Src + J + kLanes);
+    _mm512_mask_storeu_ps(Dst + J / 2, lanesBelow((N + 1) / 2), _mm512_permutex2var_ps(A, Even, B));
+    _mm512_mask_storeu_ps(Dst + Ev + J / 2, lanesBelow(N / 2), _mm512_permutex2var_ps(A, Odd, B));
+  }
+}
+
 #pragma GCC diagnostic pop
 #endif
 } // namespace
@@ -258,6 +332,70 @@ void pointwiseRunAvx512(const float *Panel, int64_t Rows, int64_t K, const float
 #else
   (void)Panel, (void)Rows, (void)K, (void)X, (void)Ldx, (void)N, (void)Bias, (void)Clamp, (void)Lo, (void)Hi;
   (void)Out, (void)Ldo;
+#endif
+}
+
+Dw3x3RowPlan planDw3x3Rows(const DepthwiseGeometry &G, bool Deinterleaved) {
+  Dw3x3RowPlan P;
+  if (G.KH != 3 || G.KW != 3 || G.DH != 1 || G.DW != 1 || G.SW != (Deinterleaved ? 2 : 1))
+    return P;
+  P.OW = G.OW, P.SH = G.SH, P.Blocks = (G.OW + kLanes - 1) / kLanes;
+  P.HasAct = G.HasAct, P.ActMin = G.ActMin, P.ActMax = G.ActMax;
+  if (P.Blocks < 1 || P.Blocks > 8)
+    return P;
+  const int64_t Ev = (G.W + 1) / 2, Od = G.W / 2;
+  int64_t Lo[3], Hi[3]; // the row's columns Off[kw] + ow must lie in [Lo, Hi)
+  for (int64_t Kw = 0; Kw < 3; ++Kw) {
+    const int64_t D = Kw - G.PW;
+    if (!Deinterleaved) {
+      P.Off[Kw] = D, Lo[Kw] = 0, Hi[Kw] = G.W;
+    } else if (D % 2 == 0) {
+      P.Off[Kw] = D / 2, Lo[Kw] = 0, Hi[Kw] = Ev;
+    } else { // odd column 2 * ow + D is odd-part index ow + (D - 1) / 2 (rounded down)
+      P.Off[Kw] = Ev + (D - 1) / 2; // D - 1 is even: exact
+      Lo[Kw] = Ev, Hi[Kw] = Ev + Od;
+    }
+  }
+  P.Masks.assign(static_cast<size_t>(P.Blocks * 3), 0);
+  bool InteriorFull = true;
+  for (int64_t B = 0; B < P.Blocks; ++B)
+    for (int64_t Kw = 0; Kw < 3; ++Kw) {
+      uint32_t M = 0;
+      for (int64_t J = 0; J < kLanes; ++J) {
+        const int64_t Ow = B * kLanes + J, Col = Ow + P.Off[Kw];
+        if (Ow < G.OW && Col >= Lo[Kw] && Col < Hi[Kw])
+          M |= 1u << J;
+      }
+      P.Masks[static_cast<size_t>(B * 3 + Kw)] = static_cast<uint16_t>(M);
+      if (B > 0 && B + 1 < P.Blocks && M != 0xFFFF)
+        InteriorFull = false;
+    }
+  P.Ok = InteriorFull;
+  return P;
+}
+
+void depthwise3x3RowsAvx512(const Dw3x3RowPlan &P, const float *const *Rows, int64_t R, const float *K, float Bias,
+                            float *Out) {
+#ifdef OPT_SIMD_X86
+  switch (P.Blocks) {
+#define OPT_CASE(NB)                                                                                                   \
+  case NB: return dw3x3UnitRows<NB>(P, Rows, R, K, Bias, Out);
+    OPT_CASE(1) OPT_CASE(2) OPT_CASE(3) OPT_CASE(4) OPT_CASE(5) OPT_CASE(6) OPT_CASE(7) OPT_CASE(8)
+#undef OPT_CASE
+  default: return;
+  }
+#else
+  (void)P, (void)Rows, (void)R, (void)K, (void)Bias, (void)Out;
+#endif
+}
+
+void deinterleaveRowsAvx512(const float *X, int64_t Ldx, int64_t K, int64_t Rows, int64_t W, float *Out) {
+#ifdef OPT_SIMD_X86
+  for (int64_t Kk = 0; Kk < K; ++Kk)
+    for (int64_t R = 0; R < Rows; ++R)
+      deinterleaveRow(X + Kk * Ldx + R * W, W, Out + (Kk * Rows + R) * W);
+#else
+  (void)X, (void)Ldx, (void)K, (void)Rows, (void)W, (void)Out;
 #endif
 }
 

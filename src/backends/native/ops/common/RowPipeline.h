@@ -39,6 +39,28 @@ void pointwiseRunAvx512(const float *Panel, int64_t Rows, int64_t K, const float
 void depthwiseRowsAvx512(const DepthwiseGeometry &G, const uint16_t *Masks, const float *const *Rows, int64_t R,
                          const float *K, float Bias, float *Out);
 
+/// The 3x3 depthwise rows whose every tap reads 16 consecutive floats of an input row: stride 1,
+/// or stride 2 on rows stored deinterleaved (the even columns, then the odd ones; see
+/// deinterleaveRowsAvx512), where tap kw of output column ow reads column ow + Off[kw] of the row.
+/// Ok is false where this kernel does not apply (then depthwiseRowsAvx512 on plain rows).
+struct Dw3x3RowPlan {
+  bool Ok = false;
+  int64_t OW = 0, Blocks = 0, SH = 1;
+  int64_t Off[3] = {0, 0, 0};
+  std::vector<uint16_t> Masks; ///< [block][kw]: the lanes whose tap reads inside the row
+  bool HasAct = false;
+  float ActMin = 0, ActMax = 0;
+};
+/// Plans G's rows (3x3, dilation 1); Deinterleaved: the stride-2 layout.
+Dw3x3RowPlan planDw3x3Rows(const DepthwiseGeometry &G, bool Deinterleaved);
+/// depthwiseRowsAvx512 for a planned geometry (P.Ok): Rows as there, in P's layout.
+void depthwise3x3RowsAvx512(const Dw3x3RowPlan &P, const float *const *Rows, int64_t R, const float *K, float Bias,
+                            float *Out);
+
+/// Out[k][r] = row r of channel k of X (channel stride Ldx, rows of W) with its even columns
+/// first, then its odd ones, for K channels and Rows rows; Out's channels are Rows * W apart.
+void deinterleaveRowsAvx512(const float *X, int64_t Ldx, int64_t K, int64_t Rows, int64_t W, float *Out);
+
 } // namespace ops
 } // namespace detail
 } // namespace runtime

@@ -420,8 +420,13 @@ KernelVariant rowsVariant(int Priority) {
     if (!typesOk(I) || !rowPipelineAvx512Supported() || !inputIsConst(I, 1))
       return false;
     const Result<FusedAttrs> A = attrsFor(I);
-    return A.isOk() && A.value().W.Dilations[0] == 1 && A.value().W.Dilations[1] == 1 &&
-           (A.value().W.Strides[1] == 1 || A.value().W.Strides[1] == 2);
+    if (!A.isOk() || A.value().W.Dilations[0] != 1 || A.value().W.Dilations[1] != 1 ||
+        (A.value().W.Strides[1] != 1 && A.value().W.Strides[1] != 2))
+      return false;
+    // Stride-1 planes narrower than 56 (MobileNetV2's 28x28, 14x14 and 7x7 blocks) measured 2-14%
+    // faster with the blocked kernel, whose whole-plane GEMM fills its tiles better there.
+    const TensorShape &XS = I.Inputs[0].Shape;
+    return A.value().W.Strides[1] == 2 || !XS[3].isConst() || XS[3].value() >= 56;
   };
   return {Name, Priority, Supports, [](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
             ASSIGN_OR_RETURN(FusedAttrs A, attrsFor(I));

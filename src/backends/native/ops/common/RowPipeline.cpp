@@ -30,8 +30,8 @@ template <int R, bool Half>
 __attribute__((target("avx512f,fma"), always_inline)) inline void
 pointwiseTile(const float *Panel, int64_t K, const float *X, int64_t Ldx, __mmask16 M0, __mmask16 M1,
               const float *Bias, bool Clamp, float Lo, float Hi, float *Out, int64_t Ldo) {
-  __m512 Acc0[R], Acc1[R];
-  _Pragma("GCC unroll 12") for (int I = 0; I < R; ++I) Acc0[I] = _mm512_setzero_ps(), Acc1[I] = _mm512_setzero_ps();
+  __m512 Acc0[R], Acc1[R]; // start from the bias: no add in the write-back
+  _Pragma("GCC unroll 12") for (int I = 0; I < R; ++I) Acc0[I] = Acc1[I] = Bias ? _mm512_set1_ps(Bias[I]) : _mm512_setzero_ps();
   _Pragma("GCC unroll 2") for (int64_t Kk = 0; Kk < K; ++Kk) {
     const float *Row = X + Kk * Ldx;
     const __m512 B0 = _mm512_maskz_loadu_ps(M0, Row);
@@ -44,13 +44,12 @@ pointwiseTile(const float *Panel, int64_t K, const float *X, int64_t Ldx, __mmas
         Acc1[I] = _mm512_fmadd_ps(Av, B1, Acc1[I]);
     }
   }
-  const __m512 LoV = _mm512_set1_ps(Lo), HiV = _mm512_set1_ps(Hi);
+  __m512 LoV = _mm512_set1_ps(Lo), HiV = _mm512_set1_ps(Hi);
+  // Kept here: hoisted out of the caller's tile loop they would hold two registers through the
+  // k loop, and the 24 accumulators + 2 pixel vectors + 1 broadcast then spill.
+  __asm__ volatile("" : "+v"(LoV), "+v"(HiV));
   _Pragma("GCC unroll 12") for (int I = 0; I < R; ++I) {
     __m512 V0 = Acc0[I], V1 = Acc1[I];
-    if (Bias) {
-      const __m512 Bv = _mm512_set1_ps(Bias[I]);
-      V0 = _mm512_add_ps(V0, Bv), V1 = _mm512_add_ps(V1, Bv);
-    }
     if (Clamp) // the value second: NaN passes through
       V0 = _mm512_min_ps(HiV, _mm512_max_ps(LoV, V0)), V1 = _mm512_min_ps(HiV, _mm512_max_ps(LoV, V1));
     _mm512_mask_storeu_ps(Out + I * Ldo, M0, V0);

@@ -18,8 +18,13 @@ constexpr int64_t kLanes = 16;
 constexpr int64_t MR = kRowPipelineMR;
 
 #ifdef OPT_SIMD_X86
+// GCC 12 flags the _mm512_undefined_*() pass-through operands inside min/max/alignr intrinsics
+// (unused: every lane is written).
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
 
 inline __mmask16 lanesBelow(int64_t N) {
   return N >= kLanes ? static_cast<__mmask16>(0xFFFF) : N <= 0 ? static_cast<__mmask16>(0)
@@ -259,6 +264,61 @@ __attribute__((target("avx512f,fma"))) void dw3x3UnitTile(const Dw3x3RowPlan &P,
     }
 }
 
+/// The shifted form (P.Shifted) of dw3x3UnitTile: input row i of the tile is loaded once per block
+/// (the last block masked to the row, zeros past it) and its left and right neighbours come from
+/// lane shifts across the adjacent blocks, so no load straddles two cache lines for the side taps;
+/// the row feeds every output row of the tile whose window holds it.
+template <int NB, int RU>
+__attribute__((target("avx512f,fma"))) void dw3x3ShiftTile(const Dw3x3RowPlan &P, const float *const *Rows,
+                                                           const float *K, float Bias, float *Out) {
+  __m512 Acc[RU][NB];
+  _Pragma("GCC unroll 8") for (int R = 0; R < RU; ++R) _Pragma("GCC unroll 8") for (int B = 0; B < NB; ++B)
+      Acc[R][B] = _mm512_set1_ps(Bias);
+  const __m512i Zero = _mm512_setzero_si512();
+  _Pragma("GCC unroll 10") for (int I = 0; I < RU + 2; ++I) {
+    const float *Row = Rows[I];
+    __m512i V[NB];
+    _Pragma("GCC unroll 8") for (int B = 0; B < NB; ++B) V[B] =
+        B == NB - 1 ? _mm512_castps_si512(_mm512_maskz_loadu_ps(P.LastLanes, Row + B * kLanes))
+                    : _mm512_castps_si512(_mm512_loadu_ps(Row + B * kLanes));
+    _Pragma("GCC unroll 8") for (int B = 0; B < NB; ++B) {
+      const __m512 L = _mm512_castsi512_ps(_mm512_alignr_epi32(V[B], B > 0 ? V[B - 1] : Zero, 15));
+      const __m512 C = _mm512_castsi512_ps(V[B]);
+      const __m512 Rt = _mm512_castsi512_ps(_mm512_alignr_epi32(B + 1 < NB ? V[B + 1] : Zero, V[B], 1));
+      _Pragma("GCC unroll 8") for (int R = 0; R < RU; ++R) {
+        const int Kh = I - R;
+        if (Kh < 0 || Kh > 2)
+          continue;
+        Acc[R][B] = _mm512_fmadd_ps(_mm512_set1_ps(K[Kh * 3]), L, Acc[R][B]);
+        Acc[R][B] = _mm512_fmadd_ps(_mm512_set1_ps(K[Kh * 3 + 1]), C, Acc[R][B]);
+        Acc[R][B] = _mm512_fmadd_ps(_mm512_set1_ps(K[Kh * 3 + 2]), Rt, Acc[R][B]);
+      }
+    }
+  }
+  const __m512 Lo = _mm512_set1_ps(P.ActMin), Hi = _mm512_set1_ps(P.ActMax);
+  const __mmask16 Last = lanesBelow(P.OW - (NB - 1) * kLanes);
+  _Pragma("GCC unroll 8") for (int R = 0; R < RU; ++R) _Pragma("GCC unroll 8") for (int B = 0; B < NB; ++B) {
+      __m512 V = Acc[R][B];
+      if (P.HasAct)
+        V = _mm512_min_ps(Hi, _mm512_max_ps(Lo, V));
+      if (B == NB - 1)
+        _mm512_mask_storeu_ps(Out + R * P.OW + B * kLanes, Last, V);
+      else
+        _mm512_storeu_ps(Out + R * P.OW + B * kLanes, V);
+    }
+}
+
+template <int NB, int Max>
+__attribute__((target("avx512f,fma"))) inline void dw3x3ShiftTail(const Dw3x3RowPlan &P, const float *const *Rows,
+                                                                  int64_t Rem, const float *K, float Bias, float *Out) {
+  if constexpr (Max >= 1) {
+    if (Rem == Max)
+      dw3x3ShiftTile<NB, Max>(P, Rows, K, Bias, Out);
+    else
+      dw3x3ShiftTail<NB, Max - 1>(P, Rows, Rem, K, Bias, Out);
+  }
+}
+
 template <int NB, int Max>
 __attribute__((target("avx512f,fma"))) inline void dw3x3UnitTail(const Dw3x3RowPlan &P, const float *const *Rows,
                                                                  int64_t Rem, const float *K, float Bias, float *Out) {
@@ -273,6 +333,15 @@ __attribute__((target("avx512f,fma"))) inline void dw3x3UnitTail(const Dw3x3RowP
 template <int NB>
 __attribute__((target("avx512f,fma"))) void dw3x3UnitRows(const Dw3x3RowPlan &P, const float *const *Rows, int64_t R,
                                                           const float *K, float Bias, float *Out) {
+  if (P.Shifted) { // up to 14 accumulators: each loaded row serves up to 3 output rows
+    constexpr int SU = NB >= 14 ? 1 : (14 / NB > 8 ? 8 : 14 / NB);
+    int64_t Row = 0;
+    for (; Row + SU <= R; Row += SU)
+      dw3x3ShiftTile<NB, SU>(P, Rows + Row, K, Bias, Out + Row * P.OW);
+    if (Row < R)
+      dw3x3ShiftTail<NB, SU - 1>(P, Rows + Row, R - Row, K, Bias, Out + Row * P.OW);
+    return;
+  }
   constexpr int RU = NB >= 8 ? 1 : 8 / NB;
   int64_t Row = 0;
   for (; Row + RU <= R; Row += RU)
@@ -294,7 +363,9 @@ __attribute__((target("avx512f"))) void deinterleaveRow(const float *Src, int64_
   }
 }
 
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
+#endif
 #endif
 } // namespace
 
@@ -370,6 +441,8 @@ Dw3x3RowPlan planDw3x3Rows(const DepthwiseGeometry &G, bool Deinterleaved) {
         InteriorFull = false;
     }
   P.Ok = InteriorFull;
+  P.Shifted = !Deinterleaved && G.PW == 1 && G.OW == G.W;
+  P.LastLanes = lanesBelow(G.W - (P.Blocks - 1) * kLanes);
   return P;
 }
 

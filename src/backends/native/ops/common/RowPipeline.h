@@ -50,6 +50,10 @@ struct Dw3x3RowPlan {
   std::vector<uint16_t> Masks; ///< [block][kw]: the lanes whose tap reads inside the row
   bool HasAct = false;
   float ActMin = 0, ActMax = 0;
+  /// Stride 1 with one column of padding on each side ("same"): each input row is loaded once per
+  /// block and shifted in registers for the side taps (LastLanes: its lanes in the last block).
+  bool Shifted = false;
+  uint16_t LastLanes = 0;
 };
 /// Plans G's rows (3x3, dilation 1); Deinterleaved: the stride-2 layout.
 Dw3x3RowPlan planDw3x3Rows(const DepthwiseGeometry &G, bool Deinterleaved);

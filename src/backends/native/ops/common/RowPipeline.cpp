@@ -330,9 +330,83 @@ __attribute__((target("avx512f,fma"))) inline void dw3x3UnitTail(const Dw3x3RowP
   }
 }
 
+/// Stride-2 3x3 rows on split rows (P.Split2, one column of padding each side): output column
+/// 16b + j reads input columns 32b + 2j - 1, 2j, 2j + 1, i.e. odd column j - 1, even column j and
+/// odd column j of block b; the first comes from a lane shift across the odd vectors of blocks b -
+/// 1 and b. Input row i feeds every output row r of the tile with i - r * SH in [0, 3).
+template <int NB, int RU>
+__attribute__((target("avx512f,fma"))) void dw3x3Split2Tile(const Dw3x3RowPlan &P, const float *const *Rows,
+                                                            const float *K, float Bias, float *Out) {
+  constexpr int SH = 2; // the caller checked P.SH == 2
+  __m512 Acc[RU][NB];
+  _Pragma("GCC unroll 8") for (int R = 0; R < RU; ++R) _Pragma("GCC unroll 8") for (int B = 0; B < NB; ++B)
+      Acc[R][B] = _mm512_set1_ps(Bias);
+  const __m512i Zero = _mm512_setzero_si512();
+  const __mmask16 LastE = lanesBelow(P.LastEven), LastO = lanesBelow(P.LastOdd);
+  _Pragma("GCC unroll 17") for (int I = 0; I < (RU - 1) * SH + 3; ++I) {
+    const float *Row = Rows[I];
+    __m512 E[NB];
+    __m512i O[NB];
+    _Pragma("GCC unroll 8") for (int B = 0; B < NB; ++B) {
+      const float *Chunk = Row + B * 2 * kLanes;
+      if (B == NB - 1) {
+        E[B] = _mm512_maskz_loadu_ps(LastE, Chunk);
+        O[B] = _mm512_castps_si512(_mm512_maskz_loadu_ps(LastO, Chunk + P.LastEven));
+      } else {
+        E[B] = _mm512_loadu_ps(Chunk);
+        O[B] = _mm512_castps_si512(_mm512_loadu_ps(Chunk + kLanes));
+      }
+    }
+    _Pragma("GCC unroll 8") for (int B = 0; B < NB; ++B) {
+      const __m512 L = _mm512_castsi512_ps(_mm512_alignr_epi32(O[B], B > 0 ? O[B - 1] : Zero, 15));
+      const __m512 Rt = _mm512_castsi512_ps(O[B]);
+      _Pragma("GCC unroll 8") for (int R = 0; R < RU; ++R) {
+        const int Kh = I - R * SH;
+        if (Kh < 0 || Kh > 2)
+          continue;
+        Acc[R][B] = _mm512_fmadd_ps(_mm512_set1_ps(K[Kh * 3]), L, Acc[R][B]);
+        Acc[R][B] = _mm512_fmadd_ps(_mm512_set1_ps(K[Kh * 3 + 1]), E[B], Acc[R][B]);
+        Acc[R][B] = _mm512_fmadd_ps(_mm512_set1_ps(K[Kh * 3 + 2]), Rt, Acc[R][B]);
+      }
+    }
+  }
+  const __m512 Lo = _mm512_set1_ps(P.ActMin), Hi = _mm512_set1_ps(P.ActMax);
+  const __mmask16 Last = lanesBelow(P.OW - (NB - 1) * kLanes);
+  _Pragma("GCC unroll 8") for (int R = 0; R < RU; ++R) _Pragma("GCC unroll 8") for (int B = 0; B < NB; ++B) {
+      __m512 V = Acc[R][B];
+      if (P.HasAct)
+        V = _mm512_min_ps(Hi, _mm512_max_ps(Lo, V));
+      if (B == NB - 1)
+        _mm512_mask_storeu_ps(Out + R * P.OW + B * kLanes, Last, V);
+      else
+        _mm512_storeu_ps(Out + R * P.OW + B * kLanes, V);
+    }
+}
+
+template <int NB, int Max>
+__attribute__((target("avx512f,fma"))) inline void dw3x3Split2Tail(const Dw3x3RowPlan &P, const float *const *Rows,
+                                                                   int64_t Rem, const float *K, float Bias,
+                                                                   float *Out) {
+  if constexpr (Max >= 1) {
+    if (Rem == Max)
+      dw3x3Split2Tile<NB, Max>(P, Rows, K, Bias, Out);
+    else
+      dw3x3Split2Tail<NB, Max - 1>(P, Rows, Rem, K, Bias, Out);
+  }
+}
+
 template <int NB>
 __attribute__((target("avx512f,fma"))) void dw3x3UnitRows(const Dw3x3RowPlan &P, const float *const *Rows, int64_t R,
                                                           const float *K, float Bias, float *Out) {
+  if (P.Split2) { // up to 8 accumulators beside the even and odd vectors of a row
+    constexpr int SU = NB >= 8 ? 1 : 8 / NB;
+    int64_t Row = 0;
+    for (; Row + SU <= R; Row += SU)
+      dw3x3Split2Tile<NB, SU>(P, Rows + Row * 2, K, Bias, Out + Row * P.OW);
+    if (Row < R)
+      dw3x3Split2Tail<NB, SU - 1>(P, Rows + Row * 2, R - Row, K, Bias, Out + Row * P.OW);
+    return;
+  }
   if (P.Shifted) { // up to 14 accumulators: each loaded row serves up to 3 output rows
     constexpr int SU = NB >= 14 ? 1 : (14 / NB > 8 ? 8 : 14 / NB);
     int64_t Row = 0;
@@ -353,13 +427,12 @@ __attribute__((target("avx512f,fma"))) void dw3x3UnitRows(const Dw3x3RowPlan &P,
 __attribute__((target("avx512f"))) void deinterleaveRow(const float *Src, int64_t W, float *Dst) {
   const __m512i Even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
   const __m512i Odd = _mm512_set_epi32(31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
-  const int64_t Ev = (W + 1) / 2;
   for (int64_t J = 0; J < W; J += 2 * kLanes) {
-    const int64_t N = std::min<int64_t>(2 * kLanes, W - J);
+    const int64_t N = std::min<int64_t>(2 * kLanes, W - J), NE = (N + 1) / 2;
     const __m512 A = _mm512_maskz_loadu_ps(lanesBelow(N), Src + J);
     const __m512 B = _mm512_maskz_loadu_ps(lanesBelow(N - kLanes), Src + J + kLanes);
-    _mm512_mask_storeu_ps(Dst + J / 2, lanesBelow((N + 1) / 2), _mm512_permutex2var_ps(A, Even, B));
-    _mm512_mask_storeu_ps(Dst + Ev + J / 2, lanesBelow(N / 2), _mm512_permutex2var_ps(A, Odd, B));
+    _mm512_mask_storeu_ps(Dst + J, lanesBelow(NE), _mm512_permutex2var_ps(A, Even, B));
+    _mm512_mask_storeu_ps(Dst + J + NE, lanesBelow(N / 2), _mm512_permutex2var_ps(A, Odd, B));
   }
 }
 
@@ -413,19 +486,16 @@ Dw3x3RowPlan planDw3x3Rows(const DepthwiseGeometry &G, bool Deinterleaved) {
   P.HasAct = G.HasAct, P.ActMin = G.ActMin, P.ActMax = G.ActMax;
   if (P.Blocks < 1 || P.Blocks > 8)
     return P;
-  const int64_t Ev = (G.W + 1) / 2, Od = G.W / 2;
-  int64_t Lo[3], Hi[3]; // the row's columns Off[kw] + ow must lie in [Lo, Hi)
-  for (int64_t Kw = 0; Kw < 3; ++Kw) {
-    const int64_t D = Kw - G.PW;
-    if (!Deinterleaved) {
-      P.Off[Kw] = D, Lo[Kw] = 0, Hi[Kw] = G.W;
-    } else if (D % 2 == 0) {
-      P.Off[Kw] = D / 2, Lo[Kw] = 0, Hi[Kw] = Ev;
-    } else { // odd column 2 * ow + D is odd-part index ow + (D - 1) / 2 (rounded down)
-      P.Off[Kw] = Ev + (D - 1) / 2; // D - 1 is even: exact
-      Lo[Kw] = Ev, Hi[Kw] = Ev + Od;
-    }
+  if (Deinterleaved) { // split rows: one column of padding on each side, vertical stride 2
+    if (G.PW != 1 || G.OW != (G.W + 1) / 2 || G.SH != 2)
+      return P;
+    const int64_t N = G.W - (P.Blocks - 1) * 2 * kLanes; // columns of the last block, 1..32
+    P.LastEven = (N + 1) / 2, P.LastOdd = N / 2;
+    P.Split2 = P.Ok = true;
+    return P;
   }
+  for (int64_t Kw = 0; Kw < 3; ++Kw)
+    P.Off[Kw] = Kw - G.PW;
   P.Masks.assign(static_cast<size_t>(P.Blocks * 3), 0);
   bool InteriorFull = true;
   for (int64_t B = 0; B < P.Blocks; ++B)
@@ -433,7 +503,7 @@ Dw3x3RowPlan planDw3x3Rows(const DepthwiseGeometry &G, bool Deinterleaved) {
       uint32_t M = 0;
       for (int64_t J = 0; J < kLanes; ++J) {
         const int64_t Ow = B * kLanes + J, Col = Ow + P.Off[Kw];
-        if (Ow < G.OW && Col >= Lo[Kw] && Col < Hi[Kw])
+        if (Ow < G.OW && Col >= 0 && Col < G.W)
           M |= 1u << J;
       }
       P.Masks[static_cast<size_t>(B * 3 + Kw)] = static_cast<uint16_t>(M);
@@ -441,8 +511,9 @@ Dw3x3RowPlan planDw3x3Rows(const DepthwiseGeometry &G, bool Deinterleaved) {
         InteriorFull = false;
     }
   P.Ok = InteriorFull;
-  P.Shifted = !Deinterleaved && G.PW == 1 && G.OW == G.W;
-  P.LastLanes = lanesBelow(G.W - (P.Blocks - 1) * kLanes);
+  P.Shifted = G.PW == 1 && G.OW == G.W;
+  const int64_t LastCols = G.W - (P.Blocks - 1) * kLanes; // the row's columns in the last block
+  P.LastLanes = static_cast<uint16_t>(LastCols >= kLanes ? 0xFFFFu : LastCols <= 0 ? 0u : (1u << LastCols) - 1u);
   return P;
 }
 

@@ -39,10 +39,10 @@ void pointwiseRunAvx512(const float *Panel, int64_t Rows, int64_t K, const float
 void depthwiseRowsAvx512(const DepthwiseGeometry &G, const uint16_t *Masks, const float *const *Rows, int64_t R,
                          const float *K, float Bias, float *Out);
 
-/// The 3x3 depthwise rows whose every tap reads 16 consecutive floats of an input row: stride 1,
-/// or stride 2 on rows stored deinterleaved (the even columns, then the odd ones; see
-/// deinterleaveRowsAvx512), where tap kw of output column ow reads column ow + Off[kw] of the row.
-/// Ok is false where this kernel does not apply (then depthwiseRowsAvx512 on plain rows).
+/// The 3x3 depthwise rows whose every tap reads whole vectors: stride 1 (tap kw of output column
+/// ow reads column ow + Off[kw] of the row), or stride 2 with one column of padding on each side
+/// on rows stored in the split layout of deinterleaveRowsAvx512 (Split2). Ok is false where this
+/// kernel does not apply (then depthwiseRowsAvx512 on plain rows).
 struct Dw3x3RowPlan {
   bool Ok = false;
   int64_t OW = 0, Blocks = 0, SH = 1;
@@ -54,6 +54,10 @@ struct Dw3x3RowPlan {
   /// block and shifted in registers for the side taps (LastLanes: its lanes in the last block).
   bool Shifted = false;
   uint16_t LastLanes = 0;
+  /// Stride 2, split rows: block b's even columns at 32b, its odd ones right after them (16
+  /// later, LastEven later in the last block, which has LastEven even and LastOdd odd columns).
+  bool Split2 = false;
+  int64_t LastEven = 0, LastOdd = 0;
 };
 /// Plans G's rows (3x3, dilation 1); Deinterleaved: the stride-2 layout.
 Dw3x3RowPlan planDw3x3Rows(const DepthwiseGeometry &G, bool Deinterleaved);
@@ -61,8 +65,10 @@ Dw3x3RowPlan planDw3x3Rows(const DepthwiseGeometry &G, bool Deinterleaved);
 void depthwise3x3RowsAvx512(const Dw3x3RowPlan &P, const float *const *Rows, int64_t R, const float *K, float Bias,
                             float *Out);
 
-/// Out[k][r] = row r of channel k of X (channel stride Ldx, rows of W) with its even columns
-/// first, then its odd ones, for K channels and Rows rows; Out's channels are Rows * W apart.
+/// Out[k][r] = row r of channel k of X (channel stride Ldx, rows of W) in the split layout, for K
+/// channels and Rows rows (Out's channels Rows * W apart): each run of 32 columns (the last one
+/// shorter) becomes its even columns followed by its odd ones, so a stride-2 window reads whole
+/// vectors and the 1x1 convolution in between, pixel by pixel, keeps the order.
 void deinterleaveRowsAvx512(const float *X, int64_t Ldx, int64_t K, int64_t Rows, int64_t W, float *Out);
 
 } // namespace ops

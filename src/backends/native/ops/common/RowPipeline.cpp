@@ -436,6 +436,133 @@ __attribute__((target("avx512f"))) void deinterleaveRow(const float *Src, int64_
   }
 }
 
+/// Rows R (<= 12) pixels x 32 columns: pixel i's value of input channel k is broadcast from X (a
+/// pixel row is a run of the channel's plane), the 32 columns load from the transposed weights.
+template <int R, bool Prefetch>
+__attribute__((target("avx512f,fma"))) inline void transposedTile(const float *X, int64_t Ldx, int64_t K,
+                                                                  const float *WT, int64_t Ldw, __mmask16 M0,
+                                                                  __mmask16 M1, const float *ColBias, bool Clamp,
+                                                                  float Lo, float Hi, float *Out, int64_t Ldo,
+                                                                  const float *Next) {
+  const __m512 Bias0 = ColBias ? _mm512_maskz_loadu_ps(M0, ColBias) : _mm512_setzero_ps();
+  const __m512 Bias1 = ColBias ? _mm512_maskz_loadu_ps(M1, ColBias + kLanes) : _mm512_setzero_ps();
+  __m512 Acc0[R], Acc1[R];
+  _Pragma("GCC unroll 12") for (int I = 0; I < R; ++I) Acc0[I] = Bias0, Acc1[I] = Bias1;
+  _Pragma("GCC unroll 2") for (int64_t Kk = 0; Kk < K; ++Kk) {
+    const __m512 B0 = _mm512_maskz_loadu_ps(M0, WT + Kk * Ldw), B1 = _mm512_maskz_loadu_ps(M1, WT + Kk * Ldw + kLanes);
+    if (Prefetch) // the next block's weight row (4 lines), while this one computes
+      _Pragma("GCC unroll 4") for (int L = 0; L < 4; ++L)
+          _mm_prefetch(reinterpret_cast<const char *>(Next + Kk * Ldw + L * kLanes), _MM_HINT_T0);
+    const float *A = X + Kk * Ldx;
+    _Pragma("GCC unroll 12") for (int I = 0; I < R; ++I) {
+      const __m512 Av = _mm512_set1_ps(A[I]);
+      Acc0[I] = _mm512_fmadd_ps(Av, B0, Acc0[I]);
+      Acc1[I] = _mm512_fmadd_ps(Av, B1, Acc1[I]);
+    }
+  }
+  __m512 LoV = _mm512_set1_ps(Lo), HiV = _mm512_set1_ps(Hi);
+  __asm__ volatile("" : "+v"(LoV), "+v"(HiV)); // see pointwiseTile
+  _Pragma("GCC unroll 12") for (int I = 0; I < R; ++I) {
+    __m512 V0 = Acc0[I], V1 = Acc1[I];
+    if (Clamp)
+      V0 = _mm512_min_ps(HiV, _mm512_max_ps(LoV, V0)), V1 = _mm512_min_ps(HiV, _mm512_max_ps(LoV, V1));
+    _mm512_mask_storeu_ps(Out + I * Ldo, M0, V0);
+    _mm512_mask_storeu_ps(Out + I * Ldo + kLanes, M1, V1);
+  }
+}
+
+template <int R>
+__attribute__((target("avx512f,fma"))) void transposedPanel(const float *X, int64_t Ldx, int64_t K, const float *WT,
+                                                            int64_t Ldw, int64_t Cols, const float *ColBias,
+                                                            bool Clamp, float Lo, float Hi, float *Out, int64_t Ldo,
+                                                            const float *Next) {
+  for (int64_t C0 = 0; C0 < Cols; C0 += 2 * kLanes) {
+    const __mmask16 M0 = lanesBelow(Cols - C0), M1 = lanesBelow(Cols - C0 - kLanes);
+    const float *Bias = ColBias ? ColBias + C0 : nullptr;
+    if (Next && C0 == 0)
+      transposedTile<R, true>(X, Ldx, K, WT + C0, Ldw, M0, M1, Bias, Clamp, Lo, Hi, Out + C0, Ldo, Next);
+    else
+      transposedTile<R, false>(X, Ldx, K, WT + C0, Ldw, M0, M1, Bias, Clamp, Lo, Hi, Out + C0, Ldo, nullptr);
+  }
+}
+
+__attribute__((target("avx512f,fma"))) void depthwiseChannels(const DepthwiseGeometry &G,
+                                                              const DepthwiseTapList &Taps, const float *In,
+                                                              int64_t Ldi, const float *KT, int64_t Ldk,
+                                                              const float *Bias, int64_t Cols, float *Out,
+                                                              int64_t Ldo) {
+  const __m512 Lo = _mm512_set1_ps(G.ActMin), Hi = _mm512_set1_ps(G.ActMax);
+  const int64_t OutPixels = static_cast<int64_t>(Taps.Begin.size()) - 1;
+  for (int64_t C0 = 0; C0 < Cols; C0 += 4 * kLanes) {
+    const int64_t Groups = std::min<int64_t>(4, (Cols - C0) / kLanes);
+    __m512 B[4];
+    for (int64_t Gp = 0; Gp < Groups; ++Gp)
+      B[Gp] = Bias ? _mm512_loadu_ps(Bias + C0 + Gp * kLanes) : _mm512_setzero_ps();
+    for (int64_t O = 0; O < OutPixels; ++O) {
+      __m512 Acc[4] = {B[0], B[1], B[2], B[3]};
+      for (int32_t T = Taps.Begin[O]; T < Taps.Begin[O + 1]; ++T) {
+        const float *Src = In + Taps.Pixel[T] * Ldi + C0;
+        const float *Wt = KT + Taps.Tap[T] * Ldk + C0;
+        if (Groups == 4) {
+          _Pragma("GCC unroll 4") for (int Gp = 0; Gp < 4; ++Gp) Acc[Gp] =
+              _mm512_fmadd_ps(_mm512_loadu_ps(Wt + Gp * kLanes), _mm512_loadu_ps(Src + Gp * kLanes), Acc[Gp]);
+        } else {
+          for (int64_t Gp = 0; Gp < Groups; ++Gp)
+            Acc[Gp] = _mm512_fmadd_ps(_mm512_loadu_ps(Wt + Gp * kLanes), _mm512_loadu_ps(Src + Gp * kLanes), Acc[Gp]);
+        }
+      }
+      for (int64_t Gp = 0; Gp < Groups; ++Gp) {
+        __m512 V = Acc[Gp];
+        if (G.HasAct)
+          V = _mm512_min_ps(Hi, _mm512_max_ps(Lo, V));
+        _mm512_storeu_ps(Out + O * Ldo + C0 + Gp * kLanes, V);
+      }
+    }
+  }
+}
+
+/// 16 x 16 transpose in registers (R[i] lane j <- R[j] lane i).
+__attribute__((target("avx512f"), always_inline)) inline void transpose16(__m512 R[16]) {
+  __m512 T[16];
+  for (int I = 0; I < 16; I += 2) {
+    T[I] = _mm512_unpacklo_ps(R[I], R[I + 1]);
+    T[I + 1] = _mm512_unpackhi_ps(R[I], R[I + 1]);
+  }
+  for (int I = 0; I < 16; I += 4) {
+    R[I] = _mm512_shuffle_ps(T[I], T[I + 2], 0x44);
+    R[I + 1] = _mm512_shuffle_ps(T[I], T[I + 2], 0xEE);
+    R[I + 2] = _mm512_shuffle_ps(T[I + 1], T[I + 3], 0x44);
+    R[I + 3] = _mm512_shuffle_ps(T[I + 1], T[I + 3], 0xEE);
+  }
+  for (int H = 0; H < 16; H += 8)
+    for (int I = 0; I < 4; ++I) {
+      T[H + I] = _mm512_shuffle_f32x4(R[H + I], R[H + I + 4], 0x88);
+      T[H + I + 4] = _mm512_shuffle_f32x4(R[H + I], R[H + I + 4], 0xDD);
+    }
+  for (int I = 0; I < 8; ++I) {
+    R[I] = _mm512_shuffle_f32x4(T[I], T[I + 8], 0x88);
+    R[I + 8] = _mm512_shuffle_f32x4(T[I], T[I + 8], 0xDD);
+  }
+}
+
+__attribute__((target("avx512f"))) void transposeToPlanes(const float *In, int64_t Ldi, int64_t Pixels, int64_t Cols,
+                                                          float *Y, int64_t Ldy) {
+  for (int64_t C0 = 0; C0 < Cols; C0 += kLanes) {
+    const __mmask16 CM = lanesBelow(Cols - C0);
+    const int64_t Cn = std::min<int64_t>(kLanes, Cols - C0);
+    for (int64_t P0 = 0; P0 < Pixels; P0 += kLanes) {
+      const int64_t Pn = std::min<int64_t>(kLanes, Pixels - P0);
+      __m512 R[16];
+      for (int64_t I = 0; I < 16; ++I)
+        R[I] = I < Pn ? _mm512_maskz_loadu_ps(CM, In + (P0 + I) * Ldi + C0) : _mm512_setzero_ps();
+      transpose16(R);
+      const __mmask16 PM = lanesBelow(Pn);
+      for (int64_t I = 0; I < Cn; ++I)
+        _mm512_mask_storeu_ps(Y + (C0 + I) * Ldy + P0, PM, R[I]);
+    }
+  }
+}
+
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
 #endif
@@ -539,6 +666,66 @@ void deinterleaveRowsAvx512(const float *X, int64_t Ldx, int64_t K, int64_t Rows
       deinterleaveRow(X + Kk * Ldx + R * W, W, Out + (Kk * Rows + R) * W);
 #else
   (void)X, (void)Ldx, (void)K, (void)Rows, (void)W, (void)Out;
+#endif
+}
+
+void pointwiseTransposedAvx512(const float *X, int64_t Ldx, int64_t Pixels, int64_t K, const float *WT, int64_t Ldw,
+                               int64_t Cols, const float *ColBias, bool Clamp, float Lo, float Hi, float *Out,
+                               int64_t Ldo, const float *Next) {
+#ifdef OPT_SIMD_X86
+  int64_t P0 = 0;
+  for (; P0 + MR <= Pixels; P0 += MR)
+    transposedPanel<12>(X + P0, Ldx, K, WT, Ldw, Cols, ColBias, Clamp, Lo, Hi, Out + P0 * Ldo, Ldo,
+                        P0 == 0 ? Next : nullptr);
+  switch (Pixels - P0) {
+#define OPT_CASE(C)                                                                                                    \
+  case C:                                                                                                              \
+    return transposedPanel<C>(X + P0, Ldx, K, WT, Ldw, Cols, ColBias, Clamp, Lo, Hi, Out + P0 * Ldo, Ldo,             \
+                              P0 == 0 ? Next : nullptr);
+    OPT_CASE(1) OPT_CASE(2) OPT_CASE(3) OPT_CASE(4) OPT_CASE(5) OPT_CASE(6)
+    OPT_CASE(7) OPT_CASE(8) OPT_CASE(9) OPT_CASE(10) OPT_CASE(11)
+#undef OPT_CASE
+  default: return;
+  }
+#else
+  (void)X, (void)Ldx, (void)Pixels, (void)K, (void)WT, (void)Ldw, (void)Cols, (void)ColBias, (void)Clamp, (void)Lo;
+  (void)Hi, (void)Out, (void)Ldo, (void)Next;
+#endif
+}
+
+DepthwiseTapList listDepthwiseTaps(const DepthwiseGeometry &G) {
+  DepthwiseTapList L;
+  L.Begin.reserve(static_cast<size_t>(G.OH * G.OW + 1));
+  L.Begin.push_back(0);
+  for (int64_t Oh = 0; Oh < G.OH; ++Oh)
+    for (int64_t Ow = 0; Ow < G.OW; ++Ow) {
+      for (int64_t Kh = 0; Kh < G.KH; ++Kh)
+        for (int64_t Kw = 0; Kw < G.KW; ++Kw) {
+          const int64_t Ih = Oh * G.SH - G.PH + Kh * G.DH, Iw = Ow * G.SW - G.PW + Kw * G.DW;
+          if (Ih >= 0 && Ih < G.H && Iw >= 0 && Iw < G.W) {
+            L.Tap.push_back(static_cast<int32_t>(Kh * G.KW + Kw));
+            L.Pixel.push_back(static_cast<int32_t>(Ih * G.W + Iw));
+          }
+        }
+      L.Begin.push_back(static_cast<int32_t>(L.Tap.size()));
+    }
+  return L;
+}
+
+void depthwiseChannelsAvx512(const DepthwiseGeometry &G, const DepthwiseTapList &Taps, const float *In, int64_t Ldi,
+                             const float *KT, int64_t Ldk, const float *Bias, int64_t Cols, float *Out, int64_t Ldo) {
+#ifdef OPT_SIMD_X86
+  depthwiseChannels(G, Taps, In, Ldi, KT, Ldk, Bias, Cols, Out, Ldo);
+#else
+  (void)G, (void)Taps, (void)In, (void)Ldi, (void)KT, (void)Ldk, (void)Bias, (void)Cols, (void)Out, (void)Ldo;
+#endif
+}
+
+void transposeToPlanesAvx512(const float *In, int64_t Ldi, int64_t Pixels, int64_t Cols, float *Y, int64_t Ldy) {
+#ifdef OPT_SIMD_X86
+  transposeToPlanes(In, Ldi, Pixels, Cols, Y, Ldy);
+#else
+  (void)In, (void)Ldi, (void)Pixels, (void)Cols, (void)Y, (void)Ldy;
 #endif
 }
 

@@ -71,6 +71,32 @@ void depthwise3x3RowsAvx512(const Dw3x3RowPlan &P, const float *const *Rows, int
 /// vectors and the 1x1 convolution in between, pixel by pixel, keeps the order.
 void deinterleaveRowsAvx512(const float *X, int64_t Ldx, int64_t K, int64_t Rows, int64_t W, float *Out);
 
+/// Channels-in-lanes kernels for small planes (14x14, 7x7: too few pixels per row for whole
+/// vectors), where the pixels become the GEMM's rows:
+///
+/// Out[p][c] = clamp(ColBias[c] + sum over k of X[k * Ldx + p] * WT[k * Ldw + c]) for pixels p <
+/// Pixels and columns c < Cols (Out's rows Ldo apart; ColBias may be null). Next (may be null):
+/// the weights of the caller's next call (64 columns of each of the K rows, Ldw apart), fetched into
+/// L1 while this one computes: a layer's weights come from L3 once per run.
+void pointwiseTransposedAvx512(const float *X, int64_t Ldx, int64_t Pixels, int64_t K, const float *WT, int64_t Ldw,
+                               int64_t Cols, const float *ColBias, bool Clamp, float Lo, float Hi, float *Out,
+                               int64_t Ldo, const float *Next = nullptr);
+
+/// The taps of each output pixel of a depthwise window that fall inside the input plane:
+/// output pixel o has taps [Begin[o], Begin[o + 1]), each a (kernel index, input pixel) pair.
+struct DepthwiseTapList {
+  std::vector<int32_t> Begin, Tap, Pixel;
+};
+DepthwiseTapList listDepthwiseTaps(const DepthwiseGeometry &G);
+
+/// Out[o][c] = clamp(Bias[c] + sum over o's taps t of KT[t.Tap * Ldk + c] * In[t.Pixel * Ldi + c])
+/// for the Cols (a multiple of 16) channels; Bias may be null; the clamp as G.HasAct.
+void depthwiseChannelsAvx512(const DepthwiseGeometry &G, const DepthwiseTapList &Taps, const float *In, int64_t Ldi,
+                             const float *KT, int64_t Ldk, const float *Bias, int64_t Cols, float *Out, int64_t Ldo);
+
+/// Y[c][p] = In[p][c] for c < Cols, p < Pixels (In's rows Ldi apart, Y's Ldy).
+void transposeToPlanesAvx512(const float *In, int64_t Ldi, int64_t Pixels, int64_t Cols, float *Y, int64_t Ldy);
+
 } // namespace ops
 } // namespace detail
 } // namespace runtime

@@ -34,7 +34,7 @@ inline __mmask16 lanesBelow(int64_t N) {
 template <int R, bool Half>
 __attribute__((target("avx512f,fma"), always_inline)) inline void
 pointwiseTile(const float *Panel, int64_t K, const float *X, int64_t Ldx, __mmask16 M0, __mmask16 M1,
-              const float *Bias, bool Clamp, float Lo, float Hi, float *Out, int64_t Ldo) {
+              const float *Bias, bool Clamp, float Lo, float Hi, float *Out, int64_t Ldo, const float *Res) {
   __m512 Acc0[R], Acc1[R]; // start from the bias: no add in the write-back
   _Pragma("GCC unroll 12") for (int I = 0; I < R; ++I) Acc0[I] = Acc1[I] = Bias ? _mm512_set1_ps(Bias[I]) : _mm512_setzero_ps();
   _Pragma("GCC unroll 2") for (int64_t Kk = 0; Kk < K; ++Kk) {
@@ -55,6 +55,11 @@ pointwiseTile(const float *Panel, int64_t K, const float *X, int64_t Ldx, __mmas
   __asm__ volatile("" : "+v"(LoV), "+v"(HiV));
   _Pragma("GCC unroll 12") for (int I = 0; I < R; ++I) {
     __m512 V0 = Acc0[I], V1 = Acc1[I];
+    if (Res) { // a fused residual, after the bias and before the clamp
+      V0 = _mm512_add_ps(V0, _mm512_maskz_loadu_ps(M0, Res + I * Ldo));
+      if (!Half)
+        V1 = _mm512_add_ps(V1, _mm512_maskz_loadu_ps(M1, Res + I * Ldo + kLanes));
+    }
     if (Clamp) // the value second: NaN passes through
       V0 = _mm512_min_ps(HiV, _mm512_max_ps(LoV, V0)), V1 = _mm512_min_ps(HiV, _mm512_max_ps(LoV, V1));
     _mm512_mask_storeu_ps(Out + I * Ldo, M0, V0);
@@ -66,16 +71,18 @@ pointwiseTile(const float *Panel, int64_t K, const float *X, int64_t Ldx, __mmas
 template <int R>
 __attribute__((target("avx512f,fma"))) void pointwiseRun(const float *Panel, int64_t K, const float *X, int64_t Ldx,
                                                          int64_t N, const float *Bias, bool Clamp, float Lo, float Hi,
-                                                         float *Out, int64_t Ldo) {
+                                                         float *Out, int64_t Ldo, const float *Res) {
   int64_t J = 0;
   const __mmask16 All = static_cast<__mmask16>(0xFFFF);
   for (; J + 2 * kLanes <= N; J += 2 * kLanes)
-    pointwiseTile<R, false>(Panel, K, X + J, Ldx, All, All, Bias, Clamp, Lo, Hi, Out + J, Ldo);
+    pointwiseTile<R, false>(Panel, K, X + J, Ldx, All, All, Bias, Clamp, Lo, Hi, Out + J, Ldo, Res ? Res + J : nullptr);
   const int64_t Left = N - J;
   if (Left > kLanes)
-    pointwiseTile<R, false>(Panel, K, X + J, Ldx, All, lanesBelow(Left - kLanes), Bias, Clamp, Lo, Hi, Out + J, Ldo);
+    pointwiseTile<R, false>(Panel, K, X + J, Ldx, All, lanesBelow(Left - kLanes), Bias, Clamp, Lo, Hi, Out + J, Ldo,
+                            Res ? Res + J : nullptr);
   else if (Left > 0)
-    pointwiseTile<R, true>(Panel, K, X + J, Ldx, lanesBelow(Left), 0, Bias, Clamp, Lo, Hi, Out + J, Ldo);
+    pointwiseTile<R, true>(Panel, K, X + J, Ldx, lanesBelow(Left), 0, Bias, Clamp, Lo, Hi, Out + J, Ldo,
+                           Res ? Res + J : nullptr);
 }
 
 /// U (row, block) units of 16 outputs accumulated together: unit u is output row UR[u] (of the
@@ -589,11 +596,11 @@ std::vector<float> packPointwiseWeights(const float *W, int64_t M, int64_t K) {
 }
 
 void pointwiseRunAvx512(const float *Panel, int64_t Rows, int64_t K, const float *X, int64_t Ldx, int64_t N,
-                        const float *Bias, bool Clamp, float Lo, float Hi, float *Out, int64_t Ldo) {
+                        const float *Bias, bool Clamp, float Lo, float Hi, float *Out, int64_t Ldo, const float *Res) {
 #ifdef OPT_SIMD_X86
   switch (Rows) {
 #define OPT_CASE(C)                                                                                                    \
-  case C: return pointwiseRun<C>(Panel, K, X, Ldx, N, Bias, Clamp, Lo, Hi, Out, Ldo);
+  case C: return pointwiseRun<C>(Panel, K, X, Ldx, N, Bias, Clamp, Lo, Hi, Out, Ldo, Res);
     OPT_CASE(1) OPT_CASE(2) OPT_CASE(3) OPT_CASE(4) OPT_CASE(5) OPT_CASE(6)
     OPT_CASE(7) OPT_CASE(8) OPT_CASE(9) OPT_CASE(10) OPT_CASE(11) OPT_CASE(12)
 #undef OPT_CASE
@@ -601,7 +608,7 @@ void pointwiseRunAvx512(const float *Panel, int64_t Rows, int64_t K, const float
   }
 #else
   (void)Panel, (void)Rows, (void)K, (void)X, (void)Ldx, (void)N, (void)Bias, (void)Clamp, (void)Lo, (void)Hi;
-  (void)Out, (void)Ldo;
+  (void)Out, (void)Ldo, (void)Res;
 #endif
 }
 

@@ -27,9 +27,11 @@ std::vector<float> packPointwiseWeights(const float *W, int64_t M, int64_t K);
 
 /// Out[i][j] = clamp(Bias[i] + sum over k of W[i][k] * X[k * Ldx + j]) for the Rows (<=
 /// kRowPipelineMR) channels of one packed panel and pixels j in [0, N); row i of Out at Out + i *
-/// Ldo. Bias may be null; the clamp applies when Clamp.
+/// Ldo. Bias may be null; the clamp applies when Clamp. Res (may be null): a residual laid out as
+/// Out, added after the bias and before the clamp (a Conv with passes/FuseConvResidual's input).
 void pointwiseRunAvx512(const float *Panel, int64_t Rows, int64_t K, const float *X, int64_t Ldx, int64_t N,
-                        const float *Bias, bool Clamp, float Lo, float Hi, float *Out, int64_t Ldo);
+                        const float *Bias, bool Clamp, float Lo, float Hi, float *Out, int64_t Ldo,
+                        const float *Res = nullptr);
 
 /// R consecutive output rows of a depthwise plane of geometry G (G.DH == G.DW == 1, G.SW 1 or 2):
 /// Out[r][ow] = clamp(Bias + sum over taps of K[kh][kw] * Rows[r * SH + kh][ow * SW - PW + kw]),

@@ -414,8 +414,8 @@ __attribute__((target("avx512f,fma"))) void dw3x3UnitRows(const Dw3x3RowPlan &P,
       dw3x3Split2Tail<NB, SU - 1>(P, Rows + Row * 2, R - Row, K, Bias, Out + Row * P.OW);
     return;
   }
-  if (P.Shifted) { // up to 14 accumulators: each loaded row serves up to 3 output rows
-    constexpr int SU = NB >= 14 ? 1 : (14 / NB > 8 ? 8 : 14 / NB);
+  if (P.Shifted) { // up to 16 accumulators: each loaded row serves up to 3 output rows
+    constexpr int SU = NB >= 16 ? 1 : (16 / NB > 8 ? 8 : 16 / NB);
     int64_t Row = 0;
     for (; Row + SU <= R; Row += SU)
       dw3x3ShiftTile<NB, SU>(P, Rows + Row, K, Bias, Out + Row * P.OW);

@@ -1353,6 +1353,11 @@ std::vector<OpTestCase> convCases() {
       testCase("stem_stride2_relu6", {X({1, 3, 23, 37}), W({32, 3, 3, 3}), W({32})},
                {{"strides", ints({2, 2})}, {"pads", ints({1, 1, 1, 1})}, {kFusedActMin, attrFloat(0.0f)},
                 {kFusedActMax, attrFloat(0.3f)}}),
+      // Direct kernel, three 16-pixel blocks at a time: a full group and a tail block, stride 2 and 1.
+      testCase("stem_wide_stride2", {X({1, 3, 20, 100}), W({32, 3, 3, 3}), W({32})},
+               {{"pads", ints({1, 1, 1, 1})}, {"strides", ints({2, 2})}, {kFusedActMin, attrFloat(0.0f)},
+                {kFusedActMax, attrFloat(6.0f)}}),
+      testCase("direct_wide_stride1", {X({2, 2, 9, 70}), W({16, 2, 3, 3})}, {}),
       testCase("few_channels_tail", {X({2, 4, 9, 40}), W({21, 4, 3, 3})},
                {{"strides", ints({1, 2})}, {"pads", ints({0, 1, 2, 0})}}),
       testCase("one_channel_5x5_dilated", {X({1, 1, 17, 19}), W({5, 1, 5, 5}), W({5})},

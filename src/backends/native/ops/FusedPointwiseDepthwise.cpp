@@ -308,9 +308,15 @@ public:
     const Parallel Serial;
     const int64_t Work = R.N * R.M * (R.K * R.Plane + KT * R.OutPlane);
     const Parallel &Par = Work < (int64_t{1} << 20) ? Serial : Ctx.Par;
-    const int64_t Chunks = Par.threads() > 1 ? std::min<int64_t>(Panels, 2 * Par.threads()) : 1;
+    // Work items: channel panels (each item every row of its channels: nothing recomputed), or,
+    // for deinterleaved input rows, ranges of groups with every channel (each item splits only
+    // its own rows, where a channel split splits all of them in every item; an item recomputes
+    // the steps before its first group that the group reads).
+    const int64_t Threads = Par.threads();
+    const bool RowSplit = Deinterleave && Threads > 1 && NG >= 4 * Threads;
+    const int64_t Chunks = RowSplit ? Threads : Threads > 1 ? std::min<int64_t>(Panels, 2 * Threads) : 1;
     Par.forRange(static_cast<size_t>(R.N * Chunks), 1, [&](size_t Lo, size_t Hi) {
-      const int64_t MaxPanels = (Panels + Chunks - 1) / Chunks;
+      const int64_t MaxPanels = RowSplit ? Panels : (Panels + Chunks - 1) / Chunks;
       const int64_t ChannelPlane = SR * W, Slot = MaxPanels * kRowPipelineMR * ChannelPlane;
       thread_local AlignedFloats Ring; // NS slots, then a row of zeros
       const size_t Need = static_cast<size_t>(NS * Slot + W + 64);
@@ -324,9 +330,11 @@ public:
       std::vector<const float *> Rows(static_cast<size_t>(MaxRows)), Base(static_cast<size_t>(MaxRows));
       for (size_t T = Lo; T < Hi; ++T) {
         const int64_t N = static_cast<int64_t>(T) / Chunks, Ch = static_cast<int64_t>(T) % Chunks;
-        const int64_t P0 = Ch * Panels / Chunks, P1 = (Ch + 1) * Panels / Chunks;
+        const int64_t P0 = RowSplit ? 0 : Ch * Panels / Chunks, P1 = RowSplit ? Panels : (Ch + 1) * Panels / Chunks;
+        const int64_t G0 = RowSplit ? Ch * NG / Chunks : 0, G1 = RowSplit ? (Ch + 1) * NG / Chunks : NG;
         const float *Xn = X + N * K * R.Plane;
-        for (int64_t Gi = 0; Gi < NG; ++Gi) {
+        for (int64_t Gi = G0 > 0 ? firstStep(G0) : 0; Gi < G1; ++Gi) {
+          const bool Halo = Gi < G0; // a step of the previous item's rows: expanded, no output
           const int64_t Oh0 = groupEnd(Gi - 1), Oh1 = std::max(Oh0, groupEnd(Gi));
           const int64_t NRows = Oh1 > Oh0 ? (Oh1 - Oh0 - 1) * G.SH + G.KH : 0;
           const int64_t R0 = Gi * SR, R1 = std::min(H, R0 + SR);
@@ -340,6 +348,8 @@ public:
             pointwiseRunAvx512(Packed.data() + P * K * kRowPipelineMR, Cn, K, Src, Ldx, (R1 - R0) * W,
                                B1 ? B1 + C0 : nullptr, A.Expand.On, A.Expand.Min, A.Expand.Max,
                                Ring.data() + (Gi % NS) * Slot + Local, ChannelPlane);
+            if (Halo)
+              continue;
             for (int64_t I = 0; I < NRows; ++I) { // the window's rows for the panel's first channel
               const int64_t Ih = Oh0 * G.SH - G.PH + I;
               Base[static_cast<size_t>(I)] = Ih < 0 || Ih >= H ? nullptr : Ring.data() + (Ih / SR % NS) * Slot + Local + Ih % SR * W;
@@ -584,6 +594,10 @@ std::vector<OpTestCase> fusedCases() {
                act({{"group", attrInt(18)}, {"pads", ints({1, 1, 1, 1})}}, 0.0f, INFINITY, true)),
       testCase("no_clamps_asym_pads", {X({1, 4, 9, 12}), W({12, 4, 1, 1}), W({12, 1, 3, 3}), omittedInput(), W({12})},
                {{"group", attrInt(12)}, {"pads", ints({0, 1, 2, 0})}}),
+      // Stride 2 with enough groups to split the rows over the pool (each item expanding the step
+      // before its first group again).
+      testCase("rows_split_stride2", {X({1, 8, 67, 112}), W({24, 8, 1, 1}), W({24, 1, 3, 3}), W({24}), W({24})},
+               relu6({{"group", attrInt(24)}, {"pads", ints({1, 1, 1, 1})}, {"strides", ints({2, 2})}}), 1e-4),
       // Several channel blocks (a big plane), the last one partial.
       testCase("many_blocks", {X({1, 8, 61, 59}), W({40, 8, 1, 1}), W({40, 1, 3, 3}), W({40}), W({40})},
                relu6({{"group", attrInt(40)}, {"pads", ints({1, 1, 1, 1})}}), 1e-4),

@@ -7,7 +7,8 @@
 // The strip kernel computes a strip of output rows at a time: the depthwise rows of every channel
 // (common/DepthwiseFlat) into a per-thread buffer that stays in L1/L2, then the 1x1 GEMM reads it
 // in place and writes the strip of Y. The depthwise output (MobileNetV2's first block: 32 x 112 x
-// 112, 1.6 MB) is never written to memory and read back.
+// 112, 1.6 MB) is never written to memory and read back. The row variant (3x3, AVX-512) does the
+// same with common/RowPipeline's whole-row depthwise and in-place 1x1 kernels.
 #include <algorithm>
 #include <cmath>
 

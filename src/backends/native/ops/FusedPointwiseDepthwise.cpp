@@ -8,7 +8,10 @@
 // (a GEMM with the weights packed at creation, reading X in place) are written to a per-thread
 // buffer sized to stay in L2, and the depthwise planes are computed from there. The expanded
 // tensor, the largest of the block (MobileNetV2: 96 x 112 x 112), never goes through memory, and
-// the two ops are one fan-out.
+// the two ops are one fan-out. On AVX-512 two variants rank above it: the row pipeline (a few
+// expanded rows at a time in a ring buffer, consumed by the depthwise rows right away; stride-1
+// planes at least 14 wide and stride-2 ones) and, for 7x7 and strided 14x14 planes, the
+// channels-in-lanes kernel (pixels as the GEMM's rows, one transpose at the end).
 #include <algorithm>
 #include <cmath>
 

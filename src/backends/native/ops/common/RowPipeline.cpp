@@ -1,7 +1,9 @@
-// AVX-512 kernels of the expand -> depthwise row pipeline (see RowPipeline.h). The pointwise run
-// is a 12-channel x 32-pixel register tile whose pixel vectors load straight from the input
-// channels' rows (a run of pixels is contiguous in NCHW); the depthwise rows accumulate up to 8
-// independent 16-pixel vectors (several blocks and output rows) at once so the FMA chains overlap.
+// AVX-512 kernels of the row pipelines (see RowPipeline.h). The pointwise run is a 12-channel x
+// 32-pixel register tile whose pixel vectors load straight from the input channels' rows (a run of
+// pixels is contiguous in NCHW); the depthwise rows accumulate 8-16 independent 16-pixel vectors
+// (several blocks and output rows) at once so the FMA chains overlap, loading each input row
+// once per block and taking the side taps from lane shifts (stride 1), or from a split even/odd
+// layout of the rows (stride 2), so no load straddles two cache lines.
 #include "backends/native/ops/common/RowPipeline.h"
 
 #include <algorithm>

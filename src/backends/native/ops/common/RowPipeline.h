@@ -1,8 +1,9 @@
 // Building blocks of the row-strip pipelines of inverted-residual blocks (expand 1x1 ->
-// depthwise): a 1x1 convolution of a run of contiguous pixels whose input channels are read in
-// place (no packing of the activations), and a depthwise convolution of output rows whose input
-// rows are given by pointers (rows of a ring buffer of expanded rows). AVX-512 only: the caller
-// checks rowPipelineAvx512Supported first.
+// depthwise, depthwise -> 1x1, and large-plane 1x1 Convs): a 1x1 convolution of a run of
+// contiguous pixels whose input channels are read in place (no packing of the activations), and a
+// depthwise convolution of output rows whose input rows are given by pointers (rows of a ring
+// buffer of expanded rows). For small planes, the same two with channels in vector lanes. AVX-512
+// only: the caller checks rowPipelineAvx512Supported first.
 #pragma once
 
 #include <cstdint>

@@ -557,6 +557,10 @@ private:
         float *Prod = Product.data();
         gemmPacked(MK, ColT, WT, 1.0f, 0.0f, Prod, M, Serial, &Ep);
         float *Yn = Y + N * M * Pixels + Row0;
+        if (MK.Isa == GemmIsa::Avx512 && rowPipelineAvx512Supported()) { // 16x16 blocks in registers
+          transposeToPlanesAvx512(Prod, M, Rows, M, Yn, Pixels);
+          continue;
+        }
         for (int64_t Ch = 0; Ch < M; ++Ch)
           for (int64_t I = 0; I < Rows; ++I)
             Yn[Ch * Pixels + I] = Prod[I * M + Ch];

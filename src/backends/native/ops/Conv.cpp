@@ -547,6 +547,10 @@ private:
             float *Panel = Col + K0 * Mpad + P * Kc * MR;
             const int64_t Valid = std::min(MR, Rows - P * MR);
             const float *Src = Xn + K0 * Pixels + Row0 + P * MR;
+            if (MK.Isa == GemmIsa::Avx512 && MR <= 16 && rowPipelineAvx512Supported()) {
+              copyRowsPaddedAvx512(Src, Pixels, Kc, Valid, MR, Panel);
+              continue;
+            }
             for (int64_t Kk = 0; Kk < Kc; ++Kk, Src += Pixels) {
               std::memcpy(Panel + Kk * MR, Src, static_cast<size_t>(Valid) * sizeof(float));
               std::fill(Panel + Kk * MR + Valid, Panel + (Kk + 1) * MR, 0.0f);

@@ -572,6 +572,13 @@ __attribute__((target("avx512f"))) void transposeToPlanes(const float *In, int64
   }
 }
 
+__attribute__((target("avx512f"))) void copyRowsPadded(const float *Src, int64_t Lds, int64_t Rows, int64_t Valid,
+                                                       int64_t Width, float *Out) {
+  const __mmask16 Load = lanesBelow(Valid), Store = lanesBelow(Width);
+  for (int64_t R = 0; R < Rows; ++R)
+    _mm512_mask_storeu_ps(Out + R * Width, Store, _mm512_maskz_loadu_ps(Load, Src + R * Lds));
+}
+
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
 #endif
@@ -699,6 +706,14 @@ void pointwiseTransposedAvx512(const float *X, int64_t Ldx, int64_t Pixels, int6
 #else
   (void)X, (void)Ldx, (void)Pixels, (void)K, (void)WT, (void)Ldw, (void)Cols, (void)ColBias, (void)Clamp, (void)Lo;
   (void)Hi, (void)Out, (void)Ldo, (void)Next;
+#endif
+}
+
+void copyRowsPaddedAvx512(const float *Src, int64_t Lds, int64_t Rows, int64_t Valid, int64_t Width, float *Out) {
+#ifdef OPT_SIMD_X86
+  copyRowsPadded(Src, Lds, Rows, Valid, Width, Out);
+#else
+  (void)Src, (void)Lds, (void)Rows, (void)Valid, (void)Width, (void)Out;
 #endif
 }
 

@@ -100,6 +100,10 @@ void depthwiseChannelsAvx512(const DepthwiseGeometry &G, const DepthwiseTapList 
 /// Y[c][p] = In[p][c] for c < Cols, p < Pixels (In's rows Ldi apart, Y's Ldy).
 void transposeToPlanesAvx512(const float *In, int64_t Ldi, int64_t Pixels, int64_t Cols, float *Y, int64_t Ldy);
 
+/// Out[r][i] = Src[r * Lds + i] for i < Valid, 0 for Valid <= i < Width (Width <= 16), Rows rows
+/// of Width floats: a GEMM panel gathered from rows of a plane (one masked load and store each).
+void copyRowsPaddedAvx512(const float *Src, int64_t Lds, int64_t Rows, int64_t Valid, int64_t Width, float *Out);
+
 } // namespace ops
 } // namespace detail
 } // namespace runtime

@@ -10,8 +10,8 @@
 // tensor, the largest of the block (MobileNetV2: 96 x 112 x 112), never goes through memory, and
 // the two ops are one fan-out. On AVX-512 two variants rank above it: the row pipeline (a few
 // expanded rows at a time in a ring buffer, consumed by the depthwise rows right away; stride-1
-// planes at least 14 wide and stride-2 ones) and, for 7x7 and strided 14x14 planes, the
-// channels-in-lanes kernel (pixels as the GEMM's rows, one transpose at the end).
+// planes at least 14 wide and stride-2 ones) and, for strided 14x14 planes, the channels-in-lanes
+// kernel (pixels as the GEMM's rows, one transpose at the end).
 #include <algorithm>
 #include <cmath>
 
@@ -533,10 +533,13 @@ KernelVariant transposedVariant(int Priority) {
     const Result<FusedAttrs> A = attrsFor(I);
     if (!A.isOk() || !XS[2].isConst() || !XS[3].isConst())
       return false;
-    // 7x7 planes; 14x14 ones when strided (the stride-1 14x14 blocks measured faster on the row
-    // pipeline: 102 vs 136 us for MobileNetV2's features.8).
+    // Strided 14x14 planes (MobileNetV2's features.14: 1 thread 228 -> 185 us, 2 threads 119 ->
+    // 124). Not the stride-1 14x14 blocks (faster on the row pipeline: 102 vs 136 us for
+    // features.8), nor the 7x7 ones: 3-7% faster than the blocked kernel on 1 thread but 17-19%
+    // slower on 2 (ABBA runs, features.15-17: 104-109 vs 89-91 us; evening out the blocks over the
+    // threads made it worse).
     const int64_t Plane = XS[2].value() * XS[3].value();
-    return Plane <= 64 || (Plane <= kTransposedMaxPlane && A.value().W.Strides[0] * A.value().W.Strides[1] > 1);
+    return Plane > 64 && Plane <= kTransposedMaxPlane && A.value().W.Strides[0] * A.value().W.Strides[1] > 1;
   };
   return {Name, Priority, Supports, [](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
             ASSIGN_OR_RETURN(FusedAttrs A, attrsFor(I));
@@ -641,8 +644,8 @@ std::vector<OpTestCase> fusedCases() {
                relu6({{"group", attrInt(40)}, {"pads", ints({1, 1, 1, 1})}, {"strides", ints({2, 2})}}), 1e-4),
       testCase("rows_14_big_k", {X({1, 96, 14, 14}), W({100, 96, 1, 1}), W({100, 1, 3, 3}), W({100}), W({100})},
                relu6({{"group", attrInt(100)}, {"pads", ints({1, 1, 1, 1})}}), 1e-4),
-      // Small planes, channels in lanes: 7x7 (49 pixels: 4 full panels of 12 and one of 1), 14x14
-      // stride 2, channel counts not a multiple of 32 (or of 16), no biases, clamps cutting.
+      // Small planes (the channels-in-lanes kernel takes the strided 14x14 one): 7x7 (49 pixels),
+      // 14x14 stride 2, channel counts not a multiple of 32 (or of 16), no biases, clamps cutting.
       testCase("transposed_7x7", {X({1, 40, 7, 7}), W({120, 40, 1, 1}), W({120, 1, 3, 3}), W({120}), W({120})},
                relu6({{"group", attrInt(120)}, {"pads", ints({1, 1, 1, 1})}}), 1e-4),
       testCase("transposed_14_stride2", {X({2, 24, 14, 14}), W({70, 24, 1, 1}), W({70, 1, 3, 3}), W({70}), W({70})},

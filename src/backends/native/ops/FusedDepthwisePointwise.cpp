@@ -7,7 +7,8 @@
 // The strip kernel computes a strip of output rows at a time: the depthwise rows of every channel
 // (common/DepthwiseFlat) into a per-thread buffer that stays in L1/L2, then the 1x1 GEMM reads it
 // in place and writes the strip of Y. The depthwise output (MobileNetV2's first block: 32 x 112 x
-// 112, 1.6 MB) is never written to memory and read back.
+// 112, 1.6 MB) is never written to memory and read back. The row variant (3x3, AVX-512) does the
+// same with common/RowPipeline's whole-row depthwise and in-place 1x1 kernels.
 #include <algorithm>
 #include <cmath>
 
@@ -15,6 +16,7 @@
 #include "backends/native/ops/common/FusedConvPair.h"
 #include "backends/native/ops/common/Gemm.h"
 #include "backends/native/ops/common/Pooling.h"
+#include "backends/native/ops/common/RowPipeline.h"
 #include "passes/FuseConvActivation.h"
 #include "passes/FusePointwiseDepthwise.h"
 
@@ -199,6 +201,74 @@ private:
   std::shared_ptr<const FlatDepthwisePlan> Plan; ///< the depthwise geometry, planned at creation
 };
 
+/// The 3x3 stride-1 row pipeline (AVX-512): a strip of output rows at a time, the depthwise rows of
+/// every channel read straight from the input rows (common/RowPipeline: whole rows, 8 vectors in
+/// flight) into a per-worker buffer, then the 1x1 convolution of the strip's pixels reading that
+/// buffer in place (no panel copies) and writing Y.
+class SeparableRowsKernel : public Kernel {
+public:
+  SeparableRowsKernel(SeparableAttrs A, std::vector<float> Packed, int64_t M, int64_t C)
+      : A(std::move(A)), Packed(std::move(Packed)), M(M), C(C) {}
+
+  Status run(const KernelContext &Ctx) const override {
+    const char *Name = "f32_depthwise_pointwise__rows_avx512";
+    ASSIGN_OR_RETURN(const SeparableRun R, planRun(Name, A, Ctx));
+    if (R.C != C || R.M != M)
+      return runError(Name, "weights do not match the packed ones");
+    if (R.N * R.M * R.OutPlane == 0)
+      return Status::ok();
+    const DepthwiseGeometry G = geometryOf(A, R.G);
+    const Dw3x3RowPlan Unit = planDw3x3Rows(G, false);
+    if (!Unit.Ok)
+      return runError(Name, "window not supported by the row kernel");
+    const float *X = Ctx.Inputs[0].data<float>(), *Wd = Ctx.Inputs[1].data<float>();
+    const float *Bd = optionalInput(Ctx, 3), *Bp = optionalInput(Ctx, 4);
+    float *Y = Ctx.Outputs[0].data<float>();
+    const int64_t OH = G.OH, OW = G.OW, KT = 9;
+    // Strip: about 64 KiB of depthwise output (all channels), at least 2 rows.
+    const int64_t Rows = std::min<int64_t>(OH, std::max<int64_t>(2, 16384 / std::max<int64_t>(1, C * OW)));
+    const int64_t Strips = (OH + Rows - 1) / Rows, StripPixels = Rows * OW;
+    const int64_t Panels = (M + kRowPipelineMR - 1) / kRowPipelineMR;
+    const Parallel Serial;
+    const int64_t Work = R.N * R.OutPlane * R.C * (KT + R.M);
+    const Parallel &Par = Work < (int64_t{1} << 20) ? Serial : Ctx.Par;
+    Par.forRange(static_cast<size_t>(R.N * Strips), 1, [&](size_t Lo, size_t Hi) {
+      thread_local AlignedFloats Strip; // this worker's depthwise rows (all channels), then zeros
+      const size_t Need = static_cast<size_t>(C * StripPixels + G.W + 64);
+      if (Strip.size() < Need)
+        Strip.resize(Need);
+      float *S = Strip.data(), *Zeros = S + C * StripPixels;
+      std::fill(Zeros, Zeros + G.W + 64, 0.0f);
+      std::vector<const float *> In(static_cast<size_t>(Rows + 2));
+      for (size_t T = Lo; T < Hi; ++T) {
+        const int64_t N = static_cast<int64_t>(T) / Strips, Si = static_cast<int64_t>(T) % Strips;
+        const int64_t Oh0 = Si * Rows, Oh1 = std::min(OH, Oh0 + Rows), NRows = (Oh1 - Oh0 - 1) * G.SH + 3;
+        for (int64_t Ch = 0; Ch < C; ++Ch) {
+          const float *Plane = X + (N * C + Ch) * R.Plane;
+          for (int64_t I = 0; I < NRows; ++I) {
+            const int64_t Ih = Oh0 * G.SH - G.PH + I;
+            In[static_cast<size_t>(I)] = Ih < 0 || Ih >= G.H ? Zeros : Plane + Ih * G.W;
+          }
+          depthwise3x3RowsAvx512(Unit, In.data(), Oh1 - Oh0, Wd + Ch * KT, Bd ? Bd[Ch] : 0.0f, S + Ch * StripPixels);
+        }
+        const int64_t Pixels = (Oh1 - Oh0) * OW;
+        for (int64_t P = 0; P < Panels; ++P) {
+          const int64_t M0 = P * kRowPipelineMR;
+          pointwiseRunAvx512(Packed.data() + P * C * kRowPipelineMR, std::min(kRowPipelineMR, M - M0), C, S,
+                             StripPixels, Pixels, Bp ? Bp + M0 : nullptr, A.Pointwise.On, A.Pointwise.Min,
+                             A.Pointwise.Max, Y + (N * M + M0) * R.OutPlane + Oh0 * OW, R.OutPlane);
+        }
+      }
+    });
+    return Status::ok();
+  }
+
+private:
+  SeparableAttrs A;
+  std::vector<float> Packed; ///< the 1x1 weights in panels (packPointwiseWeights)
+  int64_t M, C;
+};
+
 bool typesOk(const KernelCreateInfo &I) {
   for (size_t K = 0; K < I.Inputs.size() && K < 5; ++K)
     if ((K < 3 || I.Inputs[K].Present) && !inputIs(I, K, ElementType::F32))
@@ -245,6 +315,30 @@ KernelVariant stripVariant() {
           }};
 }
 
+KernelVariant rowsVariant() {
+  const auto Supports = [](const KernelCreateInfo &I) {
+    if (!typesOk(I) || !rowPipelineAvx512Supported() || !inputIsConst(I, 2))
+      return false;
+    auto A = attrsFor(I);
+    if (!A.isOk())
+      return false;
+    const TensorShape &XS = I.Inputs[0].Shape;
+    if (XS.getRank() != 4 || !XS[2].isConst() || !XS[3].isConst())
+      return false;
+    const WindowGeometry Geo = computeWindowGeometry(A->W, {1, 1, XS[2].value(), XS[3].value()});
+    return Geo.Out[0] > 0 && Geo.Out[1] > 0 && planDw3x3Rows(geometryOf(*A, Geo), false).Ok;
+  };
+  return {"f32_depthwise_pointwise__rows_avx512", 40, Supports,
+          [](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
+            ASSIGN_OR_RETURN(SeparableAttrs A, attrsFor(I));
+            const ConstData &Wp = *I.Inputs[2].Const;
+            const int64_t M = Wp.Dims[0], C = Wp.Dims[1];
+            std::vector<float> Packed = packPointwiseWeights(Wp.as<float>(), M, C);
+            markConstConsumed(I, 2);
+            return makeKernel<SeparableRowsKernel>(std::move(A), std::move(Packed), M, C);
+          }};
+}
+
 std::vector<OpTestCase> separableCases() {
   const auto X = [](std::vector<int64_t> D) { return tensorInput(std::move(D)); };
   const auto W = [](std::vector<int64_t> D) { return constInput(std::move(D)); };
@@ -268,6 +362,13 @@ std::vector<OpTestCase> separableCases() {
                {{"group", attrInt(6)}, {"pads", ints({0, 4, 4, 0})}}),
       testCase("many_strips", {X({1, 8, 70, 45}), W({8, 1, 3, 3}), W({12, 8, 1, 1}), W({8}), W({12})},
                act({{"group", attrInt(8)}, {"pads", ints({1, 1, 1, 1})}}, 0.0f, INFINITY, true), 1e-4),
+      // Whole rows of up to 7 blocks, strips that do not divide the plane, 16 output channels (a
+      // full and a 4-row panel), work big enough for the pool.
+      testCase("wide_rows", {X({1, 32, 19, 112}), W({32, 1, 3, 3}), W({16, 32, 1, 1}), W({32}), W({16})},
+               act({{"group", attrInt(32)}, {"pads", ints({1, 1, 1, 1})}}, 0.0f, 6.0f, true), 1e-4),
+      testCase("rows_odd_width", {X({2, 20, 23, 57}), W({20, 1, 3, 3}), W({27, 20, 1, 1}), omittedInput(), W({27})},
+               act(act({{"group", attrInt(20)}, {"pads", ints({1, 1, 1, 1})}}, -0.2f, 0.3f, true), -0.1f, 0.25f,
+                   false), 1e-4),
       // Not a "same" window (stride 2): the reference alone.
       testCase("strided_reference_only", {X({1, 4, 9, 9}), W({4, 1, 3, 3}), W({5, 4, 1, 1}), W({4}), W({5})},
                {{"group", attrInt(4)}, {"pads", ints({1, 1, 1, 1})}, {"strides", ints({2, 2})}}),
@@ -284,6 +385,7 @@ OpKernels separableKernels() {
                           return makeKernel<SeparableRefKernel>(std::move(A));
                         }});
   K.Variants.push_back(stripVariant());
+  K.Variants.push_back(rowsVariant());
   K.TestCases = separableCases;
   return K;
 }

@@ -8,7 +8,10 @@
 // (a GEMM with the weights packed at creation, reading X in place) are written to a per-thread
 // buffer sized to stay in L2, and the depthwise planes are computed from there. The expanded
 // tensor, the largest of the block (MobileNetV2: 96 x 112 x 112), never goes through memory, and
-// the two ops are one fan-out.
+// the two ops are one fan-out. On AVX-512 two variants rank above it: the row pipeline (a few
+// expanded rows at a time in a ring buffer, consumed by the depthwise rows right away; stride-1
+// planes at least 14 wide and stride-2 ones) and, for strided 14x14 planes, the channels-in-lanes
+// kernel (pixels as the GEMM's rows, one transpose at the end).
 #include <algorithm>
 #include <cmath>
 
@@ -16,6 +19,7 @@
 #include "backends/native/ops/common/FusedConvPair.h"
 #include "backends/native/ops/common/Gemm.h"
 #include "backends/native/ops/common/PlaneWindow.h"
+#include "backends/native/ops/common/RowPipeline.h"
 #include "backends/native/ops/common/Pooling.h"
 #include "passes/FuseConvActivation.h"
 #include "passes/FusePointwiseDepthwise.h"
@@ -249,6 +253,202 @@ private:
   std::shared_ptr<const FlatDepthwisePlan> FlatCache; ///< planned at creation (known shapes), or null
 };
 
+/// The row pipeline (AVX-512): the expanded rows live in a small per-worker ring buffer, a few
+/// input rows ("steps") at a time, and each step is consumed by the depthwise rows that need it
+/// right after it is computed. Work is split by channel panels (each worker keeps every row of
+/// its channels): nothing is recomputed, the input is read in place, and a panel's freshly
+/// expanded rows are still in L1 when its depthwise rows read them.
+class FusedRowsKernel : public Kernel {
+public:
+  FusedRowsKernel(FusedAttrs A, std::vector<float> Packed, int64_t M, int64_t K)
+      : A(std::move(A)), Packed(std::move(Packed)), M(M), K(K) {}
+
+  Status run(const KernelContext &Ctx) const override {
+    static const char *Name = "f32_pointwise_depthwise__rows_avx512";
+    ASSIGN_OR_RETURN(const FusedRun R, planFused(Name, A, Ctx));
+    if (R.N * R.M * R.OutPlane == 0)
+      return Status::ok();
+    if (R.M != M || R.K != K)
+      return runError(Name, "weights do not match the packed ones");
+    const float *X = Ctx.Inputs[0].data<float>(), *B1 = optionalInput(Ctx, 3);
+    const float *W2 = Ctx.Inputs[2].data<float>(), *B2 = optionalInput(Ctx, 4);
+    float *Y = Ctx.Outputs[0].data<float>();
+    const DepthwiseGeometry G = geometryOf(A, R);
+    // 3x3 rows read as runs of 16 floats per tap; stride 2 then needs the input rows
+    // deinterleaved (even columns, then odd ones: the 1x1 convolution keeps that order).
+    const Dw3x3RowPlan Unit = planDw3x3Rows(G, G.SW == 2);
+    const bool Deinterleave = Unit.Ok && G.SW == 2;
+    const DepthwisePlan Plan = Unit.Ok ? DepthwisePlan{G, {}} : planDepthwise(G);
+    const int64_t H = G.H, W = G.W, KT = G.KH * G.KW;
+    // A step: at least 224 pixels (7 tiles of 32) of whole input rows, and at least two output
+    // rows' worth (the depthwise rows then have 8 independent vectors in flight). Group g: the
+    // output rows whose windows end in step g (the depthwise reads mostly the rows just expanded,
+    // still in L1); the last group takes the rest.
+    const int64_t SR = std::min<int64_t>(H, std::max<int64_t>(2 * G.SH, (224 + W - 1) / W));
+    const int64_t NG = (H + SR - 1) / SR;
+    const auto groupEnd = [&](int64_t Gi) -> int64_t {
+      if (Gi < 0)
+        return 0;
+      if (Gi >= NG - 1)
+        return G.OH;
+      const int64_t Last = (Gi + 1) * SR - 1 + G.PH - (G.KH - 1); // oh * SH <= Last
+      return std::min<int64_t>(G.OH, Last < 0 ? 0 : Last / G.SH + 1);
+    };
+    // Group Gi computes step Gi (steps go in order), then its output rows, which read steps
+    // [SLo, Gi]: the ring keeps the last NS steps.
+    const auto firstStep = [&](int64_t Gi) -> int64_t {
+      const int64_t Oh0 = groupEnd(Gi - 1);
+      if (groupEnd(Gi) <= Oh0)
+        return std::min(Gi, NG - 1);
+      return std::min<int64_t>(H - 1, std::max<int64_t>(0, Oh0 * G.SH - G.PH)) / SR;
+    };
+    int64_t NS = 1, MaxRows = G.KH;
+    for (int64_t Gi = 0; Gi < NG; ++Gi) {
+      NS = std::max(NS, Gi - firstStep(Gi) + 1);
+      MaxRows = std::max(MaxRows, (groupEnd(Gi) - groupEnd(Gi - 1) - 1) * G.SH + G.KH);
+    }
+    const int64_t Panels = (M + kRowPipelineMR - 1) / kRowPipelineMR;
+    const Parallel Serial;
+    const int64_t Work = R.N * R.M * (R.K * R.Plane + KT * R.OutPlane);
+    const Parallel &Par = Work < (int64_t{1} << 20) ? Serial : Ctx.Par;
+    // Work items: channel panels (each item every row of its channels: nothing recomputed), or,
+    // for deinterleaved input rows, ranges of groups with every channel (each item splits only
+    // its own rows, where a channel split splits all of them in every item; an item recomputes
+    // the steps before its first group that the group reads).
+    const int64_t Threads = Par.threads();
+    const bool RowSplit = Deinterleave && Threads > 1 && NG >= 4 * Threads;
+    const int64_t Chunks = RowSplit ? Threads : Threads > 1 ? std::min<int64_t>(Panels, 2 * Threads) : 1;
+    Par.forRange(static_cast<size_t>(R.N * Chunks), 1, [&](size_t Lo, size_t Hi) {
+      const int64_t MaxPanels = RowSplit ? Panels : (Panels + Chunks - 1) / Chunks;
+      const int64_t ChannelPlane = SR * W, Slot = MaxPanels * kRowPipelineMR * ChannelPlane;
+      thread_local AlignedFloats Ring; // NS slots, then a row of zeros
+      const size_t Need = static_cast<size_t>(NS * Slot + W + 64);
+      if (Ring.size() < Need)
+        Ring.resize(Need);
+      float *Zeros = Ring.data() + NS * Slot;
+      std::fill(Zeros, Zeros + W + 64, 0.0f);
+      thread_local AlignedFloats Split; // the step's input rows, deinterleaved
+      if (Deinterleave && Split.size() < static_cast<size_t>(K * SR * W))
+        Split.resize(static_cast<size_t>(K * SR * W));
+      std::vector<const float *> Rows(static_cast<size_t>(MaxRows)), Base(static_cast<size_t>(MaxRows));
+      for (size_t T = Lo; T < Hi; ++T) {
+        const int64_t N = static_cast<int64_t>(T) / Chunks, Ch = static_cast<int64_t>(T) % Chunks;
+        const int64_t P0 = RowSplit ? 0 : Ch * Panels / Chunks, P1 = RowSplit ? Panels : (Ch + 1) * Panels / Chunks;
+        const int64_t G0 = RowSplit ? Ch * NG / Chunks : 0, G1 = RowSplit ? (Ch + 1) * NG / Chunks : NG;
+        const float *Xn = X + N * K * R.Plane;
+        for (int64_t Gi = G0 > 0 ? firstStep(G0) : 0; Gi < G1; ++Gi) {
+          const bool Halo = Gi < G0; // a step of the previous item's rows: expanded, no output
+          const int64_t Oh0 = groupEnd(Gi - 1), Oh1 = std::max(Oh0, groupEnd(Gi));
+          const int64_t NRows = Oh1 > Oh0 ? (Oh1 - Oh0 - 1) * G.SH + G.KH : 0;
+          const int64_t R0 = Gi * SR, R1 = std::min(H, R0 + SR);
+          if (Deinterleave)
+            deinterleaveRowsAvx512(Xn + R0 * W, R.Plane, K, R1 - R0, W, Split.data());
+          const float *Src = Deinterleave ? Split.data() : Xn + R0 * W;
+          const int64_t Ldx = Deinterleave ? (R1 - R0) * W : R.Plane;
+          for (int64_t P = P0; P < P1; ++P) {
+            const int64_t C0 = P * kRowPipelineMR, Cn = std::min(kRowPipelineMR, M - C0);
+            const int64_t Local = (P - P0) * kRowPipelineMR * ChannelPlane;
+            pointwiseRunAvx512(Packed.data() + P * K * kRowPipelineMR, Cn, K, Src, Ldx, (R1 - R0) * W,
+                               B1 ? B1 + C0 : nullptr, A.Expand.On, A.Expand.Min, A.Expand.Max,
+                               Ring.data() + (Gi % NS) * Slot + Local, ChannelPlane);
+            if (Halo)
+              continue;
+            for (int64_t I = 0; I < NRows; ++I) { // the window's rows for the panel's first channel
+              const int64_t Ih = Oh0 * G.SH - G.PH + I;
+              Base[static_cast<size_t>(I)] = Ih < 0 || Ih >= H ? nullptr : Ring.data() + (Ih / SR % NS) * Slot + Local + Ih % SR * W;
+            }
+            for (int64_t J = 0; J < Cn; ++J) {
+              for (int64_t I = 0; I < NRows; ++I) {
+                const float *B = Base[static_cast<size_t>(I)];
+                Rows[static_cast<size_t>(I)] = B ? B + J * ChannelPlane : Zeros;
+              }
+              const int64_t C = C0 + J;
+              if (Oh1 > Oh0 && Unit.Ok)
+                depthwise3x3RowsAvx512(Unit, Rows.data(), Oh1 - Oh0, W2 + C * KT, B2 ? B2[C] : 0.0f,
+                                       Y + (N * M + C) * R.OutPlane + Oh0 * G.OW);
+              else if (Oh1 > Oh0)
+                depthwiseRowsAvx512(G, Plan.Masks.data(), Rows.data(), Oh1 - Oh0, W2 + C * KT, B2 ? B2[C] : 0.0f,
+                                    Y + (N * M + C) * R.OutPlane + Oh0 * G.OW);
+            }
+          }
+        }
+      }
+    });
+    return Status::ok();
+  }
+
+private:
+  FusedAttrs A;
+  std::vector<float> Packed; ///< W1 in panels of kRowPipelineMR channels (packPointwiseWeights)
+  int64_t M, K;
+};
+
+/// Small planes (AVX-512): channels in vector lanes. The 1x1 convolution as Et[pixel][channel] =
+/// X^T W1^T (the pixels the GEMM's rows: 49 pixels fill 49 of 60 rows of 12-row panels, where 32-
+/// pixel vectors of a 7x7 plane would fill 49 of 64), the depthwise window per output pixel over
+/// the channel vectors of its taps (a tap list per geometry: any window), then one transpose
+/// into Y's planes. A block of 64 channels at a time stays in L1/L2.
+class FusedTransposedKernel : public Kernel {
+public:
+  FusedTransposedKernel(FusedAttrs A, int64_t M, int64_t K, std::vector<float> W1T, std::vector<float> W2T,
+                        std::vector<float> B1, std::vector<float> B2, std::shared_ptr<const DepthwiseTapList> Taps)
+      : A(std::move(A)), M(M), K(K), Mpad((M + 31) / 32 * 32), W1T(std::move(W1T)), W2T(std::move(W2T)),
+        B1(std::move(B1)), B2(std::move(B2)), Taps(std::move(Taps)) {}
+
+  Status run(const KernelContext &Ctx) const override {
+    static const char *Name = "f32_pointwise_depthwise__transposed_avx512";
+    ASSIGN_OR_RETURN(const FusedRun R, planFused(Name, A, Ctx));
+    if (R.N * R.M * R.OutPlane == 0)
+      return Status::ok();
+    if (R.M != M || R.K != K)
+      return runError(Name, "weights do not match the packed ones");
+    const DepthwiseGeometry G = geometryOf(A, R);
+    DepthwiseTapList Local;
+    const bool Cached = Taps && static_cast<int64_t>(Taps->Begin.size()) == R.OutPlane + 1 && Planned &&
+                        sameGeometry(PlannedG, G);
+    if (!Cached)
+      Local = listDepthwiseTaps(G);
+    const DepthwiseTapList &TL = Cached ? *Taps : Local;
+    const float *X = Ctx.Inputs[0].data<float>();
+    float *Y = Ctx.Outputs[0].data<float>();
+    constexpr int64_t Block = 64;
+    const int64_t Blocks = (Mpad + Block - 1) / Block;
+    const Parallel Serial;
+    const int64_t Work = R.N * R.M * (R.K * R.Plane + G.KH * G.KW * R.OutPlane);
+    const Parallel &Par = Work < (int64_t{1} << 20) ? Serial : Ctx.Par;
+    Par.forRange(static_cast<size_t>(R.N * Blocks), 1, [&](size_t Lo, size_t Hi) {
+      thread_local AlignedFloats Buf; // the block's expanded pixels, then its depthwise outputs
+      const size_t Need = static_cast<size_t>((R.Plane + R.OutPlane) * Block);
+      if (Buf.size() < Need)
+        Buf.resize(Need);
+      float *Et = Buf.data(), *Dt = Buf.data() + R.Plane * Block;
+      for (size_t T = Lo; T < Hi; ++T) {
+        const int64_t N = static_cast<int64_t>(T) / Blocks, C0 = static_cast<int64_t>(T) % Blocks * Block;
+        const int64_t Cols = std::min(Block, Mpad - C0);
+        pointwiseTransposedAvx512(X + N * K * R.Plane, R.Plane, R.Plane, K, W1T.data() + C0, Mpad, Cols,
+                                  B1.empty() ? nullptr : B1.data() + C0, A.Expand.On, A.Expand.Min, A.Expand.Max, Et,
+                                  Block, T + 1 < Hi && C0 + Block < Mpad ? W1T.data() + C0 + Block : nullptr);
+        depthwiseChannelsAvx512(G, TL, Et, Block, W2T.data() + C0, Mpad, B2.empty() ? nullptr : B2.data() + C0, Cols,
+                                Dt, Block);
+        transposeToPlanesAvx512(Dt, Block, R.OutPlane, std::min(Cols, M - C0), Y + (N * M + C0) * R.OutPlane,
+                                R.OutPlane);
+      }
+    });
+    return Status::ok();
+  }
+
+  void plannedFor(const DepthwiseGeometry &G) { PlannedG = G, Planned = true; }
+
+private:
+  FusedAttrs A;
+  int64_t M, K, Mpad;
+  std::vector<float> W1T, W2T; ///< [K][Mpad] and [taps][Mpad], zero past M
+  std::vector<float> B1, B2;   ///< [Mpad] (zero past M), or empty when the node has none
+  std::shared_ptr<const DepthwiseTapList> Taps; ///< for PlannedG (known shapes), or null
+  DepthwiseGeometry PlannedG{};
+  bool Planned = false;
+};
+
 bool typesOk(const KernelCreateInfo &I) {
   for (size_t K = 0; K < I.Inputs.size() && K < 5; ++K)
     if ((K < 3 || I.Inputs[K].Present) && !inputIs(I, K, ElementType::F32))
@@ -293,6 +493,90 @@ KernelVariant blockedVariant(GemmIsa Isa, int Priority) {
           }};
 }
 
+KernelVariant rowsVariant(int Priority) {
+  const std::string Name = "f32_pointwise_depthwise__rows_avx512";
+  const auto Supports = [](const KernelCreateInfo &I) {
+    if (!typesOk(I) || !rowPipelineAvx512Supported() || !inputIsConst(I, 1))
+      return false;
+    const Result<FusedAttrs> A = attrsFor(I);
+    if (!A.isOk() || A.value().W.Dilations[0] != 1 || A.value().W.Dilations[1] != 1 ||
+        (A.value().W.Strides[1] != 1 && A.value().W.Strides[1] != 2))
+      return false;
+    // Stride-1 planes narrower than 14 (MobileNetV2's 7x7 blocks) measured the same or a few percent
+    // faster with the blocked kernel (its whole-plane GEMM fills the tiles of 49 pixels as well).
+    // The 28x28 and 14x14 blocks: 1 thread 153 -> 116 us and 120 -> 102 us on this kernel.
+    const TensorShape &XS = I.Inputs[0].Shape;
+    return A.value().W.Strides[1] == 2 || !XS[3].isConst() || XS[3].value() >= 14;
+  };
+  return {Name, Priority, Supports, [](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
+            ASSIGN_OR_RETURN(FusedAttrs A, attrsFor(I));
+            const ConstData &W1 = *I.Inputs[1].Const;
+            const int64_t M = W1.Dims[0], K = W1.Dims[1];
+            std::vector<float> Packed = packPointwiseWeights(W1.as<float>(), M, K);
+            markConstConsumed(I, 1);
+            return makeKernel<FusedRowsKernel>(std::move(A), std::move(Packed), M, K);
+          }};
+}
+
+/// The largest plane (input pixels) the transposed kernel takes: MobileNetV2's 14x14 and 7x7 blocks.
+constexpr int64_t kTransposedMaxPlane = 196;
+
+KernelVariant transposedVariant(int Priority) {
+  const std::string Name = "f32_pointwise_depthwise__transposed_avx512";
+  const auto Supports = [](const KernelCreateInfo &I) {
+    if (!typesOk(I) || !rowPipelineAvx512Supported() || !inputIsConst(I, 1) || !inputIsConst(I, 2))
+      return false;
+    for (size_t In = 3; In < 5 && In < I.Inputs.size(); ++In)
+      if (I.Inputs[In].Present && !inputIsConst(I, In))
+        return false;
+    const TensorShape &XS = I.Inputs[0].Shape;
+    const Result<FusedAttrs> A = attrsFor(I);
+    if (!A.isOk() || !XS[2].isConst() || !XS[3].isConst())
+      return false;
+    // Strided 14x14 planes (MobileNetV2's features.14: 1 thread 228 -> 185 us, 2 threads 119 ->
+    // 124). Not the stride-1 14x14 blocks (faster on the row pipeline: 102 vs 136 us for
+    // features.8), nor the 7x7 ones: 3-7% faster than the blocked kernel on 1 thread but 17-19%
+    // slower on 2 (ABBA runs, features.15-17: 104-109 vs 89-91 us; evening out the blocks over the
+    // threads made it worse).
+    const int64_t Plane = XS[2].value() * XS[3].value();
+    return Plane > 64 && Plane <= kTransposedMaxPlane && A.value().W.Strides[0] * A.value().W.Strides[1] > 1;
+  };
+  return {Name, Priority, Supports, [](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
+            ASSIGN_OR_RETURN(FusedAttrs A, attrsFor(I));
+            const ConstData &W1 = *I.Inputs[1].Const, &W2 = *I.Inputs[2].Const;
+            const int64_t M = W1.Dims[0], K = W1.Dims[1], Mpad = (M + 31) / 32 * 32;
+            const int64_t Taps = W2.Dims[2] * W2.Dims[3];
+            std::vector<float> W1T(static_cast<size_t>(std::max<int64_t>(1, K * Mpad)), 0.0f);
+            std::vector<float> W2T(static_cast<size_t>(std::max<int64_t>(1, Taps * Mpad)), 0.0f);
+            const float *W1p = W1.as<float>(), *W2p = W2.as<float>();
+            for (int64_t C = 0; C < M; ++C) {
+              for (int64_t Kk = 0; Kk < K; ++Kk)
+                W1T[static_cast<size_t>(Kk * Mpad + C)] = W1p[C * K + Kk];
+              for (int64_t T = 0; T < Taps; ++T)
+                W2T[static_cast<size_t>(T * Mpad + C)] = W2p[C * Taps + T];
+            }
+            const auto padded = [&](size_t In) {
+              std::vector<float> B;
+              if (I.Inputs.size() > In && I.Inputs[In].Present) {
+                B.assign(static_cast<size_t>(Mpad), 0.0f);
+                std::copy(I.Inputs[In].Const->as<float>(), I.Inputs[In].Const->as<float>() + M, B.begin());
+              }
+              return B;
+            };
+            std::vector<float> B1 = padded(3), B2 = padded(4);
+            const TensorShape &XS = I.Inputs[0].Shape;
+            const WindowGeometry Geo = computeWindowGeometry(A.W, {1, K, XS[2].value(), XS[3].value()});
+            DepthwiseGeometry G = planeGeometryOf(A.W, &Geo);
+            G.HasAct = A.Depthwise.On, G.ActMin = A.Depthwise.Min, G.ActMax = A.Depthwise.Max;
+            auto TL = std::make_shared<const DepthwiseTapList>(listDepthwiseTaps(G));
+            markConstConsumed(I, 1);
+            auto Kn = std::make_unique<FusedTransposedKernel>(std::move(A), M, K, std::move(W1T), std::move(W2T),
+                                                              std::move(B1), std::move(B2), std::move(TL));
+            Kn->plannedFor(G);
+            return std::unique_ptr<Kernel>(std::move(Kn));
+          }};
+}
+
 std::vector<OpTestCase> fusedCases() {
   const auto X = [](std::vector<int64_t> D) { return tensorInput(std::move(D)); };
   const auto W = [](std::vector<int64_t> D) { return constInput(std::move(D)); };
@@ -316,6 +600,10 @@ std::vector<OpTestCase> fusedCases() {
                act({{"group", attrInt(18)}, {"pads", ints({1, 1, 1, 1})}}, 0.0f, INFINITY, true)),
       testCase("no_clamps_asym_pads", {X({1, 4, 9, 12}), W({12, 4, 1, 1}), W({12, 1, 3, 3}), omittedInput(), W({12})},
                {{"group", attrInt(12)}, {"pads", ints({0, 1, 2, 0})}}),
+      // Stride 2 with enough groups to split the rows over the pool (each item expanding the step
+      // before its first group again).
+      testCase("rows_split_stride2", {X({1, 8, 67, 112}), W({24, 8, 1, 1}), W({24, 1, 3, 3}), W({24}), W({24})},
+               relu6({{"group", attrInt(24)}, {"pads", ints({1, 1, 1, 1})}, {"strides", ints({2, 2})}}), 1e-4),
       // Several channel blocks (a big plane), the last one partial.
       testCase("many_blocks", {X({1, 8, 61, 59}), W({40, 8, 1, 1}), W({40, 1, 3, 3}), W({40}), W({40})},
                relu6({{"group", attrInt(40)}, {"pads", ints({1, 1, 1, 1})}}), 1e-4),
@@ -344,6 +632,28 @@ std::vector<OpTestCase> fusedCases() {
                {{"group", attrInt(12)}, {"strides", ints({2, 3})}, {"pads", ints({1, 1, 1, 1})}}),
       testCase("same_upper", {X({1, 4, 10, 9}), W({12, 4, 1, 1}), W({12, 1, 3, 3}), W({12}), W({12})},
                {{"group", attrInt(12)}, {"auto_pad", attrString("SAME_UPPER")}, {"strides", ints({2, 2})}}),
+      // Row-pipeline shapes: whole 3x3 rows of up to 7 column blocks, several rows per call, steps
+      // that do not divide the plane, work big enough to split over the pool.
+      testCase("rows_wide_stride1", {X({1, 16, 23, 112}), W({26, 16, 1, 1}), W({26, 1, 3, 3}), W({26}), W({26})},
+               relu6({{"group", attrInt(26)}, {"pads", ints({1, 1, 1, 1})}}), 1e-4),
+      testCase("rows_wide_stride2_odd", {X({1, 9, 31, 111}), W({30, 9, 1, 1}), W({30, 1, 3, 3}), W({30}), W({30})},
+               relu6({{"group", attrInt(30)}, {"pads", ints({1, 1, 1, 1})}, {"strides", ints({2, 2})}}), 1e-4),
+      testCase("rows_56_stride1", {X({2, 24, 17, 56}), W({37, 24, 1, 1}), W({37, 1, 3, 3}), W({37}), omittedInput()},
+               act({{"group", attrInt(37)}, {"pads", ints({1, 1, 1, 1})}}, -0.2f, 0.3f, true), 1e-4),
+      testCase("rows_28_stride2", {X({1, 32, 28, 28}), W({40, 32, 1, 1}), W({40, 1, 3, 3}), omittedInput(), W({40})},
+               relu6({{"group", attrInt(40)}, {"pads", ints({1, 1, 1, 1})}, {"strides", ints({2, 2})}}), 1e-4),
+      testCase("rows_14_big_k", {X({1, 96, 14, 14}), W({100, 96, 1, 1}), W({100, 1, 3, 3}), W({100}), W({100})},
+               relu6({{"group", attrInt(100)}, {"pads", ints({1, 1, 1, 1})}}), 1e-4),
+      // Small planes (the channels-in-lanes kernel takes the strided 14x14 one): 7x7 (49 pixels),
+      // 14x14 stride 2, channel counts not a multiple of 32 (or of 16), no biases, clamps cutting.
+      testCase("transposed_7x7", {X({1, 40, 7, 7}), W({120, 40, 1, 1}), W({120, 1, 3, 3}), W({120}), W({120})},
+               relu6({{"group", attrInt(120)}, {"pads", ints({1, 1, 1, 1})}}), 1e-4),
+      testCase("transposed_14_stride2", {X({2, 24, 14, 14}), W({70, 24, 1, 1}), W({70, 1, 3, 3}), W({70}), W({70})},
+               relu6({{"group", attrInt(70)}, {"pads", ints({1, 1, 1, 1})}, {"strides", ints({2, 2})}}), 1e-4),
+      testCase("transposed_big", {X({1, 160, 7, 7}), W({200, 160, 1, 1}), W({200, 1, 3, 3}), omittedInput(),
+                                  omittedInput()},
+               act(act({{"group", attrInt(200)}, {"pads", ints({1, 1, 1, 1})}}, -0.1f, 0.2f, true), -0.05f, 0.1f,
+                   false), 1e-4),
       // Weights not constant: only the reference runs it.
       testCase("weights_not_const", {X({1, 4, 6, 6}), X({12, 4, 1, 1}), X({12, 1, 3, 3}), X({12}), X({12})},
                {{"group", attrInt(12)}, {"pads", ints({1, 1, 1, 1})}}),
@@ -362,6 +672,8 @@ OpKernels fusedKernels() {
   K.Variants.push_back(blockedVariant(GemmIsa::Portable, 10));
   K.Variants.push_back(blockedVariant(GemmIsa::Avx2, 20));
   K.Variants.push_back(blockedVariant(GemmIsa::Avx512, 30));
+  K.Variants.push_back(rowsVariant(40));
+  K.Variants.push_back(transposedVariant(45));
   K.TestCases = fusedCases;
   return K;
 }

@@ -1,6 +1,7 @@
 // Residual wrapper for Conv kernel variants (see ConvResidual.h).
 #include "backends/native/ops/common/ConvResidual.h"
 #include "backends/native/ops/common/OpUtil.h"
+#include "backends/native/ops/common/SimdDispatch.h"
 
 #include <cmath>
 #include <memory>
@@ -14,6 +15,23 @@ namespace detail {
 namespace ops {
 
 namespace {
+
+/// Y = clamp(Y + R) over [B, E) (NaN passes through the clamp); the loop the compiler vectorizes,
+/// instantiated for the baseline ISA and for AVX-512.
+inline void addResidualRange(float *Y, const float *R, size_t B, size_t E, bool C, float Lo, float Hi) {
+  for (size_t I = B; I < E; ++I) {
+    float V = Y[I] + R[I];
+    if (C) {
+      V = V < Lo ? Lo : V;
+      V = V > Hi ? Hi : V;
+    }
+    Y[I] = V;
+  }
+}
+OPT_TARGET_AVX512 void addResidualRangeAvx512(float *Y, const float *R, size_t B, size_t E, bool C, float Lo,
+                                              float Hi) {
+  addResidualRange(Y, R, B, E, C, Lo, Hi);
+}
 
 /// The node as an unfused Conv: inputs X, W (, B), no clamp or residual attributes.
 Node plainConv(const Node &N) {
@@ -45,15 +63,12 @@ public:
     float *Y = Out.data<float>();
     const float Lo = Min, Hi = Max;
     const bool C = Clamp;
+    const bool Wide = simdAvx512();
     Ctx.Par.forRange(Out.elementCount(), 16384, [&](size_t B, size_t E) {
-      for (size_t I = B; I < E; ++I) {
-        float V = Y[I] + R[I];
-        if (C) { // NaN passes through
-          V = V < Lo ? Lo : V;
-          V = V > Hi ? Hi : V;
-        }
-        Y[I] = V;
-      }
+      if (Wide)
+        addResidualRangeAvx512(Y, R, B, E, C, Lo, Hi);
+      else
+        addResidualRange(Y, R, B, E, C, Lo, Hi);
     });
     return Status::ok();
   }

@@ -1,0 +1,782 @@
+// AVX-512 kernels of the row pipelines (see RowPipeline.h). The pointwise run is a 12-channel x
+// 32-pixel register tile whose pixel vectors load straight from the input channels' rows (a run of
+// pixels is contiguous in NCHW); the depthwise rows accumulate 8-16 independent 16-pixel vectors
+// (several blocks and output rows) at once so the FMA chains overlap, loading each input row
+// once per block and taking the side taps from lane shifts (stride 1), or from a split even/odd
+// layout of the rows (stride 2), so no load straddles two cache lines.
+#include "backends/native/ops/common/RowPipeline.h"
+
+#include <algorithm>
+
+#include "backends/native/ops/common/SimdDispatch.h"
+
+namespace optimium {
+namespace runtime {
+namespace detail {
+namespace ops {
+
+namespace {
+constexpr int64_t kLanes = 16;
+constexpr int64_t MR = kRowPipelineMR;
+
+#ifdef OPT_SIMD_X86
+// GCC 12 flags the _mm512_undefined_*() pass-through operands inside min/max/alignr intrinsics
+// (unused: every lane is written).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
+
+inline __mmask16 lanesBelow(int64_t N) {
+  return N >= kLanes ? static_cast<__mmask16>(0xFFFF) : N <= 0 ? static_cast<__mmask16>(0)
+                                                                : static_cast<__mmask16>((1u << N) - 1u);
+}
+
+template <int R, bool Half>
+__attribute__((target("avx512f,fma"), always_inline)) inline void
+pointwiseTile(const float *Panel, int64_t K, const float *X, int64_t Ldx, __mmask16 M0, __mmask16 M1,
+              const float *Bias, bool Clamp, float Lo, float Hi, float *Out, int64_t Ldo, const float *Res) {
+  __m512 Acc0[R], Acc1[R]; // start from the bias: no add in the write-back
+  _Pragma("GCC unroll 12") for (int I = 0; I < R; ++I) Acc0[I] = Acc1[I] = Bias ? _mm512_set1_ps(Bias[I]) : _mm512_setzero_ps();
+  _Pragma("GCC unroll 2") for (int64_t Kk = 0; Kk < K; ++Kk) {
+    const float *Row = X + Kk * Ldx;
+    const __m512 B0 = _mm512_maskz_loadu_ps(M0, Row);
+    const __m512 B1 = Half ? B0 : _mm512_maskz_loadu_ps(M1, Row + kLanes);
+    const float *A = Panel + Kk * MR;
+    _Pragma("GCC unroll 12") for (int I = 0; I < R; ++I) {
+      const __m512 Av = _mm512_set1_ps(A[I]);
+      Acc0[I] = _mm512_fmadd_ps(Av, B0, Acc0[I]);
+      if (!Half)
+        Acc1[I] = _mm512_fmadd_ps(Av, B1, Acc1[I]);
+    }
+  }
+  __m512 LoV = _mm512_set1_ps(Lo), HiV = _mm512_set1_ps(Hi);
+  // Kept here: hoisted out of the caller's tile loop they would hold two registers through the
+  // k loop, and the 24 accumulators + 2 pixel vectors + 1 broadcast then spill.
+  __asm__ volatile("" : "+v"(LoV), "+v"(HiV));
+  _Pragma("GCC unroll 12") for (int I = 0; I < R; ++I) {
+    __m512 V0 = Acc0[I], V1 = Acc1[I];
+    if (Res) { // a fused residual, after the bias and before the clamp
+      V0 = _mm512_add_ps(V0, _mm512_maskz_loadu_ps(M0, Res + I * Ldo));
+      if (!Half)
+        V1 = _mm512_add_ps(V1, _mm512_maskz_loadu_ps(M1, Res + I * Ldo + kLanes));
+    }
+    if (Clamp) // the value second: NaN passes through
+      V0 = _mm512_min_ps(HiV, _mm512_max_ps(LoV, V0)), V1 = _mm512_min_ps(HiV, _mm512_max_ps(LoV, V1));
+    _mm512_mask_storeu_ps(Out + I * Ldo, M0, V0);
+    if (!Half)
+      _mm512_mask_storeu_ps(Out + I * Ldo + kLanes, M1, V1);
+  }
+}
+
+template <int R>
+__attribute__((target("avx512f,fma"))) void pointwiseRun(const float *Panel, int64_t K, const float *X, int64_t Ldx,
+                                                         int64_t N, const float *Bias, bool Clamp, float Lo, float Hi,
+                                                         float *Out, int64_t Ldo, const float *Res) {
+  int64_t J = 0;
+  const __mmask16 All = static_cast<__mmask16>(0xFFFF);
+  for (; J + 2 * kLanes <= N; J += 2 * kLanes)
+    pointwiseTile<R, false>(Panel, K, X + J, Ldx, All, All, Bias, Clamp, Lo, Hi, Out + J, Ldo, Res ? Res + J : nullptr);
+  const int64_t Left = N - J;
+  if (Left > kLanes)
+    pointwiseTile<R, false>(Panel, K, X + J, Ldx, All, lanesBelow(Left - kLanes), Bias, Clamp, Lo, Hi, Out + J, Ldo,
+                            Res ? Res + J : nullptr);
+  else if (Left > 0)
+    pointwiseTile<R, true>(Panel, K, X + J, Ldx, lanesBelow(Left), 0, Bias, Clamp, Lo, Hi, Out + J, Ldo,
+                           Res ? Res + J : nullptr);
+}
+
+/// U (row, block) units of 16 outputs accumulated together: unit u is output row UR[u] (of the
+/// call's rows), column block UB[u].
+template <int SW, int KHc, int KWc, int U>
+__attribute__((target("avx512f,fma"), always_inline)) inline void
+dwUnits(const DepthwiseGeometry &G, const __mmask16 *Masks, const float *const *Rows, const float *K, float Bias,
+        float *Out, const int64_t *UR, const int64_t *UB) {
+  const int64_t KH = KHc > 0 ? KHc : G.KH, KW = KWc > 0 ? KWc : G.KW;
+  const __m512i Even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+  __m512 Acc[U];
+  int64_t Col[U];
+  _Pragma("GCC unroll 8") for (int Un = 0; Un < U; ++Un) {
+    Acc[Un] = _mm512_set1_ps(Bias);
+    Col[Un] = UB[Un] * kLanes * SW - G.PW;
+  }
+  for (int64_t Kh = 0; Kh < KH; ++Kh) {
+    for (int64_t Kw = 0; Kw < KW; ++Kw) {
+      const __m512 Kv = _mm512_set1_ps(K[Kh * KW + Kw]);
+      _Pragma("GCC unroll 8") for (int Un = 0; Un < U; ++Un) {
+        const float *Src = Rows[UR[Un] * G.SH + Kh] + Col[Un] + Kw;
+        const __mmask16 *M = Masks + (UB[Un] * KW + Kw) * 2;
+        __m512 X;
+        if (SW == 1)
+          X = _mm512_maskz_loadu_ps(M[0], Src);
+        else
+          X = _mm512_permutex2var_ps(_mm512_maskz_loadu_ps(M[0], Src), Even, _mm512_maskz_loadu_ps(M[1], Src + kLanes));
+        Acc[Un] = _mm512_fmadd_ps(Kv, X, Acc[Un]);
+      }
+    }
+  }
+  const __m512 Lo = _mm512_set1_ps(G.ActMin), Hi = _mm512_set1_ps(G.ActMax);
+  _Pragma("GCC unroll 8") for (int Un = 0; Un < U; ++Un) {
+    __m512 V = Acc[Un];
+    if (G.HasAct)
+      V = _mm512_min_ps(Hi, _mm512_max_ps(Lo, V));
+    const int64_t Ow0 = UB[Un] * kLanes;
+    _mm512_mask_storeu_ps(Out + UR[Un] * G.OW + Ow0, lanesBelow(G.OW - Ow0), V);
+  }
+}
+
+template <int SW, int KHc, int KWc>
+__attribute__((target("avx512f,fma"))) void dwRows(const DepthwiseGeometry &G, const __mmask16 *Masks,
+                                                   const float *const *Rows, int64_t R, const float *K, float Bias,
+                                                   float *Out) {
+  constexpr int MaxU = 8;
+  const int64_t Blocks = (G.OW + kLanes - 1) / kLanes, Units = Blocks * R;
+  int64_t UR[MaxU], UB[MaxU];
+  for (int64_t U0 = 0; U0 < Units; U0 += MaxU) {
+    const int64_t N = std::min<int64_t>(MaxU, Units - U0);
+    for (int64_t I = 0; I < N; ++I)
+      UR[I] = (U0 + I) / Blocks, UB[I] = (U0 + I) % Blocks;
+    switch (N) {
+#define OPT_CASE(C)                                                                                                    \
+  case C: dwUnits<SW, KHc, KWc, C>(G, Masks, Rows, K, Bias, Out, UR, UB); break;
+      OPT_CASE(1) OPT_CASE(2) OPT_CASE(3) OPT_CASE(4) OPT_CASE(5) OPT_CASE(6) OPT_CASE(7) OPT_CASE(8)
+#undef OPT_CASE
+    default: break;
+    }
+  }
+}
+
+/// The 3x3 rows: RU output rows x NB column blocks (the whole row) accumulated together. Only
+/// the first and the last block load with masks (the plane's left and right edges); the caller
+/// checked that every block between them reads inside the row for every tap.
+template <int SW, int NB, int RU>
+__attribute__((target("avx512f,fma"))) void dw3x3Tile(const DepthwiseGeometry &G, const __mmask16 *Masks,
+                                                      const float *const *Rows, const float *K, float Bias,
+                                                      float *Out) {
+  const __m512i Even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+  const float *Rp[RU][3];
+  _Pragma("GCC unroll 8") for (int R = 0; R < RU; ++R) _Pragma("GCC unroll 3") for (int Kh = 0; Kh < 3; ++Kh)
+      Rp[R][Kh] = Rows[R * G.SH + Kh] - G.PW;
+  __m512 Acc[RU][NB];
+  _Pragma("GCC unroll 8") for (int R = 0; R < RU; ++R) _Pragma("GCC unroll 8") for (int B = 0; B < NB; ++B)
+      Acc[R][B] = _mm512_set1_ps(Bias);
+  const __mmask16 *ML = Masks, *MRt = Masks + (NB - 1) * 3 * 2;
+  _Pragma("GCC unroll 3") for (int Kh = 0; Kh < 3; ++Kh) {
+    _Pragma("GCC unroll 3") for (int Kw = 0; Kw < 3; ++Kw) {
+      const __m512 Kv = _mm512_set1_ps(K[Kh * 3 + Kw]);
+      _Pragma("GCC unroll 8") for (int R = 0; R < RU; ++R) {
+        _Pragma("GCC unroll 8") for (int B = 0; B < NB; ++B) {
+          const float *Src = Rp[R][Kh] + B * kLanes * SW + Kw;
+          const bool Edge = B == 0 || B == NB - 1;
+          const __mmask16 *M = B == 0 ? ML + Kw * 2 : MRt + Kw * 2;
+          __m512 X;
+          if (SW == 1) {
+            X = Edge ? _mm512_maskz_loadu_ps(M[0], Src) : _mm512_loadu_ps(Src);
+          } else {
+            const __m512 X0 = Edge ? _mm512_maskz_loadu_ps(M[0], Src) : _mm512_loadu_ps(Src);
+            const __m512 X1 = Edge ? _mm512_maskz_loadu_ps(M[1], Src + kLanes) : _mm512_loadu_ps(Src + kLanes);
+            X = _mm512_permutex2var_ps(X0, Even, X1);
+          }
+          Acc[R][B] = _mm512_fmadd_ps(Kv, X, Acc[R][B]);
+        }
+      }
+    }
+  }
+  const __m512 Lo = _mm512_set1_ps(G.ActMin), Hi = _mm512_set1_ps(G.ActMax);
+  const __mmask16 Last = lanesBelow(G.OW - (NB - 1) * kLanes);
+  _Pragma("GCC unroll 8") for (int R = 0; R < RU; ++R) _Pragma("GCC unroll 8") for (int B = 0; B < NB; ++B) {
+      __m512 V = Acc[R][B];
+      if (G.HasAct)
+        V = _mm512_min_ps(Hi, _mm512_max_ps(Lo, V));
+      if (B == NB - 1)
+        _mm512_mask_storeu_ps(Out + R * G.OW + B * kLanes, Last, V);
+      else
+        _mm512_storeu_ps(Out + R * G.OW + B * kLanes, V);
+    }
+}
+
+/// The last Rem (< the full tile's rows) rows, as one tile of Rem rows.
+template <int SW, int NB, int Max>
+__attribute__((target("avx512f,fma"))) inline void dw3x3Tail(const DepthwiseGeometry &G, const __mmask16 *Masks,
+                                                             const float *const *Rows, int64_t Rem, const float *K,
+                                                             float Bias, float *Out) {
+  if constexpr (Max >= 1) {
+    if (Rem == Max)
+      dw3x3Tile<SW, NB, Max>(G, Masks, Rows, K, Bias, Out);
+    else
+      dw3x3Tail<SW, NB, Max - 1>(G, Masks, Rows, Rem, K, Bias, Out);
+  }
+}
+
+template <int SW, int NB>
+__attribute__((target("avx512f,fma"))) void dw3x3Rows(const DepthwiseGeometry &G, const __mmask16 *Masks,
+                                                      const float *const *Rows, int64_t R, const float *K,
+                                                      float Bias, float *Out) {
+  constexpr int RU = NB >= 8 ? 1 : 8 / NB;
+  int64_t Row = 0;
+  for (; Row + RU <= R; Row += RU)
+    dw3x3Tile<SW, NB, RU>(G, Masks, Rows + Row * G.SH, K, Bias, Out + Row * G.OW);
+  if (Row < R)
+    dw3x3Tail<SW, NB, RU - 1>(G, Masks, Rows + Row * G.SH, R - Row, K, Bias, Out + Row * G.OW);
+}
+
+/// Whether every column block but the first and the last reads inside the row for every tap.
+bool interiorBlocksFull(const DepthwiseGeometry &G, const uint16_t *Masks) {
+  const int64_t Blocks = (G.OW + kLanes - 1) / kLanes;
+  for (int64_t B = 1; B + 1 < Blocks; ++B)
+    for (int64_t Kw = 0; Kw < G.KW; ++Kw)
+      for (int64_t Half = 0; Half < (G.SW == 2 ? 2 : 1); ++Half)
+        if (Masks[(B * G.KW + Kw) * 2 + Half] != 0xFFFF)
+          return false;
+  // The unmasked loads of an interior block may read up to 31 floats past its first column;
+  // those must lie inside the row too (they do whenever the masks above are full).
+  return true;
+}
+
+/// RU output rows x NB column blocks of a planned 3x3 row (every tap a run of 16 floats at
+/// Off[kw] + ow): masked loads only in the first and the last block.
+template <int NB, int RU>
+__attribute__((target("avx512f,fma"))) void dw3x3UnitTile(const Dw3x3RowPlan &P, const float *const *Rows,
+                                                          const float *K, float Bias, float *Out) {
+  __m512 Acc[RU][NB];
+  _Pragma("GCC unroll 8") for (int R = 0; R < RU; ++R) _Pragma("GCC unroll 8") for (int B = 0; B < NB; ++B)
+      Acc[R][B] = _mm512_set1_ps(Bias);
+  const __mmask16 *ML = reinterpret_cast<const __mmask16 *>(P.Masks.data());
+  const __mmask16 *MRt = ML + (NB - 1) * 3;
+  _Pragma("GCC unroll 3") for (int Kw = 0; Kw < 3; ++Kw) {
+    const int64_t Off = P.Off[Kw];
+    _Pragma("GCC unroll 3") for (int Kh = 0; Kh < 3; ++Kh) {
+      const __m512 Kv = _mm512_set1_ps(K[Kh * 3 + Kw]);
+      _Pragma("GCC unroll 8") for (int R = 0; R < RU; ++R) {
+        const float *Row = Rows[R * P.SH + Kh] + Off;
+        _Pragma("GCC unroll 8") for (int B = 0; B < NB; ++B) {
+          const float *Src = Row + B * kLanes;
+          const __m512 X = B == 0 ? _mm512_maskz_loadu_ps(ML[Kw], Src)
+                           : B == NB - 1 ? _mm512_maskz_loadu_ps(MRt[Kw], Src)
+                                         : _mm512_loadu_ps(Src);
+          Acc[R][B] = _mm512_fmadd_ps(Kv, X, Acc[R][B]);
+        }
+      }
+    }
+  }
+  const __m512 Lo = _mm512_set1_ps(P.ActMin), Hi = _mm512_set1_ps(P.ActMax);
+  const __mmask16 Last = lanesBelow(P.OW - (NB - 1) * kLanes);
+  _Pragma("GCC unroll 8") for (int R = 0; R < RU; ++R) _Pragma("GCC unroll 8") for (int B = 0; B < NB; ++B) {
+      __m512 V = Acc[R][B];
+      if (P.HasAct)
+        V = _mm512_min_ps(Hi, _mm512_max_ps(Lo, V));
+      if (B == NB - 1)
+        _mm512_mask_storeu_ps(Out + R * P.OW + B * kLanes, Last, V);
+      else
+        _mm512_storeu_ps(Out + R * P.OW + B * kLanes, V);
+    }
+}
+
+/// The shifted form (P.Shifted) of dw3x3UnitTile: input row i of the tile is loaded once per block
+/// (the last block masked to the row, zeros past it) and its left and right neighbours come from
+/// lane shifts across the adjacent blocks, so no load straddles two cache lines for the side taps;
+/// the row feeds every output row of the tile whose window holds it.
+template <int NB, int RU>
+__attribute__((target("avx512f,fma"))) void dw3x3ShiftTile(const Dw3x3RowPlan &P, const float *const *Rows,
+                                                           const float *K, float Bias, float *Out) {
+  __m512 Acc[RU][NB];
+  _Pragma("GCC unroll 8") for (int R = 0; R < RU; ++R) _Pragma("GCC unroll 8") for (int B = 0; B < NB; ++B)
+      Acc[R][B] = _mm512_set1_ps(Bias);
+  const __m512i Zero = _mm512_setzero_si512();
+  _Pragma("GCC unroll 10") for (int I = 0; I < RU + 2; ++I) {
+    const float *Row = Rows[I];
+    __m512i V[NB];
+    _Pragma("GCC unroll 8") for (int B = 0; B < NB; ++B) V[B] =
+        B == NB - 1 ? _mm512_castps_si512(_mm512_maskz_loadu_ps(P.LastLanes, Row + B * kLanes))
+                    : _mm512_castps_si512(_mm512_loadu_ps(Row + B * kLanes));
+    _Pragma("GCC unroll 8") for (int B = 0; B < NB; ++B) {
+      const __m512 L = _mm512_castsi512_ps(_mm512_alignr_epi32(V[B], B > 0 ? V[B - 1] : Zero, 15));
+      const __m512 C = _mm512_castsi512_ps(V[B]);
+      const __m512 Rt = _mm512_castsi512_ps(_mm512_alignr_epi32(B + 1 < NB ? V[B + 1] : Zero, V[B], 1));
+      _Pragma("GCC unroll 8") for (int R = 0; R < RU; ++R) {
+        const int Kh = I - R;
+        if (Kh < 0 || Kh > 2)
+          continue;
+        Acc[R][B] = _mm512_fmadd_ps(_mm512_set1_ps(K[Kh * 3]), L, Acc[R][B]);
+        Acc[R][B] = _mm512_fmadd_ps(_mm512_set1_ps(K[Kh * 3 + 1]), C, Acc[R][B]);
+        Acc[R][B] = _mm512_fmadd_ps(_mm512_set1_ps(K[Kh * 3 + 2]), Rt, Acc[R][B]);
+      }
+    }
+  }
+  const __m512 Lo = _mm512_set1_ps(P.ActMin), Hi = _mm512_set1_ps(P.ActMax);
+  const __mmask16 Last = lanesBelow(P.OW - (NB - 1) * kLanes);
+  _Pragma("GCC unroll 8") for (int R = 0; R < RU; ++R) _Pragma("GCC unroll 8") for (int B = 0; B < NB; ++B) {
+      __m512 V = Acc[R][B];
+      if (P.HasAct)
+        V = _mm512_min_ps(Hi, _mm512_max_ps(Lo, V));
+      if (B == NB - 1)
+        _mm512_mask_storeu_ps(Out + R * P.OW + B * kLanes, Last, V);
+      else
+        _mm512_storeu_ps(Out + R * P.OW + B * kLanes, V);
+    }
+}
+
+template <int NB, int Max>
+__attribute__((target("avx512f,fma"))) inline void dw3x3ShiftTail(const Dw3x3RowPlan &P, const float *const *Rows,
+                                                                  int64_t Rem, const float *K, float Bias, float *Out) {
+  if constexpr (Max >= 1) {
+    if (Rem == Max)
+      dw3x3ShiftTile<NB, Max>(P, Rows, K, Bias, Out);
+    else
+      dw3x3ShiftTail<NB, Max - 1>(P, Rows, Rem, K, Bias, Out);
+  }
+}
+
+template <int NB, int Max>
+__attribute__((target("avx512f,fma"))) inline void dw3x3UnitTail(const Dw3x3RowPlan &P, const float *const *Rows,
+                                                                 int64_t Rem, const float *K, float Bias, float *Out) {
+  if constexpr (Max >= 1) {
+    if (Rem == Max)
+      dw3x3UnitTile<NB, Max>(P, Rows, K, Bias, Out);
+    else
+      dw3x3UnitTail<NB, Max - 1>(P, Rows, Rem, K, Bias, Out);
+  }
+}
+
+/// Stride-2 3x3 rows on split rows (P.Split2, one column of padding each side): output column
+/// 16b + j reads input columns 32b + 2j - 1, 2j, 2j + 1, i.e. odd column j - 1, even column j and
+/// odd column j of block b; the first comes from a lane shift across the odd vectors of blocks b -
+/// 1 and b. Input row i feeds every output row r of the tile with i - r * SH in [0, 3).
+template <int NB, int RU>
+__attribute__((target("avx512f,fma"))) void dw3x3Split2Tile(const Dw3x3RowPlan &P, const float *const *Rows,
+                                                            const float *K, float Bias, float *Out) {
+  constexpr int SH = 2; // the caller checked P.SH == 2
+  __m512 Acc[RU][NB];
+  _Pragma("GCC unroll 8") for (int R = 0; R < RU; ++R) _Pragma("GCC unroll 8") for (int B = 0; B < NB; ++B)
+      Acc[R][B] = _mm512_set1_ps(Bias);
+  const __m512i Zero = _mm512_setzero_si512();
+  const __mmask16 LastE = lanesBelow(P.LastEven), LastO = lanesBelow(P.LastOdd);
+  _Pragma("GCC unroll 17") for (int I = 0; I < (RU - 1) * SH + 3; ++I) {
+    const float *Row = Rows[I];
+    __m512 E[NB];
+    __m512i O[NB];
+    _Pragma("GCC unroll 8") for (int B = 0; B < NB; ++B) {
+      const float *Chunk = Row + B * 2 * kLanes;
+      if (B == NB - 1) {
+        E[B] = _mm512_maskz_loadu_ps(LastE, Chunk);
+        O[B] = _mm512_castps_si512(_mm512_maskz_loadu_ps(LastO, Chunk + P.LastEven));
+      } else {
+        E[B] = _mm512_loadu_ps(Chunk);
+        O[B] = _mm512_castps_si512(_mm512_loadu_ps(Chunk + kLanes));
+      }
+    }
+    _Pragma("GCC unroll 8") for (int B = 0; B < NB; ++B) {
+      const __m512 L = _mm512_castsi512_ps(_mm512_alignr_epi32(O[B], B > 0 ? O[B - 1] : Zero, 15));
+      const __m512 Rt = _mm512_castsi512_ps(O[B]);
+      _Pragma("GCC unroll 8") for (int R = 0; R < RU; ++R) {
+        const int Kh = I - R * SH;
+        if (Kh < 0 || Kh > 2)
+          continue;
+        Acc[R][B] = _mm512_fmadd_ps(_mm512_set1_ps(K[Kh * 3]), L, Acc[R][B]);
+        Acc[R][B] = _mm512_fmadd_ps(_mm512_set1_ps(K[Kh * 3 + 1]), E[B], Acc[R][B]);
+        Acc[R][B] = _mm512_fmadd_ps(_mm512_set1_ps(K[Kh * 3 + 2]), Rt, Acc[R][B]);
+      }
+    }
+  }
+  const __m512 Lo = _mm512_set1_ps(P.ActMin), Hi = _mm512_set1_ps(P.ActMax);
+  const __mmask16 Last = lanesBelow(P.OW - (NB - 1) * kLanes);
+  _Pragma("GCC unroll 8") for (int R = 0; R < RU; ++R) _Pragma("GCC unroll 8") for (int B = 0; B < NB; ++B) {
+      __m512 V = Acc[R][B];
+      if (P.HasAct)
+        V = _mm512_min_ps(Hi, _mm512_max_ps(Lo, V));
+      if (B == NB - 1)
+        _mm512_mask_storeu_ps(Out + R * P.OW + B * kLanes, Last, V);
+      else
+        _mm512_storeu_ps(Out + R * P.OW + B * kLanes, V);
+    }
+}
+
+template <int NB, int Max>
+__attribute__((target("avx512f,fma"))) inline void dw3x3Split2Tail(const Dw3x3RowPlan &P, const float *const *Rows,
+                                                                   int64_t Rem, const float *K, float Bias,
+                                                                   float *Out) {
+  if constexpr (Max >= 1) {
+    if (Rem == Max)
+      dw3x3Split2Tile<NB, Max>(P, Rows, K, Bias, Out);
+    else
+      dw3x3Split2Tail<NB, Max - 1>(P, Rows, Rem, K, Bias, Out);
+  }
+}
+
+template <int NB>
+__attribute__((target("avx512f,fma"))) void dw3x3UnitRows(const Dw3x3RowPlan &P, const float *const *Rows, int64_t R,
+                                                          const float *K, float Bias, float *Out) {
+  if (P.Split2) { // up to 8 accumulators beside the even and odd vectors of a row
+    constexpr int SU = NB >= 8 ? 1 : 8 / NB;
+    int64_t Row = 0;
+    for (; Row + SU <= R; Row += SU)
+      dw3x3Split2Tile<NB, SU>(P, Rows + Row * 2, K, Bias, Out + Row * P.OW);
+    if (Row < R)
+      dw3x3Split2Tail<NB, SU - 1>(P, Rows + Row * 2, R - Row, K, Bias, Out + Row * P.OW);
+    return;
+  }
+  if (P.Shifted) { // up to 16 accumulators: each loaded row serves up to 3 output rows
+    constexpr int SU = NB >= 16 ? 1 : (16 / NB > 8 ? 8 : 16 / NB);
+    int64_t Row = 0;
+    for (; Row + SU <= R; Row += SU)
+      dw3x3ShiftTile<NB, SU>(P, Rows + Row, K, Bias, Out + Row * P.OW);
+    if (Row < R)
+      dw3x3ShiftTail<NB, SU - 1>(P, Rows + Row, R - Row, K, Bias, Out + Row * P.OW);
+    return;
+  }
+  constexpr int RU = NB >= 8 ? 1 : 8 / NB;
+  int64_t Row = 0;
+  for (; Row + RU <= R; Row += RU)
+    dw3x3UnitTile<NB, RU>(P, Rows + Row * P.SH, K, Bias, Out + Row * P.OW);
+  if (Row < R)
+    dw3x3UnitTail<NB, RU - 1>(P, Rows + Row * P.SH, R - Row, K, Bias, Out + Row * P.OW);
+}
+
+__attribute__((target("avx512f"))) void deinterleaveRow(const float *Src, int64_t W, float *Dst) {
+  const __m512i Even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+  const __m512i Odd = _mm512_set_epi32(31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
+  for (int64_t J = 0; J < W; J += 2 * kLanes) {
+    const int64_t N = std::min<int64_t>(2 * kLanes, W - J), NE = (N + 1) / 2;
+    const __m512 A = _mm512_maskz_loadu_ps(lanesBelow(N), Src + J);
+    const __m512 B = _mm512_maskz_loadu_ps(lanesBelow(N - kLanes), Src + J + kLanes);
+    _mm512_mask_storeu_ps(Dst + J, lanesBelow(NE), _mm512_permutex2var_ps(A, Even, B));
+    _mm512_mask_storeu_ps(Dst + J + NE, lanesBelow(N / 2), _mm512_permutex2var_ps(A, Odd, B));
+  }
+}
+
+/// Rows R (<= 12) pixels x 32 columns: pixel i's value of input channel k is broadcast from X (a
+/// pixel row is a run of the channel's plane), the 32 columns load from the transposed weights.
+template <int R, bool Prefetch>
+__attribute__((target("avx512f,fma"))) inline void transposedTile(const float *X, int64_t Ldx, int64_t K,
+                                                                  const float *WT, int64_t Ldw, __mmask16 M0,
+                                                                  __mmask16 M1, const float *ColBias, bool Clamp,
+                                                                  float Lo, float Hi, float *Out, int64_t Ldo,
+                                                                  const float *Next) {
+  const __m512 Bias0 = ColBias ? _mm512_maskz_loadu_ps(M0, ColBias) : _mm512_setzero_ps();
+  const __m512 Bias1 = ColBias ? _mm512_maskz_loadu_ps(M1, ColBias + kLanes) : _mm512_setzero_ps();
+  __m512 Acc0[R], Acc1[R];
+  _Pragma("GCC unroll 12") for (int I = 0; I < R; ++I) Acc0[I] = Bias0, Acc1[I] = Bias1;
+  _Pragma("GCC unroll 2") for (int64_t Kk = 0; Kk < K; ++Kk) {
+    const __m512 B0 = _mm512_maskz_loadu_ps(M0, WT + Kk * Ldw), B1 = _mm512_maskz_loadu_ps(M1, WT + Kk * Ldw + kLanes);
+    if (Prefetch) // the next block's weight row (4 lines), while this one computes
+      _Pragma("GCC unroll 4") for (int L = 0; L < 4; ++L)
+          _mm_prefetch(reinterpret_cast<const char *>(Next + Kk * Ldw + L * kLanes), _MM_HINT_T0);
+    const float *A = X + Kk * Ldx;
+    _Pragma("GCC unroll 12") for (int I = 0; I < R; ++I) {
+      const __m512 Av = _mm512_set1_ps(A[I]);
+      Acc0[I] = _mm512_fmadd_ps(Av, B0, Acc0[I]);
+      Acc1[I] = _mm512_fmadd_ps(Av, B1, Acc1[I]);
+    }
+  }
+  __m512 LoV = _mm512_set1_ps(Lo), HiV = _mm512_set1_ps(Hi);
+  __asm__ volatile("" : "+v"(LoV), "+v"(HiV)); // see pointwiseTile
+  _Pragma("GCC unroll 12") for (int I = 0; I < R; ++I) {
+    __m512 V0 = Acc0[I], V1 = Acc1[I];
+    if (Clamp)
+      V0 = _mm512_min_ps(HiV, _mm512_max_ps(LoV, V0)), V1 = _mm512_min_ps(HiV, _mm512_max_ps(LoV, V1));
+    _mm512_mask_storeu_ps(Out + I * Ldo, M0, V0);
+    _mm512_mask_storeu_ps(Out + I * Ldo + kLanes, M1, V1);
+  }
+}
+
+template <int R>
+__attribute__((target("avx512f,fma"))) void transposedPanel(const float *X, int64_t Ldx, int64_t K, const float *WT,
+                                                            int64_t Ldw, int64_t Cols, const float *ColBias,
+                                                            bool Clamp, float Lo, float Hi, float *Out, int64_t Ldo,
+                                                            const float *Next) {
+  for (int64_t C0 = 0; C0 < Cols; C0 += 2 * kLanes) {
+    const __mmask16 M0 = lanesBelow(Cols - C0), M1 = lanesBelow(Cols - C0 - kLanes);
+    const float *Bias = ColBias ? ColBias + C0 : nullptr;
+    if (Next && C0 == 0)
+      transposedTile<R, true>(X, Ldx, K, WT + C0, Ldw, M0, M1, Bias, Clamp, Lo, Hi, Out + C0, Ldo, Next);
+    else
+      transposedTile<R, false>(X, Ldx, K, WT + C0, Ldw, M0, M1, Bias, Clamp, Lo, Hi, Out + C0, Ldo, nullptr);
+  }
+}
+
+__attribute__((target("avx512f,fma"))) void depthwiseChannels(const DepthwiseGeometry &G,
+                                                              const DepthwiseTapList &Taps, const float *In,
+                                                              int64_t Ldi, const float *KT, int64_t Ldk,
+                                                              const float *Bias, int64_t Cols, float *Out,
+                                                              int64_t Ldo) {
+  const __m512 Lo = _mm512_set1_ps(G.ActMin), Hi = _mm512_set1_ps(G.ActMax);
+  const int64_t OutPixels = static_cast<int64_t>(Taps.Begin.size()) - 1;
+  for (int64_t C0 = 0; C0 < Cols; C0 += 4 * kLanes) {
+    const int64_t Groups = std::min<int64_t>(4, (Cols - C0) / kLanes);
+    __m512 B[4];
+    for (int64_t Gp = 0; Gp < Groups; ++Gp)
+      B[Gp] = Bias ? _mm512_loadu_ps(Bias + C0 + Gp * kLanes) : _mm512_setzero_ps();
+    for (int64_t O = 0; O < OutPixels; ++O) {
+      __m512 Acc[4] = {B[0], B[1], B[2], B[3]};
+      for (int32_t T = Taps.Begin[O]; T < Taps.Begin[O + 1]; ++T) {
+        const float *Src = In + Taps.Pixel[T] * Ldi + C0;
+        const float *Wt = KT + Taps.Tap[T] * Ldk + C0;
+        if (Groups == 4) {
+          _Pragma("GCC unroll 4") for (int Gp = 0; Gp < 4; ++Gp) Acc[Gp] =
+              _mm512_fmadd_ps(_mm512_loadu_ps(Wt + Gp * kLanes), _mm512_loadu_ps(Src + Gp * kLanes), Acc[Gp]);
+        } else {
+          for (int64_t Gp = 0; Gp < Groups; ++Gp)
+            Acc[Gp] = _mm512_fmadd_ps(_mm512_loadu_ps(Wt + Gp * kLanes), _mm512_loadu_ps(Src + Gp * kLanes), Acc[Gp]);
+        }
+      }
+      for (int64_t Gp = 0; Gp < Groups; ++Gp) {
+        __m512 V = Acc[Gp];
+        if (G.HasAct)
+          V = _mm512_min_ps(Hi, _mm512_max_ps(Lo, V));
+        _mm512_storeu_ps(Out + O * Ldo + C0 + Gp * kLanes, V);
+      }
+    }
+  }
+}
+
+/// 16 x 16 transpose in registers (R[i] lane j <- R[j] lane i).
+__attribute__((target("avx512f"), always_inline)) inline void transpose16(__m512 R[16]) {
+  __m512 T[16];
+  for (int I = 0; I < 16; I += 2) {
+    T[I] = _mm512_unpacklo_ps(R[I], R[I + 1]);
+    T[I + 1] = _mm512_unpackhi_ps(R[I], R[I + 1]);
+  }
+  for (int I = 0; I < 16; I += 4) {
+    R[I] = _mm512_shuffle_ps(T[I], T[I + 2], 0x44);
+    R[I + 1] = _mm512_shuffle_ps(T[I], T[I + 2], 0xEE);
+    R[I + 2] = _mm512_shuffle_ps(T[I + 1], T[I + 3], 0x44);
+    R[I + 3] = _mm512_shuffle_ps(T[I + 1], T[I + 3], 0xEE);
+  }
+  for (int H = 0; H < 16; H += 8)
+    for (int I = 0; I < 4; ++I) {
+      T[H + I] = _mm512_shuffle_f32x4(R[H + I], R[H + I + 4], 0x88);
+      T[H + I + 4] = _mm512_shuffle_f32x4(R[H + I], R[H + I + 4], 0xDD);
+    }
+  for (int I = 0; I < 8; ++I) {
+    R[I] = _mm512_shuffle_f32x4(T[I], T[I + 8], 0x88);
+    R[I + 8] = _mm512_shuffle_f32x4(T[I], T[I + 8], 0xDD);
+  }
+}
+
+__attribute__((target("avx512f"))) void transposeToPlanes(const float *In, int64_t Ldi, int64_t Pixels, int64_t Cols,
+                                                          float *Y, int64_t Ldy) {
+  for (int64_t C0 = 0; C0 < Cols; C0 += kLanes) {
+    const __mmask16 CM = lanesBelow(Cols - C0);
+    const int64_t Cn = std::min<int64_t>(kLanes, Cols - C0);
+    for (int64_t P0 = 0; P0 < Pixels; P0 += kLanes) {
+      const int64_t Pn = std::min<int64_t>(kLanes, Pixels - P0);
+      __m512 R[16];
+      for (int64_t I = 0; I < 16; ++I)
+        R[I] = I < Pn ? _mm512_maskz_loadu_ps(CM, In + (P0 + I) * Ldi + C0) : _mm512_setzero_ps();
+      transpose16(R);
+      const __mmask16 PM = lanesBelow(Pn);
+      for (int64_t I = 0; I < Cn; ++I)
+        _mm512_mask_storeu_ps(Y + (C0 + I) * Ldy + P0, PM, R[I]);
+    }
+  }
+}
+
+__attribute__((target("avx512f"))) void copyRowsPadded(const float *Src, int64_t Lds, int64_t Rows, int64_t Valid,
+                                                       int64_t Width, float *Out) {
+  const __mmask16 Load = lanesBelow(Valid), Store = lanesBelow(Width);
+  for (int64_t R = 0; R < Rows; ++R)
+    _mm512_mask_storeu_ps(Out + R * Width, Store, _mm512_maskz_loadu_ps(Load, Src + R * Lds));
+}
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+#endif
+} // namespace
+
+bool rowPipelineAvx512Supported() {
+#ifdef OPT_SIMD_X86
+  static const bool Cpu = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma");
+  return Cpu;
+#else
+  return false;
+#endif
+}
+
+std::vector<float> packPointwiseWeights(const float *W, int64_t M, int64_t K) {
+  const int64_t Panels = (M + MR - 1) / MR;
+  std::vector<float> P(static_cast<size_t>(std::max<int64_t>(1, Panels * MR * K)), 0.0f);
+  for (int64_t Pn = 0; Pn < Panels; ++Pn)
+    for (int64_t Kk = 0; Kk < K; ++Kk)
+      for (int64_t I = 0; I < MR && Pn * MR + I < M; ++I)
+        P[static_cast<size_t>((Pn * K + Kk) * MR + I)] = W[(Pn * MR + I) * K + Kk];
+  return P;
+}
+
+void pointwiseRunAvx512(const float *Panel, int64_t Rows, int64_t K, const float *X, int64_t Ldx, int64_t N,
+                        const float *Bias, bool Clamp, float Lo, float Hi, float *Out, int64_t Ldo, const float *Res) {
+#ifdef OPT_SIMD_X86
+  switch (Rows) {
+#define OPT_CASE(C)                                                                                                    \
+  case C: return pointwiseRun<C>(Panel, K, X, Ldx, N, Bias, Clamp, Lo, Hi, Out, Ldo, Res);
+    OPT_CASE(1) OPT_CASE(2) OPT_CASE(3) OPT_CASE(4) OPT_CASE(5) OPT_CASE(6)
+    OPT_CASE(7) OPT_CASE(8) OPT_CASE(9) OPT_CASE(10) OPT_CASE(11) OPT_CASE(12)
+#undef OPT_CASE
+  default: return;
+  }
+#else
+  (void)Panel, (void)Rows, (void)K, (void)X, (void)Ldx, (void)N, (void)Bias, (void)Clamp, (void)Lo, (void)Hi;
+  (void)Out, (void)Ldo, (void)Res;
+#endif
+}
+
+Dw3x3RowPlan planDw3x3Rows(const DepthwiseGeometry &G, bool Deinterleaved) {
+  Dw3x3RowPlan P;
+  if (G.KH != 3 || G.KW != 3 || G.DH != 1 || G.DW != 1 || G.SW != (Deinterleaved ? 2 : 1))
+    return P;
+  P.OW = G.OW, P.SH = G.SH, P.Blocks = (G.OW + kLanes - 1) / kLanes;
+  P.HasAct = G.HasAct, P.ActMin = G.ActMin, P.ActMax = G.ActMax;
+  if (P.Blocks < 1 || P.Blocks > 8)
+    return P;
+  if (Deinterleaved) { // split rows: one column of padding on each side, vertical stride 2
+    if (G.PW != 1 || G.OW != (G.W + 1) / 2 || G.SH != 2)
+      return P;
+    const int64_t N = G.W - (P.Blocks - 1) * 2 * kLanes; // columns of the last block, 1..32
+    P.LastEven = (N + 1) / 2, P.LastOdd = N / 2;
+    P.Split2 = P.Ok = true;
+    return P;
+  }
+  for (int64_t Kw = 0; Kw < 3; ++Kw)
+    P.Off[Kw] = Kw - G.PW;
+  P.Masks.assign(static_cast<size_t>(P.Blocks * 3), 0);
+  bool InteriorFull = true;
+  for (int64_t B = 0; B < P.Blocks; ++B)
+    for (int64_t Kw = 0; Kw < 3; ++Kw) {
+      uint32_t M = 0;
+      for (int64_t J = 0; J < kLanes; ++J) {
+        const int64_t Ow = B * kLanes + J, Col = Ow + P.Off[Kw];
+        if (Ow < G.OW && Col >= 0 && Col < G.W)
+          M |= 1u << J;
+      }
+      P.Masks[static_cast<size_t>(B * 3 + Kw)] = static_cast<uint16_t>(M);
+      if (B > 0 && B + 1 < P.Blocks && M != 0xFFFF)
+        InteriorFull = false;
+    }
+  P.Ok = InteriorFull;
+  P.Shifted = G.PW == 1 && G.OW == G.W;
+  const int64_t LastCols = G.W - (P.Blocks - 1) * kLanes; // the row's columns in the last block
+  P.LastLanes = static_cast<uint16_t>(LastCols >= kLanes ? 0xFFFFu : LastCols <= 0 ? 0u : (1u << LastCols) - 1u);
+  return P;
+}
+
+void depthwise3x3RowsAvx512(const Dw3x3RowPlan &P, const float *const *Rows, int64_t R, const float *K, float Bias,
+                            float *Out) {
+#ifdef OPT_SIMD_X86
+  switch (P.Blocks) {
+#define OPT_CASE(NB)                                                                                                   \
+  case NB: return dw3x3UnitRows<NB>(P, Rows, R, K, Bias, Out);
+    OPT_CASE(1) OPT_CASE(2) OPT_CASE(3) OPT_CASE(4) OPT_CASE(5) OPT_CASE(6) OPT_CASE(7) OPT_CASE(8)
+#undef OPT_CASE
+  default: return;
+  }
+#else
+  (void)P, (void)Rows, (void)R, (void)K, (void)Bias, (void)Out;
+#endif
+}
+
+void deinterleaveRowsAvx512(const float *X, int64_t Ldx, int64_t K, int64_t Rows, int64_t W, float *Out) {
+#ifdef OPT_SIMD_X86
+  for (int64_t Kk = 0; Kk < K; ++Kk)
+    for (int64_t R = 0; R < Rows; ++R)
+      deinterleaveRow(X + Kk * Ldx + R * W, W, Out + (Kk * Rows + R) * W);
+#else
+  (void)X, (void)Ldx, (void)K, (void)Rows, (void)W, (void)Out;
+#endif
+}
+
+void pointwiseTransposedAvx512(const float *X, int64_t Ldx, int64_t Pixels, int64_t K, const float *WT, int64_t Ldw,
+                               int64_t Cols, const float *ColBias, bool Clamp, float Lo, float Hi, float *Out,
+                               int64_t Ldo, const float *Next) {
+#ifdef OPT_SIMD_X86
+  int64_t P0 = 0;
+  for (; P0 + MR <= Pixels; P0 += MR)
+    transposedPanel<12>(X + P0, Ldx, K, WT, Ldw, Cols, ColBias, Clamp, Lo, Hi, Out + P0 * Ldo, Ldo,
+                        P0 == 0 ? Next : nullptr);
+  switch (Pixels - P0) {
+#define OPT_CASE(C)                                                                                                    \
+  case C:                                                                                                              \
+    return transposedPanel<C>(X + P0, Ldx, K, WT, Ldw, Cols, ColBias, Clamp, Lo, Hi, Out + P0 * Ldo, Ldo,             \
+                              P0 == 0 ? Next : nullptr);
+    OPT_CASE(1) OPT_CASE(2) OPT_CASE(3) OPT_CASE(4) OPT_CASE(5) OPT_CASE(6)
+    OPT_CASE(7) OPT_CASE(8) OPT_CASE(9) OPT_CASE(10) OPT_CASE(11)
+#undef OPT_CASE
+  default: return;
+  }
+#else
+  (void)X, (void)Ldx, (void)Pixels, (void)K, (void)WT, (void)Ldw, (void)Cols, (void)ColBias, (void)Clamp, (void)Lo;
+  (void)Hi, (void)Out, (void)Ldo, (void)Next;
+#endif
+}
+
+void copyRowsPaddedAvx512(const float *Src, int64_t Lds, int64_t Rows, int64_t Valid, int64_t Width, float *Out) {
+#ifdef OPT_SIMD_X86
+  copyRowsPadded(Src, Lds, Rows, Valid, Width, Out);
+#else
+  (void)Src, (void)Lds, (void)Rows, (void)Valid, (void)Width, (void)Out;
+#endif
+}
+
+DepthwiseTapList listDepthwiseTaps(const DepthwiseGeometry &G) {
+  DepthwiseTapList L;
+  L.Begin.reserve(static_cast<size_t>(G.OH * G.OW + 1));
+  L.Begin.push_back(0);
+  for (int64_t Oh = 0; Oh < G.OH; ++Oh)
+    for (int64_t Ow = 0; Ow < G.OW; ++Ow) {
+      for (int64_t Kh = 0; Kh < G.KH; ++Kh)
+        for (int64_t Kw = 0; Kw < G.KW; ++Kw) {
+          const int64_t Ih = Oh * G.SH - G.PH + Kh * G.DH, Iw = Ow * G.SW - G.PW + Kw * G.DW;
+          if (Ih >= 0 && Ih < G.H && Iw >= 0 && Iw < G.W) {
+            L.Tap.push_back(static_cast<int32_t>(Kh * G.KW + Kw));
+            L.Pixel.push_back(static_cast<int32_t>(Ih * G.W + Iw));
+          }
+        }
+      L.Begin.push_back(static_cast<int32_t>(L.Tap.size()));
+    }
+  return L;
+}
+
+void depthwiseChannelsAvx512(const DepthwiseGeometry &G, const DepthwiseTapList &Taps, const float *In, int64_t Ldi,
+                             const float *KT, int64_t Ldk, const float *Bias, int64_t Cols, float *Out, int64_t Ldo) {
+#ifdef OPT_SIMD_X86
+  depthwiseChannels(G, Taps, In, Ldi, KT, Ldk, Bias, Cols, Out, Ldo);
+#else
+  (void)G, (void)Taps, (void)In, (void)Ldi, (void)KT, (void)Ldk, (void)Bias, (void)Cols, (void)Out, (void)Ldo;
+#endif
+}
+
+void transposeToPlanesAvx512(const float *In, int64_t Ldi, int64_t Pixels, int64_t Cols, float *Y, int64_t Ldy) {
+#ifdef OPT_SIMD_X86
+  transposeToPlanes(In, Ldi, Pixels, Cols, Y, Ldy);
+#else
+  (void)In, (void)Ldi, (void)Pixels, (void)Cols, (void)Y, (void)Ldy;
+#endif
+}
+
+void depthwiseRowsAvx512(const DepthwiseGeometry &G, const uint16_t *Masks, const float *const *Rows, int64_t R,
+                         const float *K, float Bias, float *Out) {
+#ifdef OPT_SIMD_X86
+  const __mmask16 *M = reinterpret_cast<const __mmask16 *>(Masks);
+  const bool K3 = G.KH == 3 && G.KW == 3;
+  const int64_t Blocks = (G.OW + kLanes - 1) / kLanes;
+  if (K3 && Blocks <= 8 && interiorBlocksFull(G, Masks)) {
+    switch (Blocks * 2 + (G.SW == 2 ? 1 : 0)) {
+#define OPT_CASE(NB)                                                                                                     case NB * 2: return dw3x3Rows<1, NB>(G, M, Rows, R, K, Bias, Out);                                                     case NB * 2 + 1: return dw3x3Rows<2, NB>(G, M, Rows, R, K, Bias, Out);
+      OPT_CASE(1) OPT_CASE(2) OPT_CASE(3) OPT_CASE(4) OPT_CASE(5) OPT_CASE(6) OPT_CASE(7) OPT_CASE(8)
+#undef OPT_CASE
+    default: break;
+    }
+  }
+  if (G.SW == 1)
+    K3 ? dwRows<1, 3, 3>(G, M, Rows, R, K, Bias, Out) : dwRows<1, 0, 0>(G, M, Rows, R, K, Bias, Out);
+  else
+    K3 ? dwRows<2, 3, 3>(G, M, Rows, R, K, Bias, Out) : dwRows<2, 0, 0>(G, M, Rows, R, K, Bias, Out);
+#else
+  (void)G, (void)Masks, (void)Rows, (void)R, (void)K, (void)Bias, (void)Out;
+#endif
+}
+
+} // namespace ops
+} // namespace detail
+} // namespace runtime
+} // namespace optimium

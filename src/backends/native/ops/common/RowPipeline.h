@@ -1,0 +1,110 @@
+// Building blocks of the row-strip pipelines of inverted-residual blocks (expand 1x1 ->
+// depthwise, depthwise -> 1x1, and large-plane 1x1 Convs): a 1x1 convolution of a run of
+// contiguous pixels whose input channels are read in place (no packing of the activations), and a
+// depthwise convolution of output rows whose input rows are given by pointers (rows of a ring
+// buffer of expanded rows). For small planes, the same two with channels in vector lanes. AVX-512
+// only: the caller checks rowPipelineAvx512Supported first.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "backends/native/ops/common/PlaneWindow.h"
+
+namespace optimium {
+namespace runtime {
+namespace detail {
+namespace ops {
+
+/// Output channels per packed weight panel of pointwiseRunAvx512.
+constexpr int64_t kRowPipelineMR = 12;
+
+/// Whether this CPU runs the AVX-512 kernels below.
+bool rowPipelineAvx512Supported();
+
+/// Weights W [M, K] (row-major) packed into panels of kRowPipelineMR rows, k-major, zero-padded
+/// past M: panel p starts at p * K * kRowPipelineMR.
+std::vector<float> packPointwiseWeights(const float *W, int64_t M, int64_t K);
+
+/// Out[i][j] = clamp(Bias[i] + sum over k of W[i][k] * X[k * Ldx + j]) for the Rows (<=
+/// kRowPipelineMR) channels of one packed panel and pixels j in [0, N); row i of Out at Out + i *
+/// Ldo. Bias may be null; the clamp applies when Clamp. Res (may be null): a residual laid out as
+/// Out, added after the bias and before the clamp (a Conv with passes/FuseConvResidual's input).
+void pointwiseRunAvx512(const float *Panel, int64_t Rows, int64_t K, const float *X, int64_t Ldx, int64_t N,
+                        const float *Bias, bool Clamp, float Lo, float Hi, float *Out, int64_t Ldo,
+                        const float *Res = nullptr);
+
+/// R consecutive output rows of a depthwise plane of geometry G (G.DH == G.DW == 1, G.SW 1 or 2):
+/// Out[r][ow] = clamp(Bias + sum over taps of K[kh][kw] * Rows[r * SH + kh][ow * SW - PW + kw]),
+/// clamped when G.HasAct; Out rows are G.OW apart. Rows[i] is the input row i of the first output
+/// row's window (oh0 * SH - PH + i), never null: a row outside the plane points at zeros (at least
+/// G.W + 32 of them). Columns outside the plane are masked off (Masks: planDepthwise(G).Masks).
+void depthwiseRowsAvx512(const DepthwiseGeometry &G, const uint16_t *Masks, const float *const *Rows, int64_t R,
+                         const float *K, float Bias, float *Out);
+
+/// The 3x3 depthwise rows whose every tap reads whole vectors: stride 1 (tap kw of output column
+/// ow reads column ow + Off[kw] of the row), or stride 2 with one column of padding on each side
+/// on rows stored in the split layout of deinterleaveRowsAvx512 (Split2). Ok is false where this
+/// kernel does not apply (then depthwiseRowsAvx512 on plain rows).
+struct Dw3x3RowPlan {
+  bool Ok = false;
+  int64_t OW = 0, Blocks = 0, SH = 1;
+  int64_t Off[3] = {0, 0, 0};
+  std::vector<uint16_t> Masks; ///< [block][kw]: the lanes whose tap reads inside the row
+  bool HasAct = false;
+  float ActMin = 0, ActMax = 0;
+  /// Stride 1 with one column of padding on each side ("same"): each input row is loaded once per
+  /// block and shifted in registers for the side taps (LastLanes: its lanes in the last block).
+  bool Shifted = false;
+  uint16_t LastLanes = 0;
+  /// Stride 2, split rows: block b's even columns at 32b, its odd ones right after them (16
+  /// later, LastEven later in the last block, which has LastEven even and LastOdd odd columns).
+  bool Split2 = false;
+  int64_t LastEven = 0, LastOdd = 0;
+};
+/// Plans G's rows (3x3, dilation 1); Deinterleaved: the stride-2 layout.
+Dw3x3RowPlan planDw3x3Rows(const DepthwiseGeometry &G, bool Deinterleaved);
+/// depthwiseRowsAvx512 for a planned geometry (P.Ok): Rows as there, in P's layout.
+void depthwise3x3RowsAvx512(const Dw3x3RowPlan &P, const float *const *Rows, int64_t R, const float *K, float Bias,
+                            float *Out);
+
+/// Out[k][r] = row r of channel k of X (channel stride Ldx, rows of W) in the split layout, for K
+/// channels and Rows rows (Out's channels Rows * W apart): each run of 32 columns (the last one
+/// shorter) becomes its even columns followed by its odd ones, so a stride-2 window reads whole
+/// vectors and the 1x1 convolution in between, pixel by pixel, keeps the order.
+void deinterleaveRowsAvx512(const float *X, int64_t Ldx, int64_t K, int64_t Rows, int64_t W, float *Out);
+
+/// Channels-in-lanes kernels for small planes (14x14, 7x7: too few pixels per row for whole
+/// vectors), where the pixels become the GEMM's rows:
+///
+/// Out[p][c] = clamp(ColBias[c] + sum over k of X[k * Ldx + p] * WT[k * Ldw + c]) for pixels p <
+/// Pixels and columns c < Cols (Out's rows Ldo apart; ColBias may be null). Next (may be null):
+/// the weights of the caller's next call (64 columns of each of the K rows, Ldw apart), fetched into
+/// L1 while this one computes: a layer's weights come from L3 once per run.
+void pointwiseTransposedAvx512(const float *X, int64_t Ldx, int64_t Pixels, int64_t K, const float *WT, int64_t Ldw,
+                               int64_t Cols, const float *ColBias, bool Clamp, float Lo, float Hi, float *Out,
+                               int64_t Ldo, const float *Next = nullptr);
+
+/// The taps of each output pixel of a depthwise window that fall inside the input plane:
+/// output pixel o has taps [Begin[o], Begin[o + 1]), each a (kernel index, input pixel) pair.
+struct DepthwiseTapList {
+  std::vector<int32_t> Begin, Tap, Pixel;
+};
+DepthwiseTapList listDepthwiseTaps(const DepthwiseGeometry &G);
+
+/// Out[o][c] = clamp(Bias[c] + sum over o's taps t of KT[t.Tap * Ldk + c] * In[t.Pixel * Ldi + c])
+/// for the Cols (a multiple of 16) channels; Bias may be null; the clamp as G.HasAct.
+void depthwiseChannelsAvx512(const DepthwiseGeometry &G, const DepthwiseTapList &Taps, const float *In, int64_t Ldi,
+                             const float *KT, int64_t Ldk, const float *Bias, int64_t Cols, float *Out, int64_t Ldo);
+
+/// Y[c][p] = In[p][c] for c < Cols, p < Pixels (In's rows Ldi apart, Y's Ldy).
+void transposeToPlanesAvx512(const float *In, int64_t Ldi, int64_t Pixels, int64_t Cols, float *Y, int64_t Ldy);
+
+/// Out[r][i] = Src[r * Lds + i] for i < Valid, 0 for Valid <= i < Width (Width <= 16), Rows rows
+/// of Width floats: a GEMM panel gathered from rows of a plane (one masked load and store each).
+void copyRowsPaddedAvx512(const float *Src, int64_t Lds, int64_t Rows, int64_t Valid, int64_t Width, float *Out);
+
+} // namespace ops
+} // namespace detail
+} // namespace runtime
+} // namespace optimium

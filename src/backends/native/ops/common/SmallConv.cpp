@@ -194,12 +194,13 @@ size_t grainFor(int64_t FmasPerTask) {
   return static_cast<size_t>(std::max<int64_t>(1, 32768 / std::max<int64_t>(1, FmasPerTask)));
 }
 
-/// A layer of under 256K FMAs (~50 us) runs on the calling thread: a second thread's wake-up and
-/// join cost about what it would save (MNIST's conv2, 157K: min 35 -> 31 us on 2 threads but the
-/// mean 38-41 -> 44 us, the model's median 0.055 -> 0.065-0.074 ms).
+/// A layer of under 16K vector FMAs (~4 us) runs on the calling thread: a second thread's wake-up
+/// and join would cost about what it saves. (A threshold of 256K, which kept MNIST's conv2 - 157K -
+/// serial, measured worse in bench.py on a quiet host, three runs alternating: MNIST at 2 threads
+/// 0.081-0.082 ms, 1.08-1.26x ONNX Runtime, against 0.066-0.072 ms, 0.93-1.03x, with it split.)
 const Parallel &poolFor(int64_t TotalFmas, const Parallel &Par) {
   static const Parallel Serial;
-  return TotalFmas < (int64_t{1} << 18) ? Serial : Par;
+  return TotalFmas < (int64_t{1} << 14) ? Serial : Par;
 }
 
 __attribute__((target("avx512f"))) void smallConvAvx512(const SmallConvGeometry &G, const SmallConvWeights &W,

@@ -378,29 +378,6 @@ void microAvx512(const GemmTile &T) {
 #ifdef OPT_GEMM_X86
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-/// Transposes the 16 x 16 block R in registers (R[i] lane j <- R[j] lane i).
-__attribute__((target("avx512f"), always_inline)) inline void transpose16x16(__m512 R[16]) {
-  __m512 T[16];
-  for (int I = 0; I < 16; I += 2) {
-    T[I] = _mm512_unpacklo_ps(R[I], R[I + 1]);
-    T[I + 1] = _mm512_unpackhi_ps(R[I], R[I + 1]);
-  }
-  for (int I = 0; I < 16; I += 4) {
-    R[I] = _mm512_shuffle_ps(T[I], T[I + 2], 0x44);
-    R[I + 1] = _mm512_shuffle_ps(T[I], T[I + 2], 0xEE);
-    R[I + 2] = _mm512_shuffle_ps(T[I + 1], T[I + 3], 0x44);
-    R[I + 3] = _mm512_shuffle_ps(T[I + 1], T[I + 3], 0xEE);
-  }
-  for (int H = 0; H < 16; H += 8)
-    for (int I = 0; I < 4; ++I) {
-      T[H + I] = _mm512_shuffle_f32x4(R[H + I], R[H + I + 4], 0x88);
-      T[H + I + 4] = _mm512_shuffle_f32x4(R[H + I], R[H + I + 4], 0xDD);
-    }
-  for (int I = 0; I < 8; ++I) {
-    R[I] = _mm512_shuffle_f32x4(T[I], T[I + 8], 0x88);
-    R[I + 8] = _mm512_shuffle_f32x4(T[I], T[I + 8], 0xDD);
-  }
-}
 
 /// One Kc x 32 panel (k-major) of B whose column j is Src + j * Lds with k contiguous (a transposed
 /// operand: attention's K^T), columns past Cols zero: two 16-column halves, 16 k at a time.
@@ -414,7 +391,7 @@ __attribute__((target("avx512f"))) void packPanelTransposedAvx512(float *Panel, 
       __m512 R[16];
       for (int I = 0; I < 16; ++I)
         R[I] = I < Rows ? _mm512_maskz_loadu_ps(M, Src + (J0 + I) * Lds + K0) : _mm512_setzero_ps();
-      transpose16x16(R);
+      vec512::transpose16x16(R);
       for (int64_t I = 0; I < Kw; ++I)
         _mm512_store_ps(Panel + (K0 + I) * Avx512NR + J0, R[I]);
     }

@@ -9,6 +9,7 @@
 #include <algorithm>
 
 #include "backends/native/ops/common/SimdDispatch.h"
+#include "backends/native/ops/common/VecMath512.h"
 
 namespace optimium {
 namespace runtime {
@@ -530,29 +531,6 @@ __attribute__((target("avx512f,fma"))) void depthwiseChannels(const DepthwiseGeo
   }
 }
 
-/// 16 x 16 transpose in registers (R[i] lane j <- R[j] lane i).
-__attribute__((target("avx512f"), always_inline)) inline void transpose16(__m512 R[16]) {
-  __m512 T[16];
-  for (int I = 0; I < 16; I += 2) {
-    T[I] = _mm512_unpacklo_ps(R[I], R[I + 1]);
-    T[I + 1] = _mm512_unpackhi_ps(R[I], R[I + 1]);
-  }
-  for (int I = 0; I < 16; I += 4) {
-    R[I] = _mm512_shuffle_ps(T[I], T[I + 2], 0x44);
-    R[I + 1] = _mm512_shuffle_ps(T[I], T[I + 2], 0xEE);
-    R[I + 2] = _mm512_shuffle_ps(T[I + 1], T[I + 3], 0x44);
-    R[I + 3] = _mm512_shuffle_ps(T[I + 1], T[I + 3], 0xEE);
-  }
-  for (int H = 0; H < 16; H += 8)
-    for (int I = 0; I < 4; ++I) {
-      T[H + I] = _mm512_shuffle_f32x4(R[H + I], R[H + I + 4], 0x88);
-      T[H + I + 4] = _mm512_shuffle_f32x4(R[H + I], R[H + I + 4], 0xDD);
-    }
-  for (int I = 0; I < 8; ++I) {
-    R[I] = _mm512_shuffle_f32x4(T[I], T[I + 8], 0x88);
-    R[I + 8] = _mm512_shuffle_f32x4(T[I], T[I + 8], 0xDD);
-  }
-}
 
 __attribute__((target("avx512f"))) void transposeToPlanes(const float *In, int64_t Ldi, int64_t Pixels, int64_t Cols,
                                                           float *Y, int64_t Ldy) {
@@ -564,7 +542,7 @@ __attribute__((target("avx512f"))) void transposeToPlanes(const float *In, int64
       __m512 R[16];
       for (int64_t I = 0; I < 16; ++I)
         R[I] = I < Pn ? _mm512_maskz_loadu_ps(CM, In + (P0 + I) * Ldi + C0) : _mm512_setzero_ps();
-      transpose16(R);
+      vec512::transpose16x16(R);
       const __mmask16 PM = lanesBelow(Pn);
       for (int64_t I = 0; I < Cn; ++I)
         _mm512_mask_storeu_ps(Y + (C0 + I) * Ldy + P0, PM, R[I]);

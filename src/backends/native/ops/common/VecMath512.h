@@ -1,4 +1,5 @@
-// AVX-512 versions of the approximations in MathApprox (exp, GELU), inline so that kernels can
+// AVX-512 versions of the approximations in MathApprox (exp, GELU), and the 16 x 16 register
+// transpose the GEMM, Winograd and row-pipeline kernels share; inline so that kernels can
 // apply them to values still in registers (the GEMM's write-back of a fused MatMul + Gelu) and
 // give bit-identical results to the loops in MathApprox.cpp. Only call them after a run-time check
 // for AVX-512F: the build does not use -march=native.
@@ -73,6 +74,38 @@ OPT_VEC512 inline __m512 gelu512(__m512 X) {
   const __m512 Erf = _mm512_fnmadd_ps(P, E, set1(1.0f));
   return _mm512_fmadd_ps(_mm512_abs_ps(H), Erf, H);
 }
+
+// GCC 12 flags the undefined pass-through operands inside the shuffle intrinsics (false positive).
+#if !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+/// Transposes the 16 x 16 block R in registers (R[i] lane j <- R[j] lane i).
+OPT_VEC512 inline void transpose16x16(__m512 R[16]) {
+  __m512 T[16];
+  for (int I = 0; I < 16; I += 2) {
+    T[I] = _mm512_unpacklo_ps(R[I], R[I + 1]);
+    T[I + 1] = _mm512_unpackhi_ps(R[I], R[I + 1]);
+  }
+  for (int I = 0; I < 16; I += 4) {
+    R[I] = _mm512_shuffle_ps(T[I], T[I + 2], 0x44);
+    R[I + 1] = _mm512_shuffle_ps(T[I], T[I + 2], 0xEE);
+    R[I + 2] = _mm512_shuffle_ps(T[I + 1], T[I + 3], 0x44);
+    R[I + 3] = _mm512_shuffle_ps(T[I + 1], T[I + 3], 0xEE);
+  }
+  for (int H = 0; H < 16; H += 8)
+    for (int I = 0; I < 4; ++I) {
+      T[H + I] = _mm512_shuffle_f32x4(R[H + I], R[H + I + 4], 0x88);
+      T[H + I + 4] = _mm512_shuffle_f32x4(R[H + I], R[H + I + 4], 0xDD);
+    }
+  for (int I = 0; I < 8; ++I) {
+    R[I] = _mm512_shuffle_f32x4(T[I], T[I + 8], 0x88);
+    R[I + 8] = _mm512_shuffle_f32x4(T[I], T[I + 8], 0xDD);
+  }
+}
+#if !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 
 } // namespace vec512
 } // namespace ops

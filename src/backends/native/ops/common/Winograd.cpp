@@ -5,6 +5,7 @@
 // M[P][tiles][cols], and transforms M into the output. A chunk is sized so V stays in L2 and U's
 // blocks stream through once per chunk.
 #include "backends/native/ops/common/Winograd.h"
+#include "backends/native/ops/common/VecMath512.h"
 
 #include <algorithm>
 #include <cmath>
@@ -182,29 +183,6 @@ __attribute__((target("avx512f"), always_inline)) inline void outputTransform1DA
   Out[3 * OS] = _mm512_add_ps(_mm512_fmadd_ps(_mm512_set1_ps(8.0f), N34, N12), M5);
 }
 
-/// In-place transpose of the 16 x 16 block R (R[a] lane b becomes R[b] lane a).
-__attribute__((target("avx512f"), always_inline)) inline void transpose16x16(__m512 *R) {
-  __m512 T[16], U[16];
-  for (int A = 0; A < 16; A += 2) {
-    T[A] = _mm512_unpacklo_ps(R[A], R[A + 1]);
-    T[A + 1] = _mm512_unpackhi_ps(R[A], R[A + 1]);
-  }
-  // U[4g + e]: rows 4g .. 4g + 3 at column 4L + e of each 128-bit lane L.
-  for (int G = 0; G < 4; ++G) {
-    U[4 * G] = _mm512_shuffle_ps(T[4 * G], T[4 * G + 2], 0x44);
-    U[4 * G + 1] = _mm512_shuffle_ps(T[4 * G], T[4 * G + 2], 0xEE);
-    U[4 * G + 2] = _mm512_shuffle_ps(T[4 * G + 1], T[4 * G + 3], 0x44);
-    U[4 * G + 3] = _mm512_shuffle_ps(T[4 * G + 1], T[4 * G + 3], 0xEE);
-  }
-  for (int E = 0; E < 4; ++E) {
-    const __m512 V0 = _mm512_shuffle_f32x4(U[E], U[4 + E], 0x88), W0 = _mm512_shuffle_f32x4(U[8 + E], U[12 + E], 0x88);
-    const __m512 V1 = _mm512_shuffle_f32x4(U[E], U[4 + E], 0xDD), W1 = _mm512_shuffle_f32x4(U[8 + E], U[12 + E], 0xDD);
-    R[E] = _mm512_shuffle_f32x4(V0, W0, 0x88);
-    R[8 + E] = _mm512_shuffle_f32x4(V0, W0, 0xDD);
-    R[4 + E] = _mm512_shuffle_f32x4(V1, W1, 0x88);
-    R[12 + E] = _mm512_shuffle_f32x4(V1, W1, 0xDD);
-  }
-}
 
 inline __mmask16 laneMask(int64_t Lo, int64_t Hi) { // lanes j with Lo <= j < Hi, 0 <= j < 16
   Lo = std::max<int64_t>(Lo, 0), Hi = std::min<int64_t>(Hi, 16);
@@ -235,7 +213,7 @@ __attribute__((target("avx512f"))) void packInputAvx512(const float *X, int64_t 
         __m512 B[16];
         for (int64_t Ch = 0; Ch < 16; ++Ch)
           B[Ch] = Ch < Nc && Cols ? _mm512_maskz_loadu_ps(Cols, Src + Ch * InPlane + Iw0) : _mm512_setzero_ps();
-        transpose16x16(B);
+        vec512::transpose16x16(B);
         const int64_t N = std::min<int64_t>(16, Wp - Q0);
         for (int64_t J = 0; J < N; ++J)
           _mm512_store_ps(Dst + (Q0 + J) * 16, B[J]);
@@ -317,7 +295,7 @@ __attribute__((target("avx512f"))) void unpackOutputAvx512(const float *Yb, int6
         __m512 B[16];
         for (int64_t J = 0; J < 16; ++J)
           B[J] = J < Nw ? _mm512_load_ps(Src + (Ow0 + J) * 16) : _mm512_setzero_ps();
-        transpose16x16(B);
+        vec512::transpose16x16(B);
         const int64_t Off = (Col0 + J0) * OutPlane + (Oh0 + R) * G.OW + Ow0;
         for (int64_t Ch = 0; Ch < Nk; ++Ch) {
           __m512 V = B[Ch];

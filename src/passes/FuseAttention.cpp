@@ -1,6 +1,7 @@
 // Op-by-op multi-head attention -> one Attention node (see FuseAttention.h).
 #include "passes/FuseAttention.h"
 #include "passes/EraseNodes.h"
+#include "passes/PassMatch.h"
 
 #include <algorithm>
 #include <cmath>
@@ -12,24 +13,7 @@ namespace detail {
 
 namespace {
 
-/// A default-domain node of this type with the given input count and one output.
-bool isOp(const Node &N, const char *Op, size_t Inputs) {
-  return N.OpType == Op && N.Domain.empty() && N.Inputs.size() == Inputs && N.Outputs.size() == 1 &&
-         N.Outputs[0] >= 0;
-}
-
 bool f32Known(const Value &V) { return V.Type == ElementType::F32 && V.Kind == ValueKind::Tensor && V.ShapeKnown; }
-
-/// The value of a constant float32 scalar (any rank, one element).
-bool scalarConst(const Graph &G, int V, float &Out) {
-  if (V < 0 || !G.Values[V].Const)
-    return false;
-  const ConstData &C = *G.Values[V].Const;
-  if (C.Type != ElementType::F32 || C.elementCount() != 1 || !C.Data)
-    return false;
-  Out = C.as<float>()[0];
-  return true;
-}
 
 /// Walks a chain backwards: the producer of value V when V is an intermediate read only by node
 /// Reader (not a graph output) and the producer is still free; else -1.
@@ -41,14 +25,6 @@ int producerFor(const Graph &G, int V, int Reader, const std::vector<char> &Take
       Val.Consumers[0] != Reader || Taken[static_cast<size_t>(Val.Producer)])
     return -1;
   return Val.Producer;
-}
-
-/// The only reader of V (an intermediate), or -1.
-int soleReader(const Graph &G, int V) {
-  const Value &Val = G.Values[V];
-  if (Val.IsGraphOutput || Val.Consumers.size() != 1)
-    return -1;
-  return Val.Consumers[0];
 }
 
 bool isTranspose(const Node &N, std::initializer_list<int64_t> Perm) {
@@ -245,7 +221,7 @@ bool matchAttention(const Graph &G, size_t SI, const std::vector<char> &Taken, C
     return false;
 
   // P V: MatMul(Softmax, Transpose(Reshape(v), [0, 2, 1, 3])).
-  const int PV = soleReader(G, Sm.Outputs[0]);
+  const int PV = soleConsumer(G, Sm.Outputs[0]);
   if (PV < 0 || Taken[static_cast<size_t>(PV)] || !plainMatMul(G.Nodes[static_cast<size_t>(PV)]))
     return false;
   const Node &PVN = G.Nodes[static_cast<size_t>(PV)];
@@ -276,12 +252,12 @@ bool matchAttention(const Graph &G, size_t SI, const std::vector<char> &Taken, C
   }
   // y = Reshape(Transpose(O, [0, 2, 1, 3]), [B, S, H * Dv]).
   const Value &O = G.Values[PVN.Outputs[0]];
-  const int OT = soleReader(G, PVN.Outputs[0]);
+  const int OT = soleConsumer(G, PVN.Outputs[0]);
   if (!f32Known(O) || O.Shape.getRank() != 4 || OT < 0 || Taken[static_cast<size_t>(OT)] ||
       !isTranspose(G.Nodes[static_cast<size_t>(OT)], {0, 2, 1, 3}))
     return false;
   const int Ot = G.Nodes[static_cast<size_t>(OT)].Outputs[0];
-  const int OR = soleReader(G, Ot);
+  const int OR = soleConsumer(G, Ot);
   if (OR < 0 || Taken[static_cast<size_t>(OR)])
     return false;
   const Node &ORN = G.Nodes[static_cast<size_t>(OR)];

@@ -1,6 +1,7 @@
 // Erf- and tanh-GELU chains -> Gelu (see FuseGelu.h).
 #include "passes/FuseGelu.h"
 #include "passes/EraseNodes.h"
+#include "passes/PassMatch.h"
 
 #include <cmath>
 #include <vector>
@@ -11,23 +12,7 @@ namespace detail {
 
 namespace {
 
-/// The value of a constant float32 scalar (any rank, one element).
-bool scalarConst(const Graph &G, int V, float &Out) {
-  if (V < 0 || !G.Values[V].Const)
-    return false;
-  const ConstData &C = *G.Values[V].Const;
-  if (C.Type != ElementType::F32 || C.elementCount() != 1 || !C.Data)
-    return false;
-  Out = C.as<float>()[0];
-  return true;
-}
-
 bool near(float A, float B) { return std::fabs(A - B) <= 1e-4f * std::fabs(B); }
-
-/// N is a default-domain op of this type with two inputs and one output.
-bool binary(const Node &N, const char *Op) {
-  return N.OpType == Op && N.Domain.empty() && N.Inputs.size() == 2 && N.Outputs.size() == 1 && N.Outputs[0] >= 0;
-}
 
 /// For a commutative binary node with one constant scalar operand: the other operand and the scalar.
 bool withScalar(const Graph &G, const Node &N, int &Other, float &Scalar) {
@@ -42,14 +27,6 @@ bool withScalar(const Graph &G, const Node &N, int &Other, float &Scalar) {
   return false;
 }
 
-/// The only consumer of value V (an intermediate: not a graph output), or -1.
-int soleConsumer(const Graph &G, int V) {
-  const Value &Val = G.Values[V];
-  if (Val.IsGraphOutput || Val.Consumers.size() != 1)
-    return -1;
-  return Val.Consumers[0];
-}
-
 /// The GELU tail after the "1 + f(x)" Add (node AI): X * (1 + f) * 0.5 as Mul(Mul(X, .), 0.5) or
 /// Mul(., Mul(X, 0.5)), each intermediate read only by the next. Appends its nodes to Chain and
 /// returns the node whose output is the GELU's, or -1.
@@ -59,7 +36,7 @@ int matchGeluTail(const Graph &G, int X, size_t AI, std::vector<size_t> &Chain) 
   if (M1I < 0)
     return -1;
   const Node &M1 = G.Nodes[static_cast<size_t>(M1I)];
-  if (!binary(M1, "Mul"))
+  if (!isOp(M1, "Mul", 2))
     return -1;
   int Other;
   float S = 0;
@@ -69,7 +46,7 @@ int matchGeluTail(const Graph &G, int X, size_t AI, std::vector<size_t> &Chain) 
     if (M2I < 0)
       return -1;
     const Node &M2 = G.Nodes[static_cast<size_t>(M2I)];
-    if (!binary(M2, "Mul") || !withScalar(G, M2, Other, S) || Other != M1.Outputs[0] || !near(S, 0.5f))
+    if (!isOp(M2, "Mul", 2) || !withScalar(G, M2, Other, S) || Other != M1.Outputs[0] || !near(S, 0.5f))
       return -1;
     Chain.push_back(static_cast<size_t>(M2I));
     return M2I;
@@ -80,7 +57,7 @@ int matchGeluTail(const Graph &G, int X, size_t AI, std::vector<size_t> &Chain) 
     return -1;
   const size_t HI = static_cast<size_t>(G.Values[Half].Producer);
   const Node &H = G.Nodes[HI];
-  if (!binary(H, "Mul") || !withScalar(G, H, Other, S) || Other != X || !near(S, 0.5f))
+  if (!isOp(H, "Mul", 2) || !withScalar(G, H, Other, S) || Other != X || !near(S, 0.5f))
     return -1;
   Chain.push_back(HI);
   return M1I;
@@ -100,17 +77,17 @@ int matchTanhInner(const Graph &G, size_t TI, std::vector<size_t> &Chain) {
   const int M4 = soleProducer(G, G.Nodes[TI].Inputs[0], TI);
   int Inner = -1, Other = -1, X = -1;
   float S = 0;
-  if (M4 < 0 || !binary(G.Nodes[static_cast<size_t>(M4)], "Mul") ||
+  if (M4 < 0 || !isOp(G.Nodes[static_cast<size_t>(M4)], "Mul", 2) ||
       !withScalar(G, G.Nodes[static_cast<size_t>(M4)], Inner, S) || !near(S, 0.7978845608f))
     return -1;
   const int A1 = soleProducer(G, Inner, static_cast<size_t>(M4));
-  if (A1 < 0 || !binary(G.Nodes[static_cast<size_t>(A1)], "Add"))
+  if (A1 < 0 || !isOp(G.Nodes[static_cast<size_t>(A1)], "Add", 2))
     return -1;
   const Node &Add = G.Nodes[static_cast<size_t>(A1)];
   // One side is X, the other c2 * X^3 (read only here).
   for (int Side = 0; Side < 2 && X < 0; ++Side) {
     const int M3 = soleProducer(G, Add.Inputs[static_cast<size_t>(Side)], static_cast<size_t>(A1));
-    if (M3 < 0 || !binary(G.Nodes[static_cast<size_t>(M3)], "Mul") ||
+    if (M3 < 0 || !isOp(G.Nodes[static_cast<size_t>(M3)], "Mul", 2) ||
         !withScalar(G, G.Nodes[static_cast<size_t>(M3)], Other, S) || !near(S, 0.044715f))
       continue;
     const int Cand = Add.Inputs[static_cast<size_t>(1 - Side)];
@@ -121,16 +98,16 @@ int matchTanhInner(const Graph &G, size_t TI, std::vector<size_t> &Chain) {
     std::vector<size_t> Nodes = {static_cast<size_t>(M4), static_cast<size_t>(A1), static_cast<size_t>(M3),
                                  static_cast<size_t>(P)};
     float E = 0;
-    if (binary(Cube, "Pow") && Cube.Inputs[0] == Cand && scalarConst(G, Cube.Inputs[1], E) && E == 3.0f) {
+    if (isOp(Cube, "Pow", 2) && Cube.Inputs[0] == Cand && scalarConst(G, Cube.Inputs[1], E) && E == 3.0f) {
       // X^3 directly
-    } else if (binary(Cube, "Mul")) {
+    } else if (isOp(Cube, "Mul", 2)) {
       // X * (X * X): one side X, the other a Mul(X, X) read only by the cube.
       const int SqSide = Cube.Inputs[0] == Cand ? 1 : Cube.Inputs[1] == Cand ? 0 : -1;
       if (SqSide < 0)
         continue;
       const int Sq = soleProducer(G, Cube.Inputs[static_cast<size_t>(SqSide)], static_cast<size_t>(P));
-      if (Sq < 0 || !binary(G.Nodes[static_cast<size_t>(Sq)], "Mul") || G.Nodes[static_cast<size_t>(Sq)].Inputs[0] != Cand ||
-          G.Nodes[static_cast<size_t>(Sq)].Inputs[1] != Cand)
+      if (Sq < 0 || !isOp(G.Nodes[static_cast<size_t>(Sq)], "Mul", 2) ||
+          G.Nodes[static_cast<size_t>(Sq)].Inputs[0] != Cand || G.Nodes[static_cast<size_t>(Sq)].Inputs[1] != Cand)
         continue;
       Nodes.push_back(static_cast<size_t>(Sq));
     } else {
@@ -164,9 +141,9 @@ size_t fuseGelu(Graph &G) {
       if (DI < 0)
         continue;
       const Node &D = G.Nodes[static_cast<size_t>(DI)];
-      if (binary(D, "Div") && scalarConst(G, D.Inputs[1], S) && near(S, 1.41421356f))
+      if (isOp(D, "Div", 2) && scalarConst(G, D.Inputs[1], S) && near(S, 1.41421356f))
         X = D.Inputs[0];
-      else if (!(binary(D, "Mul") && withScalar(G, D, X, S) && near(S, 0.70710678f)))
+      else if (!(isOp(D, "Mul", 2) && withScalar(G, D, X, S) && near(S, 0.70710678f)))
         X = -1;
       Chain.push_back(static_cast<size_t>(DI));
     }
@@ -178,7 +155,7 @@ size_t fuseGelu(Graph &G) {
       continue;
     const Node &A = G.Nodes[static_cast<size_t>(AI)];
     int Other;
-    if (!binary(A, "Add") || !withScalar(G, A, Other, S) || Other != E.Outputs[0] || !near(S, 1.0f))
+    if (!isOp(A, "Add", 2) || !withScalar(G, A, Other, S) || Other != E.Outputs[0] || !near(S, 1.0f))
       continue;
     Chain.push_back(static_cast<size_t>(AI));
     const int Last = matchGeluTail(G, X, static_cast<size_t>(AI), Chain);

@@ -1,0 +1,39 @@
+// Small graph queries the pattern-matching passes share (FuseAttention, FuseGelu).
+#pragma once
+
+#include <cstddef>
+
+#include "ir/Graph.h"
+
+namespace optimium {
+namespace runtime {
+namespace detail {
+
+/// A default-domain node of this type with the given input count and one (present) output.
+inline bool isOp(const Node &N, const char *Op, size_t Inputs) {
+  return N.OpType == Op && N.Domain.empty() && N.Inputs.size() == Inputs && N.Outputs.size() == 1 &&
+         N.Outputs[0] >= 0;
+}
+
+/// The value of a constant float32 scalar (any rank, one element).
+inline bool scalarConst(const Graph &G, int V, float &Out) {
+  if (V < 0 || !G.Values[V].Const)
+    return false;
+  const ConstData &C = *G.Values[V].Const;
+  if (C.Type != ElementType::F32 || C.elementCount() != 1 || !C.Data)
+    return false;
+  Out = C.as<float>()[0];
+  return true;
+}
+
+/// The only consumer of value V (an intermediate: not a graph output), or -1.
+inline int soleConsumer(const Graph &G, int V) {
+  const Value &Val = G.Values[V];
+  if (Val.IsGraphOutput || Val.Consumers.size() != 1)
+    return -1;
+  return Val.Consumers[0];
+}
+
+} // namespace detail
+} // namespace runtime
+} // namespace optimium

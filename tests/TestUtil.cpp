@@ -85,6 +85,20 @@ double maxAbsDiff(const rt::Tensor &A, const rt::Tensor &B) {
   return M;
 }
 
+rt::Model loadModelBytes(const std::string &Bytes, bool MemOpt, int Threads) {
+  rt::ModelLoadOptions O;
+  O.EnableMemoryOptimization = MemOpt;
+  O.ThreadCount = Threads;
+  return rt::loadModel(reinterpret_cast<const uint8_t *>(Bytes.data()), Bytes.size(), O);
+}
+
+std::vector<std::string> opTypeList(const rt::Model &M) {
+  std::vector<std::string> Types;
+  for (const rt::OpInfo &Op : M.getOperations())
+    Types.push_back(Op.Type);
+  return Types;
+}
+
 } // namespace optimium_test
 
 namespace {

@@ -1,4 +1,4 @@
-// Shared helpers of the unit tests: paths of test data and .npy reading.
+// Shared helpers of the unit tests: paths of test data, .npy reading, loading models from bytes.
 #pragma once
 
 #include <string>
@@ -16,5 +16,12 @@ optimium::runtime::Tensor readNpy(const std::string &Path);
 
 /// Max abs difference between two float32 tensors of the same element count.
 double maxAbsDiff(const optimium::runtime::Tensor &A, const optimium::runtime::Tensor &B);
+
+/// Loads a model from ONNX bytes with fusion on or off (EnableMemoryOptimization: off runs every
+/// ONNX node) and a thread count (0: the runtime's default).
+optimium::runtime::Model loadModelBytes(const std::string &Bytes, bool MemOpt = true, int Threads = 0);
+
+/// The op types of a loaded model, in execution order.
+std::vector<std::string> opTypeList(const optimium::runtime::Model &M);
 
 } // namespace optimium_test

@@ -12,6 +12,7 @@
 
 #include "Optimium/Runtime.h"
 #include "OnnxBuilder.h"
+#include "TestUtil.h"
 
 namespace rt = optimium::runtime;
 using namespace optimium_test;
@@ -142,13 +143,9 @@ struct Run {
 
 Run runModel(const std::string &Bytes, bool MemOpt, const std::vector<std::pair<std::string, std::vector<float>>> &In,
              int Threads) {
-  rt::ModelLoadOptions O;
-  O.EnableMemoryOptimization = MemOpt;
-  O.ThreadCount = Threads;
-  rt::Model M = rt::loadModel(reinterpret_cast<const uint8_t *>(Bytes.data()), Bytes.size(), O);
+  rt::Model M = loadModelBytes(Bytes, MemOpt, Threads);
   Run Out;
-  for (const rt::OpInfo &Op : M.getOperations())
-    Out.Types.push_back(Op.Type);
+  Out.Types = opTypeList(M);
   rt::InferRequest R = M.createRequest();
   std::vector<rt::Tensor> Inputs;
   for (rt::StringRef Name : M.getInputNames()) {
@@ -399,13 +396,9 @@ std::vector<std::string> checkDecoder(const DecoderSpec &P, uint32_t Seed, int T
   std::vector<std::string> Types;
   std::vector<std::vector<float>> Outs[2];
   for (int Fuse = 0; Fuse < 2; ++Fuse) {
-    rt::ModelLoadOptions O;
-    O.EnableMemoryOptimization = Fuse == 1;
-    O.ThreadCount = Threads;
-    rt::Model M = rt::loadModel(reinterpret_cast<const uint8_t *>(Bytes.data()), Bytes.size(), O);
+    rt::Model M = loadModelBytes(Bytes, Fuse == 1, Threads);
     if (Fuse)
-      for (const rt::OpInfo &Op : M.getOperations())
-        Types.push_back(Op.Type);
+      Types = opTypeList(M);
     rt::InferRequest R = M.createRequest();
     std::vector<rt::Tensor> In;
     for (const std::vector<float> *Src : {&X, &PK, &PV}) {

@@ -8,6 +8,7 @@
 
 #include "Optimium/Runtime.h"
 #include "OnnxBuilder.h"
+#include "TestUtil.h"
 
 namespace rt = optimium::runtime;
 using namespace optimium_test;
@@ -52,9 +53,7 @@ struct RunResult {
 };
 
 RunResult runModel(const std::string &Bytes, bool MemOpt, bool DynamicClipBound = false) {
-  rt::ModelLoadOptions O;
-  O.EnableMemoryOptimization = MemOpt;
-  rt::Model M = rt::loadModel(reinterpret_cast<const uint8_t *>(Bytes.data()), Bytes.size(), O);
+  rt::Model M = loadModelBytes(Bytes, MemOpt);
   rt::InferRequest R = M.createRequest();
   std::vector<rt::Tensor> In;
   rt::TypedTensor<float> X = rt::tensor<float>({1, 3, 8, 8});

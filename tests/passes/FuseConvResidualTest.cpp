@@ -9,6 +9,7 @@
 
 #include "Optimium/Runtime.h"
 #include "OnnxBuilder.h"
+#include "TestUtil.h"
 
 namespace rt = optimium::runtime;
 using namespace optimium_test;
@@ -86,10 +87,7 @@ struct RunResult {
 };
 
 RunResult run(const std::string &Bytes, bool MemOpt, int Threads) {
-  rt::ModelLoadOptions O;
-  O.EnableMemoryOptimization = MemOpt;
-  O.ThreadCount = Threads;
-  rt::Model M = rt::loadModel(reinterpret_cast<const uint8_t *>(Bytes.data()), Bytes.size(), O);
+  rt::Model M = loadModelBytes(Bytes, MemOpt, Threads);
   rt::InferRequest R = M.createRequest();
   rt::TypedTensor<float> X = rt::tensor<float>({1, C, H, W});
   const std::vector<float> XV = wave(static_cast<size_t>(C * H * W), 1.0f, 0.0f);
@@ -168,9 +166,7 @@ std::string dynamicPlaneModel() {
 TEST(FuseConvResidual, SymbolicPlaneWinogradAndFallback) {
   rt::AutoInit Init;
   const std::string Bytes = dynamicPlaneModel();
-  rt::ModelLoadOptions O;
-  O.ThreadCount = 2;
-  rt::Model M = rt::loadModel(reinterpret_cast<const uint8_t *>(Bytes.data()), Bytes.size(), O);
+  rt::Model M = loadModelBytes(Bytes, true, 2);
   // conv, add, relu: the residual pass wants static shapes (symbolic ones are not compared).
   EXPECT_EQ(M.getOperations().size(), 3u);
   const std::vector<float> Wv = wave(20 * C * 9, 0.15f, 0.1f), Bv = wave(20, 0.1f, 0.7f);

@@ -9,6 +9,7 @@
 
 #include "Optimium/Runtime.h"
 #include "OnnxBuilder.h"
+#include "TestUtil.h"
 
 namespace rt = optimium::runtime;
 using namespace optimium_test;
@@ -63,12 +64,9 @@ struct RunResult {
 /// Runs the model on x = wave(elements of Shape, XScale); Types (optional) gets its op types.
 RunResult runModel(const std::string &Bytes, bool MemOpt, std::vector<std::string> *Types = nullptr,
                    std::vector<rt::Expr> Shape = {2, 5, 16}, float XScale = 1.5f) {
-  rt::ModelLoadOptions O;
-  O.EnableMemoryOptimization = MemOpt;
-  rt::Model M = rt::loadModel(reinterpret_cast<const uint8_t *>(Bytes.data()), Bytes.size(), O);
+  rt::Model M = loadModelBytes(Bytes, MemOpt);
   if (Types)
-    for (const rt::OpInfo &Op : M.getOperations())
-      Types->push_back(Op.Type);
+    *Types = opTypeList(M);
   rt::InferRequest R = M.createRequest();
   rt::TypedTensor<float> X = rt::tensor<float>(rt::TensorShape(std::move(Shape)));
   const std::vector<float> XV = wave(static_cast<size_t>(X.getShape().getElementCount().value()), XScale);

@@ -10,6 +10,7 @@
 
 #include "Optimium/Runtime.h"
 #include "OnnxBuilder.h"
+#include "TestUtil.h"
 
 namespace rt = optimium::runtime;
 using namespace optimium_test;
@@ -79,9 +80,7 @@ struct RunResult {
 
 RunResult run(Variant V, bool MemOpt) {
   const std::string Bytes = model(V);
-  rt::ModelLoadOptions O;
-  O.EnableMemoryOptimization = MemOpt;
-  rt::Model Mdl = rt::loadModel(reinterpret_cast<const uint8_t *>(Bytes.data()), Bytes.size(), O);
+  rt::Model Mdl = loadModelBytes(Bytes, MemOpt);
   RunResult R;
   for (const rt::OpInfo &Op : Mdl.getOperations()) {
     ++R.Ops;
@@ -195,9 +194,7 @@ struct SeparableResult {
 
 SeparableResult runSeparable(Separable V, bool MemOpt) {
   const std::string Bytes = separableModel(V);
-  rt::ModelLoadOptions O;
-  O.EnableMemoryOptimization = MemOpt;
-  rt::Model Mdl = rt::loadModel(reinterpret_cast<const uint8_t *>(Bytes.data()), Bytes.size(), O);
+  rt::Model Mdl = loadModelBytes(Bytes, MemOpt);
   SeparableResult R;
   for (const rt::OpInfo &Op : Mdl.getOperations()) {
     ++R.Ops;

@@ -12,6 +12,7 @@
 
 #include "Optimium/Runtime.h"
 #include "OnnxBuilder.h"
+#include "TestUtil.h"
 
 namespace rt = optimium::runtime;
 using namespace optimium_test;
@@ -103,12 +104,6 @@ std::string qdqModel(bool SharedConv, bool DynamicWeight) {
   return B.bytes();
 }
 
-rt::Model load(const std::string &Bytes, bool Fuse) {
-  rt::ModelLoadOptions O;
-  O.EnableMemoryOptimization = Fuse;
-  return rt::loadModel(reinterpret_cast<const uint8_t *>(Bytes.data()), Bytes.size(), O);
-}
-
 std::multiset<std::string> opTypes(const rt::Model &M) {
   std::multiset<std::string> Types;
   for (const rt::OpInfo &Op : M.getOperations())
@@ -151,7 +146,7 @@ TEST(FuseQdq, ConvAddMaxPoolRunOnIntegersAndMatchTheFloatPath) {
     GTEST_SKIP() << "QDQ rewrites run only where the VNNI QLinearConv kernel does";
   rt::AutoInit Init;
   const std::string Bytes = qdqModel(false, false);
-  rt::Model Fused = load(Bytes, true), Plain = load(Bytes, false);
+  rt::Model Fused = loadModelBytes(Bytes, true), Plain = loadModelBytes(Bytes, false);
   const auto Types = opTypes(Fused);
   EXPECT_EQ(Types.count("QLinearConv"), 1u);
   EXPECT_EQ(Types.count("com.microsoft.QLinearAdd"), 1u);
@@ -182,7 +177,7 @@ TEST(FuseQdq, ConvWithASecondFloatReaderOrAVariableWeightStaysFloat) {
   rt::AutoInit Init;
   for (bool Dynamic : {false, true}) {
     const std::string Bytes = qdqModel(!Dynamic, Dynamic);
-    rt::Model Fused = load(Bytes, true), Plain = load(Bytes, false);
+    rt::Model Fused = loadModelBytes(Bytes, true), Plain = loadModelBytes(Bytes, false);
     const auto Types = opTypes(Fused);
     EXPECT_EQ(Types.count("QLinearConv"), 0u) << "dynamic weight " << Dynamic;
     EXPECT_EQ(Types.count("Conv"), 1u) << "dynamic weight " << Dynamic;
@@ -242,7 +237,7 @@ TEST(FuseQdq, OnlyConvolutionsTheVnniKernelRunsWellAreRewritten) {
   } Cases[] = {{1, I8, 0, true}, {1, U8, 128, true}, {2, I8, 0, false /* 4 outputs per group */},
                {1, U8, 3, false}, {8, I8, 0, false /* depthwise */}, {1, I8, 1, false}};
   for (const Case &C : Cases) {
-    const rt::Model M = load(convOnlyModel(C.Group, C.WType, C.WZp), true);
+    const rt::Model M = loadModelBytes(convOnlyModel(C.Group, C.WType, C.WZp), true);
     const auto Types = opTypes(M);
     EXPECT_EQ(Types.count("QLinearConv"), C.Fused ? 1u : 0u)
         << "group " << C.Group << ", weight type " << C.WType << ", zero point " << C.WZp;

@@ -11,6 +11,7 @@
 
 #include "Optimium/Runtime.h"
 #include "OnnxBuilder.h"
+#include "TestUtil.h"
 
 namespace rt = optimium::runtime;
 using namespace optimium_test;
@@ -37,13 +38,9 @@ struct Run {
 };
 
 Run runModel(const std::string &Bytes, bool MemOpt, const std::vector<int64_t> &XDims, int Threads, size_t NOut) {
-  rt::ModelLoadOptions O;
-  O.EnableMemoryOptimization = MemOpt;
-  O.ThreadCount = Threads;
-  rt::Model M = rt::loadModel(reinterpret_cast<const uint8_t *>(Bytes.data()), Bytes.size(), O);
+  rt::Model M = loadModelBytes(Bytes, MemOpt, Threads);
   Run R;
-  for (const rt::OpInfo &Op : M.getOperations())
-    R.Types.push_back(Op.Type);
+  R.Types = opTypeList(M);
   rt::InferRequest Req = M.createRequest();
   std::mt19937 G(99);
   std::vector<rt::Tensor> In;

@@ -10,6 +10,7 @@
 
 #include "Optimium/Runtime.h"
 #include "OnnxBuilder.h"
+#include "TestUtil.h"
 
 namespace rt = optimium::runtime;
 using namespace optimium_test;
@@ -88,13 +89,9 @@ struct Run {
 };
 
 Run runModel(const std::string &Bytes, bool MemOpt, std::mt19937 G, int Threads) {
-  rt::ModelLoadOptions O;
-  O.EnableMemoryOptimization = MemOpt;
-  O.ThreadCount = Threads;
-  rt::Model M = rt::loadModel(reinterpret_cast<const uint8_t *>(Bytes.data()), Bytes.size(), O);
+  rt::Model M = loadModelBytes(Bytes, MemOpt, Threads);
   Run Out;
-  for (const rt::OpInfo &Op : M.getOperations())
-    Out.Types.push_back(Op.Type);
+  Out.Types = opTypeList(M);
   rt::InferRequest R = M.createRequest();
   std::vector<rt::Tensor> Inputs;
   for (rt::StringRef Name : M.getInputNames()) {

@@ -9,6 +9,7 @@
 
 #include "Optimium/Runtime.h"
 #include "OnnxBuilder.h"
+#include "TestUtil.h"
 
 namespace rt = optimium::runtime;
 using namespace optimium_test;
@@ -44,9 +45,7 @@ struct RunResult {
 };
 
 RunResult run(const std::string &Bytes, int64_t Rows, bool MemOpt) {
-  rt::ModelLoadOptions O;
-  O.EnableMemoryOptimization = MemOpt;
-  rt::Model M = rt::loadModel(reinterpret_cast<const uint8_t *>(Bytes.data()), Bytes.size(), O);
+  rt::Model M = loadModelBytes(Bytes, MemOpt);
   rt::InferRequest R = M.createRequest();
   rt::TypedTensor<float> Q = rt::tensor<float>({1, H, Rows, D}), K = rt::tensor<float>({1, H, S, D});
   const std::vector<float> QV = wave(static_cast<size_t>(H * Rows * D), 1.0f, 0.2f);

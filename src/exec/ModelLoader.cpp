@@ -269,8 +269,7 @@ Status placeAndCreateKernels(ModelImpl &M, const std::vector<std::shared_ptr<Reg
   };
   auto Blocks = std::make_shared<Recycler>();
   const auto materialize = [&](const Node &N, size_t I, ConstData &C) -> Status {
-    if (C.Data || !C.Source || C.Type == ElementType::String ||
-        (N.OpType == "Gather" && N.Domain.empty() && I == 0) || (N.OpType == "MatMul" && N.Domain.empty() && I == 1))
+    if (C.Data || !C.Source || C.Type == ElementType::String || (N.Domain.empty() && readsFileBytesInPlace(N.OpType, I)))
       return Status::ok();
     void *P = nullptr;
     size_t Mapped = 0, Cap = 0;

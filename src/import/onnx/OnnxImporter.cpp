@@ -462,8 +462,9 @@ private:
           continue;
         Used.insert(In);
         const bool Domain = N.domain().empty() || N.domain() == "ai.onnx";
-        const bool GatherData = Domain && N.op_type() == "Gather" && I == 0;
-        const bool MatMulB = Domain && N.op_type() == "MatMul" && I == 1 && N.input_size() == 2 &&
+        const bool InPlaceReader = Domain && readsFileBytesInPlace(N.op_type(), static_cast<size_t>(I));
+        const bool GatherData = InPlaceReader && N.op_type() == "Gather";
+        const bool MatMulB = InPlaceReader && N.op_type() == "MatMul" && N.input_size() == 2 &&
                              !Consts.count(N.input(0)) && N.input(0) != In;
         // A Conv's weights (with a non-constant input): the loader copies them aligned right
         // before the kernel packs them, into memory it reuses for the next weight (ModelLoader).

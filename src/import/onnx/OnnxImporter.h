@@ -26,6 +26,14 @@ constexpr int kMaxSupportedOpset = 28;
 /// Oldest default-domain opset accepted; nodes of opsets 1..6 go through upgradeLegacyNode.
 constexpr int kMinSupportedOpset = 1;
 
+/// Whether input Input of a default-domain node of type OpType reads a constant's bytes straight
+/// from the (possibly unaligned) model file: Gather's data (rows copied out) and MatMul's B (packed
+/// from it). The importer leaves such initializers without an aligned copy, and the loader does
+/// not make one for these readers.
+inline bool readsFileBytesInPlace(const std::string &OpType, size_t Input) {
+  return (OpType == "Gather" && Input == 0) || (OpType == "MatMul" && Input == 1);
+}
+
 /// Path: an .onnx file, or a folder holding model.onnx (or exactly one *.onnx).
 Result<ImportedModel> importOnnxPath(const std::string &Path);
 /// Bytes of an ONNX model; not copied (constants may point into them). External data files are

@@ -17,6 +17,7 @@
 #include "import/Manifest.h"
 #include "import/MappedFile.h"
 #include "import/onnx/OnnxImporter.h"
+#include "passes/Bf16Weights.h"
 #include "passes/InferShapes.h"
 #include "passes/FuseAttention.h"
 #include "passes/FuseConvActivation.h"
@@ -649,6 +650,7 @@ Result<std::shared_ptr<ModelImpl>> finishLoad(ImportedModel Imported, const Mode
       fuseQuantizedMaxPool(*M->G);
       foldConstantDequantize(*M->G);
     }
+    useBf16Weights(*M->G); // before the MatMul fusions: they take its bf16-weight MatMuls too
     fuseMatMulBias(*M->G);
     fuseGelu(*M->G);
     fuseMatMulGelu(*M->G);

@@ -1,5 +1,6 @@
 // MatMul + bias Add fusion (see FuseMatMulBias.h).
 #include "passes/FuseMatMulBias.h"
+#include "passes/Bf16Weights.h"
 #include "passes/EraseNodes.h"
 
 #include <algorithm>
@@ -35,10 +36,9 @@ size_t fuseMatMulBias(Graph &G) {
     if (M.OpType != "MatMul" || !M.Domain.empty() || M.Inputs.size() != 2 || M.Outputs.size() != 1 ||
         M.Outputs[0] < 0 || M.hasAttr(kFusedBias))
       continue;
-    const int B = M.Inputs[1];
-    if (B < 0 || !G.Values[B].Const || G.Values[B].Const->Type != ElementType::F32 || G.Values[B].Const->Dims.size() != 2)
+    if (!constWeightMatrix(G, M))
       continue;
-    const int64_t N = G.Values[B].Const->Dims[1];
+    const int64_t N = G.Values[M.Inputs[1]].Const->Dims[1];
     const Value &Y = G.Values[M.Outputs[0]];
     if (Y.IsGraphOutput || Y.Type != ElementType::F32 || Y.Consumers.size() != 1)
       continue;
@@ -189,8 +189,7 @@ size_t fuseMatMulGelu(Graph &G) {
     if (M.OpType != "MatMul" || !M.Domain.empty() || M.Inputs.size() < 2 || M.Outputs.size() != 1 ||
         M.hasAttr(kFusedGelu) || M.Inputs[1] < 0)
       continue;
-    const int B = M.Inputs[1];
-    if (!G.Values[B].Const || G.Values[B].Const->Type != ElementType::F32 || G.Values[B].Const->Dims.size() != 2)
+    if (!constWeightMatrix(G, M))
       continue;
     AttrValue One;
     One.K = AttrValue::Kind::Int;

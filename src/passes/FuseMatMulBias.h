@@ -19,7 +19,7 @@ constexpr const char *kFusedGelu = "optimium.fused_gelu";
 
 /// Folds every Add of a constant float32 bias [N] (or [1, ..., 1, N]) that is the only consumer
 /// of a float32 MatMul's output (not a graph output) whose B is a constant 2-D matrix with N
-/// columns into that MatMul. Returns the number fused. Callers skip it when every intermediate
+/// columns (float32, or bfloat16 weights: passes/Bf16Weights) into that MatMul. Returns the number fused. Callers skip it when every intermediate
 /// must stay readable.
 size_t fuseMatMulBias(Graph &G);
 

@@ -13,6 +13,8 @@
 #include "backends/native/Container.h"
 #include "backends/native/Kernel.h"
 #include "backends/native/OutputAllocator.h"
+#include "Optimium/Runtime/Types/BFloat16.h"
+#include "Optimium/Runtime/Types/Float16.h"
 #include "core/LowPrecision.h"
 
 using namespace optimium::runtime;
@@ -59,6 +61,8 @@ struct Buffer {
     case ElementType::I32: return static_cast<const int32_t *>(P)[I];
     case ElementType::I64: return static_cast<double>(static_cast<const int64_t *>(P)[I]);
     case ElementType::Bool: return static_cast<const uint8_t *>(P)[I];
+    case ElementType::BF16: return bfloat16::toFloat(static_cast<const uint16_t *>(P)[I]);
+    case ElementType::F16: return float16::toFloat(static_cast<const uint16_t *>(P)[I]);
     default:
       return lowp::isLowPrecision(Type) ? lowp::lowPrecisionToDouble(Type, static_cast<const uint8_t *>(P)[I]) : 0;
     }
@@ -73,6 +77,8 @@ struct Buffer {
     case ElementType::I32: static_cast<int32_t *>(P)[I] = static_cast<int32_t>(std::llround(V)); break;
     case ElementType::I64: static_cast<int64_t *>(P)[I] = static_cast<int64_t>(std::llround(V)); break;
     case ElementType::Bool: static_cast<uint8_t *>(P)[I] = V != 0; break;
+    case ElementType::BF16: static_cast<uint16_t *>(P)[I] = bfloat16::fromFloat(static_cast<float>(V)); break;
+    case ElementType::F16: static_cast<uint16_t *>(P)[I] = float16::fromFloat(static_cast<float>(V)); break;
     default:
       // Low-precision types: the stored byte (sub-byte integers clamped to their range).
       if (lowp::isSubByteInt(Type)) {

@@ -7,10 +7,12 @@
 #include <type_traits>
 
 #include "backends/native/ops/common/Gemm.h"
+#include "backends/native/ops/common/GemmBf16.h"
 #include "backends/native/ops/common/MathApprox.h"
 #include "backends/native/ops/common/OpUtil.h"
 #include "backends/native/ops/common/SimdDispatch.h"
 #include "import/MappedFile.h"
+#include "passes/Bf16Weights.h"
 #include "passes/FuseMatMulBias.h"
 #include "passes/FuseTransposeMatMul.h"
 
@@ -24,7 +26,15 @@ Status inferMatMul(ShapeContext &Ctx) {
   RETURN_IF_ERROR(requireInputType(Ctx, 0,
                                    {ElementType::F32, ElementType::F64, ElementType::I32, ElementType::I64,
                                     ElementType::U32, ElementType::U64}));
-  RETURN_IF_ERROR(requireSameType(Ctx, 0, 1));
+  ASSIGN_OR_RETURN(const int64_t Bf16Weights, Ctx.N.getInt(kBf16Weights, 0));
+  if (Bf16Weights) { // passes/Bf16Weights: B stands for its float32 values
+    if (Ctx.Inputs[0].Type != ElementType::F32 || Ctx.Inputs[1].Type != ElementType::BF16 || Ctx.Inputs[1].Shape.getRank() != 2)
+      return Ctx.error(ErrorCode::Type, "bfloat16 weights need a float32 A and a 2-D bfloat16 B, got ",
+                       toString(Ctx.Inputs[0].Type), " and ", toString(Ctx.Inputs[1].Type), " ",
+                       Ctx.Inputs[1].Shape.toString());
+  } else {
+    RETURN_IF_ERROR(requireSameType(Ctx, 0, 1));
+  }
   const TensorShape &A = Ctx.Inputs[0].Shape, &B = Ctx.Inputs[1].Shape;
   if (A.getRank() == 0 || B.getRank() == 0)
     return Ctx.error(ErrorCode::Shape, "operands must have rank >= 1, got ", A.toString(), " and ", B.toString());
@@ -336,6 +346,18 @@ template <typename T> class MatMulRefKernel : public Kernel {
 public:
   MatMulRefKernel(bool TransB, bool Gelu) : TransB(TransB), Gelu(Gelu) {}
   Status run(const KernelContext &Ctx) const override {
+    if (Ctx.Inputs.size() > 1 && Ctx.Inputs[1].Type == ElementType::BF16 && Ctx.Inputs[0].Type == ElementType::F32) {
+      // bfloat16 weights (passes/Bf16Weights): the float32 product of B's exact float values.
+      const TensorView &B = Ctx.Inputs[1];
+      std::vector<float> Wide(B.elementCount());
+      const uint16_t *Bits = B.data<uint16_t>();
+      for (size_t I = 0; I < Wide.size(); ++I)
+        Wide[I] = bfloat16::toFloat(Bits[I]);
+      std::vector<TensorView> In = Ctx.Inputs;
+      In[1].Type = ElementType::F32;
+      In[1].Data = Wide.data();
+      return run(KernelContext{In, Ctx.Outputs, Ctx.Par});
+    }
     if (Ctx.Outputs.size() > 1)
       return runThroughTemporary(Ctx, [this](const KernelContext &C) { return runOne(C); });
     return runOne(Ctx);
@@ -380,9 +402,19 @@ Result<bool> fusedGelu(const KernelCreateInfo &I) {
   return G != 0;
 }
 
-template <typename T> KernelVariant matMulRefVariant(const std::string &Name) {
+/// A float32 A with constant bfloat16 weights (passes/Bf16Weights).
+bool bf16WeightsTypesOk(const KernelCreateInfo &I) {
+  const auto Flag = I.N.getInt(kBf16Weights, 0);
+  return inputIs(I, 0, ElementType::F32) && inputIs(I, 1, ElementType::BF16) && inputIsConst(I, 1) && Flag.isOk() &&
+         Flag.value() == 1;
+}
+
+template <typename T> KernelVariant matMulRefVariant(const std::string &Name, bool Bf16Weights = false) {
   const ElementType ET = ElementTypeOf<T>::value;
-  return {Name, 0, [ET](const KernelCreateInfo &I) { return inputIs(I, 0, ET) && inputIs(I, 1, ET); },
+  return {Name, 0,
+          [ET, Bf16Weights](const KernelCreateInfo &I) {
+            return Bf16Weights ? bf16WeightsTypesOk(I) : inputIs(I, 0, ET) && inputIs(I, 1, ET);
+          },
           [](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
             ASSIGN_OR_RETURN(const bool TransB, transposedB(I));
             ASSIGN_OR_RETURN(const bool Gelu, fusedGelu(I));
@@ -445,6 +477,9 @@ private:
   Status runOne(const KernelContext &Ctx) const {
     const TensorView &AV = Ctx.Inputs[0], &BV = Ctx.Inputs[1];
     ASSIGN_OR_RETURN(const MatMulPlan P, planMatMul(AV, BV, Ctx.Outputs[0], TransB));
+    if (BV.Type == ElementType::BF16 && (!ConstB || !P.BSingle || ConstB->K != P.K || ConstB->N != P.N))
+      return runError("f32_matmul", "bfloat16 weights ", joinInts(BV.Dims), " differ from the packed ", ConstB ? ConstB->K : 0,
+                      " x ", ConstB ? ConstB->N : 0);
     const float *A = AV.data<float>(), *B = BV.data<float>();
     // B as the GEMM reads it: [K, N] row-major, or the same memory read transposed.
     const auto BRef = [&](const float *Base) {
@@ -528,18 +563,37 @@ private:
   bool TransB, Gelu;
 };
 
-bool matMulTypesOk(const KernelCreateInfo &I) {
-  return inputIs(I, 0, ElementType::F32) && inputIs(I, 1, ElementType::F32);
-}
-
-KernelVariant blockedVariant(GemmIsa Isa, int Priority) {
+/// The blocked GEMM MatMul: float32 operands, or (Bf16Weights) float32 A with constant bfloat16
+/// weights, packed as bf16 panels (common/GemmBf16.h).
+KernelVariant blockedVariant(GemmIsa Isa, int Priority, bool Bf16Weights = false) {
   const GemmMicroKernel &MK = gemmMicroKernel(Isa);
-  return {std::string("f32_matmul__") + MK.Name, Priority,
-          [Isa](const KernelCreateInfo &I) { return matMulTypesOk(I) && gemmIsaAvailable(Isa); },
+  return {std::string(Bf16Weights ? "f32_matmul_bf16w__" : "f32_matmul__") + MK.Name, Priority,
+          [Isa, Bf16Weights](const KernelCreateInfo &I) {
+            const bool Types = Bf16Weights ? bf16WeightsTypesOk(I)
+                                           : inputIs(I, 0, ElementType::F32) && inputIs(I, 1, ElementType::F32);
+            return Types && gemmIsaAvailable(Isa);
+          },
           [&MK](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
             ASSIGN_OR_RETURN(const bool TransB, transposedB(I));
             std::unique_ptr<PackedB> ConstB;
-            if (inputIsConst(I, 1)) {
+            if (inputIs(I, 1, ElementType::BF16)) {
+              // bfloat16 weights (passes/Bf16Weights): packed as bf16 panels, never widened.
+              ConstData &B = *I.Inputs[1].Const;
+              if (B.Dims.size() != 2 || (!B.Data && !B.Source))
+                return runError("f32_matmul", "bfloat16 weights ", joinInts(B.Dims), " are not a readable matrix");
+              const int64_t K = TransB ? B.Dims[1] : B.Dims[0], N = TransB ? B.Dims[0] : B.Dims[1];
+              const bool InFile = !B.Data;
+              const void *Bits = InFile ? B.Source : B.Data;
+              std::function<void(int64_t, int64_t)> Release;
+              if (InFile && !TransB)
+                Release = [Bits, N](int64_t K0, int64_t K1) {
+                  releaseSourceRange(static_cast<const uint16_t *>(Bits) + K0 * N,
+                                     static_cast<size_t>((K1 - K0) * N) * sizeof(uint16_t));
+                };
+              ConstB.reset(new PackedB);
+              packBBf16(MK, K, N, Bits, TransB ? 1 : N, TransB ? K : 1, *ConstB, Release, gemmKcForWeights(K));
+              markConstConsumed(I, 1);
+            } else if (inputIsConst(I, 1)) {
               ConstData &B = *I.Inputs[1].Const;
               // A 1-D B is a K x 1 matrix; a batched B whose batch dims are all 1 is one matrix.
               const size_t R = B.Dims.size();
@@ -574,6 +628,7 @@ OpKernels matMulKernels() {
   OpKernels K;
   K.OpType = "MatMul";
   K.Variants.push_back(matMulRefVariant<float>("f32_matmul__ref"));
+  K.Variants.push_back(matMulRefVariant<float>("f32_matmul_bf16w__ref", /*Bf16Weights=*/true));
   K.Variants.push_back(matMulRefVariant<double>("f64_matmul__ref"));
   K.Variants.push_back(matMulRefVariant<int32_t>("i32_matmul__ref"));
   K.Variants.push_back(matMulRefVariant<int64_t>("i64_matmul__ref"));
@@ -582,9 +637,13 @@ OpKernels matMulKernels() {
   K.Variants.push_back(blockedVariant(GemmIsa::Portable, 10));
   K.Variants.push_back(blockedVariant(GemmIsa::Avx2, 20));
   K.Variants.push_back(blockedVariant(GemmIsa::Avx512, 30));
+  K.Variants.push_back(blockedVariant(GemmIsa::Portable, 10, /*Bf16Weights=*/true));
+  K.Variants.push_back(blockedVariant(GemmIsa::Avx2, 20, /*Bf16Weights=*/true));
+  K.Variants.push_back(blockedVariant(GemmIsa::Avx512, 30, /*Bf16Weights=*/true));
   K.TestCases = [] {
     const auto T = [](std::vector<int64_t> D) { return tensorInput(std::move(D)); };
     const auto W = [](std::vector<int64_t> D) { return constInput(std::move(D)); };
+    const auto W16 = [](std::vector<int64_t> D) { return constInput(std::move(D), ElementType::BF16); };
     const auto splitCase = [](std::string Label, std::vector<TestInput> In, std::map<std::string, AttrValue> Attrs,
                               std::vector<int64_t> Widths) {
       Attrs[kSplitOutputs] = attrInts(Widths);
@@ -632,6 +691,20 @@ OpKernels matMulKernels() {
         splitCase("split_outputs_one_row", {T({1, 20}), W({20, 64})}, {}, {32, 32}),
         testCase("f64_batched", {tensorInput({2, 3, 4}, ElementType::F64), tensorInput({4, 5}, ElementType::F64)}),
         testCase("i64", {tensorInput({3, 4}, ElementType::I64), tensorInput({4, 2}, ElementType::I64)}),
+        // bfloat16 weights (passes/Bf16Weights): GEMV and GEMM over bf16 panels, odd N and K, K
+        // over one block (300 -> two blocks of 150), a transposed B, the fused epilogues.
+        testCase("bf16w_gemv", {T({1, 1, 130}), W16({130, 200})}, {{kBf16Weights, attrInt(1)}}, 1e-4),
+        testCase("bf16w_gemv_deep", {T({1, 300}), W16({300, 45})}, {{kBf16Weights, attrInt(1)}}, 1e-4),
+        testCase("bf16w_gemm", {T({2, 13, 70}), W16({70, 33})}, {{kBf16Weights, attrInt(1)}}, 1e-4),
+        testCase("bf16w_gemm_deep", {T({29, 300}), W16({300, 70})}, {{kBf16Weights, attrInt(1)}}, 1e-4),
+        testCase("bf16w_trans_b", {T({5, 40}), W16({37, 40})}, {{kBf16Weights, attrInt(1)}, {kTransposeB, attrInt(1)}},
+                 1e-4),
+        testCase("bf16w_trans_b_gemv", {T({1, 40}), W16({37, 40})}, {{kBf16Weights, attrInt(1)}, {kTransposeB, attrInt(1)}},
+                 1e-4),
+        testCase("bf16w_bias_gelu", {T({6, 40}), W16({40, 70}), W({70})},
+                 {{kBf16Weights, attrInt(1)}, {kFusedBias, attrInt(1)}, {kFusedGelu, attrInt(1)}}, 1e-4),
+        testCase("bf16w_bias_gemv", {T({1, 40}), W16({40, 70}), W({70})}, {{kBf16Weights, attrInt(1)}, {kFusedBias, attrInt(1)}},
+                 1e-4),
     };
   };
   return K;

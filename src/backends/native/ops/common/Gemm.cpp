@@ -2,6 +2,7 @@
 // build does not use -march=native, so the AVX2/AVX-512 kernels are compiled with target
 // attributes and only called after a run-time CPU check.
 #include "backends/native/ops/common/Gemm.h"
+#include "backends/native/ops/common/GemmBf16.h"
 #include "backends/native/ops/common/MathApprox.h"
 #include "backends/native/ops/common/VecMath512.h"
 
@@ -685,7 +686,10 @@ void gemmDriver(const GemmMicroKernel &MK, int64_t M, int64_t K, const GemmASour
   const int64_t Threads = std::max(1, Par.threads());
   while (Threads > 1 && (TasksM * TasksN) % Threads != 0 && TasksM * TasksN < 8 * Threads && TasksM < PanelsM)
     ++TasksM;
-  const float *PB = B.Packed ? B.Packed->Data.data() : nullptr;
+  // A bf16 B (GemmBf16.h) is unpacked one panel at a time into the worker's panel buffer, right
+  // before the task's row tiles reuse it (the float32 microkernels then run as usual).
+  const uint16_t *PB16 = B.Packed && B.Packed->Bf16 ? bf16Data(*B.Packed) : nullptr;
+  const float *PB = B.Packed && !PB16 ? B.Packed->Data.data() : nullptr;
   Par.forRange(static_cast<size_t>(TasksM * TasksN), 1, [&](size_t Begin, size_t End) {
     // B rows in place: each K block of the task's column panels is copied here, into a buffer of
     // this worker (L1/L2-sized: at most BlockN panels), right before the task's tiles reuse it.
@@ -721,6 +725,14 @@ void gemmDriver(const GemmMicroKernel &MK, int64_t M, int64_t K, const GemmASour
         // first, then run the rows outside. Otherwise each panel is copied right before its tiles
         // (still in L1 for them).
         const bool RowsOutside = (P1 - P0) * MR * Kc * static_cast<int64_t>(sizeof(float)) > (256 << 10);
+        if (PB16) {
+          for (int64_t Q = Q0; Q < Q1; ++Q) {
+            unpackBf16Panel(MK, PB16 + K0 * Npad + Q * Kc * NR, Kc, Panel.data());
+            for (int64_t P = P0; P < P1; ++P)
+              tile(P, Q, K0, Kc, Panel.data(), nullptr);
+          }
+          continue;
+        }
         if (!PB) {
           for (int64_t Q = Q0; Q < Q1; ++Q) {
             float *Dst = Panel.data() + (RowsOutside ? (Q - Q0) * KC * NR : 0);
@@ -863,10 +875,11 @@ __attribute__((target("avx512f,fma"))) inline void gemvSlab32Avx512(const float 
 /// a group of panels, each K block's slabs are one contiguous stretch of the packed buffer (the
 /// K blocks of one panel are far apart), so the whole task streams front to back instead of
 /// hopping between K blocks per panel. Partial sums of a group (GroupPanels x NR floats) stay in L1.
-template <int64_t NR, typename SlabFn>
+template <int64_t NR, typename T = float, typename SlabFn>
 inline void gemvPanels(const float *A, const PackedB &B, float *Y, size_t Begin, size_t End, SlabFn Slab) {
   constexpr size_t GroupPanels = 64;
   const int64_t Npad = (B.N + NR - 1) / NR * NR;
+  const T *Base = reinterpret_cast<const T *>(B.Data.data());
   alignas(64) float Acc[GroupPanels * NR];
   for (size_t G0 = Begin; G0 < End; G0 += GroupPanels) {
     const size_t G1 = std::min(End, G0 + GroupPanels);
@@ -874,7 +887,7 @@ inline void gemvPanels(const float *A, const PackedB &B, float *Y, size_t Begin,
     std::fill(Acc, Acc + Width, 0.0f);
     for (int64_t K0 = 0; K0 < B.K; K0 += B.Kc) {
       const int64_t Kc = std::min(B.Kc, B.K - K0);
-      const float *Slabs = B.Data.data() + K0 * Npad + static_cast<int64_t>(G0) * Kc * NR;
+      const T *Slabs = Base + K0 * Npad + static_cast<int64_t>(G0) * Kc * NR;
       for (size_t P = G0; P < G1; ++P)
         Slab(A + K0, Slabs + static_cast<int64_t>(P - G0) * Kc * NR, Kc, Acc + static_cast<int64_t>(P - G0) * NR);
     }
@@ -906,6 +919,30 @@ void gemvPacked(const GemmMicroKernel &MK, const float *A, const PackedB &B, flo
   const int64_t MinPanels = std::max<int64_t>(1, 16384 / std::max<int64_t>(1, B.K * NR));
   const int64_t Even = Panels / (4 * std::max(1, Par.threads()));
   const size_t Grain = static_cast<size_t>(std::max(MinPanels, std::min<int64_t>(Even, 64)));
+  if (B.Bf16) { // bf16 weights: half the bytes streamed, the same float32 products
+    const GemvBf16SlabFn Slab = gemvBf16SlabFor(MK);
+    const auto Step = [Slab, NR](const float *Ak, const uint16_t *S, int64_t Kc, float *Acc) { Slab(Ak, S, Kc, NR, Acc); };
+    Par.forRange(static_cast<size_t>(Panels), Grain, [&](size_t Begin, size_t End) {
+      if (NR == 32)
+        return gemvPanels<32, uint16_t>(A, B, Y, Begin, End, Step);
+      if (NR == 16)
+        return gemvPanels<16, uint16_t>(A, B, Y, Begin, End, Step);
+      // any other panel width: one element at a time
+      const int64_t Npad = Panels * NR;
+      for (size_t P = Begin; P < End; ++P)
+        for (int64_t J = static_cast<int64_t>(P) * NR; J < std::min(B.N, static_cast<int64_t>(P + 1) * NR); ++J) {
+          float S = 0;
+          for (int64_t K0 = 0; K0 < B.K; K0 += B.Kc) {
+            const int64_t Kc = std::min(B.Kc, B.K - K0);
+            const uint16_t *Panel = bf16Data(B) + K0 * Npad + static_cast<int64_t>(P) * Kc * NR;
+            for (int64_t Kk = 0; Kk < Kc; ++Kk)
+              S += A[K0 + Kk] * bfloat16::toFloat(Panel[Kk * NR + bf16Slot(J - static_cast<int64_t>(P) * NR, NR)]);
+          }
+          Y[J] = S;
+        }
+    });
+    return;
+  }
   Par.forRange(static_cast<size_t>(Panels), Grain, [&](size_t Begin, size_t End) {
 #ifdef OPT_GEMM_X86
     if (MK.Isa == GemmIsa::Avx512 && NR == 32)

@@ -130,6 +130,9 @@ struct PackedA {
 struct PackedB {
   int64_t K = 0, N = 0, Kc = GemmKC;
   AlignedFloats Data;
+  /// Data holds bfloat16 weights (GemmBf16.h's layout, two per float slot) instead of floats:
+  /// gemmPacked/gemmRowsA/gemmA and gemvPacked read them as their exact float32 values.
+  bool Bf16 = false;
 };
 
 /// The K block for a constant B of depth K that activations read in place (MatMul's weights): all

@@ -1,0 +1,81 @@
+// MatMul weights kept in bfloat16 (see Bf16Weights.h).
+#include "passes/Bf16Weights.h"
+
+#include <vector>
+
+#include "passes/EraseNodes.h"
+#include "passes/PassMatch.h"
+
+namespace optimium {
+namespace runtime {
+namespace detail {
+
+namespace {
+
+constexpr int64_t kOnnxFloat = 1; // TensorProto.FLOAT, Cast's "to"
+
+/// The bfloat16 constant V is Cast from, when V is Cast(to=FLOAT) of a constant 2-D bf16 tensor
+/// whose bytes are readable (in memory or in the model file); -1 otherwise.
+int bf16Source(const Graph &G, int V) {
+  if (V < 0 || G.Values[V].Producer < 0)
+    return -1;
+  const Node &C = G.Nodes[static_cast<size_t>(G.Values[V].Producer)];
+  if (!isOp(C, "Cast", 1) || C.Inputs[0] < 0)
+    return -1;
+  const auto To = C.getInt("to", 0);
+  if (!To.isOk() || To.value() != kOnnxFloat)
+    return -1;
+  const Value &W = G.Values[C.Inputs[0]];
+  if (!W.Const || W.Const->Type != ElementType::BF16 || W.Const->Dims.size() != 2 ||
+      (!W.Const->Data && !W.Const->Source))
+    return -1;
+  return C.Inputs[0];
+}
+
+} // namespace
+
+bool constWeightMatrix(const Graph &G, const Node &M) {
+  if (M.Inputs.size() < 2 || M.Inputs[1] < 0)
+    return false;
+  const Value &B = G.Values[M.Inputs[1]];
+  if (!B.Const || B.Const->Dims.size() != 2)
+    return false;
+  const auto Bf16 = M.getInt(kBf16Weights, 0);
+  return B.Const->Type == (Bf16.isOk() && Bf16.value() ? ElementType::BF16 : ElementType::F32);
+}
+
+size_t useBf16Weights(Graph &G) {
+  size_t Rewired = 0;
+  for (Node &M : G.Nodes) {
+    if (!isOp(M, "MatMul", 2) || !M.Attrs.empty() || M.Inputs[0] < 0 ||
+        G.Values[M.Inputs[0]].Type != ElementType::F32 || G.Values[M.Outputs[0]].Type != ElementType::F32)
+      continue;
+    const int W = bf16Source(G, M.Inputs[1]);
+    if (W < 0)
+      continue;
+    M.Inputs[1] = W;
+    AttrValue One;
+    One.K = AttrValue::Kind::Int;
+    One.I = 1;
+    M.Attrs[kBf16Weights] = One;
+    ++Rewired;
+  }
+  if (!Rewired)
+    return 0;
+  G.rebuildUseLists();
+  // Casts of bf16 weights nobody reads any more.
+  std::vector<char> Remove(G.Nodes.size(), 0);
+  for (size_t I = 0; I < G.Nodes.size(); ++I) {
+    const Node &C = G.Nodes[I];
+    if (isOp(C, "Cast", 1) && bf16Source(G, C.Outputs[0]) >= 0) {
+      const Value &Out = G.Values[C.Outputs[0]];
+      Remove[I] = Out.Consumers.empty() && !Out.IsGraphOutput;
+    }
+  }
+  eraseMarkedNodes(G, Remove);
+  return Rewired;
+}
+
+} // namespace detail
+} // namespace runtime
+} // namespace optimium

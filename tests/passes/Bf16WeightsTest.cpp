@@ -1,0 +1,112 @@
+// Weights stored as bfloat16 (passes/Bf16Weights): MatMul(x, Cast<float>(W_bf16)) (+ bias) runs as
+// one MatMul over the bf16 constant, with the outputs of the same model whose weights are the
+// float32 values of W (GEMM rows and the one-row GEMV); a Cast with another reader stays, and
+// nothing changes when every intermediate must stay readable.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "Optimium/Runtime.h"
+#include "Optimium/Runtime/Types/BFloat16.h"
+#include "OnnxBuilder.h"
+#include "TestUtil.h"
+
+namespace rt = optimium::runtime;
+using namespace optimium_test;
+
+namespace {
+
+constexpr int64_t K = 300, N = 70; // K over one packed block, N not a multiple of a panel
+
+std::vector<float> wave(size_t Count, float Scale, float Phase) {
+  std::vector<float> V(Count);
+  for (size_t I = 0; I < Count; ++I)
+    V[I] = Scale * std::sin(static_cast<float>(I) * 0.37f + Phase);
+  return V;
+}
+
+std::vector<uint16_t> weightBits() {
+  std::vector<uint16_t> Bits;
+  for (float V : wave(K * N, 0.2f, 0.1f))
+    Bits.push_back(rt::bfloat16::fromFloat(V));
+  return Bits;
+}
+
+/// x[Rows, K] -> MatMul(., W) -> Add(b) -> y. Bf16: W is Cast(to=FLOAT) of a bf16 initializer;
+/// otherwise W is a float32 initializer with the same (bf16-exact) values. CastReader makes the
+/// Cast's output a graph output too.
+std::string linearModel(int64_t Rows, bool Bf16, bool CastReader = false) {
+  OnnxBuilder B(17);
+  B.input("x", onnx::TensorProto_DataType_FLOAT, {Rows, K});
+  const std::vector<uint16_t> Bits = weightBits();
+  if (Bf16) {
+    B.initializerRaw("w16", onnx::TensorProto_DataType_BFLOAT16, {K, N}, Bits);
+    OnnxBuilder::attrInt(B.node("Cast", {"w16"}, {"w"}, "cast"), "to", onnx::TensorProto_DataType_FLOAT);
+  } else {
+    std::vector<float> W;
+    for (uint16_t V : Bits)
+      W.push_back(rt::bfloat16::toFloat(V));
+    B.initializer("w", {K, N}, W);
+  }
+  B.initializer("b", {N}, wave(N, 0.5f, 0.7f));
+  B.node("MatMul", {"x", "w"}, {"m"}, "mm");
+  B.node("Add", {"m", "b"}, {"y"}, "bias");
+  B.output("y", onnx::TensorProto_DataType_FLOAT);
+  if (CastReader)
+    B.output("w", onnx::TensorProto_DataType_FLOAT);
+  return B.bytes();
+}
+
+std::vector<float> run(const std::string &Bytes, int64_t Rows, bool MemOpt, std::vector<std::string> *Types) {
+  rt::Model M = loadModelBytes(Bytes, MemOpt);
+  *Types = opTypeList(M);
+  rt::InferRequest R = M.createRequest();
+  rt::TypedTensor<float> X = rt::tensor<float>(rt::TensorShape({Rows, K}));
+  const std::vector<float> XV = wave(static_cast<size_t>(Rows * K), 1.0f, 0.4f);
+  std::copy(XV.begin(), XV.end(), static_cast<float *>(X.data()));
+  std::vector<rt::Tensor> In{X};
+  R.infer(rt::make_array(In));
+  R.wait();
+  rt::Tensor Y = R.getOutput("y");
+  const float *P = static_cast<const float *>(Y.data());
+  return std::vector<float>(P, P + Y.getShape().getElementCount().value());
+}
+
+void expectClose(const std::vector<float> &A, const std::vector<float> &B) {
+  ASSERT_EQ(A.size(), B.size());
+  for (size_t I = 0; I < A.size(); ++I)
+    EXPECT_NEAR(A[I], B[I], 1e-4f * std::max(1.0f, std::fabs(B[I]))) << "element " << I;
+}
+
+} // namespace
+
+TEST(Bf16Weights, CastMatMulBiasBecomesOneMatMul) {
+  for (int64_t Rows : {1, 9}) { // the GEMV, and GEMM rows
+    SCOPED_TRACE("rows " + std::to_string(Rows));
+    std::vector<std::string> Types, RefTypes;
+    const std::vector<float> Y = run(linearModel(Rows, true), Rows, true, &Types);
+    const std::vector<float> Ref = run(linearModel(Rows, false), Rows, true, &RefTypes);
+    EXPECT_EQ(Types, std::vector<std::string>{"MatMul"});
+    EXPECT_EQ(RefTypes, std::vector<std::string>{"MatMul"});
+    expectClose(Y, Ref);
+  }
+}
+
+TEST(Bf16Weights, CastWithAnotherReaderStays) {
+  std::vector<std::string> Types, RefTypes;
+  const std::vector<float> Y = run(linearModel(4, true, /*CastReader=*/true), 4, true, &Types);
+  const std::vector<float> Ref = run(linearModel(4, false), 4, true, &RefTypes);
+  EXPECT_EQ(std::count(Types.begin(), Types.end(), "Cast"), 1);
+  EXPECT_EQ(std::count(Types.begin(), Types.end(), "MatMul"), 1);
+  expectClose(Y, Ref);
+}
+
+TEST(Bf16Weights, NotAppliedWhenIntermediatesStayReadable) {
+  std::vector<std::string> Types, RefTypes;
+  const std::vector<float> Y = run(linearModel(3, true), 3, /*MemOpt=*/false, &Types);
+  const std::vector<float> Ref = run(linearModel(3, false), 3, true, &RefTypes);
+  EXPECT_EQ(std::count(Types.begin(), Types.end(), "Cast"), 1);
+  expectClose(Y, Ref);
+}

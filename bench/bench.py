@@ -31,6 +31,9 @@ CASES = [
     ("bert_mini seq128", "bert_mini", "bert_mini", ""),
     ("gpt past128", "gpt2_tiny_decoder", "gpt2_tiny_decoder", ""),
     ("gpt past1024", "gpt2_tiny_decoder", "gpt2_tiny_decoder", "past1024_"),
+    ("gpt past128 bf16 weights vs ORT fp32", "lowprec:gpt2_tiny_decoder_bf16w", "gpt2_tiny_decoder", ""),
+    ("gpt past1024 bf16 weights vs ORT fp32", "lowprec:gpt2_tiny_decoder_bf16w", "gpt2_tiny_decoder", "past1024_"),
+    ("gpt past128 bf16 weights", "lowprec:gpt2_tiny_decoder_bf16w", "lowprec:gpt2_tiny_decoder_bf16w", ""),
 ]
 
 

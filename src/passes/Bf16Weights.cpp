@@ -47,8 +47,11 @@ bool constWeightMatrix(const Graph &G, const Node &M) {
 size_t useBf16Weights(Graph &G) {
   size_t Rewired = 0;
   for (Node &M : G.Nodes) {
-    if (!isOp(M, "MatMul", 2) || !M.Attrs.empty() || M.Inputs[0] < 0 ||
-        G.Values[M.Inputs[0]].Type != ElementType::F32 || G.Values[M.Outputs[0]].Type != ElementType::F32)
+    // MatMul with no internal attribute yet; Gemm (with or without its C) with only ONNX ones.
+    const bool MatMul = isOp(M, "MatMul", 2) && M.Attrs.empty();
+    const bool Gemm = (isOp(M, "Gemm", 2) || isOp(M, "Gemm", 3)) && !M.hasAttr(kBf16Weights);
+    if ((!MatMul && !Gemm) || M.Inputs[0] < 0 || G.Values[M.Inputs[0]].Type != ElementType::F32 ||
+        G.Values[M.Outputs[0]].Type != ElementType::F32)
       continue;
     const int W = bf16Source(G, M.Inputs[1]);
     if (W < 0)

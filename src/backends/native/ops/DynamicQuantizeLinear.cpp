@@ -2,6 +2,11 @@
 // 0), then y = saturate(rint(x / scale) + zero_point), as the ONNX reference computes them.
 #include "backends/native/ops/common/QuantCommon.h"
 
+#include <cmath>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 namespace optimium {
 namespace runtime {
 namespace detail {
@@ -49,6 +54,84 @@ Status runDynamicQuantize(const KernelContext &Ctx, bool Par) {
   return Status::ok();
 }
 
+#if defined(__x86_64__)
+// GCC 12 flags the undefined pass-through operand inside the conversion intrinsics.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+/// The range pass of [Lo, Hi): max/min with the running value second, so a NaN element is skipped
+/// as the reference's std::max / std::min skip it.
+__attribute__((target("avx512f"))) void rangeAvx512(const float *In, size_t Lo, size_t Hi, float &Min, float &Max) {
+  __m512 VMax = _mm512_setzero_ps(), VMin = _mm512_setzero_ps();
+  size_t I = Lo;
+  for (; I + 16 <= Hi; I += 16) {
+    const __m512 X = _mm512_loadu_ps(In + I);
+    VMax = _mm512_max_ps(X, VMax);
+    VMin = _mm512_min_ps(X, VMin);
+  }
+  if (I < Hi) {
+    const __mmask16 K = static_cast<__mmask16>((1u << (Hi - I)) - 1u);
+    const __m512 X = _mm512_maskz_loadu_ps(K, In + I); // masked lanes are 0: inside the range already
+    VMax = _mm512_max_ps(X, VMax);
+    VMin = _mm512_min_ps(X, VMin);
+  }
+  Max = _mm512_reduce_max_ps(VMax);
+  Min = _mm512_reduce_min_ps(VMin);
+}
+
+/// y = saturate(rint(x / scale) + zp) for [Lo, Hi): the same float division, round-half-even, a
+/// NaN quotient giving the zero point, as the reference.
+__attribute__((target("avx512f,avx512bw,avx512vl"))) void quantizeAvx512(const float *In, uint8_t *Out, size_t Lo, size_t Hi,
+                                                                 float Scale, int64_t Zp) {
+  const __m512 S = _mm512_set1_ps(Scale), Z = _mm512_set1_ps(static_cast<float>(Zp));
+  const __m512 Top = _mm512_set1_ps(255.0f), Zero = _mm512_setzero_ps();
+  for (size_t I = Lo; I < Hi; I += 16) {
+    const size_t Left = Hi - I;
+    const __mmask16 K = static_cast<__mmask16>(Left >= 16 ? 0xFFFFu : (1u << Left) - 1u);
+    const __m512 Q = _mm512_div_ps(_mm512_maskz_loadu_ps(K, In + I), S);
+    __m512 R = _mm512_roundscale_ps(Q, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    R = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(R, R, _CMP_ORD_Q), R); // NaN -> 0
+    R = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(R, Z), Zero), Top);
+    _mm_mask_storeu_epi8(Out + I, K, _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(R)));
+  }
+}
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+
+/// The AVX-512 kernel: both passes vectorized and split over the pool (ranges of 16K elements).
+Status runDynamicQuantizeAvx512(const KernelContext &Ctx) {
+  const TensorView &X = Ctx.Inputs[0], &Y = Ctx.Outputs[0];
+  const float *In = X.data<const float>();
+  const size_t N = X.elementCount(), Chunk = 16384, Chunks = (N + Chunk - 1) / Chunk;
+  std::vector<float> Mins(std::max<size_t>(Chunks, 1), 0.0f), Maxs(std::max<size_t>(Chunks, 1), 0.0f);
+  Ctx.Par.forRange(Chunks, 1, [&](size_t Lo, size_t Hi) {
+    for (size_t C = Lo; C < Hi; ++C)
+      rangeAvx512(In, C * Chunk, std::min(N, (C + 1) * Chunk), Mins[C], Maxs[C]);
+  });
+  float Max = 0, Min = 0;
+  for (size_t C = 0; C < Chunks; ++C) {
+    Max = std::max(Max, Maxs[C]);
+    Min = std::min(Min, Mins[C]);
+  }
+  const float Scale = (Max == Min ? 1.0f : Max - Min) / 255.0f;
+  const float Zp0 = std::min(255.0f, std::max(0.0f, 0.0f - Min / Scale));
+  const int64_t Zp = roundHalfEven(Zp0);
+  uint8_t *Out = Y.data<uint8_t>();
+  Ctx.Par.forRange(Chunks, 1, [&](size_t Lo, size_t Hi) {
+    for (size_t C = Lo; C < Hi; ++C)
+      quantizeAvx512(In, Out, C * Chunk, std::min(N, (C + 1) * Chunk), Scale, Zp);
+  });
+  if (hasRunOutput(Ctx, 1))
+    Ctx.Outputs[1].data<float>()[0] = Scale;
+  if (hasRunOutput(Ctx, 2))
+    Ctx.Outputs[2].data<uint8_t>()[0] = static_cast<uint8_t>(Zp);
+  return Status::ok();
+}
+#endif
+
 OpKernels dynamicQuantizeKernels() {
   OpKernels K;
   K.OpType = "DynamicQuantizeLinear";
@@ -59,14 +142,29 @@ OpKernels dynamicQuantizeKernels() {
   K.Variants.push_back({"f32_dynamicquantizelinear__parallel", 10, F32, [](const KernelCreateInfo &) {
                           return makeKernel<FunctionKernel>([](const KernelContext &C) { return runDynamicQuantize(C, true); });
                         }});
+#if defined(__x86_64__)
+  K.Variants.push_back({"f32_dynamicquantizelinear__avx512", 30,
+                        [F32](const KernelCreateInfo &I) {
+                          return F32(I) && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                                 __builtin_cpu_supports("avx512vl");
+                        },
+                        [](const KernelCreateInfo &) {
+                          return makeKernel<FunctionKernel>([](const KernelContext &C) { return runDynamicQuantizeAvx512(C); });
+                        }});
+#endif
   K.TestCases = [] {
     TestInput Pos = tensorInput({3, 4});
     Pos.Low = 0.5, Pos.High = 9;
     TestInput Neg = tensorInput({2, 8});
     Neg.Low = -9, Neg.High = -0.5;
+    // Values on the rounding boundaries (x / scale an exact .5) and a NaN (ignored by the range,
+    // quantized to the zero point).
+    TestInput Ties = valuesInput({7}, {-1.0, 0.0, 0.5, 1.0, 2.5, 3.0, 1.5}, ElementType::F32, false);
+    TestInput WithNan = valuesInput({5}, {-2.0, std::nan(""), 0.25, 4.0, -0.75}, ElementType::F32, false);
     std::vector<OpTestCase> C = {testCase("mixed", {tensorInput({4, 5})}), testCase("positive", {Pos}),
                                  testCase("negative", {Neg}), testCase("zeros", {valuesInput({6}, {0}, ElementType::F32, false)}),
-                                 testCase("large", {tensorInput({64, 300})})};
+                                 testCase("large", {tensorInput({64, 300})}), testCase("ties", {Ties}),
+                                 testCase("nan", {WithNan}), testCase("many_chunks", {tensorInput({3, 20000})})};
     for (OpTestCase &T : C)
       T.NumOutputs = 3;
     return C;

@@ -34,6 +34,10 @@ CASES = [
     ("gpt past128 bf16 weights vs ORT fp32", "lowprec:gpt2_tiny_decoder_bf16w", "gpt2_tiny_decoder", ""),
     ("gpt past1024 bf16 weights vs ORT fp32", "lowprec:gpt2_tiny_decoder_bf16w", "gpt2_tiny_decoder", "past1024_"),
     ("gpt past128 bf16 weights", "lowprec:gpt2_tiny_decoder_bf16w", "lowprec:gpt2_tiny_decoder_bf16w", ""),
+    ("bert_mini int8 dynamic vs ORT fp32", "lowprec:bert_mini_int8dyn", "bert_mini", ""),
+    ("bert_mini int8 dynamic", "lowprec:bert_mini_int8dyn", "lowprec:bert_mini_int8dyn", ""),
+    ("gpt past128 int8 dynamic vs ORT fp32", "lowprec:gpt2_tiny_decoder_int8dyn", "gpt2_tiny_decoder", ""),
+    ("gpt past128 int8 dynamic", "lowprec:gpt2_tiny_decoder_int8dyn", "lowprec:gpt2_tiny_decoder_int8dyn", ""),
 ]
 
 

@@ -1,6 +1,7 @@
 // The GEMM engine (ops/common/Gemm.cpp) built for AArch64, where its baseline microkernel is the
 // NEON one, checked against a double-precision reference: packed and in-place A, column edges,
-// alpha / beta / accumulate, every epilogue (row bias, column bias, clamp, GELU) and the GEMV.
+// alpha / beta / accumulate, every epilogue (row bias, column bias, clamp, GELU), the GEMV, and B
+// packed as bfloat16 weights (GemmBf16.h) in the GEMM and the GEMV.
 // Built and run by tests/cross/check-aarch64.sh (cross compiler + qemu-user); no gtest, no pool.
 #include <cmath>
 #include <cstdio>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "backends/native/ops/common/Gemm.h"
+#include "backends/native/ops/common/GemmBf16.h"
 #include "backends/native/ops/common/MathApprox.h"
 
 using namespace optimium::runtime::detail;
@@ -94,6 +96,25 @@ int main() {
         gemvPacked(MK, A.data(), PB, Y.data(), Serial);
         for (int64_t J = 0; J < N; ++J)
           expectNear(Y[static_cast<size_t>(J)], AB[static_cast<size_t>(J)], Tol, "gemv", 1, N, K, J);
+        // bfloat16 weights: B rounded to bf16, products of their exact float values.
+        std::vector<uint16_t> Bits(static_cast<size_t>(K * N));
+        for (size_t I = 0; I < Bits.size(); ++I)
+          Bits[I] = optimium::runtime::bfloat16::fromFloat(B[I]);
+        std::vector<double> AB16(static_cast<size_t>(M * N), 0.0);
+        for (int64_t I = 0; I < M; ++I)
+          for (int64_t J = 0; J < N; ++J)
+            for (int64_t Kk = 0; Kk < K; ++Kk)
+              AB16[static_cast<size_t>(I * N + J)] += static_cast<double>(A[static_cast<size_t>(I * K + Kk)]) *
+                                                      optimium::runtime::bfloat16::toFloat(Bits[static_cast<size_t>(Kk * N + J)]);
+        PackedB PB16;
+        packBBf16(MK, K, N, Bits.data(), N, 1, PB16, nullptr, GemmKC);
+        C = C0;
+        gemmRowsA(MK, M, K, A.data(), K, PB16, 1.0f, 0.0f, C.data(), N, Serial);
+        for (int64_t I = 0; I < M * N; ++I)
+          expectNear(C[static_cast<size_t>(I)], AB16[static_cast<size_t>(I)], Tol, "bf16 rowsA", M, N, K, I);
+        gemvPacked(MK, A.data(), PB16, Y.data(), Serial);
+        for (int64_t J = 0; J < N; ++J)
+          expectNear(Y[static_cast<size_t>(J)], AB16[static_cast<size_t>(J)], Tol, "bf16 gemv", 1, N, K, J);
         ++Cases;
       }
   std::printf("%d shapes, %d failure(s)\n", Cases, Failures);

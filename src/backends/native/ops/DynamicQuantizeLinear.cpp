@@ -31,6 +31,17 @@ OpSchema dynamicQuantizeSchema() {
   return S;
 }
 
+/// The scale and zero point of the range [Min, Max] (which includes 0), written to the optional
+/// outputs 1 and 2 too.
+void quantParams(const KernelContext &Ctx, float Min, float Max, float &Scale, int64_t &Zp) {
+  Scale = (Max == Min ? 1.0f : Max - Min) / 255.0f;
+  Zp = roundHalfEven(std::min(255.0f, std::max(0.0f, 0.0f - Min / Scale)));
+  if (hasRunOutput(Ctx, 1))
+    Ctx.Outputs[1].data<float>()[0] = Scale;
+  if (hasRunOutput(Ctx, 2))
+    Ctx.Outputs[2].data<uint8_t>()[0] = static_cast<uint8_t>(Zp);
+}
+
 Status runDynamicQuantize(const KernelContext &Ctx, bool Par) {
   const TensorView &X = Ctx.Inputs[0], &Y = Ctx.Outputs[0];
   const float *In = X.data<const float>();
@@ -40,17 +51,13 @@ Status runDynamicQuantize(const KernelContext &Ctx, bool Par) {
     Max = std::max(Max, In[I]);
     Min = std::min(Min, In[I]);
   }
-  const float Scale = (Max == Min ? 1.0f : Max - Min) / 255.0f;
-  const float Zp0 = std::min(255.0f, std::max(0.0f, 0.0f - Min / Scale));
-  const int64_t Zp = roundHalfEven(Zp0);
+  float Scale;
+  int64_t Zp;
+  quantParams(Ctx, Min, Max, Scale, Zp);
   forRangeMaybe(Ctx, Par, N, 16384, [&](size_t Lo, size_t Hi) {
     for (size_t I = Lo; I < Hi; ++I)
       storeSaturated(Y, I, roundHalfEven(In[I] / Scale) + Zp);
   });
-  if (hasRunOutput(Ctx, 1))
-    Ctx.Outputs[1].data<float>()[0] = Scale;
-  if (hasRunOutput(Ctx, 2))
-    Ctx.Outputs[2].data<uint8_t>()[0] = static_cast<uint8_t>(Zp);
   return Status::ok();
 }
 
@@ -116,18 +123,14 @@ Status runDynamicQuantizeAvx512(const KernelContext &Ctx) {
     Max = std::max(Max, Maxs[C]);
     Min = std::min(Min, Mins[C]);
   }
-  const float Scale = (Max == Min ? 1.0f : Max - Min) / 255.0f;
-  const float Zp0 = std::min(255.0f, std::max(0.0f, 0.0f - Min / Scale));
-  const int64_t Zp = roundHalfEven(Zp0);
+  float Scale;
+  int64_t Zp;
+  quantParams(Ctx, Min, Max, Scale, Zp);
   uint8_t *Out = Y.data<uint8_t>();
   Ctx.Par.forRange(Chunks, 1, [&](size_t Lo, size_t Hi) {
     for (size_t C = Lo; C < Hi; ++C)
       quantizeAvx512(In, Out, C * Chunk, std::min(N, (C + 1) * Chunk), Scale, Zp);
   });
-  if (hasRunOutput(Ctx, 1))
-    Ctx.Outputs[1].data<float>()[0] = Scale;
-  if (hasRunOutput(Ctx, 2))
-    Ctx.Outputs[2].data<uint8_t>()[0] = static_cast<uint8_t>(Zp);
   return Status::ok();
 }
 #endif

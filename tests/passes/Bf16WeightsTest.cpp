@@ -147,3 +147,23 @@ TEST(Bf16Weights, GemmReadsTheBf16Constant) {
     expectClose(Y, Ref);
   }
 }
+
+// The internal bf16-weights attribute on a MatMul whose B is float32 (a hand-written model) is a
+// TypeError naming both types, not a read of float32 bytes as bfloat16.
+TEST(Bf16Weights, TheAttributeWithFloatWeightsIsATypeError) {
+  rt::AutoInit Init;
+  OnnxBuilder B(17);
+  B.input("x", onnx::TensorProto_DataType_FLOAT, {2, K});
+  B.initializer("w", {K, N}, wave(K * N, 0.2f, 0.1f));
+  OnnxBuilder::attrInt(B.node("MatMul", {"x", "w"}, {"y"}, "mm"), "optimium.bf16_weights", 1);
+  B.output("y", onnx::TensorProto_DataType_FLOAT);
+  const std::string Bytes = B.bytes();
+  try {
+    rt::loadModel(reinterpret_cast<const uint8_t *>(Bytes.data()), Bytes.size());
+    FAIL() << "expected an error";
+  } catch (const rt::TypeError &E) {
+    EXPECT_NE(std::string(E.what()).find("node 'mm' (MatMul): bfloat16 weights need a float32 A and a 2-D bfloat16 B, got f32 and f32"),
+              std::string::npos)
+        << E.what();
+  }
+}

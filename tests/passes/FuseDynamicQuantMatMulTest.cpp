@@ -99,3 +99,32 @@ TEST(FuseDynamicQuantMatMul, CastWithAnotherReaderIsLeftAlone) {
   EXPECT_EQ(std::count(Types.begin(), Types.end(), "MatMulInteger"), 1);
   EXPECT_EQ(std::count(Types.begin(), Types.end(), "com.microsoft.MatMulIntegerToFloat"), 0);
 }
+
+// A MatMulIntegerToFloat written in the model (ONNX Runtime's contrib op) with a b_scale of the wrong
+// length is a clear error naming the input, never a crash or a read past the scales.
+TEST(FuseDynamicQuantMatMul, BadScaleLengthIsAClearError) {
+  rt::AutoInit Init;
+  OnnxBuilder B(17);
+  B.model().add_opset_import()->set_domain("com.microsoft");
+  B.model().mutable_opset_import(B.model().opset_import_size() - 1)->set_version(1);
+  B.input("a", onnx::TensorProto_DataType_UINT8, {2, 8});
+  std::vector<int8_t> W(8 * 5, 3);
+  B.initializerRaw("w", onnx::TensorProto_DataType_INT8, {8, 5}, W);
+  B.initializer("as", {}, {0.5f});
+  B.initializer("bs", {3}, {0.1f, 0.2f, 0.3f}); // 3 values for 5 columns
+  B.node("MatMulIntegerToFloat", {"a", "w", "as", "bs"}, {"y"}, "mitf")->set_domain("com.microsoft");
+  B.output("y", onnx::TensorProto_DataType_FLOAT);
+  const std::string Bytes = B.bytes();
+  rt::Model M = loadModelBytes(Bytes);
+  rt::InferRequest R = M.createRequest();
+  rt::TypedTensor<uint8_t> A = rt::tensor<uint8_t>(rt::TensorShape({2, 8}));
+  std::fill(static_cast<uint8_t *>(A.data()), static_cast<uint8_t *>(A.data()) + 16, 7);
+  std::vector<rt::Tensor> In{A};
+  try {
+    R.infer(rt::make_array(In));
+    R.wait();
+    FAIL() << "expected an error";
+  } catch (const rt::Exception &E) {
+    EXPECT_NE(std::string(E.what()).find("b_scale must have 1 or 5 values, got 3"), std::string::npos) << E.what();
+  }
+}

@@ -66,10 +66,19 @@ Status computeLinearAttention(const Node &N, const std::vector<TensorView> &In, 
   if (A.Gating != has(4) || A.Delta != has(5))
     return makeError(ErrorCode::Model, N.describe(), ": the update rule ", A.Gating ? "needs" : "forbids",
                      " input 'decay' and ", A.Delta ? "needs" : "forbids", " input 'beta'");
+  // decay [B, T, Hkv] or [B, T, Hkv * d_k]; beta [B, T, Hkv] or [B, T, 1].
+  const auto perStep = [&](size_t I, const char *Name, int64_t W0, int64_t W1, int64_t &Width) -> Status {
+    const TensorView &X = In[I];
+    if (X.rank() != 3 || X.Dims[0] != D.B || X.Dims[1] != D.T || (X.Dims[2] != W0 && X.Dims[2] != W1))
+      return runError("linearattention", Name, " ", joinInts(X.Dims), " is not [", D.B, ", ", D.T, ", ", W0, "] or [", D.B,
+                      ", ", D.T, ", ", W1, "]");
+    Width = X.Dims[2];
+    return Status::ok();
+  };
   if (has(4))
-    D.DecayWidth = In[4].Dims.back();
+    RETURN_IF_ERROR(perStep(4, "decay", A.Hkv, A.Hkv * D.Dk, D.DecayWidth));
   if (has(5))
-    D.BetaWidth = In[5].Dims.back();
+    RETURN_IF_ERROR(perStep(5, "beta", A.Hkv, 1, D.BetaWidth));
   const std::vector<int64_t> StateDims = {D.B, A.Hkv, D.Dk, D.Dv};
   if (has(3) && In[3].Dims != StateDims)
     return runError("linearattention", "past_state ", joinInts(In[3].Dims), " is not ", joinInts(StateDims));
@@ -161,6 +170,20 @@ Status inferLinearAttention(ShapeContext &Ctx) {
   if (Q[2].isConst() && K[2].isConst() && K[2].value() != Q[2].value() / A.Hq * A.Hkv)
     return Ctx.error(ErrorCode::Shape, "key ", K.toString(), " does not have kv_num_heads ", A.Hkv, " heads of query ",
                      Q.toString(), "'s head size");
+  // decay [B, T, Hkv] or [B, T, Hkv * d_k]; beta [B, T, Hkv] or [B, T, 1] (dims known here).
+  const auto perStep = [&](size_t I, const char *Name, int64_t W0, int64_t W1) -> Status {
+    if (!Ctx.hasInput(I))
+      return Status::ok();
+    const TensorShape &X = Ctx.Inputs[I].Shape;
+    const auto differs = [](const Expr &A, const Expr &B) { return A.isConst() && B.isConst() && A.value() != B.value(); };
+    if (X.getRank() != 3 || differs(X[0], Q[0]) || differs(X[1], Q[1]) ||
+        (X[2].isConst() && W1 >= 0 && X[2].value() != W0 && X[2].value() != W1))
+      return Ctx.error(ErrorCode::Shape, Name, " ", X.toString(), " is not [B, T, ", W0, "] or [B, T, ",
+                       W1 < 0 ? std::string("kv_num_heads * d_k") : std::to_string(W1), "] for query ", Q.toString());
+    return Status::ok();
+  };
+  RETURN_IF_ERROR(perStep(4, "decay", A.Hkv, Q[2].isConst() ? Q[2].value() / A.Hq * A.Hkv : -1));
+  RETURN_IF_ERROR(perStep(5, "beta", A.Hkv, 1));
   const Expr Dk = Q[2].isConst() ? Expr(static_cast<long long>(Q[2].value() / A.Hq)) : Ctx.newSymbol();
   const Expr Dv = V[2].isConst() ? Expr(static_cast<long long>(V[2].value() / A.Hkv)) : Ctx.newSymbol();
   Ctx.Outputs[0].Type = Ctx.Inputs[0].Type;

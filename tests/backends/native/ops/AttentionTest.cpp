@@ -128,3 +128,22 @@ TEST(AttentionModel, LoadsRunsAndRejectsBadAttributes) {
 }
 
 } // namespace
+
+// LinearAttention's per-step inputs must cover every batch and step (the fuzzer's model had a decay
+// of 2 steps for a 4-step query, read past its end): a ShapeError at load naming the input, and the
+// same check at run time for dims only known then.
+TEST(LinearAttentionInference, DecayAndBetaMustCoverEveryStep) {
+  const std::vector<ValueInfo> QKV = {valueInfo({2, 4, 64}), valueInfo({2, 4, 32}), valueInfo({2, 4, 32}), absent()};
+  const std::map<std::string, AttrValue> Heads = {{"q_num_heads", intValue(8)}, {"kv_num_heads", intValue(4)}};
+  auto In = QKV;
+  In.push_back(valueInfo({2, 2, 32})); // decay: 2 steps
+  In.push_back(valueInfo({2, 4, 4}));
+  expectInferError(inferOp("LinearAttention", In, Heads, 2, 27), ErrorCode::Shape, {"decay", "2x2x32"});
+  In[4] = valueInfo({2, 4, 5}); // neither kv heads (4) nor kv heads * d_k (32)
+  expectInferError(inferOp("LinearAttention", In, Heads, 2, 27), ErrorCode::Shape, {"decay", "2x4x5"});
+  In[4] = valueInfo({2, 4, 32});
+  In[5] = valueInfo({2, 4, 3});
+  expectInferError(inferOp("LinearAttention", In, Heads, 2, 27), ErrorCode::Shape, {"beta", "2x4x3"});
+  In[5] = valueInfo({2, 4, 1});
+  EXPECT_TRUE(inferOp("LinearAttention", In, Heads, 2, 27).S.isOk());
+}

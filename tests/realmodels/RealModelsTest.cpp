@@ -109,8 +109,9 @@ TEST(RealModels, Gpt2TinyDecoderKvCacheInRequest) {
   DIR *D = opendir(Dir.c_str());
   while (dirent *E = readdir(D)) {
     const std::string N = E->d_name;
-    if (N != "." && N != ".." && N != "optimium.json")
+    if (N != "." && N != ".." && N != "optimium.json") {
       ASSERT_EQ(::symlink((Dir + "/" + N).c_str(), (Marked + "/" + N).c_str()), 0);
+    }
   }
   closedir(D);
   {

@@ -847,7 +847,9 @@ template <int64_t NR> inline void gemvSlab(const float *A, const float *Slab, in
 
 #ifdef OPT_GEMM_X86
 /// The AVX-512 slab step: two independent accumulator pairs (even and odd k), so the FMA latency
-/// never limits a memory-bound stream.
+/// never limits a memory-bound stream. It prefetches 8 KiB ahead: the GPT decoder's LM head (65 MB)
+/// took 5.9-8.0 ms mean / 4.7-6.4 min without, 5.7-6.6 / 4.5-5.2 with (six rounds alternating two
+/// library builds on a noisy host; better in 4-5 of 6), as the bf16 GEMV's prefetch gained 30%.
 __attribute__((target("avx512f,fma"))) inline void gemvSlab32Avx512(const float *A, const float *Slab, int64_t Kc,
                                                                      float *Acc) {
   __m512 E0 = _mm512_loadu_ps(Acc), E1 = _mm512_loadu_ps(Acc + 16);
@@ -855,6 +857,8 @@ __attribute__((target("avx512f,fma"))) inline void gemvSlab32Avx512(const float 
   int64_t Kk = 0;
   for (; Kk + 2 <= Kc; Kk += 2) {
     const float *Row = Slab + Kk * 32;
+    for (int L = 0; L < 64; L += 16) // the two rows' lines 8 KiB ahead
+      _mm_prefetch(reinterpret_cast<const char *>(Row + 2048 + L), _MM_HINT_T0);
     const __m512 X0 = _mm512_set1_ps(A[Kk]), X1 = _mm512_set1_ps(A[Kk + 1]);
     E0 = _mm512_fmadd_ps(X0, _mm512_load_ps(Row), E0);
     E1 = _mm512_fmadd_ps(X0, _mm512_load_ps(Row + 16), E1);

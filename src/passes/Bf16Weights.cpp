@@ -12,18 +12,13 @@ namespace detail {
 
 namespace {
 
-constexpr int64_t kOnnxFloat = 1; // TensorProto.FLOAT, Cast's "to"
-
 /// The bfloat16 constant V is Cast from, when V is Cast(to=FLOAT) of a constant 2-D bf16 tensor
 /// whose bytes are readable (in memory or in the model file); -1 otherwise.
 int bf16Source(const Graph &G, int V) {
   if (V < 0 || G.Values[V].Producer < 0)
     return -1;
   const Node &C = G.Nodes[static_cast<size_t>(G.Values[V].Producer)];
-  if (!isOp(C, "Cast", 1) || C.Inputs[0] < 0)
-    return -1;
-  const auto To = C.getInt("to", 0);
-  if (!To.isOk() || To.value() != kOnnxFloat)
+  if (!isCastToFloat(C) || C.Inputs[0] < 0)
     return -1;
   const Value &W = G.Values[C.Inputs[0]];
   if (!W.Const || W.Const->Type != ElementType::BF16 || W.Const->Dims.size() != 2 ||
@@ -40,8 +35,7 @@ bool constWeightMatrix(const Graph &G, const Node &M) {
   const Value &B = G.Values[M.Inputs[1]];
   if (!B.Const || B.Const->Dims.size() != 2)
     return false;
-  const auto Bf16 = M.getInt(kBf16Weights, 0);
-  return B.Const->Type == (Bf16.isOk() && Bf16.value() ? ElementType::BF16 : ElementType::F32);
+  return B.Const->Type == (hasBf16Weights(M) ? ElementType::BF16 : ElementType::F32);
 }
 
 size_t useBf16Weights(Graph &G) {

@@ -12,8 +12,6 @@ namespace detail {
 
 namespace {
 
-constexpr int64_t kOnnxFloat = 1; // TensorProto.FLOAT, Cast's "to"
-
 const ConstData *constOf(const Graph &G, int V) { return V >= 0 ? G.Values[V].Const.get() : nullptr; }
 
 /// One float32 value (any rank), constant or not, by its known shape.
@@ -64,8 +62,7 @@ size_t fuseDynamicQuantMatMul(Graph &G) {
     if (CastI < 0 || Remove[static_cast<size_t>(CastI)])
       continue;
     const Node &Cast = G.Nodes[static_cast<size_t>(CastI)];
-    const auto To = Cast.getInt("to", 0);
-    if (!isOp(Cast, "Cast", 1) || !To.isOk() || To.value() != kOnnxFloat)
+    if (!isCastToFloat(Cast))
       continue;
     const int MulI = soleConsumer(G, Cast.Outputs[0]);
     if (MulI < 0 || Remove[static_cast<size_t>(MulI)])

@@ -15,6 +15,14 @@ inline bool isOp(const Node &N, const char *Op, size_t Inputs) {
          N.Outputs[0] >= 0;
 }
 
+/// A default-domain Cast to float32 (TensorProto.FLOAT = 1) with one input.
+inline bool isCastToFloat(const Node &N) {
+  if (!isOp(N, "Cast", 1))
+    return false;
+  const auto To = N.getInt("to", 0);
+  return To.isOk() && To.value() == 1;
+}
+
 /// The value of a constant float32 scalar (any rank, one element).
 inline bool scalarConst(const Graph &G, int V, float &Out) {
   if (V < 0 || !G.Values[V].Const)

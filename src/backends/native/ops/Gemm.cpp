@@ -107,14 +107,8 @@ public:
   explicit GemmRefKernel(GemmAttrs G) : G(G) {}
   Status run(const KernelContext &Ctx) const override {
     if (Ctx.Inputs[1].Type == ElementType::BF16) { // bfloat16 weights: B's exact float values
-      const TensorView &B = Ctx.Inputs[1];
-      std::vector<float> Wide(B.elementCount());
-      for (size_t I = 0; I < Wide.size(); ++I)
-        Wide[I] = bfloat16::toFloat(B.data<uint16_t>()[I]);
-      std::vector<TensorView> In = Ctx.Inputs;
-      In[1].Type = ElementType::F32;
-      In[1].Data = Wide.data();
-      return run(KernelContext{In, Ctx.Outputs, Ctx.Par});
+      std::vector<float> Wide;
+      return run(KernelContext{widenBf16Input(Ctx.Inputs, 1, Wide), Ctx.Outputs, Ctx.Par});
     }
     ASSIGN_OR_RETURN(const GemmDims D, gemmDims(G, Ctx));
     const float *A = Ctx.Inputs[0].data<float>(), *B = Ctx.Inputs[1].data<float>();
@@ -192,10 +186,9 @@ bool gemmTypesOk(const KernelCreateInfo &I) {
 
 /// A float32 Gemm with constant bfloat16 weights (passes/Bf16Weights).
 bool gemmBf16WeightsTypesOk(const KernelCreateInfo &I) {
-  const auto Flag = I.N.getInt(kBf16Weights, 0);
   return inputIs(I, 0, ElementType::F32) && inputIs(I, 1, ElementType::BF16) && inputIsConst(I, 1) &&
          I.Inputs[1].Const->Dims.size() == 2 && (I.Inputs.size() < 3 || !I.Inputs[2].Present || inputIs(I, 2, ElementType::F32)) &&
-         Flag.isOk() && Flag.value() == 1;
+         hasBf16Weights(I.N);
 }
 
 /// The blocked GEMM: float32 operands, or (Bf16Weights) constant bfloat16 weights packed as bf16

@@ -348,15 +348,8 @@ public:
   Status run(const KernelContext &Ctx) const override {
     if (Ctx.Inputs.size() > 1 && Ctx.Inputs[1].Type == ElementType::BF16 && Ctx.Inputs[0].Type == ElementType::F32) {
       // bfloat16 weights (passes/Bf16Weights): the float32 product of B's exact float values.
-      const TensorView &B = Ctx.Inputs[1];
-      std::vector<float> Wide(B.elementCount());
-      const uint16_t *Bits = B.data<uint16_t>();
-      for (size_t I = 0; I < Wide.size(); ++I)
-        Wide[I] = bfloat16::toFloat(Bits[I]);
-      std::vector<TensorView> In = Ctx.Inputs;
-      In[1].Type = ElementType::F32;
-      In[1].Data = Wide.data();
-      return run(KernelContext{In, Ctx.Outputs, Ctx.Par});
+      std::vector<float> Wide;
+      return run(KernelContext{widenBf16Input(Ctx.Inputs, 1, Wide), Ctx.Outputs, Ctx.Par});
     }
     if (Ctx.Outputs.size() > 1)
       return runThroughTemporary(Ctx, [this](const KernelContext &C) { return runOne(C); });
@@ -404,9 +397,7 @@ Result<bool> fusedGelu(const KernelCreateInfo &I) {
 
 /// A float32 A with constant bfloat16 weights (passes/Bf16Weights).
 bool bf16WeightsTypesOk(const KernelCreateInfo &I) {
-  const auto Flag = I.N.getInt(kBf16Weights, 0);
-  return inputIs(I, 0, ElementType::F32) && inputIs(I, 1, ElementType::BF16) && inputIsConst(I, 1) && Flag.isOk() &&
-         Flag.value() == 1;
+  return inputIs(I, 0, ElementType::F32) && inputIs(I, 1, ElementType::BF16) && inputIsConst(I, 1) && hasBf16Weights(I.N);
 }
 
 template <typename T> KernelVariant matMulRefVariant(const std::string &Name, bool Bf16Weights = false) {

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <vector>
 
 #include "Optimium/Runtime/Types/BFloat16.h"
 #include "backends/native/ops/common/Gemm.h"
@@ -32,6 +33,19 @@ void packBBf16(const GemmMicroKernel &MK, int64_t K, int64_t N, const void *Bits
 
 /// The u16 view of a bf16 PackedB's storage.
 inline const uint16_t *bf16Data(const PackedB &B) { return reinterpret_cast<const uint16_t *>(B.Data.data()); }
+
+/// In with input I (bfloat16 weights) replaced by its float32 values, stored in Wide: what the
+/// float32 reference kernels of MatMul and Gemm run bf16-weight cases on.
+inline std::vector<TensorView> widenBf16Input(const std::vector<TensorView> &In, size_t I, std::vector<float> &Wide) {
+  const uint16_t *Bits = In[I].data<uint16_t>();
+  Wide.resize(In[I].elementCount());
+  for (size_t E = 0; E < Wide.size(); ++E)
+    Wide[E] = bfloat16::toFloat(Bits[E]);
+  std::vector<TensorView> Out = In;
+  Out[I].Type = ElementType::F32;
+  Out[I].Data = Wide.data();
+  return Out;
+}
 
 /// Dst (Kc x NR floats, k-major: the microkernel's B panel) = the bf16 panel Src (Kc packed rows).
 void unpackBf16Panel(const GemmMicroKernel &MK, const uint16_t *Src, int64_t Kc, float *Dst);

@@ -603,7 +603,7 @@ Status validateCapacities(ModelImpl &M) {
 }
 
 /// Whether QDQ graphs should run on integers (passes/FuseQdq): only where QLinearConv's VNNI kernel
-/// runs (the features its variant checks). Elsewhere the integer reference convolution is slower
+/// runs (the features ops/common/QuantCommon.h's int8VnniAvailable checks). Elsewhere the integer reference convolution is slower
 /// than dequantize -> float Conv -> quantize, and the rest of the rewrites gain little alone.
 bool integerQdqIsFast() {
 #if defined(__x86_64__)

@@ -1,6 +1,7 @@
 // DynamicQuantizeLinear (f32 -> u8): scale and zero point from the data range (always including
 // 0), then y = saturate(rint(x / scale) + zero_point), as the ONNX reference computes them.
 #include "backends/native/ops/common/QuantCommon.h"
+#include "backends/native/ops/common/QuantizeRange.h"
 
 #include <cmath>
 #if defined(__x86_64__)
@@ -88,22 +89,6 @@ __attribute__((target("avx512f"))) void rangeAvx512(const float *In, size_t Lo, 
   Min = _mm512_reduce_min_ps(VMin);
 }
 
-/// y = saturate(rint(x / scale) + zp) for [Lo, Hi): the same float division, round-half-even, a
-/// NaN quotient giving the zero point, as the reference.
-__attribute__((target("avx512f,avx512bw,avx512vl"))) void quantizeAvx512(const float *In, uint8_t *Out, size_t Lo, size_t Hi,
-                                                                 float Scale, int64_t Zp) {
-  const __m512 S = _mm512_set1_ps(Scale), Z = _mm512_set1_ps(static_cast<float>(Zp));
-  const __m512 Top = _mm512_set1_ps(255.0f), Zero = _mm512_setzero_ps();
-  for (size_t I = Lo; I < Hi; I += 16) {
-    const size_t Left = Hi - I;
-    const __mmask16 K = static_cast<__mmask16>(Left >= 16 ? 0xFFFFu : (1u << Left) - 1u);
-    const __m512 Q = _mm512_div_ps(_mm512_maskz_loadu_ps(K, In + I), S);
-    __m512 R = _mm512_roundscale_ps(Q, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    R = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(R, R, _CMP_ORD_Q), R); // NaN -> 0
-    R = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(R, Z), Zero), Top);
-    _mm_mask_storeu_epi8(Out + I, K, _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(R)));
-  }
-}
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
 #endif
@@ -127,9 +112,8 @@ Status runDynamicQuantizeAvx512(const KernelContext &Ctx) {
   int64_t Zp;
   quantParams(Ctx, Min, Max, Scale, Zp);
   uint8_t *Out = Y.data<uint8_t>();
-  Ctx.Par.forRange(Chunks, 1, [&](size_t Lo, size_t Hi) {
-    for (size_t C = Lo; C < Hi; ++C)
-      quantizeAvx512(In, Out, C * Chunk, std::min(N, (C + 1) * Chunk), Scale, Zp);
+  Ctx.Par.forRange(N, Chunk, [&](size_t Lo, size_t Hi) {
+    quantizeRangeAvx512(In, Out, Scale, static_cast<int32_t>(Zp), /*Signed=*/false, Lo, Hi);
   });
   return Status::ok();
 }

@@ -98,11 +98,6 @@ Status runReference(const KernelContext &C, bool Par) {
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
 
-bool vnniAvailable() {
-  return __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw") &&
-         __builtin_cpu_supports("avx512f");
-}
-
 constexpr int64_t kPanel = 16;     // columns per packed panel (one vector of int32 sums)
 constexpr int64_t kTileRows = 6;   // rows per GEMM tile
 constexpr int64_t kTilePanels = 4; // panels per tile: 6 x 4 accumulators, 64 columns
@@ -381,7 +376,7 @@ private:
 /// The VNNI kernel's case: a constant 2-D B with constant (or absent) b_zero_point and scalar A
 /// parameters.
 bool vnniSupports(const KernelCreateInfo &I) {
-  if (!vnniAvailable() || !inputIsConst(I, kB) || I.Inputs[kB].Const->Dims.size() != 2 ||
+  if (!int8VnniAvailable() || !inputIsConst(I, kB) || I.Inputs[kB].Const->Dims.size() != 2 ||
       (!I.Inputs[kB].Const->Data && !I.Inputs[kB].Const->Source))
     return false;
   if (I.Inputs.size() > kBZp && I.Inputs[kBZp].Present && !inputIsConst(I, kBZp))

@@ -95,10 +95,6 @@ Status runQLinearConv(const Node &N, const WindowAttrs &W, int64_t Group, const 
 constexpr int64_t kTileRows = 8; // output channels per microkernel tile (broadcast weights)
 constexpr int64_t kTileVecs = 3; // 16-pixel vectors per tile: 8 x 3 accumulators
 
-bool vnniAvailable() {
-  return __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
-}
-
 /// Tile[r][16 v + lane] = sum over the K4 steps s of dot4(u8 A[Off[s] + 64 v + 4 lane ..],
 /// s8 Wt[s][r][0..3]): output channel r of the tile at pixel 16 v + lane. The 24 accumulators are
 /// named variables: GCC keeps an array of them in memory, storing every one on every step.
@@ -566,7 +562,7 @@ private:
 /// The VNNI variant handles 2-D convolutions with constant s8 weights of zero point 0 (or u8 of
 /// zero point 128) on u8/s8 inputs.
 bool vnniSupports(const KernelCreateInfo &I) {
-  if (!vnniAvailable() || I.Inputs.size() < 8 || !inputIsConst(I, 3) || !inputIsConst(I, 5))
+  if (!int8VnniAvailable() || I.Inputs.size() < 8 || !inputIsConst(I, 3) || !inputIsConst(I, 5))
     return false;
   const ConstData &Wt = *I.Inputs[3].Const, &Zp = *I.Inputs[5].Const;
   if (Wt.Dims.size() != 4 || !Wt.Data || !Zp.Data || I.Inputs[0].Shape.getRank() != 4)

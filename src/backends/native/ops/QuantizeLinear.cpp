@@ -5,6 +5,7 @@
 // tensor, per axis ('axis'), or blocked ('block_size' > 0: x's shape with ceil(x[axis] / block_size)
 // along the axis). x is f32, f16 or i32; the output type comes from the zero point or 'output_dtype'.
 #include "backends/native/ops/common/QuantCommon.h"
+#include "backends/native/ops/common/QuantizeRange.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -101,28 +102,6 @@ Status runQuantize(const Node &N, const KernelContext &Ctx, bool Par, bool Satur
 }
 
 #if defined(__x86_64__)
-/// float32 -> u8/s8 with one scale and zero point, 16 per step: the division, rounding (half to
-/// even) and saturation of the reference, in that order.
-template <bool Signed>
-__attribute__((target("avx512f,avx512bw,avx512vl"))) void quantizeRangeAvx512(const float *X, uint8_t *Y, float Scale,
-                                                                            int32_t Zp, size_t Lo, size_t Hi) {
-  constexpr int RN = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
-  const __m512 S = _mm512_set1_ps(Scale);
-  // Clamping before rounding at integer bounds (minus the zero point) equals clamping after it. NaN
-  // is mapped to 0 first, as roundHalfEven does.
-  const __m512 L = _mm512_set1_ps(static_cast<float>((Signed ? -128 : 0) - Zp));
-  const __m512 H = _mm512_set1_ps(static_cast<float>((Signed ? 127 : 255) - Zp));
-  const __m512i Z = _mm512_set1_epi32(Zp);
-  for (size_t I = Lo; I < Hi; I += 16) {
-    const __mmask16 M = Hi - I >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << (Hi - I)) - 1u);
-    __m512 Q = _mm512_div_round_ps(_mm512_maskz_loadu_ps(M, X + I), S, RN);
-    Q = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(Q, Q, _CMP_ORD_Q), Q); // NaN -> 0, as roundHalfEven
-    Q = _mm512_min_ps(_mm512_max_ps(Q, L), H);
-    const __m512i V = _mm512_add_epi32(_mm512_cvt_roundps_epi32(Q, RN), Z);
-    _mm_mask_storeu_epi8(Y + I, M, _mm512_cvtepi32_epi8(V));
-  }
-}
-
 /// The AVX-512 variant: float32 input, u8/s8 output, per-tensor scale and zero point.
 bool quantizeAvx512Supports(const KernelCreateInfo &I) {
   if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512bw") || !__builtin_cpu_supports("avx512vl"))
@@ -147,10 +126,7 @@ Status runQuantizeAvx512(const KernelContext &Ctx) {
   const float *In = X.data<const float>();
   uint8_t *Out = Y.data<uint8_t>();
   Ctx.Par.forRange(X.elementCount(), 16384, [&](size_t Lo, size_t Hi) {
-    if (Y.Type == ElementType::I8)
-      quantizeRangeAvx512<true>(In, Out, Scale, Zp, Lo, Hi);
-    else
-      quantizeRangeAvx512<false>(In, Out, Scale, Zp, Lo, Hi);
+    quantizeRangeAvx512(In, Out, Scale, Zp, Y.Type == ElementType::I8, Lo, Hi);
   });
   return Status::ok();
 }

@@ -17,6 +17,18 @@ namespace runtime {
 namespace detail {
 namespace ops {
 
+/// Whether this CPU runs the int8 VPDPBUSD kernels (QLinearConv, MatMulIntegerToFloat): AVX-512 F,
+/// BW, VL and VNNI. (exec/ModelLoader's integerQdqIsFast checks the same features.)
+inline bool int8VnniAvailable() {
+#if defined(__x86_64__)
+  static const bool Has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                          __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
+  return Has;
+#else
+  return false;
+#endif
+}
+
 inline bool isQuantType(ElementType T) {
   return T == ElementType::I8 || T == ElementType::U8 || T == ElementType::I16 || T == ElementType::U16;
 }

@@ -155,10 +155,12 @@ struct ThreadPool::Impl {
   // Workers between going idle and parking (spinning, or about to park). At most
   // maxSpinners() spin: a caller running a request on its own thread (Sequential) is the pool's
   // other compute thread, and one more spinner would only take a core from it and from the
-  // workers it fans out to.
+  // workers it fans out to. With one thread none spins: fan-outs never take a helper then, and a
+  // worker spinning through every request (it wakes for each one's deferred start) burned 40% of
+  // a second core beside MNIST's runs.
   std::atomic<int> Spinners{0};
 
-  int maxSpinners() const { return std::max(1, Config.Threads - 1); }
+  int maxSpinners() const { return Config.Threads - 1; }
 
   explicit Impl(const PoolConfig &C) : Config(C) {
     if (Config.Threads < 1)
@@ -272,10 +274,13 @@ struct ThreadPool::Impl {
         continue;
       ++Parked;
       // The predicate makes spurious wakeups harmless; an armed pool with negative spin wakes
-      // its workers so they spin through the request. A waiting deferred task bounds the sleep.
+      // its workers so they spin through the request, as many as may spin (the others would
+      // wake, find no spinner slot and come back here at once, round and round under M). A
+      // waiting deferred task bounds the sleep.
       const auto Pred = [&] {
         return Stop || Epoch.load(std::memory_order_relaxed) != Seen ||
-               (Config.SpinIterations < 0 && Armed.load(std::memory_order_relaxed) > 0);
+               (Config.SpinIterations < 0 && Armed.load(std::memory_order_relaxed) > 0 &&
+                Spinners.load(std::memory_order_relaxed) < maxSpinners());
       };
       if (Deferred.empty())
         Wake.wait(L, Pred);

@@ -22,6 +22,7 @@
 #include "passes/InferShapes.h"
 #include "passes/FuseAttention.h"
 #include "passes/FuseConvActivation.h"
+#include "passes/FuseConvMaxPool.h"
 #include "passes/FuseConvResidual.h"
 #include "passes/FuseQdq.h"
 #include "passes/FuseSkipLayerNorm.h"
@@ -614,8 +615,8 @@ bool integerQdqIsFast() {
 #endif
 }
 
-/// Whether FusedDepthwisePointwise has its fast (AVX-512 strip) kernel on this CPU; elsewhere only
-/// its reference would run the fused node.
+/// Whether FusedDepthwisePointwise has its fast (AVX-512 strip) kernel on this CPU, and
+/// FusedConvMaxPool its small direct one (AVX-512F); elsewhere only their references would run.
 bool separableConvIsFast() {
 #if defined(__x86_64__)
   return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma");
@@ -643,8 +644,10 @@ Result<std::shared_ptr<ModelImpl>> finishLoad(ImportedModel Imported, const Mode
     fuseConvResidual(*M->G); // before fuseConvActivation: a Relu after the Add then folds in too
     fuseConvActivation(*M->G);
     fusePointwiseDepthwise(*M->G); // after the activations: it carries the 1x1 Conv's clamp
-    if (separableConvIsFast())
+    if (separableConvIsFast()) {
       fuseDepthwisePointwise(*M->G);
+      fuseConvMaxPool(*M->G); // its kernel is Conv's AVX-512 small one, as fast on the same CPUs
+    }
     if (integerQdqIsFast()) {
       fuseQuantizedConv(*M->G);
       fuseQuantizedAdd(*M->G);

@@ -2,6 +2,7 @@
 #include "passes/FusePointwiseDepthwise.h"
 #include "passes/EraseNodes.h"
 #include "passes/FuseConvActivation.h"
+#include "passes/PassMatch.h"
 
 #include <map>
 #include <string>
@@ -13,31 +14,12 @@ namespace detail {
 
 namespace {
 
-/// The constant float32 value of V with Rank dims, or null.
-const ConstData *constF32(const Graph &G, int V, size_t Rank) {
-  if (V < 0)
-    return nullptr;
-  const ConstData *C = G.Values[static_cast<size_t>(V)].Const.get();
-  return C && C->Type == ElementType::F32 && C->Dims.size() == Rank ? C : nullptr;
-}
-
 /// Optional bias input I of Conv N: omitted, or a constant [Channels].
 bool biasOk(const Graph &G, const Node &N, size_t I, int64_t Channels) {
   if (I >= N.Inputs.size() || N.Inputs[I] < 0)
     return true;
   const ConstData *B = constF32(G, N.Inputs[I], 1);
   return B && B->Dims[0] == Channels;
-}
-
-/// An ints attribute that is absent or has every entry equal to V.
-bool intsAll(const Node &N, const char *Key, int64_t V) {
-  auto R = N.getInts(Key, {});
-  if (!R.isOk())
-    return false;
-  for (int64_t X : *R)
-    if (X != V)
-      return false;
-  return true;
 }
 
 int64_t groupOf(const Node &N) {

@@ -1,4 +1,4 @@
-// Small graph queries the pattern-matching passes share (FuseAttention, FuseGelu).
+// Small graph queries the pattern-matching passes share (FuseAttention, FuseGelu, the Conv fusions).
 #pragma once
 
 #include <cstddef>
@@ -31,6 +31,25 @@ inline bool scalarConst(const Graph &G, int V, float &Out) {
   if (C.Type != ElementType::F32 || C.elementCount() != 1 || !C.Data)
     return false;
   Out = C.as<float>()[0];
+  return true;
+}
+
+/// The constant float32 value of V with Rank dims, or null.
+inline const ConstData *constF32(const Graph &G, int V, size_t Rank) {
+  if (V < 0)
+    return nullptr;
+  const ConstData *C = G.Values[static_cast<size_t>(V)].Const.get();
+  return C && C->Type == ElementType::F32 && C->Dims.size() == Rank ? C : nullptr;
+}
+
+/// An ints attribute that is absent or has every entry equal to V.
+inline bool intsAll(const Node &N, const char *Key, int64_t V) {
+  auto R = N.getInts(Key, {});
+  if (!R.isOk())
+    return false;
+  for (int64_t X : *R)
+    if (X != V)
+      return false;
   return true;
 }
 

@@ -146,10 +146,16 @@ TEST(Model, MetadataDescribesTensorsAndOperations) {
     Intermediates += !T.Constant && T.Name != "image" && T.Name != "probabilities";
     EXPECT_FALSE(T.Shape.isDynamic()) << T.Name;
   }
+  // Two Conv -> Relu pairs are fused (10 ONNX nodes), and on AVX-512 (Conv's small kernel) the
+  // first one with the MaxPool after it too; with every intermediate readable, none are.
+#if defined(__x86_64__)
+  const bool PoolFused = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma");
+#else
+  const bool PoolFused = false;
+#endif
   EXPECT_GE(Constants, 8u);
-  EXPECT_GE(Intermediates, 7u);
-  // Two Conv -> Relu pairs are fused (10 ONNX nodes); with every intermediate readable, none are.
-  ASSERT_EQ(M.getOperations().size(), 8u);
+  EXPECT_GE(Intermediates, PoolFused ? 6u : 7u);
+  ASSERT_EQ(M.getOperations().size(), PoolFused ? 7u : 8u);
   {
     rt::ModelLoadOptions Unfused;
     Unfused.EnableMemoryOptimization = false;

@@ -21,6 +21,7 @@
 #include "backends/native/ops/common/RowPipeline.h"
 #include "backends/native/ops/common/Winograd.h"
 #include "passes/FuseConvActivation.h"
+#include "passes/FuseConvMaxPool.h"
 #include "passes/FuseConvResidual.h"
 
 namespace optimium {
@@ -1143,7 +1144,7 @@ KernelVariant smallConvVariant() {
         W.Kernel[0] * W.Kernel[1] < 2)
       return false;
     const std::vector<int64_t> &D = I.Inputs[1].Const->Dims;
-    return D[0] <= 64 && D[1] * W.Kernel[0] * W.Kernel[1] <= 4096;
+    return D[0] <= kSmallConvMaxOutputChannels && D[1] * W.Kernel[0] * W.Kernel[1] <= kSmallConvMaxReduction;
   };
   return {"f32_conv__small_avx512", 35, Supports, [](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
             ASSIGN_OR_RETURN(ConvAttrs A, attrsFor(I));

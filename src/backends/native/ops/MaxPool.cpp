@@ -11,6 +11,7 @@
 
 #include "backends/native/ops/common/PlaneWindow.h"
 #include "backends/native/ops/common/Pooling.h"
+#include "backends/native/ops/common/VecMath512.h"
 
 namespace optimium {
 namespace runtime {
@@ -381,33 +382,6 @@ private:
 /// 2-D f32 max pooling with the AVX-512 plane kernel (common/PlaneWindow.h): horizontal stride 1
 /// or 2, a vector of outputs per window pass, padding by load masks.
 #if defined(__x86_64__)
-/// max(X, Y) where a NaN in either wins (max_ps alone returns Y when X is NaN).
-__attribute__((target("avx512f"))) inline __m512 nanMax(__m512 X, __m512 Y) {
-  return _mm512_mask_mov_ps(_mm512_maskz_max_ps(0xFFFF, X, Y), _mm512_cmp_ps_mask(X, X, _CMP_UNORD_Q), X);
-}
-
-/// 2x2 stride-2 unpadded max pooling of one plane (the usual CNN downsampling): per vector of 16
-/// outputs, the vertical max of two input row segments, then the max of lane pairs. A NaN wins, as
-/// in the reference.
-__attribute__((target("avx512f"))) void maxPool2x2Plane(const float *In, int64_t W, float *Out, int64_t OH,
-                                                        int64_t OW) {
-  const __m512i Even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
-  const __m512i Odd = _mm512_add_epi32(Even, _mm512_set1_epi32(1));
-  for (int64_t Oh = 0; Oh < OH; ++Oh) {
-    const float *R0 = In + 2 * Oh * W, *R1 = R0 + W;
-    float *O = Out + Oh * OW;
-    for (int64_t Ow0 = 0; Ow0 < OW; Ow0 += 16) {
-      const int64_t N = std::min<int64_t>(16, OW - Ow0), Cols = 2 * N;
-      const __mmask16 Lo = static_cast<__mmask16>(Cols >= 16 ? 0xFFFFu : (1u << Cols) - 1u);
-      const __mmask16 Hi = static_cast<__mmask16>(Cols > 16 ? (1u << (Cols - 16)) - 1u : 0u);
-      const __m512 V0 = nanMax(_mm512_maskz_loadu_ps(Lo, R0 + 2 * Ow0), _mm512_maskz_loadu_ps(Lo, R1 + 2 * Ow0));
-      const __m512 V1 =
-          nanMax(_mm512_maskz_loadu_ps(Hi, R0 + 2 * Ow0 + 16), _mm512_maskz_loadu_ps(Hi, R1 + 2 * Ow0 + 16));
-      const __m512 R = nanMax(_mm512_permutex2var_ps(V0, Even, V1), _mm512_permutex2var_ps(V0, Odd, V1));
-      _mm512_mask_storeu_ps(O + Ow0, static_cast<__mmask16>((1u << N) - 1u), R);
-    }
-  }
-}
 #endif
 
 class MaxPoolAvx512Kernel : public Kernel {
@@ -433,8 +407,8 @@ public:
         G.Out[1] == G.In[1] / 2) {
       Ctx.Par.forRange(static_cast<size_t>(Planes), planesPerChunk(OutPlane, 4), [&](size_t Lo, size_t Hi) {
         for (size_t P = Lo; P < Hi; ++P)
-          maxPool2x2Plane(In + static_cast<int64_t>(P) * InPlane, G.In[1], Out + static_cast<int64_t>(P) * OutPlane,
-                          G.Out[0], G.Out[1]);
+          vec512::maxPool2x2Plane512(In + static_cast<int64_t>(P) * InPlane, G.In[1],
+                                     Out + static_cast<int64_t>(P) * OutPlane, G.Out[0], G.Out[1]);
       });
       return Status::ok();
     }

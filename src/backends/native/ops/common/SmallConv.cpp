@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "backends/native/ops/common/SimdDispatch.h"
+#include "backends/native/ops/common/VecMath512.h"
 
 namespace optimium {
 namespace runtime {
@@ -23,6 +24,14 @@ struct PaddedLayout {
   int64_t VPR, Hp, Wp;
   explicit PaddedLayout(const SmallConvGeometry &G)
       : VPR((G.OW + 15) / 16), Hp(G.OH + G.KH - 1), Wp(VPR * 16 + G.KW - 1) {}
+};
+
+/// Where a tile writes: its first channel's plane at Yb, channel planes Plane floats apart, output
+/// row Oh at row Oh - Row0 of a plane. Y itself (Yb at the tile's channel, Plane = OH * OW, Row0 =
+/// 0), or a band of rows of the tile's channels that a fused max pool reads next.
+struct TileOut {
+  float *Yb;
+  int64_t Plane, Row0;
 };
 
 } // namespace
@@ -55,10 +64,11 @@ namespace {
 
 /// One register tile: CB output channels x V output vectors (slots). Slot v covers output pixels
 /// [Ow[v], Ow[v] + 16) of output row Oh[v], of which Mask[v] are stored.
+/// Channel Co0 + c of output row Oh is written at Yb + c * Out.Plane + (Oh - Out.Row0) * G.OW.
 template <int V>
 __attribute__((target("avx512f"))) void smallTile(const SmallConvGeometry &G, const PaddedLayout &L,
                                                    const float *Wb, const float *Bias, int64_t Co0, const float *Xp,
-                                                   const int64_t *Oh, const int64_t *Ow, float *Y) {
+                                                   const int64_t *Oh, const int64_t *Ow, const TileOut &Out) {
   __m512 Acc[CB][V];
   for (int C = 0; C < CB; ++C)
     for (int S = 0; S < V; ++S)
@@ -82,7 +92,6 @@ __attribute__((target("avx512f"))) void smallTile(const SmallConvGeometry &G, co
       }
     }
   const __m512 Lo = _mm512_set1_ps(G.ActMin), Hi = _mm512_set1_ps(G.ActMax);
-  const int64_t OutPlane = G.OH * G.OW;
   for (int C = 0; C < CB; ++C) {
     const int64_t Co = Co0 + C;
     if (Co >= G.M)
@@ -94,7 +103,7 @@ __attribute__((target("avx512f"))) void smallTile(const SmallConvGeometry &G, co
         R = _mm512_mask_min_ps(R, 0xFFFF, Hi, _mm512_mask_max_ps(R, 0xFFFF, Lo, R));
       const int64_t Lanes = std::min<int64_t>(16, G.OW - Ow[S]);
       const __mmask16 K = static_cast<__mmask16>((1u << Lanes) - 1u);
-      _mm512_mask_storeu_ps(Y + Co * OutPlane + Oh[S] * G.OW + Ow[S], K, R);
+      _mm512_mask_storeu_ps(Out.Yb + C * Out.Plane + (Oh[S] - Out.Row0) * G.OW + Ow[S], K, R);
     }
   }
 }
@@ -109,10 +118,15 @@ __attribute__((target("avx512f"))) void smallTile(const SmallConvGeometry &G, co
 #endif
 // GCC's predictive commoning would carry Row[Kw + I] over to the next kw as Row[Kw + 1 + I - 1]
 // through stack slots (the 28 accumulators leave no register for them): keep the plain broadcasts.
-template <int P>
+/// What a pixel tile does with its sums: Store them (bias, clamp, scatter into Out), or pool them
+/// 2x2 (PoolFirst: the max of each pixel pair into Pairs; PoolSecond, the next row: the max of
+/// its pairs and Pairs, then bias, clamp and a scatter of the pooled pixels into Out's planes).
+enum class PixelMode { Store, PoolFirst, PoolSecond };
+
+template <int P, PixelMode Mode = PixelMode::Store>
 OPT_NO_PREDICTIVE_COMMONING __attribute__((target("avx512f"))) void pixelTile(const SmallConvGeometry &G, const PaddedLayout &L, const float *Wb,
                                                   const float *Bias, int64_t Co0, const float *Xp, int64_t Oh,
-                                                  int64_t Ow0, float *Y) {
+                                                  int64_t Ow0, const TileOut &Out, float *Pairs = nullptr) {
   __m512 Acc[P][2];
 #pragma GCC unroll 16
   for (int I = 0; I < P; ++I)
@@ -132,10 +146,29 @@ OPT_NO_PREDICTIVE_COMMONING __attribute__((target("avx512f"))) void pixelTile(co
         }
       }
     }
-  const int64_t OutPlane = G.OH * G.OW;
+  if (Mode != PixelMode::Store) {
+    // Pixel pairs (2j, 2j + 1) of both vectors: bias and clamp commute with the max (one bias per
+    // channel; both monotone, NaN passing through), so they wait for the pooled value.
+    constexpr int Q = P / 2;
+#pragma GCC unroll 16
+    for (int J = 0; J < Q; ++J)
+      for (int V = 0; V < 2; ++V) {
+        const __m512 Mx = vec512::nanMax512(Acc[2 * J][V], Acc[2 * J + 1][V]);
+        if (Mode == PixelMode::PoolFirst)
+          _mm512_store_ps(Pairs + (2 * J + V) * 16, Mx);
+        else
+          Acc[J][V] = vec512::nanMax512(_mm512_load_ps(Pairs + (2 * J + V) * 16), Mx);
+      }
+    if (Mode == PixelMode::PoolFirst)
+      return;
+  }
   const __m512i Lane = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
-                                          _mm512_set1_epi32(static_cast<int>(OutPlane)));
+                                          _mm512_set1_epi32(static_cast<int>(Out.Plane)));
   const __m512 Lo = _mm512_set1_ps(G.ActMin), Hi = _mm512_set1_ps(G.ActMax);
+  // Pooled: pixel Ow0 / 2 + j of pooled row Oh / 2 (rows OW / 2 wide).
+  constexpr bool Pooled = Mode == PixelMode::PoolSecond;
+  constexpr int NOut = Pooled ? P / 2 : P;
+  const int64_t RowW = Pooled ? G.OW / 2 : G.OW, Row = Pooled ? Oh / 2 : Oh, Col = Pooled ? Ow0 / 2 : Ow0;
 #pragma GCC unroll 2
   for (int V = 0; V < 2; ++V) {
     const int64_t C0 = Co0 + V * 16;
@@ -144,9 +177,9 @@ OPT_NO_PREDICTIVE_COMMONING __attribute__((target("avx512f"))) void pixelTile(co
     const int64_t Lanes = std::min<int64_t>(16, G.M - C0);
     const __mmask16 K = static_cast<__mmask16>((1u << Lanes) - 1u);
     const __m512 Bv = Bias ? _mm512_maskz_loadu_ps(K, Bias + C0) : _mm512_setzero_ps();
-    float *Dst = Y + C0 * OutPlane + Oh * G.OW + Ow0;
+    float *Dst = Out.Yb + V * 16 * Out.Plane + (Row - Out.Row0) * RowW + Col;
 #pragma GCC unroll 16
-    for (int I = 0; I < P; ++I) {
+    for (int I = 0; I < NOut; ++I) {
       __m512 R = _mm512_add_ps(Acc[I][V], Bv);
       if (G.HasAct)
         R = _mm512_mask_min_ps(R, 0xFFFF, Hi, _mm512_mask_max_ps(R, 0xFFFF, Lo, R));
@@ -156,7 +189,7 @@ OPT_NO_PREDICTIVE_COMMONING __attribute__((target("avx512f"))) void pixelTile(co
 }
 
 using PixelTileFn = void (*)(const SmallConvGeometry &, const PaddedLayout &, const float *, const float *, int64_t,
-                             const float *, int64_t, int64_t, float *);
+                             const float *, int64_t, int64_t, const TileOut &, float *);
 
 /// Pixels per pixel tile: 14 x 2 = 28 accumulators and the two weight vectors fit the registers.
 constexpr int64_t PT = 14;
@@ -165,9 +198,27 @@ template <int... Ps> constexpr std::array<PixelTileFn, sizeof...(Ps)> pixelTiles
   return {{&pixelTile<Ps + 1>...}};
 }
 
+/// The pooling pixel tiles of 2, 4, ..., PT pixels (entry i: 2i + 2), for both rows of a pair.
+template <int... Is> struct PooledTiles {
+  std::array<PixelTileFn, sizeof...(Is)> First{{&pixelTile<2 * Is + 2, PixelMode::PoolFirst>...}};
+  std::array<PixelTileFn, sizeof...(Is)> Second{{&pixelTile<2 * Is + 2, PixelMode::PoolSecond>...}};
+};
+template <int... Is> PooledTiles<Is...> pooledTiles(std::integer_sequence<int, Is...>) { return {}; }
+
 /// Tile height (slots per tile) of the row tiles: CB x 3 = 24 accumulators, 3 input vectors and a
 /// broadcast weight fit the 32 vector registers.
 constexpr int64_t VT = 3;
+
+/// smallTile for NS (1 to VT) slots.
+void rowTile(const SmallConvGeometry &G, const PaddedLayout &L, const float *Wb, const float *Bias, int64_t Co0,
+             const float *Xp, int64_t NS, const int64_t *Oh, const int64_t *Ow, const TileOut &Out) {
+  if (NS == 3)
+    smallTile<3>(G, L, Wb, Bias, Co0, Xp, Oh, Ow, Out);
+  else if (NS == 2)
+    smallTile<2>(G, L, Wb, Bias, Co0, Xp, Oh, Ow, Out);
+  else
+    smallTile<1>(G, L, Wb, Bias, Co0, Xp, Oh, Ow, Out);
+}
 
 /// Copies image X into the zero-padded layout L (thread-local scratch) and returns it.
 float *padImage(const SmallConvGeometry &G, const PaddedLayout &L, const float *X) {
@@ -218,7 +269,9 @@ __attribute__((target("avx512f"))) void smallConvAvx512(const SmallConvGeometry 
       for (size_t T = Begin; T < End; ++T) {
         const int64_t B = static_cast<int64_t>(T) / (G.OH * PerRow), Rest = static_cast<int64_t>(T) % (G.OH * PerRow);
         const int64_t Oh = Rest / PerRow, Ow0 = Rest % PerRow * PT, NP = std::min(PT, G.OW - Ow0);
-        Tiles[static_cast<size_t>(NP - 1)](G, L, W.Pixels.data() + B * Steps * PB, Bias, B * PB, Xp, Oh, Ow0, Y);
+        const TileOut Out{Y + B * PB * G.OH * G.OW, G.OH * G.OW, 0};
+        Tiles[static_cast<size_t>(NP - 1)](G, L, W.Pixels.data() + B * Steps * PB, Bias, B * PB, Xp, Oh, Ow0, Out,
+                                           nullptr);
       }
     });
     return;
@@ -234,13 +287,72 @@ __attribute__((target("avx512f"))) void smallConvAvx512(const SmallConvGeometry 
       int64_t Oh[VT], Ow[VT];
       for (int64_t S = 0; S < NS; ++S)
         Oh[S] = (S0 + S) / L.VPR, Ow[S] = (S0 + S) % L.VPR * 16;
-      const float *Wb = W.Rows.data() + B * Steps * CB;
-      if (NS == 3)
-        smallTile<3>(G, L, Wb, Bias, B * CB, Xp, Oh, Ow, Y);
-      else if (NS == 2)
-        smallTile<2>(G, L, Wb, Bias, B * CB, Xp, Oh, Ow, Y);
-      else
-        smallTile<1>(G, L, Wb, Bias, B * CB, Xp, Oh, Ow, Y);
+      const TileOut Out{Y + B * CB * G.OH * G.OW, G.OH * G.OW, 0};
+      rowTile(G, L, W.Rows.data() + B * Steps * CB, Bias, B * CB, Xp, NS, Oh, Ow, Out);
+    }
+  });
+}
+
+/// The 2x2 stride-2 max pool fused into the convolution. Pixel tiles pool in registers: a tile of
+/// row 2r keeps the max of its pixel pairs, the same tile of row 2r + 1 takes the max with them
+/// and scatters the pooled pixels (a quarter of the unfused scatters). Row tiles write a band of
+/// whole rows of one channel block into L1 (tasks of three row pairs when a pair is not a multiple
+/// of the tile's three slots, so no tile is left partly empty), pooled from there with vectors.
+/// Either way the full-size output is never written to memory and read back.
+__attribute__((target("avx512f"))) void smallConvPoolAvx512(const SmallConvGeometry &G, const SmallConvWeights &W,
+                                                             const float *Bias, const float *X, float *Y,
+                                                             const Parallel &Pool) {
+  const int64_t POH = G.OH / 2, POW = G.OW / 2, PPlane = POH * POW;
+  if (POH <= 0 || POW <= 0 || G.M == 0)
+    return;
+  const PaddedLayout L(G);
+  const float *Xp = padImage(G, L, X);
+  const int64_t Steps = G.C * G.KH * G.KW;
+  if (smallConvPixelTiles(G.OW, G.M)) {
+    static const auto Tiles = pooledTiles(std::make_integer_sequence<int, PT / 2>());
+    const int64_t Cols = 2 * POW, PerRow = (Cols + PT - 1) / PT, Blocks = (G.M + PB - 1) / PB;
+    const int64_t Tasks = Blocks * POH, TaskFmas = 2 * PerRow * 2 * PT * Steps;
+    const Parallel &Par = poolFor(Tasks * TaskFmas, Pool);
+    Par.forRange(static_cast<size_t>(Tasks), grainFor(TaskFmas), [&](size_t Begin, size_t End) {
+      alignas(64) float Pairs[PT / 2 * 2 * 16];
+      for (size_t T = Begin; T < End; ++T) {
+        const int64_t B = static_cast<int64_t>(T) / POH, Pr = static_cast<int64_t>(T) % POH;
+        const float *Wb = W.Pixels.data() + B * Steps * PB;
+        const TileOut Out{Y + B * PB * PPlane, PPlane, 0};
+        for (int64_t Ow0 = 0; Ow0 < Cols; Ow0 += PT) {
+          const size_t I = static_cast<size_t>(std::min(PT, Cols - Ow0) / 2 - 1); // PT is even
+          Tiles.First[I](G, L, Wb, Bias, B * PB, Xp, 2 * Pr, Ow0, Out, Pairs);
+          Tiles.Second[I](G, L, Wb, Bias, B * PB, Xp, 2 * Pr + 1, Ow0, Out, Pairs);
+        }
+      }
+    });
+    return;
+  }
+  const int64_t PairsPerTask = (2 * L.VPR) % VT == 0 ? 1 : VT;
+  const int64_t Groups = (POH + PairsPerTask - 1) / PairsPerTask, Blocks = (G.M + CB - 1) / CB;
+  const int64_t Tasks = Blocks * Groups, TaskFmas = 2 * PairsPerTask * L.VPR * CB * Steps;
+  const int64_t BandRows = 2 * PairsPerTask;
+  const Parallel &Par = poolFor(Tasks * TaskFmas, Pool);
+  Par.forRange(static_cast<size_t>(Tasks), grainFor(TaskFmas), [&](size_t Begin, size_t End) {
+    thread_local AlignedFloats Band; // [CB channels][BandRows rows][OW]
+    if (Band.size() < static_cast<size_t>(CB * BandRows * G.OW))
+      Band.resize(static_cast<size_t>(CB * BandRows * G.OW));
+    for (size_t T = Begin; T < End; ++T) {
+      const int64_t B = static_cast<int64_t>(T) / Groups, Pr0 = static_cast<int64_t>(T) % Groups * PairsPerTask;
+      const int64_t NPairs = std::min(PairsPerTask, POH - Pr0), Row0 = 2 * Pr0;
+      const TileOut BandOut{Band.data(), BandRows * G.OW, Row0};
+      const int64_t Slots = 2 * NPairs * L.VPR;
+      for (int64_t S0 = 0; S0 < Slots; S0 += VT) {
+        const int64_t NS = std::min(VT, Slots - S0);
+        int64_t Oh[VT], Ow[VT];
+        for (int64_t S = 0; S < NS; ++S)
+          Oh[S] = Row0 + (S0 + S) / L.VPR, Ow[S] = (S0 + S) % L.VPR * 16;
+        rowTile(G, L, W.Rows.data() + B * Steps * CB, Bias, B * CB, Xp, NS, Oh, Ow, BandOut);
+      }
+      const int64_t Channels = std::min(CB, G.M - B * CB);
+      for (int64_t C = 0; C < Channels; ++C)
+        vec512::maxPool2x2Plane512(Band.data() + C * BandOut.Plane, G.OW, Y + (B * CB + C) * PPlane + Pr0 * POW,
+                                   NPairs, POW);
     }
   });
 }
@@ -248,6 +360,11 @@ __attribute__((target("avx512f"))) void smallConvAvx512(const SmallConvGeometry 
 } // namespace
 
 bool smallConvAvailable() { return __builtin_cpu_supports("avx512f"); }
+
+void smallConvMaxPool2x2(const SmallConvGeometry &G, const SmallConvWeights &W, const float *Bias, const float *X,
+                         float *Y, const Parallel &Par) {
+  smallConvPoolAvx512(G, W, Bias, X, Y, Par);
+}
 
 void smallConv(const SmallConvGeometry &G, const SmallConvWeights &W, const float *Bias, const float *X, float *Y,
                 const Parallel &Par) {
@@ -259,6 +376,8 @@ void smallConv(const SmallConvGeometry &G, const SmallConvWeights &W, const floa
 bool smallConvAvailable() { return false; }
 void smallConv(const SmallConvGeometry &, const SmallConvWeights &, const float *, const float *, float *,
                 const Parallel &) {}
+void smallConvMaxPool2x2(const SmallConvGeometry &, const SmallConvWeights &, const float *, const float *, float *,
+                         const Parallel &) {}
 
 #endif
 

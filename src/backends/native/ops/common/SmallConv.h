@@ -54,6 +54,12 @@ void packSmallConvWeights(const float *Wt, int64_t M, int64_t C, int64_t KH, int
 void smallConv(const SmallConvGeometry &G, const SmallConvWeights &W, const float *Bias, const float *X, float *Y,
                 const Parallel &Par);
 
+/// Y[M, OH / 2, OW / 2] = the 2x2 stride-2 max pool (no padding, rounding down) of smallConv's
+/// output for one image (com.optimium FusedConvMaxPool): two output rows of a channel block at a
+/// time into a band in L1, pooled from there. A NaN wins the pool, as in MaxPool.
+void smallConvMaxPool2x2(const SmallConvGeometry &G, const SmallConvWeights &W, const float *Bias, const float *X,
+                         float *Y, const Parallel &Par);
+
 } // namespace ops
 } // namespace detail
 } // namespace runtime

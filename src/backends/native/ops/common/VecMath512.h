@@ -7,6 +7,7 @@
 
 #if defined(__GNUC__) && defined(__x86_64__)
 #include <immintrin.h>
+#include <cstdint>
 
 #define OPT_HAVE_VECMATH512 1
 
@@ -106,6 +107,36 @@ OPT_VEC512 inline void transpose16x16(__m512 R[16]) {
 #if !defined(__clang__)
 #pragma GCC diagnostic pop
 #endif
+
+/// max(X, Y) where a NaN in either wins (max_ps alone returns Y when X is NaN), as MaxPool. (The
+/// maskz form: GCC 12 warns about the undefined pass-through of the plain one.)
+OPT_VEC512 inline __m512 nanMax512(__m512 X, __m512 Y) {
+  return _mm512_mask_mov_ps(_mm512_maskz_max_ps(0xFFFF, X, Y), _mm512_cmp_ps_mask(X, X, _CMP_UNORD_Q), X);
+}
+
+/// 2x2 stride-2 unpadded max pooling of one plane (rows W floats apart, OH x OW outputs, rows OW
+/// apart): per vector of 16 outputs, the vertical max of two input row segments, then the max of
+/// lane pairs. A NaN wins. MaxPool's AVX-512 kernel, and Conv + MaxPool's band (SmallConv).
+__attribute__((target("avx512f"))) inline void maxPool2x2Plane512(const float *In, int64_t W, float *Out, int64_t OH,
+                                                                  int64_t OW) {
+  const __m512i Even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+  const __m512i Odd = _mm512_add_epi32(Even, _mm512_set1_epi32(1));
+  for (int64_t Oh = 0; Oh < OH; ++Oh) {
+    const float *R0 = In + 2 * Oh * W, *R1 = R0 + W;
+    float *O = Out + Oh * OW;
+    for (int64_t Ow0 = 0; Ow0 < OW; Ow0 += 16) {
+      const int64_t N = OW - Ow0 < 16 ? OW - Ow0 : 16, Cols = 2 * N;
+      const __mmask16 Lo = static_cast<__mmask16>(Cols >= 16 ? 0xFFFFu : (1u << Cols) - 1u);
+      const __mmask16 Hi = static_cast<__mmask16>(Cols > 16 ? (1u << (Cols - 16)) - 1u : 0u);
+      const __m512 V0 =
+          nanMax512(_mm512_maskz_loadu_ps(Lo, R0 + 2 * Ow0), _mm512_maskz_loadu_ps(Lo, R1 + 2 * Ow0));
+      const __m512 V1 =
+          nanMax512(_mm512_maskz_loadu_ps(Hi, R0 + 2 * Ow0 + 16), _mm512_maskz_loadu_ps(Hi, R1 + 2 * Ow0 + 16));
+      const __m512 R = nanMax512(_mm512_permutex2var_ps(V0, Even, V1), _mm512_permutex2var_ps(V0, Odd, V1));
+      _mm512_mask_storeu_ps(O + Ow0, static_cast<__mmask16>((1u << N) - 1u), R);
+    }
+  }
+}
 
 } // namespace vec512
 } // namespace ops

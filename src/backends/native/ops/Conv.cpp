@@ -150,7 +150,7 @@ Result<ConvRun> planConv(const char *Name, const ConvAttrs &A, const KernelConte
 }
 
 const float *biasOf(const KernelContext &Ctx) {
-  return Ctx.Inputs.size() > 2 && Ctx.Inputs[2].Data ? Ctx.Inputs[2].data<float>() : nullptr;
+  return inputDataOrNull(Ctx, 2);
 }
 
 class ConvRefKernel : public Kernel {

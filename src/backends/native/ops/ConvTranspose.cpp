@@ -206,7 +206,7 @@ Result<TransposeRun> planTranspose(const char *Name, const ConvTransposeAttrs &A
 }
 
 const float *biasOf(const KernelContext &Ctx) {
-  return Ctx.Inputs.size() > 2 && Ctx.Inputs[2].Data ? Ctx.Inputs[2].data<float>() : nullptr;
+  return inputDataOrNull(Ctx, 2);
 }
 
 class ConvTransposeRefKernel : public Kernel {

@@ -111,10 +111,6 @@ Result<ConvPoolRun> planRun(const char *Name, const ConvPoolAttrs &A, const Kern
   return R;
 }
 
-const float *biasOf(const KernelContext &Ctx) {
-  return Ctx.Inputs.size() > 2 && Ctx.Inputs[2].Data ? Ctx.Inputs[2].data<float>() : nullptr;
-}
-
 /// Both ops as written: the convolution accumulated in double, rounded to float32, clamped, all of
 /// it stored (as the unfused graph does), then the max pool with the first NaN of a window winning.
 class ConvPoolRefKernel : public Kernel {
@@ -123,7 +119,7 @@ public:
 
   Status run(const KernelContext &Ctx) const override {
     ASSIGN_OR_RETURN(const ConvPoolRun R, planRun("f32_conv_maxpool__ref", A, Ctx));
-    const float *X = Ctx.Inputs[0].data<float>(), *Wt = Ctx.Inputs[1].data<float>(), *B = biasOf(Ctx);
+    const float *X = Ctx.Inputs[0].data<float>(), *Wt = Ctx.Inputs[1].data<float>(), *B = inputDataOrNull(Ctx, 2);
     float *Y = Ctx.Outputs[0].data<float>();
     const int64_t H = R.Conv.In[0], W = R.Conv.In[1], OH = R.Conv.Out[0], OW = R.Conv.Out[1];
     const int64_t KH = A.Conv.Kernel[0], KW = A.Conv.Kernel[1];
@@ -175,7 +171,7 @@ public:
 
   Status run(const KernelContext &Ctx) const override {
     ASSIGN_OR_RETURN(const ConvPoolRun R, planRun("f32_conv_maxpool__small_avx512", A, Ctx));
-    const float *X = Ctx.Inputs[0].data<float>(), *B = biasOf(Ctx);
+    const float *X = Ctx.Inputs[0].data<float>(), *B = inputDataOrNull(Ctx, 2);
     float *Y = Ctx.Outputs[0].data<float>();
     SmallConvGeometry G;
     G.C = R.C, G.H = R.Conv.In[0], G.W = R.Conv.In[1], G.M = R.M, G.OH = R.Conv.Out[0], G.OW = R.Conv.Out[1];

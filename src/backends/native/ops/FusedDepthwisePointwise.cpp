@@ -82,10 +82,6 @@ Result<SeparableRun> planRun(const char *Name, const SeparableAttrs &A, const Ke
   return R;
 }
 
-const float *optionalInput(const KernelContext &Ctx, size_t I) {
-  return Ctx.Inputs.size() > I && Ctx.Inputs[I].Data ? Ctx.Inputs[I].data<float>() : nullptr;
-}
-
 DepthwiseGeometry geometryOf(const SeparableAttrs &A, const WindowGeometry &Geo) {
   DepthwiseGeometry G = planeGeometryOf(A.W, &Geo);
   G.HasAct = A.Depthwise.On, G.ActMin = A.Depthwise.Min, G.ActMax = A.Depthwise.Max;
@@ -101,7 +97,7 @@ public:
   Status run(const KernelContext &Ctx) const override {
     ASSIGN_OR_RETURN(const SeparableRun R, planRun("f32_depthwise_pointwise__ref", A, Ctx));
     const float *X = Ctx.Inputs[0].data<float>(), *Wd = Ctx.Inputs[1].data<float>(), *Wp = Ctx.Inputs[2].data<float>();
-    const float *Bd = optionalInput(Ctx, 3), *Bp = optionalInput(Ctx, 4);
+    const float *Bd = inputDataOrNull(Ctx, 3), *Bp = inputDataOrNull(Ctx, 4);
     float *Y = Ctx.Outputs[0].data<float>();
     const DepthwiseGeometry G = geometryOf(A, R.G);
     std::vector<float> D(static_cast<size_t>(R.N * R.C * R.OutPlane));
@@ -160,7 +156,7 @@ public:
     if (R.N * R.M * R.OutPlane == 0)
       return Status::ok();
     const float *X = Ctx.Inputs[0].data<float>(), *Wd = Ctx.Inputs[1].data<float>();
-    const float *Bd = optionalInput(Ctx, 3), *Bp = optionalInput(Ctx, 4);
+    const float *Bd = inputDataOrNull(Ctx, 3), *Bp = inputDataOrNull(Ctx, 4);
     float *Y = Ctx.Outputs[0].data<float>();
     const int64_t KT = R.KH * R.KW, OH = G.OH, OW = G.OW;
     const int64_t Rows = rowsPerStrip(R.C, OW, OH), Strips = (OH + Rows - 1) / Rows, StripPixels = Rows * OW;
@@ -222,7 +218,7 @@ public:
     if (!Unit.Ok)
       return runError(Name, "window not supported by the row kernel");
     const float *X = Ctx.Inputs[0].data<float>(), *Wd = Ctx.Inputs[1].data<float>();
-    const float *Bd = optionalInput(Ctx, 3), *Bp = optionalInput(Ctx, 4);
+    const float *Bd = inputDataOrNull(Ctx, 3), *Bp = inputDataOrNull(Ctx, 4);
     float *Y = Ctx.Outputs[0].data<float>();
     const int64_t OH = G.OH, OW = G.OW, KT = 9;
     // Strip: about 64 KiB of depthwise output (all channels), at least 2 rows.

@@ -87,10 +87,6 @@ Result<FusedRun> planFused(const char *Name, const FusedAttrs &A, const KernelCo
   return R;
 }
 
-const float *optionalInput(const KernelContext &Ctx, size_t I) {
-  return Ctx.Inputs.size() > I && Ctx.Inputs[I].Data ? Ctx.Inputs[I].data<float>() : nullptr;
-}
-
 /// Out[OH, OW] = clamp(bias + sum over taps of K[kh, kw] * In[ih, iw]), zero outside the plane:
 /// the portable depthwise plane (tap-major: each tap adds a scaled, strided row to the output row).
 void depthwisePlanePortable(const DepthwiseGeometry &G, const Clamp &Act, const float *In, const float *K, float Bias,
@@ -131,8 +127,8 @@ public:
 
   Status run(const KernelContext &Ctx) const override {
     ASSIGN_OR_RETURN(const FusedRun R, planFused("f32_pointwise_depthwise__ref", A, Ctx));
-    const float *X = Ctx.Inputs[0].data<float>(), *W1 = Ctx.Inputs[1].data<float>(), *B1 = optionalInput(Ctx, 3);
-    const float *W2 = Ctx.Inputs[2].data<float>(), *B2 = optionalInput(Ctx, 4);
+    const float *X = Ctx.Inputs[0].data<float>(), *W1 = Ctx.Inputs[1].data<float>(), *B1 = inputDataOrNull(Ctx, 3);
+    const float *W2 = Ctx.Inputs[2].data<float>(), *B2 = inputDataOrNull(Ctx, 4);
     float *Y = Ctx.Outputs[0].data<float>();
     std::vector<float> E(static_cast<size_t>(R.N * R.M * R.Plane));
     for (int64_t N = 0; N < R.N; ++N)
@@ -191,8 +187,8 @@ public:
       return Status::ok();
     if (R.M != Blocks.back().M + BlockM * static_cast<int64_t>(Blocks.size() - 1) || R.K != Blocks[0].K)
       return runError(Name.c_str(), "weights do not match the packed ones");
-    const float *X = Ctx.Inputs[0].data<float>(), *B1 = optionalInput(Ctx, 3);
-    const float *W2 = Ctx.Inputs[2].data<float>(), *B2 = optionalInput(Ctx, 4);
+    const float *X = Ctx.Inputs[0].data<float>(), *B1 = inputDataOrNull(Ctx, 3);
+    const float *W2 = Ctx.Inputs[2].data<float>(), *B2 = inputDataOrNull(Ctx, 4);
     float *Y = Ctx.Outputs[0].data<float>();
     const DepthwiseGeometry G = geometryOf(A, R);
     const bool Flat = Avx512Planes && depthwiseFlatSupported(G); // stride-1 "same" planes
@@ -270,8 +266,8 @@ public:
       return Status::ok();
     if (R.M != M || R.K != K)
       return runError(Name, "weights do not match the packed ones");
-    const float *X = Ctx.Inputs[0].data<float>(), *B1 = optionalInput(Ctx, 3);
-    const float *W2 = Ctx.Inputs[2].data<float>(), *B2 = optionalInput(Ctx, 4);
+    const float *X = Ctx.Inputs[0].data<float>(), *B1 = inputDataOrNull(Ctx, 3);
+    const float *W2 = Ctx.Inputs[2].data<float>(), *B2 = inputDataOrNull(Ctx, 4);
     float *Y = Ctx.Outputs[0].data<float>();
     const DepthwiseGeometry G = geometryOf(A, R);
     // 3x3 rows read as runs of 16 floats per tap; stride 2 then needs the input rows

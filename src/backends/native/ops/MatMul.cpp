@@ -362,7 +362,7 @@ private:
     ASSIGN_OR_RETURN(const MatMulPlan P, planMatMul(Ctx.Inputs[0], Ctx.Inputs[1], Ctx.Outputs[0], TransB));
     const T *A = Ctx.Inputs[0].data<T>(), *B = Ctx.Inputs[1].data<T>();
     T *Y = Ctx.Outputs[0].data<T>();
-    const T *Bias = Ctx.Inputs.size() > 2 && Ctx.Inputs[2].Data ? Ctx.Inputs[2].data<T>() : nullptr;
+    const T *Bias = inputDataOrNull<T>(Ctx, 2);
     for (size_t Batch = 0; Batch < P.OffA.size(); ++Batch) {
       const T *Ab = A + P.OffA[Batch], *Bb = B + P.OffB[Batch];
       T *Yb = Y + static_cast<int64_t>(Batch) * P.M * P.N;
@@ -457,7 +457,7 @@ private:
     GemmColumnSplit Split;
     Split.Parts = C.size(), Split.Begin = Begin.data(), Split.C = C.data(), Split.Ldc = Ldc.data();
     GemmEpilogue Ep;
-    Ep.ColBias = Ctx.Inputs.size() > 2 && Ctx.Inputs[2].Data ? Ctx.Inputs[2].data<float>() : nullptr;
+    Ep.ColBias = inputDataOrNull(Ctx, 2);
     Ep.Gelu = Gelu;
     Ep.Split = &Split;
     gemmRowsA(MK, Rows, K, AV.data<float>(), K, *ConstB, 1.0f, 0.0f, nullptr, 0, Ctx.Par, &Ep);
@@ -481,7 +481,7 @@ private:
       return Status::ok();
     // A fused bias (passes/FuseMatMulBias) goes into the GEMM's write-back; the GEMV paths add it
     // to the row they just produced.
-    const float *Bias = Ctx.Inputs.size() > 2 && Ctx.Inputs[2].Data ? Ctx.Inputs[2].data<float>() : nullptr;
+    const float *Bias = inputDataOrNull(Ctx, 2);
     GemmEpilogue Ep;
     Ep.ColBias = Bias;
     Ep.Gelu = Gelu;

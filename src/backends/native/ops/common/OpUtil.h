@@ -73,6 +73,11 @@ inline Result<int64_t> normalizeAxis(const Node &N, const char *Attr, int64_t Ax
   return Axis < 0 ? Axis + Rank : Axis;
 }
 
+/// Input I's data, or null when the node omits that optional input (a bias, a fused residual).
+template <typename T = float> const T *inputDataOrNull(const KernelContext &Ctx, size_t I) {
+  return Ctx.Inputs.size() > I && Ctx.Inputs[I].Data ? Ctx.Inputs[I].data<T>() : nullptr;
+}
+
 inline bool inputIs(const KernelCreateInfo &Info, size_t I, ElementType T) {
   return I < Info.Inputs.size() && Info.Inputs[I].Present && Info.Inputs[I].Type == T;
 }

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <condition_variable>
 #include <cstdio>
 #include <cstring>
@@ -173,6 +174,8 @@ std::string benchmarkUsage() {
          "  --threads=N            worker threads (0 = the runtime's default)\n"
          "  --cores=0,1,...        pin workers to these cores\n"
          "  --scheduler=NAME       auto | exclusive | sequential | pipeline\n"
+         "  --spin_iterations=N    idle workers' spin before parking: N rounds (default 1000), 0 park at once,\n"
+         "                         < 0 spin while a request runs\n"
          "  --input=SPEC           an input in optimium-run's syntax (repeat per input); default: random\n"
          "  --warmup=N             warm-up runs (default 5)\n"
          "  --runs=N               measured runs (default 50, or unlimited with --duration)\n"
@@ -232,6 +235,11 @@ BenchmarkOptions parseBenchmarkFlags(int Argc, const char *const *Argv) {
         O.Scheduler = rt::SchedulerType::Pipeline;
       else
         throw ToolError("--scheduler: expected auto, exclusive, sequential or pipeline, got '" + V + "'");
+    } else if (Name == "--spin_iterations") {
+      const int64_t Spin = parseInt(Name, Value(), std::numeric_limits<int>::min());
+      if (Spin > std::numeric_limits<int>::max())
+        throw ToolError(Name + ": " + std::to_string(Spin) + " is out of range");
+      O.SpinIterations = static_cast<int>(Spin);
     } else if (Name == "--input") {
       O.Inputs.push_back(Value());
     } else if (Name == "--warmup") {
@@ -409,6 +417,7 @@ int runBenchmarkImpl(const BenchmarkOptions &O, std::ostream &Out, std::ostream 
   LoadOptions.ThreadCount = O.Threads;
   LoadOptions.Cores = O.Cores;
   LoadOptions.Scheduler = O.Scheduler;
+  LoadOptions.SpinIterations = O.SpinIterations;
   const auto LoadStart = std::chrono::steady_clock::now();
   rt::Model Model = rt::loadModel(O.Module, LoadOptions);
   const double LoadMs = msSince(LoadStart);

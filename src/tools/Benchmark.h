@@ -29,6 +29,7 @@ struct BenchmarkOptions {
   int Threads = 0;
   std::vector<int> Cores;
   runtime::SchedulerType Scheduler = runtime::SchedulerType::Auto;
+  int SpinIterations = runtime::kDefaultSpinIterations;
   std::vector<std::string> Inputs;
   int WarmUp = 5;
   int Runs = 0;          ///< 0: 50 unless --duration is given.

@@ -97,15 +97,18 @@ TEST(BenchmarkFlags, Forms) {
   EXPECT_EQ(O.TraceFile, "t.json");
   EXPECT_EQ(O.Seed, 9u);
   EXPECT_EQ(O.Inputs, (std::vector<std::string>{"2x2xf32=1"}));
-  const char *B[] = {"optimium-benchmark", "--module=x", "--json=r.json", "--event_buffer=1000"};
-  O = parseBenchmarkFlags(4, B);
+  EXPECT_EQ(O.SpinIterations, rt::kDefaultSpinIterations);
+  const char *B[] = {"optimium-benchmark", "--module=x", "--json=r.json", "--event_buffer=1000", "--spin_iterations=-1"};
+  O = parseBenchmarkFlags(5, B);
   EXPECT_EQ(O.Module, "x");
   EXPECT_EQ(O.JsonFile, "r.json");
   EXPECT_EQ(O.EventBuffer, 1000u);
+  EXPECT_EQ(O.SpinIterations, -1);
   for (std::vector<const char *> Bad :
        {std::vector<const char *>{"b"}, {"b", "m", "--runs=0"}, {"b", "m", "--threads=-1"}, {"b", "m", "--bogus"},
         {"b", "m", "--scheduler=fast"}, {"b", "m", "--duration=0"}, {"b", "m", "--warmup"}, {"b", "m", "n"},
-        {"b", "m", "--cores=a"}, {"b", "m", "--runs=3x"}})
+        {"b", "m", "--cores=a"}, {"b", "m", "--runs=3x"}, {"b", "m", "--spin_iterations=lots"},
+        {"b", "m", "--spin_iterations=99999999999"}})
     EXPECT_THROW(parseBenchmarkFlags(static_cast<int>(Bad.size()), Bad.data()), ToolError) << Bad.back();
 }
 

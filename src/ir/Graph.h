@@ -90,6 +90,44 @@ struct AttrValue {
   TypeDesc Ty; ///< Kind::Type
 };
 
+/// Attribute values of one kind (graph rewrites set internal attributes with them; test cases too).
+inline AttrValue attrInt(int64_t V) {
+  AttrValue A;
+  A.K = AttrValue::Kind::Int;
+  A.I = V;
+  return A;
+}
+inline AttrValue attrFloat(float V) {
+  AttrValue A;
+  A.K = AttrValue::Kind::Float;
+  A.F = V;
+  return A;
+}
+inline AttrValue attrString(std::string V) {
+  AttrValue A;
+  A.K = AttrValue::Kind::String;
+  A.S = std::move(V);
+  return A;
+}
+inline AttrValue attrInts(std::vector<int64_t> V) {
+  AttrValue A;
+  A.K = AttrValue::Kind::Ints;
+  A.Ints = std::move(V);
+  return A;
+}
+inline AttrValue attrFloats(std::vector<float> V) {
+  AttrValue A;
+  A.K = AttrValue::Kind::Floats;
+  A.Floats = std::move(V);
+  return A;
+}
+inline AttrValue attrStrings(std::vector<std::string> V) {
+  AttrValue A;
+  A.K = AttrValue::Kind::Strings;
+  A.Strings = std::move(V);
+  return A;
+}
+
 struct Value {
   std::string Name;
   ValueKind Kind = ValueKind::Tensor;

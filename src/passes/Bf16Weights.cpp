@@ -51,10 +51,7 @@ size_t useBf16Weights(Graph &G) {
     if (W < 0)
       continue;
     M.Inputs[1] = W;
-    AttrValue One;
-    One.K = AttrValue::Kind::Int;
-    One.I = 1;
-    M.Attrs[kBf16Weights] = One;
+    M.Attrs[kBf16Weights] = attrInt(1);
     ++Rewired;
   }
   if (!Rewired)

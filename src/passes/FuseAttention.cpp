@@ -326,19 +326,10 @@ size_t fuseAttention(Graph &G) {
       A.Outputs.insert(A.Outputs.end(), {C.PresentK, C.PresentV});
     }
     A.Attrs.clear();
-    AttrValue Heads;
-    Heads.K = AttrValue::Kind::Int;
-    Heads.I = C.Heads;
-    A.Attrs["q_num_heads"] = Heads;
-    A.Attrs["kv_num_heads"] = Heads;
-    AttrValue Scale;
-    Scale.K = AttrValue::Kind::Float;
-    Scale.F = C.Scale;
-    A.Attrs["scale"] = Scale;
-    AttrValue NaNRows;
-    NaNRows.K = AttrValue::Kind::Int;
-    NaNRows.I = 1;
-    A.Attrs[kAttentionMaskedRowsNaN] = NaNRows;
+    A.Attrs["q_num_heads"] = attrInt(C.Heads);
+    A.Attrs["kv_num_heads"] = attrInt(C.Heads);
+    A.Attrs["scale"] = attrFloat(C.Scale);
+    A.Attrs[kAttentionMaskedRowsNaN] = attrInt(1);
     Taken[At] = 2; // kept
     ++Fused;
   }

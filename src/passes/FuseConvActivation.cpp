@@ -72,12 +72,8 @@ size_t fuseConvActivation(Graph &G) {
     float Lo = 0, Hi = 0;
     if (!OnlyData || !activationBounds(G, A, Lo, Hi) || std::isnan(Lo) || std::isnan(Hi))
       continue;
-    AttrValue Min, Max;
-    Min.K = Max.K = AttrValue::Kind::Float;
-    Min.F = Lo;
-    Max.F = Hi;
-    C.Attrs[kFusedActMin] = Min;
-    C.Attrs[kFusedActMax] = Max;
+    C.Attrs[kFusedActMin] = attrFloat(Lo);
+    C.Attrs[kFusedActMax] = attrFloat(Hi);
     C.Outputs[0] = A.Outputs[0];
     Remove[static_cast<size_t>(AI)] = 1;
     ++Fused;

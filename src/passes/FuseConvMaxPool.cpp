@@ -44,13 +44,6 @@ bool isMaxPool2x2(const Graph &G, const Node &N) {
          G.Values[static_cast<size_t>(N.Outputs[0])].Type == ElementType::F32;
 }
 
-AttrValue intsAttr(std::vector<int64_t> V) {
-  AttrValue A;
-  A.K = AttrValue::Kind::Ints;
-  A.Ints = std::move(V);
-  return A;
-}
-
 } // namespace
 
 size_t fuseConvMaxPool(Graph &G) {
@@ -70,8 +63,8 @@ size_t fuseConvMaxPool(Graph &G) {
     C.OpType = kFusedConvMaxPoolOp;
     C.Domain = kFusedConvMaxPoolDomain;
     C.OpsetVersion = 1;
-    C.Attrs[kFusedPoolKernel] = intsAttr({2, 2});
-    C.Attrs[kFusedPoolStrides] = intsAttr({2, 2});
+    C.Attrs[kFusedPoolKernel] = attrInts({2, 2});
+    C.Attrs[kFusedPoolStrides] = attrInts({2, 2});
     C.Outputs[0] = P.Outputs[0];
     Remove[static_cast<size_t>(PI)] = 1;
     ++Fused;

@@ -50,10 +50,7 @@ size_t fuseConvResidual(Graph &G) {
     Node Fused_ = std::move(C);
     Fused_.Inputs.resize(kFusedResidualInput, -1); // bias slot kept (omitted when absent)
     Fused_.Inputs.push_back(RI);
-    AttrValue Flag;
-    Flag.K = AttrValue::Kind::Int;
-    Flag.I = 1;
-    Fused_.Attrs[kFusedResidual] = Flag;
+    Fused_.Attrs[kFusedResidual] = attrInt(1);
     Fused_.Outputs[0] = A.Outputs[0];
     // The Add's slot: after the Conv's inputs and the residual's producer alike.
     G.Nodes[static_cast<size_t>(AI)] = std::move(Fused_);

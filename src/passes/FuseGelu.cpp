@@ -174,12 +174,8 @@ size_t fuseGelu(Graph &G) {
     Gelu.Inputs = {X};
     Gelu.Outputs = {Out};
     Gelu.Attrs.clear();
-    if (Tanh) {
-      AttrValue Approx;
-      Approx.K = AttrValue::Kind::String;
-      Approx.S = "tanh";
-      Gelu.Attrs["approximate"] = Approx;
-    }
+    if (Tanh)
+      Gelu.Attrs["approximate"] = attrString("tanh");
     for (size_t C : Chain)
       if (C != I)
         Remove[C] = 1;

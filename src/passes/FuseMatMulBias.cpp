@@ -54,10 +54,7 @@ size_t fuseMatMulBias(Graph &G) {
     const Value &Out = G.Values[A.Outputs[0]];
     if (Out.Type != ElementType::F32 || G.Values[Bias].Const->Dims.size() > Y.Shape.getRank())
       continue;
-    AttrValue One;
-    One.K = AttrValue::Kind::Int;
-    One.I = 1;
-    M.Attrs[kFusedBias] = One;
+    M.Attrs[kFusedBias] = attrInt(1);
     M.Inputs.push_back(Bias);
     M.Outputs[0] = A.Outputs[0];
     Remove[AI] = 1;
@@ -156,10 +153,7 @@ size_t fuseSiblingMatMuls(Graph &G) {
     if (Bias)
       M.Inputs.push_back(B);
     M.Outputs = Outs;
-    AttrValue Split;
-    Split.K = AttrValue::Kind::Ints;
-    Split.Ints = Widths;
-    M.Attrs[kSplitOutputs] = Split;
+    M.Attrs[kSplitOutputs] = attrInts(Widths);
     for (size_t G2 = 1; G2 < Group.size(); ++G2)
       Remove[Group[G2]] = 1;
     Merged += Group.size() - 1;
@@ -191,10 +185,7 @@ size_t fuseMatMulGelu(Graph &G) {
       continue;
     if (!constWeightMatrix(G, M))
       continue;
-    AttrValue One;
-    One.K = AttrValue::Kind::Int;
-    One.I = 1;
-    M.Attrs[kFusedGelu] = One;
+    M.Attrs[kFusedGelu] = attrInt(1);
     M.Outputs[0] = Gl.Outputs[0];
     Remove[I] = 1;
     ++Fused;

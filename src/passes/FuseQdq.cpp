@@ -265,10 +265,7 @@ size_t fuseQuantizedAdd(Graph &G) {
     N.Inputs = std::move(In);
     N.Outputs[0] = Q.Out;
     if (Relu >= 0) {
-      AttrValue Zero;
-      Zero.K = AttrValue::Kind::Float;
-      Zero.F = 0.0f;
-      N.Attrs[kFusedActMin] = Zero;
+      N.Attrs[kFusedActMin] = attrFloat(0.0f);
       Remove[static_cast<size_t>(Relu)] = 1;
     }
     Remove[static_cast<size_t>(Q.Node)] = 1;

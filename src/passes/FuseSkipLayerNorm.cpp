@@ -103,11 +103,8 @@ size_t fuseSkipLayerNorm(Graph &G) {
     if (Bias >= 0)
       Ln.Inputs.push_back(Bias);
     Ln.Outputs.resize(1);
-    AttrValue E;
-    E.K = AttrValue::Kind::Float;
-    E.F = *Eps;
     Ln.Attrs.clear();
-    Ln.Attrs["epsilon"] = E;
+    Ln.Attrs["epsilon"] = attrFloat(*Eps);
     Remove[static_cast<size_t>(Outer)] = 1;
     if (Inner >= 0)
       Remove[static_cast<size_t>(Inner)] = 1;

@@ -49,10 +49,7 @@ size_t fuseTransposeMatMul(Graph &G) {
       continue;
     if (M.Inputs[0] < 0 || G.Values[M.Inputs[0]].Type != ElementType::F32)
       continue;
-    AttrValue One;
-    One.K = AttrValue::Kind::Int;
-    One.I = 1;
-    M.Attrs[kTransposeB] = One;
+    M.Attrs[kTransposeB] = attrInt(1);
     M.Inputs[1] = G.Nodes[static_cast<size_t>(TI)].Inputs[0];
     ++Fused;
   }

@@ -135,13 +135,7 @@ inline Status requireNumericType(const ShapeContext &Ctx, size_t I) {
   return Status::ok();
 }
 
-/// Attribute helpers for harness cases.
-inline AttrValue attrFloats(std::vector<float> V) {
-  AttrValue A;
-  A.K = AttrValue::Kind::Floats;
-  A.Floats = std::move(V);
-  return A;
-}
+/// Input helpers for harness cases (attribute ones: ir/Graph.h).
 inline TestInput intsInput(std::vector<int64_t> Values, bool Constant = true, ElementType T = ElementType::I64) {
   std::vector<double> D(Values.begin(), Values.end());
   return valuesInput({static_cast<int64_t>(Values.size())}, std::move(D), T, Constant);

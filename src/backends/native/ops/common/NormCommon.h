@@ -139,19 +139,6 @@ inline std::vector<int64_t> broadcastIndex(const std::vector<int64_t> &P, const 
   return Idx;
 }
 
-inline AttrValue attrFloats(std::vector<float> V) {
-  AttrValue A;
-  A.K = AttrValue::Kind::Floats;
-  A.Floats = std::move(V);
-  return A;
-}
-inline AttrValue attrStrings(std::vector<std::string> V) {
-  AttrValue A;
-  A.K = AttrValue::Kind::Strings;
-  A.Strings = std::move(V);
-  return A;
-}
-
 } // namespace ops
 } // namespace detail
 } // namespace runtime

@@ -141,32 +141,7 @@ inline std::vector<TestInput> typedInputs(std::vector<int64_t> Dims, ElementType
   return {I};
 }
 
-// --- shorthands for harness test cases -----------------------------------------------------------
-
-inline AttrValue attrInt(int64_t V) {
-  AttrValue A;
-  A.K = AttrValue::Kind::Int;
-  A.I = V;
-  return A;
-}
-inline AttrValue attrFloat(float V) {
-  AttrValue A;
-  A.K = AttrValue::Kind::Float;
-  A.F = V;
-  return A;
-}
-inline AttrValue attrString(std::string V) {
-  AttrValue A;
-  A.K = AttrValue::Kind::String;
-  A.S = std::move(V);
-  return A;
-}
-inline AttrValue attrInts(std::vector<int64_t> V) {
-  AttrValue A;
-  A.K = AttrValue::Kind::Ints;
-  A.Ints = std::move(V);
-  return A;
-}
+// --- shorthands for harness test cases (attrInt, attrFloat, attrString, attrInts: ir/Graph.h) ---
 
 inline TestInput tensorInput(std::vector<int64_t> Dims, ElementType T = ElementType::F32) {
   TestInput I;

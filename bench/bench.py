@@ -1,6 +1,8 @@
 """Side-by-side benchmark: our runtime vs ONNX Runtime on the same ONNX files, inputs and thread
 counts. Each runtime runs in its own worker process; batches alternate between them so machine
-noise hits both alike. Prints a table (median, p90, ratio ours/ORT, CPU-time ratio, load + first
+noise hits both alike, each batch after a settle pause (--settle-ms) in which the other runtime's
+worker threads stop spinning (ONNX Runtime's keep spinning for about 50 ms after a run: started
+at once, the next batch shared the 2 cores with them for its first 5 or so runs). Prints a table (median, p90, ratio ours/ORT, CPU-time ratio, load + first
 inference, peak RSS) and writes JSON. A benchmark, never a test: nothing here asserts a speed.
 
     python bench/bench.py --models DIR [--lowprec-models DIR] [--only mnist_cnn,...] [--threads 1,2] [--rounds 10]
@@ -72,7 +74,7 @@ def batch_size(one_ms, budget_ms):
     return max(1, min(2000, int(budget_ms / max(one_ms, 1e-3))))
 
 
-def bench_case(model_dirs, prefix, threads, rounds, budget_ms, load_samples):
+def bench_case(model_dirs, prefix, threads, rounds, budget_ms, load_samples, settle_s):
     # Load + first inference from fresh processes, load_samples times per runtime (alternating who
     # starts first); the median goes into the table. The last pair of workers stays for the runs.
     loads = {"ours": [], "ort": []}
@@ -95,6 +97,7 @@ def bench_case(model_dirs, prefix, threads, rounds, budget_ms, load_samples):
     for r in range(rounds):
         order = ("ours", "ort") if r % 2 == 0 else ("ort", "ours")
         for k in order:
+            time.sleep(settle_s)
             res = w[k].call(cmd="run", n=n[k])
             times[k] += res["times_ms"]
             cpu[k] += res["cpu_s"]
@@ -120,6 +123,8 @@ def main():
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--rounds", type=int, default=10, help="alternating batches per runtime")
     ap.add_argument("--batch-ms", type=float, default=300.0, help="target duration of one batch")
+    ap.add_argument("--settle-ms", type=float, default=150.0,
+                    help="pause before each batch, so the other runtime's threads stop spinning first")
     ap.add_argument("--load-samples", type=int, default=3,
                     help="fresh worker processes per runtime whose load + first inference is timed (median)")
     ap.add_argument("--json", default="build/bench/results.json")
@@ -147,7 +152,7 @@ def main():
             print(f"| {label} | - | skipped: {missing[0]}/model.onnx not found |")
             continue
         for thr in [int(t) for t in a.threads.split(",")]:
-            r = bench_case(model_dirs, prefix, thr, a.rounds, a.batch_ms, max(1, a.load_samples))
+            r = bench_case(model_dirs, prefix, thr, a.rounds, a.batch_ms, max(1, a.load_samples), a.settle_ms / 1e3)
             o, x = r["ours"], r["ort"]
             row = {"model": label, "threads": thr, **{f"ours_{k}": v for k, v in o.items()},
                    **{f"ort_{k}": v for k, v in x.items()},

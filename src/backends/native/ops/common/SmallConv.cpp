@@ -108,9 +108,15 @@ __attribute__((target("avx512f"))) void smallTile(const SmallConvGeometry &G, co
   }
 }
 
+/// What a pixel tile does with its sums: Store them (bias, clamp, scatter into Out), or pool them
+/// 2x2 (PoolFirst: the max of each pixel pair into Pairs; PoolSecond, the next row: the max of
+/// its pairs and Pairs, then bias, clamp and a scatter of the pooled pixels into Out's planes).
+enum class PixelMode { Store, PoolFirst, PoolSecond };
+
 /// One pixel tile: P consecutive output pixels of row Oh from column Ow0, x PB output channels from
 /// Co0 (two vectors of 16). Each step loads two weight vectors and broadcasts P input pixels into
-/// them; the P x 32 results are scattered into the NCHW output (one channel plane per lane).
+/// them; the P x 32 results are scattered into the NCHW output (one channel plane per lane), or
+/// pooled (Mode; Pairs holds the first row's 16-float pair maxima, P / 2 x 2 vectors).
 #if defined(__GNUC__) && !defined(__clang__)
 #define OPT_NO_PREDICTIVE_COMMONING __attribute__((optimize("no-predictive-commoning")))
 #else
@@ -118,11 +124,6 @@ __attribute__((target("avx512f"))) void smallTile(const SmallConvGeometry &G, co
 #endif
 // GCC's predictive commoning would carry Row[Kw + I] over to the next kw as Row[Kw + 1 + I - 1]
 // through stack slots (the 28 accumulators leave no register for them): keep the plain broadcasts.
-/// What a pixel tile does with its sums: Store them (bias, clamp, scatter into Out), or pool them
-/// 2x2 (PoolFirst: the max of each pixel pair into Pairs; PoolSecond, the next row: the max of
-/// its pairs and Pairs, then bias, clamp and a scatter of the pooled pixels into Out's planes).
-enum class PixelMode { Store, PoolFirst, PoolSecond };
-
 template <int P, PixelMode Mode = PixelMode::Store>
 OPT_NO_PREDICTIVE_COMMONING __attribute__((target("avx512f"))) void pixelTile(const SmallConvGeometry &G, const PaddedLayout &L, const float *Wb,
                                                   const float *Bias, int64_t Co0, const float *Xp, int64_t Oh,

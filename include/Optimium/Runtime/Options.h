@@ -58,6 +58,8 @@ struct PoolTuning {
   /// CPU cores to pin workers to (worker i -> Cores[i % size]); empty = no pinning.
   std::vector<int> Cores;
   /// 0 parks at once; N > 0 spins N iterations then parks; negative spins while a request runs.
+  /// A one-thread pool never spins (its worker never helps the caller's fan-outs). On a VM a
+  /// negative value can cost more than it saves: vCPUs kept busy are descheduled by the host.
   int SpinIterations = kDefaultSpinIterations;
   /// sched_yield() calls after the spin budget, before parking (only when SpinIterations > 0).
   int SpinYieldIterations = kDefaultSpinYieldIterations;

@@ -168,3 +168,34 @@ TEST(FuseConvMaxPool, BadPoolAttributeIsAModelError) {
     EXPECT_NE(std::string(E.what()).find("fused"), std::string::npos) << E.what();
   }
 }
+
+// The bias check Conv, ConvTranspose and FusedConvMaxPool share (checkChannelBias): a bias of the
+// wrong length is a ShapeError naming it and the channel count, for Conv and the fused node alike.
+TEST(FuseConvMaxPool, WrongBiasLengthIsAShapeError) {
+  rt::AutoInit Init;
+  for (const bool Fused : {false, true}) {
+    SCOPED_TRACE(Fused);
+    OnnxBuilder B(13);
+    if (Fused) {
+      B.model().add_opset_import()->set_domain("com.optimium");
+      B.model().mutable_opset_import(1)->set_version(1);
+    }
+    B.input("x", onnx::TensorProto_DataType_FLOAT, {1, 1, 8, 8});
+    B.initializer("w", {4, 1, 3, 3}, wave(36, 0.3f, 0.1f));
+    B.initializer("b", {3}, wave(3, 0.1f, 0.2f));
+    auto *N = B.node(Fused ? "FusedConvMaxPool" : "Conv", {"x", "w", "b"}, {"y"}, "conv");
+    if (Fused) {
+      N->set_domain("com.optimium");
+      OnnxBuilder::attrInts(N, "optimium.pool_kernel", {2, 2});
+      OnnxBuilder::attrInts(N, "optimium.pool_strides", {2, 2});
+    }
+    B.output("y", onnx::TensorProto_DataType_FLOAT);
+    try {
+      loadModelBytes(B.bytes());
+      FAIL() << "expected a ShapeError";
+    } catch (const rt::ShapeError &E) {
+      EXPECT_NE(std::string(E.what()).find("bias 3 must be 1-D"), std::string::npos) << E.what();
+      EXPECT_NE(std::string(E.what()).find("output channel (4)"), std::string::npos) << E.what();
+    }
+  }
+}

@@ -96,13 +96,7 @@ Status inferConv(ShapeContext &Ctx) {
   RETURN_IF_ERROR(requireSameType(Ctx, 0, 1));
   const TensorShape &X = Ctx.Inputs[0].Shape, &Wt = Ctx.Inputs[1].Shape;
   ASSIGN_OR_RETURN(const ConvAttrs A, parseConvAttrs(Ctx.N, X, Wt));
-  if (Ctx.hasInput(2)) {
-    RETURN_IF_ERROR(requireSameType(Ctx, 0, 2));
-    const TensorShape &B = Ctx.Inputs[2].Shape;
-    if (B.getRank() != 1 || (B[0].isConst() && Wt[0].isConst() && B[0].value() != Wt[0].value()))
-      return Ctx.error(ErrorCode::Shape, "bias ", B.toString(), " must be 1-D with one value per output channel (",
-                       Wt[0].toString(), ")");
-  }
+  RETURN_IF_ERROR(checkChannelBias(Ctx, 2, Wt[0]));
   Ctx.Outputs[0].Type = ElementType::F32;
   RETURN_IF_ERROR(inferWindowShape(Ctx, A.W, X, Wt[0], Ctx.Outputs[0].Shape));
   if (Ctx.hasInput(kFusedResidualInput)) { // passes/FuseConvResidual checked its shape

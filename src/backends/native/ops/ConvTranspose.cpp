@@ -143,13 +143,7 @@ Status inferConvTranspose(ShapeContext &Ctx) {
   const TensorShape &X = Ctx.Inputs[0].Shape, &W = Ctx.Inputs[1].Shape;
   ASSIGN_OR_RETURN(const ConvTransposeAttrs A, parseConvTransposeAttrs(Ctx.N, X, W));
   const Expr M = W[1] * Expr(A.Group);
-  if (Ctx.hasInput(2)) {
-    RETURN_IF_ERROR(requireSameType(Ctx, 0, 2));
-    const TensorShape &B = Ctx.Inputs[2].Shape;
-    if (B.getRank() != 1 || (B[0].isConst() && M.isConst() && B[0].value() != M.value()))
-      return Ctx.error(ErrorCode::Shape, "bias ", B.toString(), " must be 1-D with one value per output channel (",
-                       M.toString(), ")");
-  }
+  RETURN_IF_ERROR(checkChannelBias(Ctx, 2, M));
   std::vector<Expr> Dims{X[0], M};
   const size_t S = A.spatial();
   const bool Same = A.AutoPad == "SAME_UPPER" || A.AutoPad == "SAME_LOWER";

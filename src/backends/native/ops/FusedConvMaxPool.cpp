@@ -65,13 +65,7 @@ Status inferConvPool(ShapeContext &Ctx) {
   RETURN_IF_ERROR(requireSameType(Ctx, 0, 1));
   const TensorShape &X = Ctx.Inputs[0].Shape, &Wt = Ctx.Inputs[1].Shape;
   ASSIGN_OR_RETURN(const ConvPoolAttrs A, parseAttrs(Ctx.N, X, Wt));
-  if (Ctx.hasInput(2)) {
-    RETURN_IF_ERROR(requireSameType(Ctx, 0, 2));
-    const TensorShape &B = Ctx.Inputs[2].Shape;
-    if (B.getRank() != 1 || (B[0].isConst() && Wt[0].isConst() && B[0].value() != Wt[0].value()))
-      return Ctx.error(ErrorCode::Shape, "bias ", B.toString(), " must be 1-D with one value per output channel (",
-                       Wt[0].toString(), ")");
-  }
+  RETURN_IF_ERROR(checkChannelBias(Ctx, 2, Wt[0]));
   TensorShape ConvShape;
   RETURN_IF_ERROR(inferWindowShape(Ctx, A.Conv, X, Wt[0], ConvShape));
   Ctx.Outputs[0].Type = ElementType::F32;

@@ -52,6 +52,19 @@ inline Status requireSameType(const ShapeContext &Ctx, size_t A, size_t B) {
                    " has element type ", toString(Ctx.Inputs[B].Type));
 }
 
+/// A convolution's optional bias, input I (when present): input 0's type, 1-D with one value per
+/// output channel (Channels); ShapeError naming both otherwise.
+inline Status checkChannelBias(const ShapeContext &Ctx, size_t I, const Expr &Channels) {
+  if (!Ctx.hasInput(I))
+    return Status::ok();
+  RETURN_IF_ERROR(requireSameType(Ctx, 0, I));
+  const TensorShape &B = Ctx.Inputs[I].Shape;
+  if (B.getRank() != 1 || (B[0].isConst() && Channels.isConst() && B[0].value() != Channels.value()))
+    return Ctx.error(ErrorCode::Shape, "bias ", B.toString(), " must be 1-D with one value per output channel (",
+                     Channels.toString(), ")");
+  return Status::ok();
+}
+
 /// Rejects the types a plain byte copy cannot move (std::string objects) or that are undefined.
 inline Status requireCopyableType(const ShapeContext &Ctx, size_t I) {
   const ElementType T = Ctx.Inputs[I].Type;

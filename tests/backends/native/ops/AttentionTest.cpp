@@ -30,7 +30,7 @@ TEST(AttentionInference, OutputShapes) {
   EXPECT_EQ(R.Outputs[3].Shape, (TensorShape{2, 8, 3, 12}));
   // 3-D: hidden sizes split by the head attributes; Y is [B, q, q heads * v head size].
   R = inferOp("Attention", {valueInfo({2, 4, 72}), valueInfo({2, 6, 24}), valueInfo({2, 6, 30})},
-              {{"q_num_heads", intValue(9)}, {"kv_num_heads", intValue(3)}});
+              {{"q_num_heads", attrInt(9)}, {"kv_num_heads", attrInt(3)}});
   ASSERT_TRUE(R.S.isOk()) << R.S.message();
   EXPECT_EQ(R.Outputs[0].Shape, (TensorShape{2, 4, 90}));
   // Symbolic batch and sequence pass through.
@@ -42,18 +42,18 @@ TEST(AttentionInference, OutputShapes) {
 
 TEST(AttentionInference, BadAttributesAreModelErrors) {
   const std::vector<ValueInfo> In = {valueInfo({1, 2, 3, 8}), valueInfo({1, 2, 3, 8}), valueInfo({1, 2, 3, 8})};
-  expectInferError(inferOp("Attention", In, {{"qk_matmul_output_mode", intValue(4)}}), ErrorCode::Model,
+  expectInferError(inferOp("Attention", In, {{"qk_matmul_output_mode", attrInt(4)}}), ErrorCode::Model,
                    {"'qk_matmul_output_mode'", "4"});
-  expectInferError(inferOp("Attention", In, {{"is_causal", intValue(2)}}), ErrorCode::Model, {"'is_causal'", "2"});
-  expectInferError(inferOp("Attention", In, {{"scale", floatValue(-1.0f)}}), ErrorCode::Model, {"'scale'", "-1"});
-  expectInferError(inferOp("Attention", In, {{"softcap", floatValue(-2.0f)}}), ErrorCode::Model, {"'softcap'", "-2"});
-  expectInferError(inferOp("Attention", In, {{"softmax_precision", intValue(7)}}), ErrorCode::Model,
+  expectInferError(inferOp("Attention", In, {{"is_causal", attrInt(2)}}), ErrorCode::Model, {"'is_causal'", "2"});
+  expectInferError(inferOp("Attention", In, {{"scale", attrFloat(-1.0f)}}), ErrorCode::Model, {"'scale'", "-1"});
+  expectInferError(inferOp("Attention", In, {{"softcap", attrFloat(-2.0f)}}), ErrorCode::Model, {"'softcap'", "-2"});
+  expectInferError(inferOp("Attention", In, {{"softmax_precision", attrInt(7)}}), ErrorCode::Model,
                    {"'softmax_precision'", "7"});
-  expectInferError(inferOp("Attention", In, {{"left_window_size", intValue(-3)}}, 1, 25), ErrorCode::Model,
+  expectInferError(inferOp("Attention", In, {{"left_window_size", attrInt(-3)}}, 1, 25), ErrorCode::Model,
                    {"'left_window_size'", "-3"});
   // 3-D inputs need both head counts.
   expectInferError(inferOp("Attention", {valueInfo({1, 3, 16}), valueInfo({1, 3, 16}), valueInfo({1, 3, 16})},
-                           {{"q_num_heads", intValue(2)}}),
+                           {{"q_num_heads", attrInt(2)}}),
                    ErrorCode::Model, {"'kv_num_heads'"});
   // past_key without past_value; nonpad_kv_seqlen with a past cache.
   expectInferError(inferOp("Attention", {In[0], In[1], In[2], absent(), valueInfo({1, 2, 4, 8})}), ErrorCode::Model,
@@ -72,7 +72,7 @@ TEST(AttentionInference, MismatchedInputsAreShapeOrTypeErrors) {
   expectInferError(inferOp("Attention", {Q, K, valueInfo({1, 2, 4, 8})}), ErrorCode::Shape, {"sequence lengths"});
   expectInferError(inferOp("Attention", {Q, valueInfo({1, 5, 16}), V}), ErrorCode::Shape, {"3-D or all 4-D"});
   expectInferError(inferOp("Attention", {valueInfo({1, 3, 20}), valueInfo({1, 3, 24}), valueInfo({1, 3, 24})},
-                           {{"q_num_heads", intValue(3)}, {"kv_num_heads", intValue(3)}}),
+                           {{"q_num_heads", attrInt(3)}, {"kv_num_heads", attrInt(3)}}),
                    ErrorCode::Shape, {"20", "not a multiple of 3"});
   expectInferError(inferOp("Attention", {Q, K, V, valueInfo({3, 6})}), ErrorCode::Shape, {"attn_mask", "3x6"});
   expectInferError(inferOp("Attention", {Q, K, V, valueInfo({4, 5})}), ErrorCode::Shape, {"attn_mask", "4x5"});
@@ -134,7 +134,7 @@ TEST(AttentionModel, LoadsRunsAndRejectsBadAttributes) {
 // same check at run time for dims only known then.
 TEST(LinearAttentionInference, DecayAndBetaMustCoverEveryStep) {
   const std::vector<ValueInfo> QKV = {valueInfo({2, 4, 64}), valueInfo({2, 4, 32}), valueInfo({2, 4, 32}), absent()};
-  const std::map<std::string, AttrValue> Heads = {{"q_num_heads", intValue(8)}, {"kv_num_heads", intValue(4)}};
+  const std::map<std::string, AttrValue> Heads = {{"q_num_heads", attrInt(8)}, {"kv_num_heads", attrInt(4)}};
   auto In = QKV;
   In.push_back(valueInfo({2, 2, 32})); // decay: 2 steps
   In.push_back(valueInfo({2, 4, 4}));

@@ -9,11 +9,11 @@ using optimium::runtime::detail::ErrorCode;
 namespace {
 
 TEST(BitCastInference, TypesAndErrors) {
-  NodeInference R = inferOp("BitCast", {valueInfo({2, 3})}, {{"to", intValue(6)}}, 1, 26);
+  NodeInference R = inferOp("BitCast", {valueInfo({2, 3})}, {{"to", attrInt(6)}}, 1, 26);
   ASSERT_TRUE(R.S.isOk()) << R.S.message();
   EXPECT_EQ(R.Outputs[0].Type, ElementType::I32);
   EXPECT_EQ(R.Outputs[0].Shape.toString(), "2x3");
-  expectInferError(inferOp("BitCast", {valueInfo({2, 3})}, {{"to", intValue(7)}}, 1, 26), ErrorCode::Type,
+  expectInferError(inferOp("BitCast", {valueInfo({2, 3})}, {{"to", attrInt(7)}}, 1, 26), ErrorCode::Type,
                    {"f32 (32 bits)", "i64 (64 bits)"});
   expectInferError(inferOp("BitCast", {valueInfo({2, 3})}, {}, 1, 26), ErrorCode::Model, {"'to' is required"});
 }

@@ -26,17 +26,17 @@ ValueInfo constI64(std::vector<int64_t> V) {
 
 TEST(Col2ImInference, ShapesAndErrors) {
   NodeInference R = inferOp("Col2Im", {valueInfo({1, 9, 4}), constI64({5, 5}), constI64({3, 3})},
-                            {{"strides", intsValue({2, 2})}}, 1, 18);
+                            {{"strides", attrInts({2, 2})}}, 1, 18);
   ASSERT_TRUE(R.S.isOk()) << R.S.message();
   EXPECT_EQ(R.Outputs[0].Shape.toString(), "1x1x5x5");
   expectInferError(inferOp("Col2Im", {valueInfo({1, 9, 5}), constI64({5, 5}), constI64({3, 3})},
-                           {{"strides", intsValue({2, 2})}}, 1, 18),
+                           {{"strides", attrInts({2, 2})}}, 1, 18),
                    ErrorCode::Shape, {"input dim 2 (5)", "= 4"});
   expectInferError(inferOp("Col2Im", {valueInfo({1, 8, 4}), constI64({5, 5}), constI64({3, 3})},
-                           {{"strides", intsValue({2, 2})}}, 1, 18),
+                           {{"strides", attrInts({2, 2})}}, 1, 18),
                    ErrorCode::Shape, {"input dim 1 (8)", "block size 9"});
   expectInferError(inferOp("Col2Im", {valueInfo({1, 9, 4}), constI64({5, 5}), constI64({3, 3})},
-                           {{"strides", intsValue({0, 2})}}, 1, 18),
+                           {{"strides", attrInts({0, 2})}}, 1, 18),
                    ErrorCode::Model, {"strides [0, 2]"});
   expectInferError(inferOp("Col2Im", {valueInfo({1, 9, 4}), constI64({5, 5}), constI64({3})}, {}, 1, 18),
                    ErrorCode::Shape, {"block_shape [3]"});
@@ -51,7 +51,7 @@ TEST(AffineGridInference, ShapesAndErrors) {
   expectInferError(inferOp("AffineGrid", {valueInfo({2, 2, 3}), constI64({3, 1, 4, 5})}, {}, 1, 20),
                    ErrorCode::Shape, {"another batch"});
   expectInferError(
-      inferOp("AffineGrid", {valueInfo({2, 2, 3}), constI64({2, 1, 4, 5})}, {{"align_corners", intValue(2)}}, 1, 20),
+      inferOp("AffineGrid", {valueInfo({2, 2, 3}), constI64({2, 1, 4, 5})}, {{"align_corners", attrInt(2)}}, 1, 20),
       ErrorCode::Model, {"'align_corners'", "2"});
 }
 

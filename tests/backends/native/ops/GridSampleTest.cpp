@@ -20,11 +20,11 @@ TEST(GridSampleInference, OutputShape) {
 
 TEST(GridSampleInference, BadAttributesAndShapes) {
   const ValueInfo X = valueInfo({1, 1, 4, 4}), G = valueInfo({1, 2, 2, 2});
-  expectInferError(inferOp("GridSample", {X, G}, {{"mode", stringValue("area")}}, 1, 22), ErrorCode::Model,
+  expectInferError(inferOp("GridSample", {X, G}, {{"mode", attrString("area")}}, 1, 22), ErrorCode::Model,
                    {"'mode'", "'area'"});
-  expectInferError(inferOp("GridSample", {X, G}, {{"padding_mode", stringValue("wrap")}}, 1, 22), ErrorCode::Model,
+  expectInferError(inferOp("GridSample", {X, G}, {{"padding_mode", attrString("wrap")}}, 1, 22), ErrorCode::Model,
                    {"'padding_mode'", "'wrap'"});
-  expectInferError(inferOp("GridSample", {X, G}, {{"align_corners", intValue(3)}}, 1, 22), ErrorCode::Model,
+  expectInferError(inferOp("GridSample", {X, G}, {{"align_corners", attrInt(3)}}, 1, 22), ErrorCode::Model,
                    {"'align_corners'", "3"});
   expectInferError(inferOp("GridSample", {X, valueInfo({1, 2, 2, 3})}, {}, 1, 22), ErrorCode::Shape,
                    {"grid", "1x2x2x3", "1x1x4x4"});

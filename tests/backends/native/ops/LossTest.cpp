@@ -22,7 +22,7 @@ TEST(LossInference, OutputShapes) {
   for (const char *Op : LossOps) {
     SCOPED_TRACE(Op);
     const ValueInfo X = valueInfo({3, 5, 2, 7}), T = valueInfo({3, 2, 7}, ElementType::I64);
-    NodeInference R = inferOp(Op, {X, T}, {{"reduction", stringValue("none")}});
+    NodeInference R = inferOp(Op, {X, T}, {{"reduction", attrString("none")}});
     ASSERT_TRUE(R.S.isOk()) << R.S.message();
     EXPECT_EQ(R.Outputs[0].Shape, (TensorShape{3, 2, 7}));
     R = inferOp(Op, {X, T, valueInfo({5})});
@@ -38,7 +38,7 @@ TEST(LossInference, BadInputsAreNamedErrors) {
   for (const char *Op : LossOps) {
     SCOPED_TRACE(Op);
     const ValueInfo X = valueInfo({3, 5, 2}), T = valueInfo({3, 2}, ElementType::I64);
-    expectInferError(inferOp(Op, {X, T}, {{"reduction", stringValue("avg")}}), ErrorCode::Model,
+    expectInferError(inferOp(Op, {X, T}, {{"reduction", attrString("avg")}}), ErrorCode::Model,
                      {"'reduction'", "'avg'"});
     expectInferError(inferOp(Op, {X, valueInfo({3, 5}, ElementType::I64)}), ErrorCode::Shape,
                      {"target", "3x5", "3x5x2"});

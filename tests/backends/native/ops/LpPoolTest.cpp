@@ -11,15 +11,15 @@ namespace {
 
 TEST(LpPoolInference, ShapeAndBadAttributes) {
   const ValueInfo X = valueInfo({1, 3, 32, 32});
-  NodeInference R = inferOp("LpPool", {X}, {{"kernel_shape", intsValue({2, 2})}, {"strides", intsValue({2, 2})}}, 1, 22);
+  NodeInference R = inferOp("LpPool", {X}, {{"kernel_shape", attrInts({2, 2})}, {"strides", attrInts({2, 2})}}, 1, 22);
   ASSERT_TRUE(R.S.isOk()) << R.S.message();
   EXPECT_EQ(R.Outputs[0].Shape, (TensorShape{1, 3, 16, 16}));
-  expectInferError(inferOp("LpPool", {X}, {{"kernel_shape", intsValue({2, 2})}, {"p", intValue(0)}}, 1, 22),
+  expectInferError(inferOp("LpPool", {X}, {{"kernel_shape", attrInts({2, 2})}, {"p", attrInt(0)}}, 1, 22),
                    ErrorCode::Model, {"'p'", "0"});
   expectInferError(inferOp("LpPool", {X}, {}, 1, 22), ErrorCode::Model, {"'kernel_shape'"});
-  expectInferError(inferOp("LpPool", {X}, {{"kernel_shape", intsValue({2})}}, 1, 22), ErrorCode::Model,
+  expectInferError(inferOp("LpPool", {X}, {{"kernel_shape", attrInts({2})}}, 1, 22), ErrorCode::Model,
                    {"'kernel_shape'", "[2]"});
-  expectInferError(inferOp("LpPool", {valueInfo({3, 32})}, {{"kernel_shape", intsValue({2})}}, 1, 22), ErrorCode::Shape,
+  expectInferError(inferOp("LpPool", {valueInfo({3, 32})}, {{"kernel_shape", attrInts({2})}}, 1, 22), ErrorCode::Shape,
                    {"3x32"});
 }
 

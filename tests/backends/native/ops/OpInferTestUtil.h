@@ -28,30 +28,11 @@ inline ValueInfo valueInfo(TensorShape S, ElementType T = ElementType::F32) {
 /// An omitted optional input.
 inline ValueInfo absent() { return ValueInfo(); }
 
-inline AttrValue intValue(int64_t V) {
-  AttrValue A;
-  A.K = AttrValue::Kind::Int;
-  A.I = V;
-  return A;
-}
-inline AttrValue floatValue(float V) {
-  AttrValue A;
-  A.K = AttrValue::Kind::Float;
-  A.F = V;
-  return A;
-}
-inline AttrValue intsValue(std::vector<int64_t> V) {
-  AttrValue A;
-  A.K = AttrValue::Kind::Ints;
-  A.Ints = std::move(V);
-  return A;
-}
-inline AttrValue stringValue(std::string V) {
-  AttrValue A;
-  A.K = AttrValue::Kind::String;
-  A.S = std::move(V);
-  return A;
-}
+// Attribute values: attrInt, attrFloat, attrInts, attrString (ir/Graph.h).
+using optimium::runtime::detail::attrFloat;
+using optimium::runtime::detail::attrInt;
+using optimium::runtime::detail::attrInts;
+using optimium::runtime::detail::attrString;
 
 struct NodeInference {
   optimium::runtime::detail::Node N;

@@ -13,19 +13,19 @@ const ValueInfo Pos = valueInfo({2, 3}, ElementType::I64);
 
 TEST(RotaryEmbeddingInference, OutputShape) {
   NodeInference R = inferOp("RotaryEmbedding", {valueInfo({2, 3, 32}), valueInfo({50, 4}), valueInfo({50, 4}), Pos},
-                            {{"num_heads", intValue(4)}});
+                            {{"num_heads", attrInt(4)}});
   ASSERT_TRUE(R.S.isOk()) << R.S.message();
   EXPECT_EQ(R.Outputs[0].Shape, (TensorShape{2, 3, 32}));
 }
 
 TEST(RotaryEmbeddingInference, BadAttributesAndShapes) {
   const ValueInfo X = valueInfo({2, 4, 3, 8}), C = valueInfo({50, 4});
-  expectInferError(inferOp("RotaryEmbedding", {X, C, C, Pos}, {{"interleaved", intValue(2)}}), ErrorCode::Model,
+  expectInferError(inferOp("RotaryEmbedding", {X, C, C, Pos}, {{"interleaved", attrInt(2)}}), ErrorCode::Model,
                    {"'interleaved'", "2"});
-  expectInferError(inferOp("RotaryEmbedding", {X, C, C, Pos}, {{"rotary_embedding_dim", intValue(3)}}),
+  expectInferError(inferOp("RotaryEmbedding", {X, C, C, Pos}, {{"rotary_embedding_dim", attrInt(3)}}),
                    ErrorCode::Model, {"'rotary_embedding_dim'", "3"});
   expectInferError(inferOp("RotaryEmbedding", {X, valueInfo({50, 2}), valueInfo({50, 2}), Pos},
-                           {{"rotary_embedding_dim", intValue(12)}}),
+                           {{"rotary_embedding_dim", attrInt(12)}}),
                    ErrorCode::Model, {"'rotary_embedding_dim'", "12", "head size 8"});
   expectInferError(inferOp("RotaryEmbedding", {valueInfo({2, 3, 32}), C, C, Pos}), ErrorCode::Model, {"'num_heads'"});
   expectInferError(inferOp("RotaryEmbedding", {X, valueInfo({50, 3}), valueInfo({50, 3}), Pos}), ErrorCode::Shape,

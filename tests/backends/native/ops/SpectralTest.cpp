@@ -25,10 +25,10 @@ ValueInfo constScalar(int64_t V) {
 
 TEST(DftInference, ShapesAndErrors) {
   NodeInference R = inferOp("DFT", {valueInfo({2, 10, 3, 1}), constScalar(16), constScalar(1)},
-                            {{"onesided", intValue(1)}}, 1, 20);
+                            {{"onesided", attrInt(1)}}, 1, 20);
   ASSERT_TRUE(R.S.isOk()) << R.S.message();
   EXPECT_EQ(R.Outputs[0].Shape.toString(), "2x9x3x2");
-  R = inferOp("DFT", {valueInfo({2, 6, 3, 2})}, {{"axis", intValue(1)}, {"inverse", intValue(1)}, {"onesided", intValue(1)}},
+  R = inferOp("DFT", {valueInfo({2, 6, 3, 2})}, {{"axis", attrInt(1)}, {"inverse", attrInt(1)}, {"onesided", attrInt(1)}},
               1, 17);
   ASSERT_TRUE(R.S.isOk()) << R.S.message();
   EXPECT_EQ(R.Outputs[0].Shape.toString(), "2x10x3x1");
@@ -58,7 +58,7 @@ TEST(MelWeightMatrixInference, ShapesAndErrors) {
   ASSERT_TRUE(R.S.isOk()) << R.S.message();
   EXPECT_FALSE(R.Outputs[0].Shape[0].isConst()); // the edge frequencies are not constant
   expectInferError(inferOp("MelWeightMatrix", {constScalar(8), constScalar(16), constScalar(8192), Lo, Hi},
-                           {{"output_datatype", intValue(8)}}, 1, 17),
+                           {{"output_datatype", attrInt(8)}}, 1, 17),
                    ErrorCode::Type, {"string"});
 }
 

@@ -9,7 +9,7 @@ using optimium::runtime::detail::ErrorCode;
 namespace {
 
 TEST(UniqueInference, ShapesAndErrors) {
-  NodeInference R = inferOp("Unique", {valueInfo({2, 5, 3})}, {{"axis", intValue(-2)}}, 4, 11);
+  NodeInference R = inferOp("Unique", {valueInfo({2, 5, 3})}, {{"axis", attrInt(-2)}}, 4, 11);
   ASSERT_TRUE(R.S.isOk()) << R.S.message();
   EXPECT_EQ(R.Outputs[0].Shape[0], optimium::runtime::Expr(2));
   EXPECT_FALSE(R.Outputs[0].Shape[1].isConst());
@@ -19,9 +19,9 @@ TEST(UniqueInference, ShapesAndErrors) {
   ASSERT_TRUE(R.S.isOk()) << R.S.message();
   EXPECT_EQ(R.Outputs[0].Shape.getRank(), 1u);
   EXPECT_EQ(R.Outputs[2].Shape[0], optimium::runtime::Expr(24));
-  expectInferError(inferOp("Unique", {valueInfo({2, 5})}, {{"axis", intValue(2)}}, 1, 11), ErrorCode::Model,
+  expectInferError(inferOp("Unique", {valueInfo({2, 5})}, {{"axis", attrInt(2)}}, 1, 11), ErrorCode::Model,
                    {"'axis'", "2"});
-  expectInferError(inferOp("Unique", {valueInfo({2, 5})}, {{"sorted", intValue(3)}}, 1, 11), ErrorCode::Model,
+  expectInferError(inferOp("Unique", {valueInfo({2, 5})}, {{"sorted", attrInt(3)}}, 1, 11), ErrorCode::Model,
                    {"'sorted'", "3"});
   expectInferError(inferOp("Unique", {valueInfo({2}, ElementType::String)}, {}, 1, 11), ErrorCode::Type, {"string"});
 }

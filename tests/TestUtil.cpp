@@ -99,6 +99,13 @@ std::vector<std::string> opTypeList(const rt::Model &M) {
   return Types;
 }
 
+std::vector<float> wave(size_t N, float Scale, float Phase) {
+  std::vector<float> V(N);
+  for (size_t I = 0; I < N; ++I)
+    V[I] = Scale * std::sin(static_cast<float>(I) * 0.37f + Phase);
+  return V;
+}
+
 } // namespace optimium_test
 
 namespace {

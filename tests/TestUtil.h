@@ -21,6 +21,9 @@ double maxAbsDiff(const optimium::runtime::Tensor &A, const optimium::runtime::T
 /// ONNX node) and a thread count (0: the runtime's default).
 optimium::runtime::Model loadModelBytes(const std::string &Bytes, bool MemOpt = true, int Threads = 0);
 
+/// Deterministic test data: Scale * sin(0.37 i + Phase) for i in [0, N).
+std::vector<float> wave(size_t N, float Scale, float Phase = 0.0f);
+
 /// The op types of a loaded model, in execution order.
 std::vector<std::string> opTypeList(const optimium::runtime::Model &M);
 

@@ -20,13 +20,6 @@ namespace {
 
 constexpr int64_t K = 300, N = 70; // K over one packed block, N not a multiple of a panel
 
-std::vector<float> wave(size_t Count, float Scale, float Phase) {
-  std::vector<float> V(Count);
-  for (size_t I = 0; I < Count; ++I)
-    V[I] = Scale * std::sin(static_cast<float>(I) * 0.37f + Phase);
-  return V;
-}
-
 std::vector<uint16_t> weightBits() {
   std::vector<uint16_t> Bits;
   for (float V : wave(K * N, 0.2f, 0.1f))

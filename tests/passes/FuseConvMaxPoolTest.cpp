@@ -18,13 +18,6 @@ using namespace optimium_test;
 
 namespace {
 
-std::vector<float> wave(size_t N, float Scale, float Phase) {
-  std::vector<float> V(N);
-  for (size_t I = 0; I < N; ++I)
-    V[I] = Scale * std::sin(static_cast<float>(I) * 0.37f + Phase);
-  return V;
-}
-
 enum class Variant {
   Mnist,         ///< conv1 -> relu -> pool -> conv2 -> relu -> pool -> flatten -> gemm
   PaddedPool,    ///< the second pool pads: only the first pair fuses

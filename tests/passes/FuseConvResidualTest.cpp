@@ -16,13 +16,6 @@ using namespace optimium_test;
 
 namespace {
 
-std::vector<float> wave(size_t N, float Scale, float Phase) {
-  std::vector<float> V(N);
-  for (size_t I = 0; I < N; ++I)
-    V[I] = Scale * std::sin(static_cast<float>(I) * 0.37f + Phase);
-  return V;
-}
-
 constexpr int64_t C = 48, H = 13, W = 11; // 3x3 48->48 at 13x11: Winograd F(2x2)
 
 enum class Variant {

@@ -16,7 +16,7 @@ using namespace optimium_test;
 
 namespace {
 
-std::vector<float> wave(size_t N, float Scale) {
+std::vector<float> sineSamples(size_t N, float Scale) {
   std::vector<float> V(N);
   for (size_t I = 0; I < N; ++I)
     V[I] = Scale * std::sin(static_cast<float>(I) * 0.61f + 0.3f);
@@ -29,10 +29,10 @@ std::vector<float> wave(size_t N, float Scale) {
 std::string linearGeluModel(bool HalfFirst, bool Extra) {
   OnnxBuilder B(17);
   B.input("x", onnx::TensorProto_DataType_FLOAT, {2, 5, 16});
-  B.initializer("w1", {16, 24}, wave(16 * 24, 0.3f));
-  B.initializer("b1", {24}, wave(24, 0.2f));
-  B.initializer("w2", {24, 8}, wave(24 * 8, 0.25f));
-  B.initializer("b2", {8}, wave(8, 0.1f));
+  B.initializer("w1", {16, 24}, sineSamples(16 * 24, 0.3f));
+  B.initializer("b1", {24}, sineSamples(24, 0.2f));
+  B.initializer("w2", {24, 8}, sineSamples(24 * 8, 0.25f));
+  B.initializer("b2", {8}, sineSamples(8, 0.1f));
   B.initializer("sqrt2", {}, {1.4142135f});
   B.initializer("one", {}, {1.0f});
   B.initializer("half", {}, {0.5f});
@@ -61,7 +61,7 @@ struct RunResult {
   std::vector<float> Y;
 };
 
-/// Runs the model on x = wave(elements of Shape, XScale); Types (optional) gets its op types.
+/// Runs the model on x = sineSamples(elements of Shape, XScale); Types (optional) gets its op types.
 RunResult runModel(const std::string &Bytes, bool MemOpt, std::vector<std::string> *Types = nullptr,
                    std::vector<rt::Expr> Shape = {2, 5, 16}, float XScale = 1.5f) {
   rt::Model M = loadModelBytes(Bytes, MemOpt);
@@ -69,7 +69,7 @@ RunResult runModel(const std::string &Bytes, bool MemOpt, std::vector<std::strin
     *Types = opTypeList(M);
   rt::InferRequest R = M.createRequest();
   rt::TypedTensor<float> X = rt::tensor<float>(rt::TensorShape(std::move(Shape)));
-  const std::vector<float> XV = wave(static_cast<size_t>(X.getShape().getElementCount().value()), XScale);
+  const std::vector<float> XV = sineSamples(static_cast<size_t>(X.getShape().getElementCount().value()), XScale);
   std::copy(XV.begin(), XV.end(), static_cast<float *>(X.data()));
   std::vector<rt::Tensor> In{X};
   R.infer(rt::make_array(In));
@@ -81,8 +81,8 @@ RunResult runModel(const std::string &Bytes, bool MemOpt, std::vector<std::strin
 
 /// The same block computed directly in double.
 std::vector<float> expected() {
-  const std::vector<float> X = wave(160, 1.5f), W1 = wave(16 * 24, 0.3f), B1 = wave(24, 0.2f),
-                           W2 = wave(24 * 8, 0.25f), B2 = wave(8, 0.1f);
+  const std::vector<float> X = sineSamples(160, 1.5f), W1 = sineSamples(16 * 24, 0.3f), B1 = sineSamples(24, 0.2f),
+                           W2 = sineSamples(24 * 8, 0.25f), B2 = sineSamples(8, 0.1f);
   std::vector<float> Y(10 * 8);
   for (int R = 0; R < 10; ++R) {
     double G[24];
@@ -149,7 +149,7 @@ TEST(FuseLinearGelu, MultiplyByInverseSqrt2AlsoFolds) {
   EXPECT_EQ(M.getOperations().size(), 1u);
   rt::InferRequest R = M.createRequest();
   rt::TypedTensor<float> X = rt::tensor<float>({3, 7});
-  const std::vector<float> XV = wave(21, 3.0f);
+  const std::vector<float> XV = sineSamples(21, 3.0f);
   std::copy(XV.begin(), XV.end(), static_cast<float *>(X.data()));
   std::vector<rt::Tensor> In{X};
   R.infer(rt::make_array(In));
@@ -165,8 +165,8 @@ TEST(FuseLinearGelu, AMatMulWithThreeInputsIsRejectedUnlessFused) {
   rt::AutoInit Init;
   OnnxBuilder B(17);
   B.input("x", onnx::TensorProto_DataType_FLOAT, {2, 4});
-  B.initializer("w", {4, 3}, wave(12, 1.0f));
-  B.initializer("b", {3}, wave(3, 1.0f));
+  B.initializer("w", {4, 3}, sineSamples(12, 1.0f));
+  B.initializer("b", {3}, sineSamples(3, 1.0f));
   B.node("MatMul", {"x", "w", "b"}, {"y"}, "mm");
   B.output("y", onnx::TensorProto_DataType_FLOAT);
   const std::string Bytes = B.bytes();
@@ -181,7 +181,7 @@ TEST(FuseLinearGelu, MatMulTakesOnlyAnErfGeluThatIsItsSoleReader) {
   OnnxBuilder B(20);
   B.input("x", onnx::TensorProto_DataType_FLOAT, {5, 16});
   for (int I = 0; I < 3; ++I)
-    B.initializer("w" + std::to_string(I), {16, 24}, wave(16 * 24, 0.3f + 0.1f * static_cast<float>(I)));
+    B.initializer("w" + std::to_string(I), {16, 24}, sineSamples(16 * 24, 0.3f + 0.1f * static_cast<float>(I)));
   B.node("MatMul", {"x", "w0"}, {"m0"}, "mm0");
   B.node("Gelu", {"m0"}, {"y0"}, "gelu0");
   B.node("MatMul", {"x", "w1"}, {"m1"}, "mm1");
@@ -199,13 +199,13 @@ TEST(FuseLinearGelu, MatMulTakesOnlyAnErfGeluThatIsItsSoleReader) {
   EXPECT_EQ(M.getOperations().size(), 4u);
   rt::InferRequest R = M.createRequest();
   rt::TypedTensor<float> X = rt::tensor<float>({5, 16});
-  const std::vector<float> XV = wave(80, 2.0f);
+  const std::vector<float> XV = sineSamples(80, 2.0f);
   std::copy(XV.begin(), XV.end(), static_cast<float *>(X.data()));
   std::vector<rt::Tensor> In{X};
   R.infer(rt::make_array(In));
   R.wait();
   for (int I = 0; I < 3; ++I) {
-    const std::vector<float> W = wave(16 * 24, 0.3f + 0.1f * static_cast<float>(I));
+    const std::vector<float> W = sineSamples(16 * 24, 0.3f + 0.1f * static_cast<float>(I));
     const float *Y = static_cast<const float *>(R.getOutput("y" + std::to_string(I)).data());
     for (int Row = 0; Row < 5; ++Row)
       for (int J = 0; J < 24; ++J) {
@@ -268,7 +268,7 @@ RunResult runTanhModel(const std::string &Bytes, bool MemOpt, std::vector<std::s
 
 TEST(FuseLinearGelu, TheTanhChainBecomesOneGelu) {
   rt::AutoInit Init;
-  const std::vector<float> X = wave(240, 4.0f);
+  const std::vector<float> X = sineSamples(240, 4.0f);
   for (Cube C : {Cube::MulOuter, Cube::MulInner, Cube::Pow})
     for (bool HalfFirst : {false, true}) {
       const std::string Bytes = tanhGeluModel(C, HalfFirst, false);

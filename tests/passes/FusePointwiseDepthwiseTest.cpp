@@ -17,13 +17,6 @@ using namespace optimium_test;
 
 namespace {
 
-std::vector<float> wave(size_t N, float Scale, float Phase = 0.0f) {
-  std::vector<float> V(N);
-  for (size_t I = 0; I < N; ++I)
-    V[I] = Scale * std::sin(static_cast<float>(I) * 0.37f + Phase);
-  return V;
-}
-
 enum class Variant {
   Plain,            ///< fusable: 1x1 -> Clip(0, 6) -> depthwise (stride 2) -> Relu
   ExpandStrided,    ///< the 1x1 Conv has stride 2

@@ -16,13 +16,6 @@ using namespace optimium_test;
 
 namespace {
 
-std::vector<float> wave(size_t N, float Scale, float Phase) {
-  std::vector<float> V(N);
-  for (size_t I = 0; I < N; ++I)
-    V[I] = Scale * std::sin(static_cast<float>(I) * 0.37f + Phase);
-  return V;
-}
-
 constexpr int64_t H = 3, S = 29, D = 20;
 
 /// q [1, H, Rows, D], k [1, H, S, D] -> Transpose(k, 0 1 3 2) -> MatMul(q, kT) -> y [1, H, Rows, S].

@@ -65,6 +65,10 @@ rt::Tensor readNpy(const std::string &Path) {
   else if (Descr == "|i1") T = rt::ElementType::I8;
   else if (Descr == "|b1") T = rt::ElementType::Bool;
   else if (Descr == "<f2") T = rt::ElementType::F16;
+  else if (Descr == "<i2") T = rt::ElementType::I16;
+  else if (Descr == "<u2") T = rt::ElementType::U16;
+  else if (Descr == "<u4") T = rt::ElementType::U32;
+  else if (Descr == "<u8") T = rt::ElementType::U64;
   else throw std::runtime_error(Path + ": unsupported dtype " + Descr);
   std::vector<rt::Expr> Shape(Dims.begin(), Dims.end());
   rt::Tensor Out = rt::tensor(T, rt::TensorShape(Shape));

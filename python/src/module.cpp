@@ -26,6 +26,7 @@
 #include "Optimium/Runtime/Logging/ConsoleWriter.h"
 #include "Optimium/Runtime/Logging/FileWriter.h"
 #include "Optimium/Runtime/Utils/StreamHelper.h"
+#include "api/OwnedModelBytes.h"
 
 namespace nb = nanobind;
 namespace rt = optimium::runtime;
@@ -1328,10 +1329,13 @@ NB_MODULE(_core, m) {
           Py_buffer View;
           if (PyObject_GetBuffer(Path.ptr(), &View, PyBUF_SIMPLE) != 0)
             throw nb::python_error();
-          std::string Data(static_cast<const char *>(View.buf), static_cast<size_t>(View.len));
+          // The model keeps its own copy: constants point into it, and the Python object may be
+          // freed or (bytearray) changed as soon as this call returns.
+          auto Data = std::make_shared<std::vector<uint8_t>>(static_cast<const uint8_t *>(View.buf),
+                                                             static_cast<const uint8_t *>(View.buf) + View.len);
           PyBuffer_Release(&View);
           nb::gil_scoped_release G;
-          return rt::loadModel(reinterpret_cast<const uint8_t *>(Data.data()), Data.size(), O);
+          return rt::detail::loadModelOwningBytes(std::move(Data), O);
         }
         std::string P = nb::cast<std::string>(nb::str(nb::module_::import_("os").attr("fspath")(Path)));
         nb::gil_scoped_release G;

@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "Optimium/Runtime.h"
+#include "api/OwnedModelBytes.h"
 #include "backends/BackendRegistry.h"
 #include "core/ErrorConversion.h"
 #include "core/Log.h"
@@ -106,6 +107,19 @@ Model loadModel(const uint8_t *Data, size_t Size, const ModelLoadOptions &Option
     throw InvalidArgumentError("loadModel: the model data pointer is null");
   return Model(valueOrThrow(loadModelFromBuffer(Data, Size, Options)));
 }
+
+namespace detail {
+
+Model loadModelOwningBytes(std::shared_ptr<const std::vector<uint8_t>> Bytes, const ModelLoadOptions &Options) {
+  requireInitialized("loadModel");
+  if (!Bytes)
+    throw InvalidArgumentError("loadModel: no model bytes");
+  const uint8_t *Data = Bytes->data();
+  const size_t Size = Bytes->size();
+  return Model(valueOrThrow(loadModelFromBuffer(Data, Size, Options, std::move(Bytes))));
+}
+
+} // namespace detail
 
 } // namespace runtime
 } // namespace optimium

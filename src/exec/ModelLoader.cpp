@@ -708,9 +708,10 @@ Result<std::shared_ptr<ModelImpl>> loadModelFromPath(const std::string &Path, co
   return R;
 }
 
-Result<std::shared_ptr<ModelImpl>> loadModelFromBuffer(const uint8_t *Data, size_t Size, const ModelLoadOptions &Options) {
+Result<std::shared_ptr<ModelImpl>> loadModelFromBuffer(const uint8_t *Data, size_t Size, const ModelLoadOptions &Options,
+                                                       std::shared_ptr<const void> Owner) {
   RETURN_IF_ERROR(validateOptions(Options));
-  ASSIGN_OR_RETURN(ImportedModel Imported, importOnnxBuffer(Data, Size, "", "in-memory model"));
+  ASSIGN_OR_RETURN(ImportedModel Imported, importOnnxBuffer(Data, Size, "", "in-memory model", std::move(Owner)));
   auto R = finishLoad(std::move(Imported), Options, "");
   if (!R.isOk())
     return R.status().withContext("in-memory model");

@@ -107,7 +107,9 @@ namespace detail {
 
 /// Import + inference + placement + kernel creation + metadata (exec/ModelLoader.cpp).
 Result<std::shared_ptr<ModelImpl>> loadModelFromPath(const std::string &Path, const ModelLoadOptions &Options);
-Result<std::shared_ptr<ModelImpl>> loadModelFromBuffer(const uint8_t *Data, size_t Size, const ModelLoadOptions &Options);
+/// Owner, when given, owns the bytes and lives as long as the model (see importOnnxBuffer).
+Result<std::shared_ptr<ModelImpl>> loadModelFromBuffer(const uint8_t *Data, size_t Size, const ModelLoadOptions &Options,
+                                                       std::shared_ptr<const void> Owner = nullptr);
 
 /// The plan for concrete input dims (cached per signature).
 Result<std::shared_ptr<const ExecutionPlan>> getExecutionPlan(ModelImpl &M, const std::vector<std::vector<int64_t>> &InputDims);

@@ -1,6 +1,8 @@
 // Shape/type inference over the whole graph with the per-op schemas.
 #include "passes/InferShapes.h"
 
+#include "core/Log.h"
+
 namespace optimium {
 namespace runtime {
 namespace detail {
@@ -54,15 +56,19 @@ Status propagateShapes(const Graph &G, std::vector<ValueInfo> &Infos, bool Check
       ValueInfo Out = Ctx.Outputs[I];
       Out.Present = true;
       const Value &V = G.Values[O];
-      if (CheckDeclared && V.Type != ElementType::Undefined && Out.Type != V.Type)
-        return makeError(ErrorCode::Type, N.describe(), ": output '", V.Name, "' is declared ", toString(V.Type),
-                         " but the op produces ", toString(Out.Type));
+      // Declared types and shapes (value_info, graph outputs) are hints, as ONNX Runtime reads
+      // them: when the op computes something else, say so once and go with what it computes.
+      if (CheckDeclared && V.Type != ElementType::Undefined && Out.Type != V.Type &&
+          Out.Type != ElementType::Undefined)
+        OPT_LOG(Warning, N.describe(), ": output '", V.Name, "' is declared ", toString(V.Type),
+                " but the op produces ", toString(Out.Type), "; using ", toString(Out.Type));
       // Sequence/optional values: declared element shapes are loose hints (see the importer).
       if (CheckDeclared && V.ShapeKnown && !isContainerKind(Out.Kind) && !isContainerKind(V.Kind)) {
-        if (!Out.Shape.isCompatible(V.Shape))
-          return makeError(ErrorCode::Shape, N.describe(), ": output '", V.Name, "' is declared with shape ",
-                           V.Shape.toString(), " but the op produces ", Out.Shape.toString());
-        Out.Shape = mergeShapes(Out.Shape, V.Shape);
+        if (Out.Shape.isCompatible(V.Shape))
+          Out.Shape = mergeShapes(Out.Shape, V.Shape);
+        else
+          OPT_LOG(Warning, N.describe(), ": output '", V.Name, "' is declared with shape ", V.Shape.toString(),
+                  " but the op produces ", Out.Shape.toString(), "; using the op's shape");
       }
       Infos[O] = std::move(Out);
     }

@@ -118,9 +118,8 @@ private:
     if (!T.has_shape())
       return TensorShape();
     for (const auto &D : T.shape().dim()) {
-      if (D.has_dim_value()) {
-        if (D.dim_value() < 0)
-          return makeError(ErrorCode::Model, "tensor '", Name, "' has a negative dimension ", D.dim_value());
+      // A negative dim_value (tf2onnx writes -1) means "unknown", as ONNX Runtime reads it.
+      if (D.has_dim_value() && D.dim_value() >= 0) {
         Dims.emplace_back(static_cast<int64_t>(D.dim_value()));
       } else if (D.has_dim_param() && !D.dim_param().empty()) {
         Dims.emplace_back(Expr(D.dim_param()));
@@ -179,7 +178,8 @@ private:
   }
 
   Status applyValueInfo(const onnx::ValueInfoProto &VI, Value &V) {
-    if (!VI.has_type())
+    // No type, or a TypeProto with none of its kinds set: nothing declared, inference decides.
+    if (!VI.has_type() || VI.type().value_case() == onnx::TypeProto::VALUE_NOT_SET)
       return Status::ok();
     ASSIGN_OR_RETURN(TypeDesc D, convertType(VI.type(), VI.name()));
     V.Kind = D.Kind;
@@ -568,8 +568,12 @@ private:
     }
     for (const auto &VI : GP.value_info()) {
       const int Idx = G.findValue(VI.name());
-      if (Idx >= 0 && !G.Values[Idx].Const && !G.Values[Idx].IsGraphInput)
-        RETURN_IF_ERROR(applyValueInfo(VI, G.Values[Idx]));
+      if (Idx >= 0 && !G.Values[Idx].Const && !G.Values[Idx].IsGraphInput) {
+        // value_info only annotates: a declaration this runtime cannot read is dropped, not fatal.
+        Status S = applyValueInfo(VI, G.Values[Idx]);
+        if (!S.isOk())
+          OPT_LOG(Warning, "ignoring the value_info of '", VI.name(), "': ", S.message());
+      }
     }
     for (const auto &VI : GP.output()) {
       // A subgraph may output an outer-scope value as is.
@@ -728,10 +732,12 @@ Result<ImportedModel> importOnnxPath(const std::string &Path) {
 }
 
 Result<ImportedModel> importOnnxBuffer(const uint8_t *Data, size_t Size, const std::string &BaseDir,
-                                       const std::string &SourceName) {
-  // The caller keeps the buffer alive: a non-owning shared_ptr lets constants point into it.
-  std::shared_ptr<const void> Borrowed(Data, [](const void *) {});
-  ASSIGN_OR_RETURN(ImportedModel M, importBytes(Data, Size, BaseDir, SourceName, Data ? Borrowed : nullptr));
+                                       const std::string &SourceName, std::shared_ptr<const void> Owner) {
+  // Without an owner the caller keeps the buffer alive: a non-owning shared_ptr lets constants
+  // point into it.
+  if (!Owner && Data)
+    Owner = std::shared_ptr<const void>(Data, [](const void *) {});
+  ASSIGN_OR_RETURN(ImportedModel M, importBytes(Data, Size, BaseDir, SourceName, Data ? Owner : nullptr));
   M.Name = M.G->Name.empty() ? "model" : M.G->Name;
   return M;
 }

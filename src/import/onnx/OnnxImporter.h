@@ -37,9 +37,11 @@ inline bool readsFileBytesInPlace(const std::string &OpType, size_t Input) {
 /// Path: an .onnx file, or a folder holding model.onnx (or exactly one *.onnx).
 Result<ImportedModel> importOnnxPath(const std::string &Path);
 /// Bytes of an ONNX model; not copied (constants may point into them). External data files are
-/// resolved against BaseDir (empty: external data is an error).
+/// resolved against BaseDir (empty: external data is an error). Owner, when given, owns the bytes
+/// and is kept alive with the model (the Python bindings hand over their copy this way); without
+/// it the caller keeps the bytes alive.
 Result<ImportedModel> importOnnxBuffer(const uint8_t *Data, size_t Size, const std::string &BaseDir,
-                                       const std::string &SourceName);
+                                       const std::string &SourceName, std::shared_ptr<const void> Owner = nullptr);
 
 } // namespace detail
 } // namespace runtime

@@ -625,12 +625,12 @@ private:
     const Parallel &GemmPar = SplitGemm ? Par : Serial;
     // Where im2col row k starts in Src, computed once (tapOffset divides; per row and block it
     // cost more than the copy it addresses).
+    // In the Direct case the one phase plane per channel is X's own plane (PlaneQ == InPlane), so
+    // the same offsets address X: channel c's plane plus the tap's row (kh * DH * Wd). Taking
+    // K * InPlane there was right for 1x1 kernels only and read other channels' planes for KH > 1
+    // (openWakeWord's 3x1 convolutions).
     TapOffsets.resize(static_cast<size_t>(KDim));
-    if (Direct)
-      for (int64_t K = 0; K < KDim; ++K)
-        TapOffsets[static_cast<size_t>(K)] = K * R.InPlane;
-    else
-      L.tapOffsets(KDim, TapOffsets.data());
+    L.tapOffsets(KDim, TapOffsets.data());
     const int64_t *const TapOff = TapOffsets.data();
     for (int64_t N = 0; N < R.N; ++N) {
       const float *Xn = X + N * R.C * R.InPlane;
@@ -1373,6 +1373,9 @@ std::vector<OpTestCase> convCases() {
                {{"pads", ints({2, 3, 1, 4})}, {"dilations", ints({2, 1})}}),
       testCase("few_channels_stride2_even", {X({1, 2, 16, 32}), W({16, 2, 3, 3}), W({16})},
                {{"strides", ints({2, 2})}, {"pads", ints({0, 0, 1, 1})}}),
+      // openWakeWord's embedding CNN (tf2onnx): 3x1 windows on 8-wide planes, 72 channels.
+      testCase("tall_3x1_narrow_plane", {X({2, 72, 32, 8}), W({72, 72, 3, 1}), W({72})}, {}, 1e-4),
+      testCase("tall_3x1_narrow_plane_b1", {X({1, 72, 30, 8}), W({72, 72, 3, 1}), W({72})}, {}, 1e-4),
       testCase("1d", {X({2, 3, 10}), W({4, 3, 3}), W({4})}, {{"pads", ints({1, 2})}, {"strides", ints({2})}}),
       testCase("3d", {X({1, 2, 5, 6, 4}), W({3, 2, 2, 3, 2}), W({3})},
                {{"pads", ints({1, 0, 1, 0, 1, 0})}, {"dilations", ints({1, 2, 1})}}),

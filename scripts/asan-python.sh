@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# The Python tests against an AddressSanitizer (+UBSan) build of the extension: a use-after-free
+# between Python objects and the runtime (e.g. model bytes freed while constants point into them)
+# fails here even when the release build happens to read stale memory without crashing.
+# Builds build-asan-py (the _core module only) and runs pytest with the sanitizer runtimes preloaded
+# into the venv's interpreter. Needs .venv-py (scripts/test.sh makes it).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PY:-.venv-py/bin/python}
+NB_DIR=$("$PY" -m nanobind --cmake_dir)
+cmake -S . -B build-asan-py -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOPTIMIUM_SANITIZE=ON \
+  -DOPTIMIUM_BUILD_PYTHON=ON -DOPTIMIUM_BUILD_TESTS=OFF -DPython_EXECUTABLE="$PY" -Dnanobind_DIR="$NB_DIR" >/dev/null
+cmake --build build-asan-py --target _core
+PRELOAD="$(g++ -print-file-name=libasan.so) $(g++ -print-file-name=libubsan.so)"
+# Leaks: CPython and numpy keep allocations to exit on purpose; halt on the first real error.
+export ASAN_OPTIONS=detect_leaks=0:halt_on_error=1:abort_on_error=0:allocator_may_return_null=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+LD_PRELOAD="$PRELOAD" PYTHONPATH="$PWD/build-asan-py/python-stage" OPTIMIUM_ASAN=1 \
+  "$PY" -m pytest tests/python -q -p no:cacheprovider "$@"

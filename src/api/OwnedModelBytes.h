@@ -1,0 +1,20 @@
+// Loading a model from bytes the model itself owns: for front ends (the Python bindings) whose
+// caller's buffer may die right after the call. The public loadModel(Data, Size) borrows the
+// buffer, as the spec says; this one keeps Bytes alive as long as the Model and its requests.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "Optimium/Runtime/Model.h"
+
+namespace optimium {
+namespace runtime {
+namespace detail {
+
+Model loadModelOwningBytes(std::shared_ptr<const std::vector<uint8_t>> Bytes, const ModelLoadOptions &Options);
+
+} // namespace detail
+} // namespace runtime
+} // namespace optimium

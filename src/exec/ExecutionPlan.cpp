@@ -46,7 +46,7 @@ Result<std::shared_ptr<const ExecutionPlan>> buildPlan(ModelImpl &M, const std::
       Plan->Resolved[V] = 1; // a per-run container (Request.cpp), never in the arena
       continue;
     }
-    if (allConst(Infos[V].Shape)) {
+    if (allConst(Infos[V].Shape) && !Infos[V].RankUnknown) {
       Plan->Dims[V] = Infos[V].Shape.getDims();
       Plan->Resolved[V] = 1;
     }

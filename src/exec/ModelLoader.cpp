@@ -232,6 +232,7 @@ Status placeAndCreateKernels(ModelImpl &M, const std::vector<std::shared_ptr<Reg
     VI.Type = Val.Type;
     VI.Shape = Val.Shape;
     VI.Const = Val.Const;
+    VI.RankUnknown = Val.RankUnknown;
     return VI;
   };
   // Constants (by storage) and how many of their readers still need them after creation: a copy

@@ -135,6 +135,8 @@ struct Value {
   TensorShape Shape;
   /// Whether Shape is known (an intermediate whose shape could not be inferred at load is not).
   bool ShapeKnown = false;
+  /// Shape is a guess whose rank is known only while running (see ValueInfo::RankUnknown).
+  bool RankUnknown = false;
   std::shared_ptr<ConstData> Const; ///< Non-null for initializers and folded constants.
   int Producer = -1;                ///< Index of the producing node, -1 for inputs and constants.
   std::vector<int> Consumers;       ///< Indices of consuming nodes.

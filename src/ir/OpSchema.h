@@ -21,6 +21,10 @@ struct ValueInfo {
   TensorShape Shape;
   /// The value when it is known before running (initializers, folded constants).
   std::shared_ptr<ConstData> Const;
+  /// Shape is a guess: the rank itself is known only while running (an If whose branches return
+  /// different ranks, e.g. Squeeze in one and Identity in the other, and whatever reads it).
+  /// Such values are sized at run time, never planned from Shape.
+  bool RankUnknown = false;
 };
 
 struct ShapeContext {

@@ -32,6 +32,47 @@ TensorShape mergeShapes(const TensorShape &Inferred, const TensorShape &Declared
 }
 } // namespace
 
+namespace {
+
+/// A node reading a value of unknown rank (ValueInfo::RankUnknown): infer with its guessed shape,
+/// else with all-symbol guesses of each rank until one is consistent with the node (a 1-D Conv
+/// behind an If that returns rank 3 or 4), and keep that guess for the value. The outputs are
+/// guesses too: RankUnknown, never folded. The error of the first try when no rank fits.
+Status inferWithUnknownRanks(ShapeContext &Ctx, const Node &N, std::vector<ValueInfo> &Infos) {
+  Status First = inferNode(Ctx);
+  std::vector<size_t> Unknown;
+  for (size_t I = 0; I < N.Inputs.size(); ++I)
+    if (N.Inputs[I] >= 0 && Ctx.Inputs[I].RankUnknown)
+      Unknown.push_back(I);
+  for (int Rank = 0; !First.isOk() && Rank <= 8; ++Rank) {
+    ShapeContext Try(N);
+    Try.Inputs = Ctx.Inputs;
+    for (size_t I : Unknown) {
+      std::vector<Expr> Dims;
+      for (int D = 0; D < Rank; ++D)
+        Dims.push_back(Try.newSymbol());
+      Try.Inputs[I].Shape = TensorShape(std::move(Dims));
+    }
+    Try.Outputs = Ctx.Outputs;
+    for (ValueInfo &O : Try.Outputs)
+      O = ValueInfo{O.Present};
+    if (!inferNode(Try).isOk())
+      continue;
+    for (size_t I : Unknown)
+      Infos[N.Inputs[I]].Shape = Try.Inputs[I].Shape;
+    Ctx.Outputs = std::move(Try.Outputs);
+    First = Status::ok();
+  }
+  RETURN_IF_ERROR(First);
+  for (ValueInfo &O : Ctx.Outputs) {
+    O.RankUnknown = true;
+    O.Const = nullptr;
+  }
+  return Status::ok();
+}
+
+} // namespace
+
 Status propagateShapes(const Graph &G, std::vector<ValueInfo> &Infos, bool CheckDeclared) {
   for (const Node &N : G.Nodes) {
     ShapeContext Ctx(N);
@@ -48,7 +89,13 @@ Status propagateShapes(const Graph &G, std::vector<ValueInfo> &Infos, bool Check
     Ctx.Outputs.resize(N.Outputs.size());
     for (size_t I = 0; I < N.Outputs.size(); ++I)
       Ctx.Outputs[I].Present = N.Outputs[I] >= 0;
-    RETURN_IF_ERROR(inferNode(Ctx));
+    bool ReadsUnknownRank = false;
+    for (const ValueInfo &In : Ctx.Inputs)
+      ReadsUnknownRank |= In.Present && In.RankUnknown;
+    if (ReadsUnknownRank)
+      RETURN_IF_ERROR(inferWithUnknownRanks(Ctx, N, Infos));
+    else
+      RETURN_IF_ERROR(inferNode(Ctx));
     for (size_t I = 0; I < N.Outputs.size(); ++I) {
       const int O = N.Outputs[I];
       if (O < 0)
@@ -63,7 +110,8 @@ Status propagateShapes(const Graph &G, std::vector<ValueInfo> &Infos, bool Check
         OPT_LOG(Warning, N.describe(), ": output '", V.Name, "' is declared ", toString(V.Type),
                 " but the op produces ", toString(Out.Type), "; using ", toString(Out.Type));
       // Sequence/optional values: declared element shapes are loose hints (see the importer).
-      if (CheckDeclared && V.ShapeKnown && !isContainerKind(Out.Kind) && !isContainerKind(V.Kind)) {
+      if (CheckDeclared && V.ShapeKnown && !Out.RankUnknown && !isContainerKind(Out.Kind) &&
+          !isContainerKind(V.Kind)) {
         if (Out.Shape.isCompatible(V.Shape))
           Out.Shape = mergeShapes(Out.Shape, V.Shape);
         else
@@ -87,6 +135,7 @@ Status inferGraphShapes(Graph &G) {
     V.Type = Infos[I].Type;
     V.Shape = Infos[I].Shape;
     V.ShapeKnown = true;
+    V.RankUnknown = Infos[I].RankUnknown;
     if (Infos[I].Const && !V.Const)
       V.Const = Infos[I].Const; // the schema folded it (e.g. Shape of a static tensor)
   }

@@ -123,3 +123,54 @@ TEST(DeclaredHints, UntypedValuesInsideAnIfBranch) {
   Y = runOne(M, {floats({2, 3}, -1.0f), C});
   EXPECT_EQ(static_cast<const float *>(Y.data())[0], -1.0f);
 }
+
+// PaddlePaddle's exporter names both image dims "?": a placeholder, not one shared dimension
+// (ONNX Runtime runs 320x480 images through such models).
+TEST(DeclaredHints, PlaceholderDimParamsAreDistinctDims) {
+  OnnxBuilder B;
+  B.input("x", onnx::TensorProto_DataType_FLOAT, {1, 2, 0, 0}, {"", "", "?", "?"});
+  B.node("Relu", {"x"}, {"y"});
+  B.output("y", onnx::TensorProto_DataType_FLOAT);
+  rt::Model M = loadModelBytes(B.bytes());
+  const rt::TensorShape &S = M.getInputTensorInfo(0).Shape;
+  EXPECT_FALSE(S[2] == S[3]);
+  rt::Tensor Y = runOne(M, {floats({1, 2, 3, 5}, -4.0f)});
+  ASSERT_EQ(Y.getShape(), rt::TensorShape({rt::Expr(1), rt::Expr(2), rt::Expr(3), rt::Expr(5)}));
+  EXPECT_EQ(static_cast<const float *>(Y.data())[29], 25.0f);
+}
+
+// silero-vad's shape: an If returns rank 3 (Squeeze) or rank 4 (Identity), and a 1-D Conv reads
+// it. At load the rank is unknown; the Conv infers with a rank-3 guess and the request sizes it at
+// run time (ONNX Runtime runs it; a rank-4 guess made it a ShapeError at load).
+TEST(DeclaredHints, IfBranchesOfDifferentRanksFeedARankSpecificOp) {
+  OnnxBuilder Then, Else;
+  Then.initializerI64("axes", {1}, {0});
+  Then.node("Squeeze", {"x", "axes"}, {"t_out"});
+  Then.output("t_out", onnx::TensorProto_DataType_FLOAT);
+  Else.node("Identity", {"x"}, {"e_out"});
+  Else.output("e_out", onnx::TensorProto_DataType_FLOAT);
+
+  OnnxBuilder B;
+  B.input("x", onnx::TensorProto_DataType_FLOAT, {1, 1, 1, 6});
+  B.input("c", onnx::TensorProto_DataType_BOOL, {});
+  B.initializer("w", {2, 1, 3}, {1, 1, 1, 0, 1, -1});
+  auto *If = B.node("If", {"c"}, {"squeezed"});
+  OnnxBuilder::attrGraph(If, "then_branch", Then.model().graph());
+  OnnxBuilder::attrGraph(If, "else_branch", Else.model().graph());
+  B.node("Conv", {"squeezed", "w"}, {"y"});
+  B.output("y", onnx::TensorProto_DataType_FLOAT);
+  for (bool MemOpt : {true, false}) {
+    rt::Model M = loadModelBytes(B.bytes(), MemOpt);
+    rt::Tensor C = rt::tensor(rt::ElementType::Bool, rt::TensorShape(std::vector<rt::Expr>{}));
+    *static_cast<bool *>(C.data()) = true;
+    rt::Tensor Y = runOne(M, {floats({1, 1, 1, 6}), C}); // x = 0 1 2 3 4 5
+    ASSERT_EQ(Y.getShape(), rt::TensorShape({rt::Expr(1), rt::Expr(2), rt::Expr(4)}));
+    const float *P = static_cast<const float *>(Y.data());
+    EXPECT_EQ(P[0], 3.0f);  // 0 + 1 + 2
+    EXPECT_EQ(P[3], 12.0f); // 3 + 4 + 5
+    EXPECT_EQ(P[4], -1.0f); // 1 - 2
+    // The other branch gives the Conv a rank-4 input: a clear error while running, no crash.
+    *static_cast<bool *>(C.data()) = false;
+    EXPECT_THROW(runOne(M, {floats({1, 1, 1, 6}), C}), rt::Exception);
+  }
+}

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cctype>
 #include <climits>
 #include <cstring>
 #include <set>
@@ -112,6 +113,18 @@ private:
     return Status::ok();
   }
 
+  /// Whether a dim_param names a dimension shared by the dims that carry it. Placeholders such as
+  /// PaddlePaddle's "?" (written for both H and W of an image) or "-1" / "None" only say "unknown":
+  /// each occurrence becomes its own symbol, as ONNX Runtime (which binds no symbols) runs them.
+  static bool namesADimension(const std::string &Param) {
+    if (Param.empty() || Param == "None" || Param == "none" || Param == "null")
+      return false;
+    for (char C : Param)
+      if (std::isalpha(static_cast<unsigned char>(C)) || C == '_')
+        return true;
+    return false; // "?", "-1", "*", digits only
+  }
+
   Result<TensorShape> convertShape(const onnx::TypeProto_Tensor &T, const std::string &Name, bool &Known) {
     Known = T.has_shape();
     std::vector<Expr> Dims;
@@ -121,7 +134,7 @@ private:
       // A negative dim_value (tf2onnx writes -1) means "unknown", as ONNX Runtime reads it.
       if (D.has_dim_value() && D.dim_value() >= 0) {
         Dims.emplace_back(static_cast<int64_t>(D.dim_value()));
-      } else if (D.has_dim_param() && !D.dim_param().empty()) {
+      } else if (D.has_dim_param() && namesADimension(D.dim_param())) {
         Dims.emplace_back(Expr(D.dim_param()));
       } else {
         Dims.emplace_back(Expr("unk__" + Name + "_" + std::to_string(Dims.size())));

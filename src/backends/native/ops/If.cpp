@@ -93,6 +93,11 @@ OpSchema ifSchema() {
       Ctx.Outputs[I].Kind = T && E && isOptionalKind(E->Kind) ? E->Kind : Any.Kind;
       Ctx.Outputs[I].Type = Any.Type;
       const ValueInfo *Chosen = Taken == 1 ? T : Taken == 0 ? E : nullptr;
+      // Branches of different ranks (Squeeze in one, Identity in the other): the rank is known
+      // only while running; readers are inferred with a guess and sized at run time.
+      Ctx.Outputs[I].RankUnknown = Chosen ? Chosen->RankUnknown
+                                          : Dropped || (T && E && T->Shape.getRank() != E->Shape.getRank()) ||
+                                                (T && T->RankUnknown) || (E && E->RankUnknown);
       if (Chosen)
         Ctx.Outputs[I].Shape = Chosen->Shape;
       else if (Taken >= 0 || Dropped) // chosen branch missing (the kernel reports it) or unknown

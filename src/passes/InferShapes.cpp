@@ -23,16 +23,6 @@ std::vector<ValueInfo> initialValueInfos(const Graph &G) {
 }
 
 namespace {
-/// Per dimension, keep the more precise of the declared and the inferred shape.
-TensorShape mergeShapes(const TensorShape &Inferred, const TensorShape &Declared) {
-  std::vector<Expr> Dims;
-  for (size_t I = 0; I < Inferred.getRank(); ++I)
-    Dims.push_back(Inferred[I].isConst() || !Declared[I].isConst() ? Inferred[I] : Declared[I]);
-  return TensorShape(std::move(Dims));
-}
-} // namespace
-
-namespace {
 
 /// A node reading a value of unknown rank (ValueInfo::RankUnknown): infer with its guessed shape,
 /// else with all-symbol guesses of each rank until one is consistent with the node (a 1-D Conv
@@ -109,15 +99,13 @@ Status propagateShapes(const Graph &G, std::vector<ValueInfo> &Infos, bool Check
           Out.Type != ElementType::Undefined)
         OPT_LOG(Warning, N.describe(), ": output '", V.Name, "' is declared ", toString(V.Type),
                 " but the op produces ", toString(Out.Type), "; using ", toString(Out.Type));
-      // Sequence/optional values: declared element shapes are loose hints (see the importer).
+      // A declared dim never replaces an inferred symbol either: a wrong one would be folded into
+      // Shape ops and checked against by readers (found by scripts/difftest.py). Sequence/optional
+      // values: declared element shapes are loose hints (see the importer).
       if (CheckDeclared && V.ShapeKnown && !Out.RankUnknown && !isContainerKind(Out.Kind) &&
-          !isContainerKind(V.Kind)) {
-        if (Out.Shape.isCompatible(V.Shape))
-          Out.Shape = mergeShapes(Out.Shape, V.Shape);
-        else
-          OPT_LOG(Warning, N.describe(), ": output '", V.Name, "' is declared with shape ", V.Shape.toString(),
-                  " but the op produces ", Out.Shape.toString(), "; using the op's shape");
-      }
+          !isContainerKind(V.Kind) && !Out.Shape.isCompatible(V.Shape))
+        OPT_LOG(Warning, N.describe(), ": output '", V.Name, "' is declared with shape ", V.Shape.toString(),
+                " but the op produces ", Out.Shape.toString(), "; using the op's shape");
       Infos[O] = std::move(Out);
     }
   }

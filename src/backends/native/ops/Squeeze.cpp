@@ -72,6 +72,9 @@ Status inferSqueeze(ShapeContext &Ctx) {
       Dims.push_back(X[static_cast<size_t>(I)]);
   Ctx.Outputs[0].Type = Ctx.Inputs[0].Type;
   Ctx.Outputs[0].Shape = TensorShape(std::move(Dims));
+  // Without axes, a dim unknown at load may be 1 while running and go too: the rank is a guess.
+  if (!HasAxes && X.isDynamic())
+    Ctx.Outputs[0].RankUnknown = true;
   return foldIfConstant(Ctx, computeCopy);
 }
 

@@ -13,7 +13,17 @@ cmake -S . -B build-asan-py -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOPTIMIU
 cmake --build build-asan-py --target _core
 PRELOAD="$(g++ -print-file-name=libasan.so) $(g++ -print-file-name=libubsan.so)"
 # Leaks: CPython and numpy keep allocations to exit on purpose; halt on the first real error.
-export ASAN_OPTIONS=detect_leaks=0:halt_on_error=1:abort_on_error=0:allocator_may_return_null=1
-export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+# Reports go to files (pytest's output capture would swallow a report written while a test runs)
+# and are printed when the run fails.
+REPORTS="$PWD/build-asan-py/sanitizer-reports"
+rm -rf "$REPORTS" && mkdir -p "$REPORTS"
+export ASAN_OPTIONS=detect_leaks=0:halt_on_error=1:abort_on_error=0:allocator_may_return_null=1:log_path=$REPORTS/asan
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:log_path=$REPORTS/ubsan
+status=0
 LD_PRELOAD="$PRELOAD" PYTHONPATH="$PWD/build-asan-py/python-stage" OPTIMIUM_ASAN=1 \
-  "$PY" -m pytest tests/python -q -p no:cacheprovider "$@"
+  "$PY" -m pytest tests/python -q -p no:cacheprovider "$@" || status=$?
+for f in "$REPORTS"/*; do
+  [ -e "$f" ] || continue
+  echo "--- sanitizer report $f"; cat "$f"; status=${status:-1}; [ "$status" -ne 0 ] || status=1
+done
+exit "$status"

@@ -282,10 +282,14 @@ struct ThreadPool::Impl {
                (Config.SpinIterations < 0 && Armed.load(std::memory_order_relaxed) > 0 &&
                 Spinners.load(std::memory_order_relaxed) < maxSpinners());
       };
-      if (Deferred.empty())
+      if (Deferred.empty()) {
         Wake.wait(L, Pred);
-      else
-        Wake.wait_until(L, Deferred.front().Due, Pred);
+      } else {
+        // A copy: wait_until re-reads its deadline after each wakeup, when another worker may
+        // have popped (freed) the front task (found by the ASan run of the Python tests).
+        const auto WakeBy = Deferred.front().Due;
+        Wake.wait_until(L, WakeBy, Pred);
+      }
       --Parked;
     }
   }

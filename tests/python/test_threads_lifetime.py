@@ -19,12 +19,18 @@ def _big_batch(n):
 def test_gil_released_during_infer_and_wait(rt):
     m = rt.load_model(str(DIGITS / "model_batch.onnx"), threads=1)
     r = m.create_request()
-    big = _big_batch(4000)
-    # Calibrate: one run must take long enough to see the other thread work.
-    t0 = time.perf_counter()
-    r.infer([big])
-    r.wait()
-    run_s = time.perf_counter() - t0
+    # Calibrate: one run must take long enough to see the other thread work (~60 ms); a faster
+    # machine gets a bigger batch (4000 digits took 29 ms on one run of a Xeon VM).
+    n = 4000
+    while True:
+        big = _big_batch(n)
+        t0 = time.perf_counter()
+        r.infer([big])
+        r.wait()
+        run_s = time.perf_counter() - t0
+        if run_s > 0.06 or n >= 64000:
+            break
+        n *= 2
 
     # A spinner thread timestamps its progress. If infer()/wait() held the GIL, it would see one gap
     # as long as the whole run; with the GIL released it keeps running (gaps ~ the switch interval).

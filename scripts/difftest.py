@@ -2762,8 +2762,8 @@ def rename_uses(g, old, new):
                     o.name = new
 
 
-def dce(m, feeds):
-    g = m.graph
+def prune_dead_nodes(g):
+    """Drops the nodes of g no output depends on; returns the names the kept nodes and outputs read."""
     need = {o.name for o in g.output}
     keepn = []
     for n in reversed(list(g.node)):
@@ -2773,6 +2773,12 @@ def dce(m, feeds):
     keepn.reverse()
     del g.node[:]
     g.node.extend(keepn)
+    return need
+
+
+def dce(m, feeds):
+    g = m.graph
+    need = prune_dead_nodes(g)
     ins = [i for i in g.input if i.name in need]
     del g.input[:]
     g.input.extend(ins)
@@ -2792,15 +2798,7 @@ def inf_tt(inf, name):
 
 
 def sub_dce(g):
-    need = {o.name for o in g.output}
-    keepn = []
-    for n in reversed(list(g.node)):
-        if any(o in need for o in n.output):
-            keepn.append(n)
-            need |= set(node_uses(n))
-    keepn.reverse()
-    del g.node[:]
-    g.node.extend(keepn)
+    need = prune_dead_nodes(g)
     vis = [v for v in g.value_info if v.name in need]
     del g.value_info[:]
     g.value_info.extend(vis)

@@ -243,7 +243,6 @@ int main(int Argc, char **Argv) {
     const std::string Source = Entry.value("source", "");
     rt::Model M;
     std::string LoadError;
-    const auto T0 = std::chrono::steady_clock::now();
     try {
       rt::ModelLoadOptions O;
       O.ThreadCount = Threads;
@@ -252,6 +251,7 @@ int main(int Argc, char **Argv) {
       LoadError = std::string("load: ") + E.what();
     }
     for (const json &Case : Entry.at("cases")) {
+      const auto CaseStart = std::chrono::steady_clock::now();
       CaseResult R;
       R.Model = Name;
       R.Case = Case.value("name", "");
@@ -266,7 +266,7 @@ int main(int Argc, char **Argv) {
           R.Message = E.what();
         }
       }
-      const double Ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - T0).count();
+      const double Ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - CaseStart).count();
       std::cout << (R.Status == "pass" ? "PASS " : R.Status == "fail" ? "FAIL " : "ERROR ") << Name << " / " << R.Case
                 << ": max rel diff " << R.MaxRelDiff << " (tolerance " << Tolerance << ")";
       if (!Source.empty())

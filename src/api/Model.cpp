@@ -8,7 +8,7 @@
 #include "core/ErrorConversion.h"
 #include "exec/InputShapes.h"
 #include "exec/Request.h"
-#include "passes/InferShapes.h"
+#include "ir/InferShapes.h"
 
 namespace optimium {
 namespace runtime {

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "exec/ModelState.h"
-#include "passes/InferShapes.h"
+#include "ir/InferShapes.h"
 #include "plan/MemoryPlanner.h"
 
 namespace optimium {

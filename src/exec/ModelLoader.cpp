@@ -19,7 +19,7 @@
 #include "import/onnx/OnnxImporter.h"
 #include "passes/Bf16Weights.h"
 #include "passes/FuseDynamicQuantMatMul.h"
-#include "passes/InferShapes.h"
+#include "ir/InferShapes.h"
 #include "passes/FuseAttention.h"
 #include "passes/FuseConvActivation.h"
 #include "passes/FuseConvMaxPool.h"

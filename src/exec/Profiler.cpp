@@ -77,7 +77,6 @@ uint32_t ProfileEventRecorder::currentThreadID() noexcept {
 namespace detail {
 
 namespace {
-thread_local const KernelProfileScope *CurrentScope = nullptr;
 
 struct RangeWrapper {
   const KernelProfileScope *Scope;
@@ -91,10 +90,9 @@ struct RangeWrapper {
 };
 } // namespace
 
-const KernelProfileScope *currentKernelProfile() { return CurrentScope; }
-
-KernelProfileGuard::KernelProfileGuard(const KernelProfileScope *Scope) : Prev(CurrentScope) { CurrentScope = Scope; }
-KernelProfileGuard::~KernelProfileGuard() { CurrentScope = Prev; }
+void recordKernelCopyAbi(void *Profile, int32_t Begin, int32_t IsOutput, uint32_t Index) {
+  recordKernelCopy(*static_cast<const KernelProfileScope *>(Profile), Begin != 0, IsOutput != 0, Index);
+}
 
 void profiledParallelFor(void *ScopePtr, size_t N, size_t Grain, OptRtRangeFn Fn, void *User) {
   const auto *Scope = static_cast<const KernelProfileScope *>(ScopePtr);
@@ -135,7 +133,8 @@ int32_t RequestImpl::runKernelProfiled(size_t NodeIndex, const OptRtTensor *Ins,
   OptRtExecContext Profiled = Ctx;
   Profiled.pool = &Scope;
   Profiled.parallel_for = &profiledParallelFor;
-  KernelProfileGuard Guard(&Scope);
+  Profiled.record_copy = &recordKernelCopyAbi;
+  Profiled.profile = &Scope;
   ProfileEventScope Launch(Recorder, ProfileEventKind::LaunchBegin, Scope.Operation);
   const OptRtBackend &B = CN.Backend->Backend;
   return B.run_kernel(B.state, CN.Kernel, Ins, NumInputs, Outs, NumOutputs, &Profiled, ErrorBuf, ErrorSize);

@@ -39,8 +39,8 @@ private:
   ProfileEventKind Begin;
 };
 
-/// What a profiled kernel call records into; installed on the calling thread for the call so that
-/// in-process backends (the native half-precision adapter) can record their copies.
+/// What a profiled kernel call records into; backends reach it through OptRtExecContext's
+/// parallel_for (profiledParallelFor) and record_copy (recordKernelCopyAbi).
 struct KernelProfileScope {
   ProfileEventRecorder *Recorder = nullptr;
   int32_t Operation = -1;
@@ -51,26 +51,14 @@ struct KernelProfileScope {
   void (*PoolParallelFor)(void *, size_t, size_t, OptRtRangeFn, void *) = nullptr;
 };
 
-/// The kernel scope of the calling thread (null unless a profiled kernel call is running on it).
-const KernelProfileScope *currentKernelProfile();
-/// Installs Scope for the calling thread for its lifetime.
-class KernelProfileGuard {
-public:
-  explicit KernelProfileGuard(const KernelProfileScope *Scope);
-  ~KernelProfileGuard();
-  KernelProfileGuard(const KernelProfileGuard &) = delete;
-  KernelProfileGuard &operator=(const KernelProfileGuard &) = delete;
-
-private:
-  const KernelProfileScope *Prev;
-};
-
 /// OptRtExecContext::parallel_for for profiled runs: Pool is a KernelProfileScope; every range is
 /// wrapped in DeviceExecuteBegin/End on the thread that runs it.
 void profiledParallelFor(void *Scope, size_t N, size_t Grain, OptRtRangeFn Fn, void *User);
 
 /// CopyBegin/End of input (IsOutput false) or output Index of the current profiled kernel.
 void recordKernelCopy(const KernelProfileScope &Scope, bool Begin, bool IsOutput, size_t Index);
+/// OptRtExecContext::record_copy for profiled runs: Profile is a KernelProfileScope.
+void recordKernelCopyAbi(void *Profile, int32_t Begin, int32_t IsOutput, uint32_t Index);
 
 } // namespace detail
 } // namespace runtime

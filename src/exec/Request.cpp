@@ -315,7 +315,7 @@ Status RequestImpl::runNode(size_t NodeIndex) {
   };
   Allocation Alloc{this, &N};
   OptRtExecContext Ctx{sizeof(OptRtExecContext), M->Threads, M->Pool.get(), &poolParallelFor, &Allocation::allocate,
-                       &Alloc};
+                       &Alloc, nullptr, nullptr};
   char ErrorBuf[1024] = {0};
   const OptRtBackend &B = CN.Backend->Backend;
   const int32_t RC =

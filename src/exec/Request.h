@@ -12,7 +12,7 @@
 #include "Optimium/Runtime/Extension/Backend.h"
 #include "Optimium/Runtime/InferRequest.h"
 #include "Optimium/Runtime/Profile.h"
-#include "backends/native/Container.h"
+#include "ir/Container.h"
 #include "core/TensorImpl.h"
 #include "exec/ModelState.h"
 

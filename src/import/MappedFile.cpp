@@ -35,23 +35,13 @@ bool MappedFile::releaseResidentPages(const void *P, size_t Bytes) const {
   return true;
 }
 
-namespace {
-thread_local const std::vector<std::shared_ptr<MappedFile>> *CurrentSourceFiles = nullptr;
-} // namespace
-
-void releaseSourceRange(const void *P, size_t Bytes) {
-  if (!CurrentSourceFiles)
-    return;
-  for (const auto &F : *CurrentSourceFiles)
-    if (F && F->releaseResidentPages(P, Bytes))
-      return;
-}
-
-ScopedSourceFiles::ScopedSourceFiles(const std::vector<std::shared_ptr<MappedFile>> *Files) : Prev(CurrentSourceFiles) {
-  CurrentSourceFiles = Files;
-}
-
-ScopedSourceFiles::~ScopedSourceFiles() { CurrentSourceFiles = Prev; }
+ScopedSourceFiles::ScopedSourceFiles(const std::vector<std::shared_ptr<MappedFile>> *Files)
+    : Releaser([Files](const void *P, size_t Bytes) {
+        if (Files)
+          for (const auto &F : *Files)
+            if (F && F->releaseResidentPages(P, Bytes))
+              return;
+      }) {}
 
 Result<std::shared_ptr<MappedFile>> MappedFile::open(const std::string &Path) {
   const int Fd = ::open(Path.c_str(), O_RDONLY | O_CLOEXEC);

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/SourceRelease.h"
 #include "core/Status.h"
 
 namespace optimium {
@@ -30,17 +31,15 @@ struct MappedFile {
 
 /// While the loader creates a model's kernels, the mapped files that model reads: a kernel factory
 /// that packs a weight straight from the file (ConstData::Source) hands back the rows it is done
-/// with, so a big weight never has all of its file pages resident next to its packed copy. Set
-/// by the loader on its own thread for the duration of kernel creation (ScopedSourceFiles).
-void releaseSourceRange(const void *P, size_t Bytes);
-
+/// with (core/SourceRelease.h's releaseSourceRange), and the pages of those rows that lie in one
+/// of these mappings leave the resident set. Set by the loader on its own thread for the duration
+/// of kernel creation.
 class ScopedSourceFiles {
 public:
   explicit ScopedSourceFiles(const std::vector<std::shared_ptr<MappedFile>> *Files);
-  ~ScopedSourceFiles();
 
 private:
-  const std::vector<std::shared_ptr<MappedFile>> *Prev;
+  ScopedSourceReleaser Releaser;
 };
 
 } // namespace detail

@@ -54,7 +54,7 @@ struct Graph;
 /// What a value holds. Besides tensors, ONNX has sequence(tensor) and optional(tensor |
 /// sequence(tensor)) values; for those, Value::Type / ValueInfo::Type is the element type of the
 /// tensors inside and Shape the shape every element has as far as known (symbols where elements
-/// differ). At run time they live in ContainerValue objects (backends/native/Container.h), never in
+/// differ). At run time they live in ContainerValue objects (ir/Container.h), never in
 /// the arena.
 enum class ValueKind : uint8_t { Tensor, Sequence, OptionalTensor, OptionalSequence };
 

@@ -137,7 +137,9 @@ Status inferNode(ShapeContext &Ctx) {
 
   if (!S->Infer)
     return Status::ok();
-  // Expr arithmetic throws ShapeError (division by zero in a bad model); keep it a Status.
+  // Expr (the public symbolic dimension type, implemented in core) reports a division by zero in a
+  // bad model by throwing ShapeError, its documented contract; this is the one place the graph
+  // layer turns that into a Status, and nothing else is caught.
   try {
     Status Result = S->Infer(Ctx);
     if (Result.isOk() || Result.code() != ErrorCode::Type || !hasHalfValues(Ctx.Inputs))
@@ -160,7 +162,7 @@ Status inferNode(ShapeContext &Ctx) {
         Ctx.Outputs[I].Type = Half;
     }
     return Status::ok();
-  } catch (const Exception &E) {
+  } catch (const ShapeError &E) {
     return Ctx.error(ErrorCode::Shape, E.what());
   }
 }

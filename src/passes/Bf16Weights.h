@@ -7,21 +7,12 @@
 
 #include <cstddef>
 
+#include "ir/FusedOps.h"
 #include "ir/Graph.h"
 
 namespace optimium {
 namespace runtime {
 namespace detail {
-
-/// Internal MatMul/Gemm attribute: 1 when B is a constant bfloat16 matrix standing for its float32
-/// values (A and the output float32).
-constexpr const char *kBf16Weights = "optimium.bf16_weights";
-
-/// Whether N carries kBf16Weights = 1.
-inline bool hasBf16Weights(const Node &N) {
-  const auto Flag = N.getInt(kBf16Weights, 0);
-  return Flag.isOk() && Flag.value() == 1;
-}
 
 /// Rewires every default-domain MatMul (or Gemm) with float32 A whose B is Cast(to=FLOAT) of a
 /// constant 2-D bfloat16 tensor to that constant (kBf16Weights); a Cast left without consumers is removed. Run

@@ -18,15 +18,12 @@
 
 #include <cstddef>
 
+#include "ir/FusedOps.h"
 #include "ir/Graph.h"
 
 namespace optimium {
 namespace runtime {
 namespace detail {
-
-/// Internal Attention attribute: 1 when a query row whose keys are all masked (-inf) gives NaN, as
-/// the Softmax of the unfused graph does, instead of the Attention op's zeros.
-constexpr const char *kAttentionMaskedRowsNaN = "optimium.masked_rows_nan";
 
 /// Replaces every such float32 chain whose intermediates (everything between q / k / v / mask
 /// and y, but the present caches) have no other readers and are not graph outputs by an

@@ -4,15 +4,12 @@
 
 #include <cstddef>
 
+#include "ir/FusedOps.h"
 #include "ir/Graph.h"
 
 namespace optimium {
 namespace runtime {
 namespace detail {
-
-/// Internal Conv attributes carrying the fused clamp (read by the native Conv kernels).
-constexpr const char *kFusedActMin = "optimium.act_min";
-constexpr const char *kFusedActMax = "optimium.act_max";
 
 /// Folds every Relu, and every Clip whose bounds are attributes or constant scalars, that is the
 /// only consumer of a float32 Conv's output (which is not a graph output) into that Conv. The

@@ -5,16 +5,12 @@
 
 #include <cstddef>
 
+#include "ir/FusedOps.h"
 #include "ir/Graph.h"
 
 namespace optimium {
 namespace runtime {
 namespace detail {
-
-/// Internal Conv attribute marking input 3 as a fused residual (read by the native Conv kernels).
-constexpr const char *kFusedResidual = "optimium.residual";
-/// Index of the fused residual among the Conv's inputs (after X, W and the optional bias).
-constexpr size_t kFusedResidualInput = 3;
 
 /// Folds every float32 Add that is the only consumer of a Conv's output (not a graph output, no
 /// fused clamp yet) and adds to it another tensor of exactly the Conv output's (known, static)

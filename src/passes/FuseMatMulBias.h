@@ -5,27 +5,18 @@
 
 #include <cstddef>
 
+#include "ir/FusedOps.h"
 #include "ir/Graph.h"
 
 namespace optimium {
 namespace runtime {
 namespace detail {
 
-/// Internal MatMul attribute: 1 when input 2 is a fused bias of the output's last dim.
-constexpr const char *kFusedBias = "optimium.fused_bias";
-
-/// Internal MatMul attribute: 1 when a Gelu (approximate "none") of the output is fused in.
-constexpr const char *kFusedGelu = "optimium.fused_gelu";
-
 /// Folds every Add of a constant float32 bias [N] (or [1, ..., 1, N]) that is the only consumer
 /// of a float32 MatMul's output (not a graph output) whose B is a constant 2-D matrix with N
 /// columns (float32, or bfloat16 weights: passes/Bf16Weights) into that MatMul. Returns the number fused. Callers skip it when every intermediate
 /// must stay readable.
 size_t fuseMatMulBias(Graph &G);
-
-/// Internal MatMul attribute: the widths N1, N2, ... of the outputs a merged MatMul writes: output
-/// i holds columns [N1 + ... + N(i-1), + Ni) of A x B (B, and the fused bias, concatenated).
-constexpr const char *kSplitOutputs = "optimium.split_outputs";
 
 /// Merges float32 MatMuls that read the same A with constant 2-D weights of the same depth (and
 /// all or none with a fused bias, none with another internal attribute): attention's Q, K and V

@@ -6,22 +6,12 @@
 
 #include <cstddef>
 
+#include "ir/FusedOps.h"
 #include "ir/Graph.h"
 
 namespace optimium {
 namespace runtime {
 namespace detail {
-
-/// Domain and op type of the fused node.
-constexpr const char *kFusedPointwiseDepthwiseDomain = "com.optimium";
-constexpr const char *kFusedPointwiseDepthwiseOp = "FusedPointwiseDepthwise";
-/// The 1x1 Conv's fused clamp on the fused node (the depthwise Conv's clamp keeps kFusedActMin/Max).
-constexpr const char *kExpandActMin = "optimium.expand_act_min";
-constexpr const char *kExpandActMax = "optimium.expand_act_max";
-constexpr const char *kFusedDepthwisePointwiseOp = "FusedDepthwisePointwise";
-/// The depthwise Conv's clamp on a FusedDepthwisePointwise node.
-constexpr const char *kDepthwiseActMin = "optimium.depthwise_act_min";
-constexpr const char *kDepthwiseActMax = "optimium.depthwise_act_max";
 
 /// Rewrites every float32 pair Conv 1x1 (group 1, stride 1, no padding, constant weight, constant
 /// or no bias) -> depthwise Conv (group = channels = output channels, constant weight [C, 1, KH,

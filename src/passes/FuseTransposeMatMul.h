@@ -6,14 +6,12 @@
 
 #include <cstddef>
 
+#include "ir/FusedOps.h"
 #include "ir/Graph.h"
 
 namespace optimium {
 namespace runtime {
 namespace detail {
-
-/// Internal MatMul attribute: 1 when input 1 holds B transposed in its last two dims ([.., N, K]).
-constexpr const char *kTransposeB = "optimium.transpose_b";
 
 /// Rewires every float32 MatMul whose B is the output of a Transpose swapping only the last two
 /// axes (rank >= 2) to read the Transpose's input with kTransposeB set; a Transpose left without

@@ -13,31 +13,11 @@
 #include <vector>
 
 #include "ir/OpSchema.h"
+#include "ir/TensorView.h"
 
 namespace optimium {
 namespace runtime {
 namespace detail {
-
-struct ContainerValue;
-
-/// A concrete tensor bound for one run. A sequence/optional value has Kind != Tensor, Type its
-/// element type, no dims, and Data pointing to its ContainerValue (backends/native/Container.h).
-struct TensorView {
-  ElementType Type = ElementType::Undefined;
-  std::vector<int64_t> Dims;
-  void *Data = nullptr;
-  ValueKind Kind = ValueKind::Tensor;
-
-  size_t elementCount() const {
-    size_t N = 1;
-    for (int64_t D : Dims)
-      N *= static_cast<size_t>(D);
-    return N;
-  }
-  size_t rank() const { return Dims.size(); }
-  template <typename T> T *data() const { return static_cast<T *>(Data); }
-  ContainerValue *container() const { return isContainerKind(Kind) ? static_cast<ContainerValue *>(Data) : nullptr; }
-};
 
 /// Intra-op parallelism, backed by the model's thread pool. Fn(Begin, End) is called on disjoint
 /// ranges covering [0, N); Grain is the smallest range worth a task.
@@ -62,10 +42,23 @@ private:
   int Threads = 1;
 };
 
+/// The profiler as a kernel sees it (OptRtExecContext::record_copy): empty unless the run is profiled.
+struct KernelProfileHook {
+  void (*RecordCopy)(void *Profile, int32_t Begin, int32_t IsOutput, uint32_t Index) = nullptr;
+  void *Profile = nullptr;
+  explicit operator bool() const { return RecordCopy != nullptr; }
+  /// Begin or end of a copy/conversion of input (IsOutput false) or output Index.
+  void copy(bool Begin, bool IsOutput, size_t Index) const {
+    if (RecordCopy)
+      RecordCopy(Profile, Begin ? 1 : 0, IsOutput ? 1 : 0, static_cast<uint32_t>(Index));
+  }
+};
+
 struct KernelContext {
   const std::vector<TensorView> &Inputs;   ///< Omitted optional inputs have Data == nullptr.
   const std::vector<TensorView> &Outputs;  ///< Allocated by the executor with inferred shapes.
   const Parallel &Par;
+  KernelProfileHook Profile = {};
 };
 
 struct KernelCreateInfo {

@@ -8,7 +8,6 @@
 #include "backends/native/Kernel.h"
 #include "backends/native/NativeKernels.h"
 #include "backends/native/OutputAllocator.h"
-#include "exec/Profiler.h"
 #include "ir/HalfPromotion.h"
 
 namespace optimium {
@@ -40,7 +39,7 @@ public:
 
   Status run(const KernelContext &Ctx) const override {
     // Set while a profiled run calls this kernel: the conversions are recorded as Copy events.
-    const KernelProfileScope *Prof = currentKernelProfile();
+    const KernelProfileHook &Prof = Ctx.Profile;
     std::vector<std::vector<float>> Scratch;
     Scratch.reserve(Ctx.Inputs.size() + Ctx.Outputs.size());
     auto Promote = [&](const TensorView &V, bool Convert, size_t Index) {
@@ -51,12 +50,12 @@ public:
       float *Dst = Scratch.back().data();
       if (Convert) {
         if (Prof)
-          recordKernelCopy(*Prof, true, false, Index);
+          Prof.copy(true, false, Index);
         const uint16_t *Src = static_cast<const uint16_t *>(V.Data);
         for (size_t I = 0; I < Scratch.back().size(); ++I)
           Dst[I] = V.Type == ElementType::F16 ? float16::toFloat(Src[I]) : bfloat16::toFloat(Src[I]);
         if (Prof)
-          recordKernelCopy(*Prof, false, false, Index);
+          Prof.copy(false, false, Index);
       }
       F.Type = ElementType::F32;
       F.Data = Dst;
@@ -67,19 +66,19 @@ public:
       In.push_back(Promote(Ctx.Inputs[I], true, I));
     for (size_t I = 0; I < Ctx.Outputs.size(); ++I)
       Out.push_back(Promote(Ctx.Outputs[I], false, I));
-    RETURN_IF_ERROR(Inner->run(KernelContext{In, Out, Ctx.Par}));
+    RETURN_IF_ERROR(Inner->run(KernelContext{In, Out, Ctx.Par, Ctx.Profile}));
     for (size_t O = 0; O < Out.size(); ++O) {
       const TensorView &H = Ctx.Outputs[O];
       if (!isHalfType(H.Type) || !H.Data || isContainerKind(H.Kind))
         continue;
       if (Prof)
-        recordKernelCopy(*Prof, true, true, O);
+        Prof.copy(true, true, O);
       const float *Src = static_cast<const float *>(Out[O].Data);
       uint16_t *Dst = static_cast<uint16_t *>(H.Data);
       for (size_t I = 0; I < H.elementCount(); ++I)
         Dst[I] = H.Type == ElementType::F16 ? float16::fromFloat(Src[I]) : bfloat16::fromFloat(Src[I]);
       if (Prof)
-        recordKernelCopy(*Prof, false, true, O);
+        Prof.copy(false, true, O);
     }
     return Status::ok();
   }
@@ -183,7 +182,12 @@ int32_t nativeRun(void *, void *KernelPtr, const OptRtTensor *Inputs, uint32_t N
       return V;
     };
   ScopedOutputAllocator Scope(HasAllocator ? &Alloc : nullptr);
-  KernelContext KC{In, Out, Par};
+  KernelProfileHook Profile;
+  if (Ctx && Ctx->struct_size >= offsetof(OptRtExecContext, profile) + sizeof(void *) && Ctx->record_copy) {
+    Profile.RecordCopy = Ctx->record_copy;
+    Profile.Profile = Ctx->profile;
+  }
+  KernelContext KC{In, Out, Par, Profile};
   Status S = static_cast<const Kernel *>(KernelPtr)->run(KC);
   if (!S.isOk()) {
     writeAbiError(S.message(), Error, ErrorSize);

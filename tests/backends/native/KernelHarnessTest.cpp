@@ -10,7 +10,7 @@
 #include <set>
 #include <thread>
 
-#include "backends/native/Container.h"
+#include "ir/Container.h"
 #include "backends/native/Kernel.h"
 #include "backends/native/OutputAllocator.h"
 #include "Optimium/Runtime/Types/BFloat16.h"

@@ -82,6 +82,12 @@ typedef struct OptRtExecContext {
    * allocates it here once it knows the dims. Returns the buffer to write, or NULL on failure. */
   void *(*allocate_output)(void *request, uint32_t index, int32_t rank, const int64_t *dims);
   void *request;
+  /* Present when struct_size covers it; NULL unless the run is profiled. A kernel that copies or
+   * converts one of its tensors (to a device, to another precision) brackets the copy with
+   * record_copy(profile, 1, is_output, index) and record_copy(profile, 0, is_output, index): the
+   * profiler records them as CopyBegin / CopyEnd events of input (is_output 0) or output index. */
+  void (*record_copy)(void *profile, int32_t begin, int32_t is_output, uint32_t index);
+  void *profile;
 } OptRtExecContext;
 
 typedef struct OptRtHostApi {

@@ -14,7 +14,7 @@
 #include "backends/native/ops/common/KvStream.h"
 #include "backends/native/ops/common/MathApprox.h"
 #include "backends/native/ops/common/NormCommon.h"
-#include "passes/FuseAttention.h"
+#include "ir/FusedOps.h"
 
 namespace optimium {
 namespace runtime {

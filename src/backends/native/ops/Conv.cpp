@@ -20,9 +20,7 @@
 #include "backends/native/ops/common/ConvResidual.h"
 #include "backends/native/ops/common/RowPipeline.h"
 #include "backends/native/ops/common/Winograd.h"
-#include "passes/FuseConvActivation.h"
-#include "passes/FuseConvMaxPool.h"
-#include "passes/FuseConvResidual.h"
+#include "ir/FusedOps.h"
 
 namespace optimium {
 namespace runtime {

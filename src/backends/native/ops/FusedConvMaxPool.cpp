@@ -13,8 +13,7 @@
 #include "backends/native/ops/common/OpUtil.h"
 #include "backends/native/ops/common/Pooling.h"
 #include "backends/native/ops/common/SmallConv.h"
-#include "passes/FuseConvActivation.h"
-#include "passes/FuseConvMaxPool.h"
+#include "ir/FusedOps.h"
 
 namespace optimium {
 namespace runtime {

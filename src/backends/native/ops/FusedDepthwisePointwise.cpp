@@ -17,8 +17,7 @@
 #include "backends/native/ops/common/Gemm.h"
 #include "backends/native/ops/common/Pooling.h"
 #include "backends/native/ops/common/RowPipeline.h"
-#include "passes/FuseConvActivation.h"
-#include "passes/FusePointwiseDepthwise.h"
+#include "ir/FusedOps.h"
 
 namespace optimium {
 namespace runtime {

@@ -21,8 +21,7 @@
 #include "backends/native/ops/common/PlaneWindow.h"
 #include "backends/native/ops/common/RowPipeline.h"
 #include "backends/native/ops/common/Pooling.h"
-#include "passes/FuseConvActivation.h"
-#include "passes/FusePointwiseDepthwise.h"
+#include "ir/FusedOps.h"
 
 namespace optimium {
 namespace runtime {

@@ -6,7 +6,7 @@
 #include "backends/native/ops/common/Gemm.h"
 #include "backends/native/ops/common/GemmBf16.h"
 #include "backends/native/ops/common/OpUtil.h"
-#include "passes/Bf16Weights.h"
+#include "ir/FusedOps.h"
 
 namespace optimium {
 namespace runtime {

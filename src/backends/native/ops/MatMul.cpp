@@ -11,10 +11,8 @@
 #include "backends/native/ops/common/MathApprox.h"
 #include "backends/native/ops/common/OpUtil.h"
 #include "backends/native/ops/common/SimdDispatch.h"
-#include "import/MappedFile.h"
-#include "passes/Bf16Weights.h"
-#include "passes/FuseMatMulBias.h"
-#include "passes/FuseTransposeMatMul.h"
+#include "core/SourceRelease.h"
+#include "ir/FusedOps.h"
 
 namespace optimium {
 namespace runtime {

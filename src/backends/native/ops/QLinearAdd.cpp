@@ -6,7 +6,7 @@
 // kFusedActMax (a Relu / Clip between the Add and the QuantizeLinear, folded by passes/FuseQdq)
 // clamp C at their quantized values.
 #include "backends/native/ops/common/QuantCommon.h"
-#include "passes/FuseConvActivation.h"
+#include "ir/FusedOps.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>

@@ -12,7 +12,7 @@
 // lanes), or for small planes 6 pixels x 64 channels (channels in lanes); the requantization is the
 // reference's double arithmetic, stored straight into the output.
 #include "backends/native/ops/common/QuantCommon.h"
-#include "passes/FuseConvActivation.h"
+#include "ir/FusedOps.h"
 
 #include <cstring>
 #if defined(__x86_64__)

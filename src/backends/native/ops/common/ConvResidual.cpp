@@ -6,8 +6,7 @@
 #include <cmath>
 #include <memory>
 
-#include "passes/FuseConvActivation.h"
-#include "passes/FuseConvResidual.h"
+#include "ir/FusedOps.h"
 
 namespace optimium {
 namespace runtime {

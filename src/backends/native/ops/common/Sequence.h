@@ -1,6 +1,6 @@
 // Shared pieces of the sequence and optional ops (Sequence*.cpp, SplitToSequence.cpp,
 // ConcatFromSequence.cpp, Optional*.cpp): schema checks on value kinds, reading positions, and
-// getting at the containers of a kernel's inputs and outputs (backends/native/Container.h).
+// getting at the containers of a kernel's inputs and outputs (ir/Container.h).
 #pragma once
 
 #include <string>

@@ -7,7 +7,7 @@
 #include "backends/native/NativeKernels.h"
 #include "core/TensorImpl.h"
 #include "ir/Scopes.h"
-#include "passes/InferShapes.h"
+#include "ir/InferShapes.h"
 
 namespace optimium {
 namespace runtime {

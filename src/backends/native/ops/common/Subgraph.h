@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "backends/native/Container.h"
+#include "ir/Container.h"
 #include "backends/native/OutputAllocator.h"
 #include "backends/native/ops/common/Indexing.h"
 #include "backends/native/ops/common/OpUtil.h"

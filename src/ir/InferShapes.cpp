@@ -1,5 +1,5 @@
 // Shape/type inference over the whole graph with the per-op schemas.
-#include "passes/InferShapes.h"
+#include "ir/InferShapes.h"
 
 #include "core/Log.h"
 

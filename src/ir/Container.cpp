@@ -1,5 +1,5 @@
 // Run-time sequence and optional values: allocation, copies and assignment (see Container.h).
-#include "backends/native/Container.h"
+#include "ir/Container.h"
 
 #include <cstring>
 

@@ -8,7 +8,8 @@
 #include <memory>
 #include <vector>
 
-#include "backends/native/Kernel.h"
+#include "core/Status.h"
+#include "ir/TensorView.h"
 
 namespace optimium {
 namespace runtime {

@@ -1,0 +1,91 @@
+// Contracts between the fusion passes (src/passes/) and the kernels that run what they write:
+// the op types and domains of fused nodes, the internal attributes a pass sets and a kernel reads,
+// and the shape limits both must agree on. They live here, below both, so a kernel never includes
+// a pass (scripts/check-layers.py). Internal attribute names start with "optimium." and never
+// appear in a model file.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "ir/Graph.h"
+
+namespace optimium {
+namespace runtime {
+namespace detail {
+
+// --- written by passes/FuseAttention ------------------------------------------
+/// Internal Attention attribute: 1 when a query row whose keys are all masked (-inf) gives NaN, as
+/// the Softmax of the unfused graph does, instead of the Attention op's zeros.
+constexpr const char *kAttentionMaskedRowsNaN = "optimium.masked_rows_nan";
+
+// --- written by passes/FuseConvActivation -------------------------------------
+/// Internal Conv attributes carrying the fused clamp (read by the native Conv kernels).
+constexpr const char *kFusedActMin = "optimium.act_min";
+constexpr const char *kFusedActMax = "optimium.act_max";
+
+// --- written by passes/FuseConvResidual ---------------------------------------
+/// Internal Conv attribute marking input 3 as a fused residual (read by the native Conv kernels).
+constexpr const char *kFusedResidual = "optimium.residual";
+
+/// Index of the fused residual among the Conv's inputs (after X, W and the optional bias).
+constexpr size_t kFusedResidualInput = 3;
+
+// --- written by passes/FuseConvMaxPool ----------------------------------------
+constexpr const char *kFusedConvMaxPoolDomain = "com.optimium";
+constexpr const char *kFusedConvMaxPoolOp = "FusedConvMaxPool";
+
+/// The pool's window and strides on the fused node (2-D ints); the Conv keeps its own attributes.
+constexpr const char *kFusedPoolKernel = "optimium.pool_kernel";
+constexpr const char *kFusedPoolStrides = "optimium.pool_strides";
+
+/// The convolutions Conv's direct "small" kernel takes (backends/native/ops/common/SmallConv: group
+/// 1, stride 1, dilation 1, a window of two taps or more, constant weights) are further limited to
+/// at most this many output channels and C * KH * KW reduction terms. The fused node runs on that
+/// kernel, so the pass fuses only such convolutions.
+constexpr int64_t kSmallConvMaxOutputChannels = 64;
+constexpr int64_t kSmallConvMaxReduction = 4096;
+
+// --- written by passes/FusePointwiseDepthwise ---------------------------------
+/// Domain and op type of the fused node.
+constexpr const char *kFusedPointwiseDepthwiseDomain = "com.optimium";
+constexpr const char *kFusedPointwiseDepthwiseOp = "FusedPointwiseDepthwise";
+
+/// The 1x1 Conv's fused clamp on the fused node (the depthwise Conv's clamp keeps kFusedActMin/Max).
+constexpr const char *kExpandActMin = "optimium.expand_act_min";
+constexpr const char *kExpandActMax = "optimium.expand_act_max";
+constexpr const char *kFusedDepthwisePointwiseOp = "FusedDepthwisePointwise";
+
+/// The depthwise Conv's clamp on a FusedDepthwisePointwise node.
+constexpr const char *kDepthwiseActMin = "optimium.depthwise_act_min";
+constexpr const char *kDepthwiseActMax = "optimium.depthwise_act_max";
+
+// --- written by passes/FuseMatMulBias -----------------------------------------
+/// Internal MatMul attribute: 1 when input 2 is a fused bias of the output's last dim.
+constexpr const char *kFusedBias = "optimium.fused_bias";
+
+/// Internal MatMul attribute: 1 when a Gelu (approximate "none") of the output is fused in.
+constexpr const char *kFusedGelu = "optimium.fused_gelu";
+
+/// Internal MatMul attribute: the widths N1, N2, ... of the outputs a merged MatMul writes: output
+/// i holds columns [N1 + ... + N(i-1), + Ni) of A x B (B, and the fused bias, concatenated).
+constexpr const char *kSplitOutputs = "optimium.split_outputs";
+
+// --- written by passes/FuseTransposeMatMul ------------------------------------
+/// Internal MatMul attribute: 1 when input 1 holds B transposed in its last two dims ([.., N, K]).
+constexpr const char *kTransposeB = "optimium.transpose_b";
+
+// --- written by passes/Bf16Weights --------------------------------------------
+/// Internal MatMul/Gemm attribute: 1 when B is a constant bfloat16 matrix standing for its float32
+/// values (A and the output float32).
+constexpr const char *kBf16Weights = "optimium.bf16_weights";
+
+/// Whether N carries kBf16Weights = 1.
+inline bool hasBf16Weights(const Node &N) {
+  const auto Flag = N.getInt(kBf16Weights, 0);
+  return Flag.isOk() && Flag.value() == 1;
+}
+
+} // namespace detail
+} // namespace runtime
+} // namespace optimium

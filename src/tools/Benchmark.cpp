@@ -26,7 +26,8 @@
 #include <unordered_map>
 
 #include "tools/Npy.h"
-#include "tools/RunModule.h"
+#include "tools/Flagfile.h"
+#include "tools/InputSpec.h"
 
 namespace optimium {
 namespace tools {

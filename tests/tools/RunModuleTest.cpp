@@ -1,6 +1,10 @@
 // optimium-run: flag and --input parsing, output formatting, comparison (library functions of
-// src/tools/RunModule.h) and end-to-end runs of the real binary.
+// src/tools/: RunModuleFlags, InputSpec, OutputFormat) and end-to-end runs of the real binary.
 #include "tools/RunModule.h"
+#include "tools/ElementText.h"
+#include "tools/Flagfile.h"
+#include "tools/InputSpec.h"
+#include "tools/OutputFormat.h"
 #include "ToolTestUtil.h"
 
 #include <gtest/gtest.h>

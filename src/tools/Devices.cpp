@@ -1,0 +1,107 @@
+// Device selection for optimium-run; see Devices.h.
+#include "tools/Devices.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "tools/Npy.h"
+
+namespace optimium {
+namespace tools {
+
+namespace rt = optimium::runtime;
+
+namespace {
+
+std::string platformName(rt::PlatformKind P) {
+  switch (P) {
+  case rt::PlatformKind::Native: return "native";
+  case rt::PlatformKind::XNNPack: return "xnnpack";
+  case rt::PlatformKind::CUDA: return "cuda";
+  case rt::PlatformKind::Vulkan: return "vulkan";
+  case rt::PlatformKind::OpenCL: return "opencl";
+  case rt::PlatformKind::SNPE: return "snpe";
+  case rt::PlatformKind::QNN: return "qnn";
+  case rt::PlatformKind::Synaptics: return "synaptics";
+  case rt::PlatformKind::Hexagon: return "hexagon";
+  }
+  return "unknown";
+}
+
+std::string lower(std::string S) {
+  for (char &C : S)
+    C = static_cast<char>(std::tolower(static_cast<unsigned char>(C)));
+  return S;
+}
+
+std::vector<rt::DeviceID> localDevices() {
+  const rt::HostInfo H = rt::getLocalInfo();
+  return std::vector<rt::DeviceID>(H.Devices.begin(), H.Devices.end());
+}
+
+std::string availableDeviceNames(const std::vector<rt::DeviceID> &Devices) {
+  std::vector<std::string> Names;
+  for (const rt::DeviceID &D : Devices) {
+    const std::string N = platformName(D.getPlatform());
+    if (std::find(Names.begin(), Names.end(), N) == Names.end())
+      Names.push_back(N);
+  }
+  std::string S;
+  for (size_t I = 0; I < Names.size(); ++I)
+    S += (I ? ", " : "") + Names[I];
+  return S.empty() ? "none" : S;
+}
+
+} // namespace
+
+std::vector<rt::DeviceID> resolveDevice(const std::string &Device, const std::string &HwType,
+                                        const std::string &DeviceAllocator) {
+  std::string Name = lower(Device);
+  if (Name == "local-task" || Name == "local-sync" || Name == "cpu" || Name == "llvm-cpu")
+    Name = "native";
+  const std::vector<rt::DeviceID> All = localDevices();
+  static const rt::PlatformKind Platforms[] = {
+      rt::PlatformKind::Native, rt::PlatformKind::XNNPack, rt::PlatformKind::CUDA,
+      rt::PlatformKind::Vulkan, rt::PlatformKind::OpenCL,  rt::PlatformKind::SNPE,
+      rt::PlatformKind::QNN,    rt::PlatformKind::Synaptics, rt::PlatformKind::Hexagon};
+  bool Known = false;
+  rt::PlatformKind Platform = rt::PlatformKind::Native;
+  for (rt::PlatformKind P : Platforms)
+    if (platformName(P) == Name) {
+      Known = true;
+      Platform = P;
+    }
+  if (!Known)
+    throw ToolError("--device=" + Device + ": unknown device; available devices: " + availableDeviceNames(All) +
+                    " (local-task and local-sync are aliases of native)");
+  std::vector<rt::DeviceID> Picked;
+  for (const rt::DeviceID &D : All)
+    if (D.getPlatform() == Platform)
+      Picked.push_back(D);
+  if (Picked.empty())
+    throw ToolError("--device=" + Device + ": no such device on this host; available devices: " +
+                    availableDeviceNames(All));
+  if (!HwType.empty())
+    throw ToolError("--hw_type=" + HwType + ": device '" + Name + "' has no selectable hardware backends");
+  if (DeviceAllocator == "dmabuf")
+    throw ToolError("--device_allocator=dmabuf: device '" + Name +
+                    "' allocates host memory only (use auto or cpu)");
+  return Picked;
+}
+
+void dumpDevices(std::ostream &Out) {
+  const rt::HostInfo H = rt::getLocalInfo();
+  Out << "host " << H.ID << ": " << H.Name.str() << " (" << rt::toString(H.Architecture) << ", "
+      << rt::toString(H.OS) << ")\n";
+  size_t I = 0;
+  for (const rt::DeviceID &D : H.Devices) {
+    Out << "device[" << I++ << "]: --device=" << platformName(D.getPlatform()) << "  " << D.toString()
+        << "  platform=" << rt::toString(D.getPlatform()) << " kind=" << rt::toString(D.getDeviceKind())
+        << " index=" << D.getIndex() << "  capability: " << D.getCapability().toString() << "\n";
+  }
+  if (I == 0)
+    Out << "(no devices)\n";
+}
+
+} // namespace tools
+} // namespace optimium

@@ -1,0 +1,23 @@
+// optimium-run's --device / --hw_type / --device_allocator and --dump_devices: IREE's device
+// names mapped onto this host's devices.
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "Optimium/Runtime.h"
+
+namespace optimium {
+namespace tools {
+
+/// The devices of this host that --device=Device names (native; local-task, local-sync, cpu and
+/// llvm-cpu are aliases), after checking --hw_type and --device_allocator fit it. ToolError naming
+/// the available devices otherwise.
+std::vector<runtime::DeviceID> resolveDevice(const std::string &Device, const std::string &HwType,
+                                             const std::string &DeviceAllocator);
+/// One line per device of this host (--dump_devices).
+void dumpDevices(std::ostream &Out);
+
+} // namespace tools
+} // namespace optimium

@@ -161,25 +161,88 @@ INSTANTIATE_TEST_SUITE_P(Schedulers, ProfileScheduler,
                                            std::make_pair(rt::SchedulerType::Pipeline, 3)));
 
 TEST(Profile, ParallelRangesAreRecordedOnTheThreadsThatRunThem) {
+  // A chain of 256x256 MatMuls on a 3-thread pool: every MatMul fans out, so its ranges run on the
+  // thread that runs the operation and on pool workers. Each range must be recorded with the ID of
+  // the thread that ran it, inside its own operation's LayerExecute, and more than one thread must
+  // show up (a recorder stamping one thread's ID, or a pool that never fans out, fails here).
+  const int Threads = 3, Ops = 4, Size = 256, Runs = 5;
   rt::ModelLoadOptions O;
-  O.ThreadCount = 3;
-  rt::Model M = loadBytes(slowChainModel(4, 192), O);
+  O.ThreadCount = Threads;
+  O.Scheduler = rt::SchedulerType::Sequential;
+  rt::Model M = loadBytes(slowChainModel(Ops, Size), O);
   rt::InferRequest R = M.createRequest();
-  rt::TypedTensor<float> X = rt::tensor<float>({192, 192});
+  rt::TypedTensor<float> X = rt::tensor<float>({Size, Size});
   X.fill(1.0f);
-  R.profile(rt::make_array(std::vector<rt::Tensor>{X}), opts(3));
+  R.profile(rt::make_array(std::vector<rt::Tensor>{X}), opts(Runs));
   rt::ArrayRef<rt::ProfileEvent> Ev = R.getProfileEvents();
+  ASSERT_EQ(R.getDroppedProfileEvents(), 0u);
   EXPECT_EQ(checkNesting(Ev), "");
-  std::set<uint32_t> RangeThreads;
-  for (const rt::ProfileEvent &E : Ev)
-    if (E.Kind == Kind::DeviceExecuteBegin) {
-      RangeThreads.insert(E.ThreadID);
-      EXPECT_GE(E.Operation, 0);
-      EXPECT_LT(E.Operation, 4);
+  // The profiling thread is the one that waits: its Wait events carry this thread's ID.
+  const uint32_t Self = rt::ProfileEventRecorder::currentThreadID();
+  ASSERT_EQ(count(Ev, Kind::WaitBegin), static_cast<size_t>(Runs));
+  for (const rt::ProfileEvent &E : Ev) {
+    if (E.Kind == Kind::WaitBegin || E.Kind == Kind::WaitEnd) {
+      EXPECT_EQ(E.ThreadID, Self);
     }
-  EXPECT_GT(count(Ev, Kind::DeviceExecuteBegin), 0u); // 192x192 MatMuls fan out over 3 threads
-  EXPECT_EQ(count(Ev, Kind::DeviceExecuteBegin), count(Ev, Kind::DeviceExecuteEnd));
-  EXPECT_GE(RangeThreads.size(), 1u);
+  }
+
+  // Pair begin/end per thread (checkNesting verified they pair): [begin, end] of every layer
+  // execution and every range, with the operation and the thread.
+  struct Span {
+    Kind K;
+    int32_t Op;
+    uint32_t Thread;
+    std::chrono::high_resolution_clock::time_point Begin, End;
+  };
+  std::vector<Span> Layers, Ranges;
+  std::map<uint32_t, std::vector<const rt::ProfileEvent *>> Open;
+  for (const rt::ProfileEvent &E : Ev) {
+    if (E.Kind != Kind::LayerExecuteBegin && E.Kind != Kind::LayerExecuteEnd && E.Kind != Kind::DeviceExecuteBegin &&
+        E.Kind != Kind::DeviceExecuteEnd)
+      continue;
+    auto &Stack = Open[E.ThreadID];
+    if (isBegin(E.Kind)) {
+      Stack.push_back(&E);
+      continue;
+    }
+    ASSERT_FALSE(Stack.empty());
+    const rt::ProfileEvent &B = *Stack.back();
+    Stack.pop_back();
+    ASSERT_EQ(endOf(B.Kind), E.Kind);
+    (B.Kind == Kind::LayerExecuteBegin ? Layers : Ranges).push_back({B.Kind, B.Operation, E.ThreadID, B.TimeStamp, E.TimeStamp});
+  }
+  ASSERT_EQ(Layers.size(), static_cast<size_t>(Ops * Runs));
+  ASSERT_GT(Ranges.size(), Layers.size()); // every MatMul split into 2+ ranges
+
+  std::set<uint32_t> RangeThreads;
+  size_t OnOtherThreads = 0;
+  std::map<const Span *, std::set<uint32_t>> ThreadsPerLayer;
+  for (const Span &Rg : Ranges) {
+    RangeThreads.insert(Rg.Thread);
+    ASSERT_GE(Rg.Op, 0);
+    ASSERT_LT(Rg.Op, Ops);
+    // The range lies inside one execution of its own operation...
+    const Span *Owner = nullptr;
+    for (const Span &L : Layers)
+      if (L.Op == Rg.Op && L.Begin <= Rg.Begin && Rg.End <= L.End)
+        Owner = &L;
+    ASSERT_NE(Owner, nullptr) << "a range of op " << Rg.Op << " outside that op's LayerExecute";
+    ThreadsPerLayer[Owner].insert(Rg.Thread);
+    // ... on the thread running that operation or on a pool worker; the profiling thread (blocked
+    // in wait()) takes no range of an operation a worker runs.
+    if (Rg.Thread != Owner->Thread) {
+      ++OnOtherThreads;
+      EXPECT_NE(Rg.Thread, Self);
+    }
+  }
+  // Ranges ran on more than one thread, on at most the pool's threads plus the profiling thread.
+  EXPECT_GE(RangeThreads.size(), 2u);
+  EXPECT_LE(RangeThreads.size(), static_cast<size_t>(Threads) + 1);
+  EXPECT_GT(OnOtherThreads, 0u);
+  size_t FannedOut = 0;
+  for (auto &KV : ThreadsPerLayer)
+    FannedOut += KV.second.size() >= 2;
+  EXPECT_GT(FannedOut, 0u) << "no operation had its ranges on two threads";
 }
 
 TEST(Profile, MapOverloadAndInputErrors) {

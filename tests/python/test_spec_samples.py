@@ -12,6 +12,48 @@ from conftest import DIGITS, TEST_MODELS
 MODEL = str(DIGITS / "model.onnx")
 
 
+def _conv2d(x, w, b, pads):
+    """Float64 NCHW convolution, stride 1, dilation 1, group 1 (the digits model's Convs)."""
+    n, c, h, wd = x.shape
+    k, _, kh, kw = w.shape
+    xp = np.pad(x, ((0, 0), (0, 0), (pads[0], pads[2]), (pads[1], pads[3])))
+    oh, ow = xp.shape[2] - kh + 1, xp.shape[3] - kw + 1
+    out = np.zeros((n, k, oh, ow))
+    for i in range(kh):
+        for j in range(kw):
+            out += np.einsum("nchw,kc->nkhw", xp[:, :, i:i + oh, j:j + ow], w[:, :, i, j])
+    return out + b.reshape(1, k, 1, 1)
+
+
+def _digits_reference(rt, x):
+    """The digits model in numpy (float64), with the weights read back through the runtime:
+    Conv-Relu-Conv-Relu-MaxPool 2x2-Flatten-Gemm-Relu-Gemm-Softmax. Also returns the first Conv's output."""
+    model = rt.load_model(MODEL, memory_optimization=False)
+    request = model.create_request()
+    assert [op.type for op in model.operations] == ["Conv", "Relu", "Conv", "Relu", "MaxPool", "Flatten", "Gemm",
+                                                    "Relu", "Gemm", "Softmax"]
+    weight = lambda name: request.get_tensor(name).to_numpy().astype(np.float64)
+    h = x.astype(np.float64)
+    conv0 = None
+    for op in model.operations:
+        if op.type == "Conv":
+            h = _conv2d(h, weight(op.inputs[1]), weight(op.inputs[2]), op.get_attribute("pads"))
+            conv0 = h if conv0 is None else conv0
+        elif op.type == "Relu":
+            h = np.maximum(h, 0)
+        elif op.type == "MaxPool":
+            n, c, hh, ww = h.shape
+            h = h.reshape(n, c, hh // 2, 2, ww // 2, 2).max(axis=(3, 5))
+        elif op.type == "Flatten":
+            h = h.reshape(h.shape[0], -1)
+        elif op.type == "Gemm":
+            h = h @ weight(op.inputs[1]).T + weight(op.inputs[2])
+        elif op.type == "Softmax":
+            e = np.exp(h - h.max(axis=1, keepdims=True))
+            h = e / e.sum(axis=1, keepdims=True)
+    return h, conv0
+
+
 def test_section2_import_and_logging(rt, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     try:
@@ -38,7 +80,12 @@ def test_section2_version(rt, capsys):
     print(f"Commit: {version.commit_id}")
     print(f"Build:  {version.build_info}")
     print(rt.__version__)
-    assert "Optimium Runtime v4.4.0" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "Optimium Runtime v4.4.0" in out
+    assert (version.major, version.minor, version.patch) == (4, 4, 0) and isinstance(version.tag, str)
+    assert rt.__version__ == "4.4.0"
+    assert isinstance(version.commit_id, str) and version.commit_id and f"Commit: {version.commit_id}" in out
+    assert isinstance(version.build_info, str) and version.build_info
 
 
 def test_section2_devices(rt, capsys):
@@ -47,10 +94,13 @@ def test_section2_devices(rt, capsys):
     if not found:
         print("cannot find needed device")
     assert found and capsys.readouterr().out == ""
+    native = [dev for dev in local.devices if dev.platform == rt.PlatformKind.NATIVE]
+    assert len(native) == 1 and str(native[0]).startswith("Native:")
 
 
-def test_section3_load(rt):
+def test_section3_load(rt, digits_input, digits_output):
     model = rt.load_model(str(DIGITS))
+    assert model.name == "digits"  # a folder model is named after the folder
     model = rt.load_model(
         str(DIGITS),
         devices=None,
@@ -67,7 +117,12 @@ def test_section3_load(rt):
         enable_work_stealing=True,
         resizable_capacities={},
     )
-    assert model.name
+    assert model.name == "digits" and model.input_names == ["image"] and model.output_names == ["probabilities"]
+    # The options take effect without changing the results: the bundled digits give their outputs.
+    request = model.create_request()
+    request.infer([digits_input])
+    assert request.wait() is False
+    np.testing.assert_allclose(request.get_output(0).to_numpy(), digits_output, rtol=1e-4, atol=1e-6)
 
 
 def test_section4_model_information(rt, digits, capsys):
@@ -114,6 +169,17 @@ def test_section4_model_information(rt, digits, capsys):
     out = capsys.readouterr().out
     assert "model name: model" in out and "shape:     1x1x8x8" in out and "op: " in out
     assert first_input.name == "image" and first_output.name == "probabilities"
+    assert model.name == "model" and model.input_names == ["image"] and model.output_names == ["probabilities"]
+    assert info.shape == (1, 1, 8, 8) and info.type == rt.float32 and info.size == 8 * 8 * 4
+    assert not info.constant and not info.resizable and info.scheme is None and info.padding == 0
+    assert info.alignment > 0 and info.alignment % 4 == 0
+    assert first_output.shape == (1, 10) and first_output.type == rt.float32
+    names = [t.name for t in model.tensors]
+    assert "image" in names and "probabilities" in names
+    assert model.operations and all(op.device.platform == rt.PlatformKind.NATIVE for op in model.operations)
+    assert model.operations[-1].type == "Softmax" and model.operations[-1].outputs == ["probabilities"]
+    assert model.is_dynamic is False and "dynamic: False" in out
+    assert not model.has_attribute("model_type") and list(model.attribute_keys) == []
 
 
 def test_section4_dynamic_shapes(rt):
@@ -139,20 +205,48 @@ def test_section5_6_inputs(rt, digits):
     assert i16_tensor.type == rt.int16 and tensor_from_list.type == rt.float32
     assert tensor_from_np.type == tensor_zero_copy.type == rt.float16 and f32_tensor.shape == (32, 32)
 
+    # Values: a fill value, a nested list, a copy vs. a view of a numpy array.
+    assert np.array_equal(i16_tensor.to_numpy(), np.full((8,), 123, np.int16)) and i16_tensor.shape == (8,)
+    assert np.array_equal(tensor_from_list.to_numpy(), np.arange(1, 10, dtype=np.float32).reshape(3, 3))
+    assert np.array_equal(tensor_from_np.to_numpy(), arr) and np.array_equal(tensor_zero_copy.to_numpy(), arr)
+    before = arr[0, 0]
+    arr[0, 0] = 5.0
+    assert tensor_zero_copy.to_numpy()[0, 0] == 5.0  # copy=False shares the array's memory
+    assert tensor_from_np.to_numpy()[0, 0] == before  # the default copies
+
     tensor = rt.tensor(shape=(32, 32), dtype=rt.float32)
     snapshot = tensor.to_numpy()
     tensor.fill(0.0)
     print(tensor.shape, tensor.type)
+    assert np.array_equal(tensor.to_numpy(), np.zeros((32, 32), np.float32))
     arr = np.zeros((1, 1, 8, 8), dtype=np.float32)  # the spec's (32, 32), shaped for our model
     arr[0, 0] = 1.0
     tensor = rt.tensor(arr, copy=False)
     request.infer([arr])
-    request.wait()
+    assert request.wait() is False  # False: finished (not timed out)
     assert snapshot.shape == (32, 32)
-    rt.config.set_print_threshold(10)
-    rt.config.set_print_precision(4)
-    rt.config.set_print_threshold(8)
-    rt.config.set_print_precision(6)
+    expected, _ = _digits_reference(rt, arr)
+    np.testing.assert_allclose(request.get_output("probabilities").to_numpy(), expected, rtol=1e-4, atol=1e-6)
+    request.infer([tensor])  # the zero-copy rt.Tensor view of the same array gives the same result
+    request.wait()
+    np.testing.assert_allclose(request.get_output(0).to_numpy(), expected, rtol=1e-4, atol=1e-6)
+
+    values = rt.tensor(np.arange(20, dtype=np.float32) / 3)
+    try:
+        rt.config.set_print_threshold(10)
+        rt.config.set_print_precision(4)
+        assert rt.config.get_print_threshold() == 10 and rt.config.get_print_precision() == 4
+        text = str(values)
+        assert "0.3333," in text and "0.33333" not in text  # 4 decimals
+        # 10 elements per dimension: the first 5 (up to 4/3) and the last 5 (from 15/3) of 20
+        assert "1.3333, ..., 5.0000" in text and "1.6667" not in text
+        rt.config.set_print_threshold(-1)
+        assert "..." not in str(values) and "1.6667" in str(values)
+    finally:
+        rt.config.set_print_threshold(8)
+        rt.config.set_print_precision(6)
+    assert rt.config.get_print_threshold() == 8 and rt.config.get_print_precision() == 6
+    assert "0.333333," in str(values)
 
 
 def test_section7_running(rt):
@@ -163,47 +257,71 @@ def test_section7_running(rt):
     for name in model.input_names:
         info = model.get_tensor(name)
         inputs.append(rt.tensor(shape=info.shape, dtype=info.type))
+    for t in inputs:
+        t.fill(2.0)  # the spec's inputs are uninitialized; fill them so the output is known
     request.infer(inputs)
-    request.wait()
+    assert request.wait() is False
     out0 = request.get_output(0)
     out_named = request.get_output("sum_times_a")  # the spec's "output_0"
     print(out0.to_numpy(), out_named)
+    assert model.output_names[0] == "sum_times_a" and out0.shape == (2, 3) and out0.type == rt.float32
+    np.testing.assert_array_equal(out0.to_numpy(), np.full((2, 3), (2 + 2) * 2, np.float32))
+    np.testing.assert_array_equal(out_named.to_numpy(), out0.to_numpy())
     # by name
     inputs = {}
     for name in model.input_names:
         info = model.get_tensor(name)
         inputs[name] = rt.tensor(shape=info.shape, dtype=info.type)
+    inputs["a"].fill(3.0)
+    inputs["b"].fill(-1.0)
     request.infer(inputs)
-    request.wait()
+    assert request.wait() is False
+    np.testing.assert_array_equal(request.get_output(0).to_numpy(), np.full((2, 3), (3 - 1) * 3, np.float32))
     # numpy arrays work directly
     inputs = [np.random.random((2, 3)).astype(np.float32), np.random.random((2, 3)).astype(np.float32)]
     request.infer(inputs)
     request.wait()
     result = request.get_output(0).to_numpy()
     np.testing.assert_allclose(result, (inputs[0] + inputs[1]) * inputs[0], rtol=1e-6)
-    # wait with timeout
+    expected = result.copy()
+    # wait with timeout: False when the run finished first (a 2x3 model well within 500 ms)
     request.infer(inputs)
-    request.wait()
+    assert request.wait() is False
     request.infer(inputs)
-    if request.wait(500000):
+    finished_late = request.wait(500000)
+    if finished_late:
         print("inference not finished after 500ms")
     else:
         print("inference finished within 500ms")
     print(f"current state of request: {request.status}")
+    assert finished_late is False and request.status == rt.InferStatus.READY
+    np.testing.assert_array_equal(request.get_output(0).to_numpy(), expected)
+
+    calls = []
 
     def on_complete(status, error):
+        calls.append((status, error))
         if status == rt.InferStatus.FAULT:
             print(f"Inference error: {error}")
 
     request.set_callback(on_complete)
     request.infer(inputs)
     request.wait()
+    # The callback ran once, before wait() returned, with the run's status and no error.
+    assert calls == [(rt.InferStatus.READY, None)]
+    # Cancellation is cooperative: a run that already finished stays READY; one stopped between
+    # operations fails in wait() and the request is FAULT, the callback seeing the same error.
+    calls.clear()
     request.infer(inputs)
     request.cancel()
     try:
-        request.wait()
-    except rt.RuntimeException:
-        assert request.status == rt.InferStatus.FAULT
+        assert request.wait() is False
+        assert request.status == rt.InferStatus.READY and calls == [(rt.InferStatus.READY, None)]
+        np.testing.assert_array_equal(request.get_output(0).to_numpy(), expected)
+    except rt.RuntimeException as e:
+        assert request.status == rt.InferStatus.FAULT and "cancel" in str(e).lower()
+        assert len(calls) == 1 and calls[0][0] == rt.InferStatus.FAULT
+        assert isinstance(calls[0][1], rt.RuntimeException)
 
 
 def test_section7_intermediate(rt, digits_input):
@@ -214,6 +332,12 @@ def test_section7_intermediate(rt, digits_input):
     name = model.operations[0].outputs[0]  # the spec's "intermediate_tensor_name"
     intermediate = request.get_tensor(name)
     print(intermediate.to_numpy())
+    # The first Conv's output, before its Relu (memory optimization off: nothing fused or reused).
+    assert model.operations[0].type == "Conv" and model.operations[1].type == "Relu"
+    assert intermediate.shape == (1, 16, 8, 8) and intermediate.type == rt.float32
+    _, conv0 = _digits_reference(rt, digits_input)
+    assert (conv0 < 0).any()  # a Relu-ed tensor would have no negatives
+    np.testing.assert_allclose(intermediate.to_numpy(), conv0, rtol=1e-4, atol=1e-5)
 
 
 def test_section12_errors(rt, tmp_path):
@@ -234,7 +358,9 @@ def test_section12_errors(rt, tmp_path):
         caught = e
     except rt.ModelError as e:
         caught = e
-    assert caught is not None
+    # Bytes that are no ONNX protobuf are a ContainerError (an invalid model would be a ModelError).
+    assert type(caught) is rt.ContainerError and isinstance(caught, rt.RuntimeException)
+    assert str(caught)
 
 
 # -- torq-runtime.txt ---------------------------------------------------------------------
@@ -271,7 +397,7 @@ def test_torq_profile_latency():
 
     avg_ms = profile_inference_time(MODEL, n_iters=10, do_warmup=True, device="native")
     print(f"Average inference time: {avg_ms:.2f} ms")
-    assert avg_ms > 0
+    assert isinstance(avg_ms, float) and 0 < avg_ms < 1000  # the digits CNN takes well under 1 ms
 
 
 def test_torq_profile_resources(capsys):

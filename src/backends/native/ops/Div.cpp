@@ -1,6 +1,7 @@
 // Div: elementwise division with numpy broadcasting (f32, f64, integers). Integer division
-// truncates toward zero (as ONNX Runtime does); division by zero is an error, not a trap.
-#include "backends/native/ops/BinaryElementwise.h"
+// truncates toward zero (as ONNX Runtime does); division by zero is an error, not a trap. The
+// broadcasting machinery is shared in common/ElementwiseBinary.h.
+#include "backends/native/ops/common/ElementwiseBinary.h"
 
 namespace optimium {
 namespace runtime {
@@ -9,19 +10,18 @@ namespace ops {
 namespace {
 
 struct DivOp {
-  static constexpr bool IsDivision = true;
-  template <typename T> static T apply(T A, T B) {
-    if (std::is_signed<T>::value && std::is_integral<T>::value && B == static_cast<T>(-1)) {
+  template <typename C> static C apply(C A, C B, const BinaryParams &) {
+    if (std::is_signed<C>::value && std::is_integral<C>::value && B == static_cast<C>(-1)) {
       // INT_MIN / -1 traps on x86; negation through unsigned wraps instead.
-      using W = WrapType<T>;
-      return static_cast<T>(W(0) - static_cast<W>(A));
+      using W = WrapType<C>;
+      return static_cast<C>(W(0) - static_cast<W>(A));
     }
     return A / B;
   }
 };
 
-OPT_REGISTER_SCHEMA(Div, binaryElementwiseSchema<DivOp>("Div"));
-OPT_REGISTER_KERNELS(Div, binaryElementwiseKernels<DivOp>("Div", "div"));
+OPT_REGISTER_SCHEMA(Div, binarySchema<DivOp>(arithmeticDesc("Div", "div", true), ArithmeticTypes()));
+OPT_REGISTER_KERNELS(Div, binaryKernels<DivOp>(arithmeticDesc("Div", "div", true), ArithmeticTypes()));
 
 } // namespace
 } // namespace ops

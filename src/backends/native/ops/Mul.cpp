@@ -1,6 +1,7 @@
-// Mul: elementwise multiplication with numpy broadcasting (f32, f64, integers). The broadcasting
-// machinery is shared in BinaryElementwise.h; this file only supplies the arithmetic.
-#include "backends/native/ops/BinaryElementwise.h"
+// Mul: elementwise multiplication with numpy broadcasting (f32, f64, integers; integers wrap
+// on overflow). The broadcasting machinery is shared in common/ElementwiseBinary.h; this file only
+// supplies the arithmetic.
+#include "backends/native/ops/common/ElementwiseBinary.h"
 
 namespace optimium {
 namespace runtime {
@@ -9,15 +10,14 @@ namespace ops {
 namespace {
 
 struct MulOp {
-  static constexpr bool IsDivision = false;
-  template <typename T> static T apply(T A, T B) {
-    using W = WrapType<T>;
-    return static_cast<T>(static_cast<W>(A) * static_cast<W>(B));
+  template <typename C> static C apply(C A, C B, const BinaryParams &) {
+    using W = WrapType<C>;
+    return static_cast<C>(static_cast<W>(A) * static_cast<W>(B));
   }
 };
 
-OPT_REGISTER_SCHEMA(Mul, binaryElementwiseSchema<MulOp>("Mul"));
-OPT_REGISTER_KERNELS(Mul, binaryElementwiseKernels<MulOp>("Mul", "mul"));
+OPT_REGISTER_SCHEMA(Mul, binarySchema<MulOp>(arithmeticDesc("Mul", "mul", false), ArithmeticTypes()));
+OPT_REGISTER_KERNELS(Mul, binaryKernels<MulOp>(arithmeticDesc("Mul", "mul", false), ArithmeticTypes()));
 
 } // namespace
 } // namespace ops

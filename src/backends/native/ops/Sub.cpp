@@ -1,6 +1,7 @@
-// Sub: elementwise subtraction with numpy broadcasting (f32, f64, integers). The broadcasting
-// machinery is shared in BinaryElementwise.h; this file only supplies the arithmetic.
-#include "backends/native/ops/BinaryElementwise.h"
+// Sub: elementwise subtraction with numpy broadcasting (f32, f64, integers; integers wrap
+// on overflow). The broadcasting machinery is shared in common/ElementwiseBinary.h; this file only
+// supplies the arithmetic.
+#include "backends/native/ops/common/ElementwiseBinary.h"
 
 namespace optimium {
 namespace runtime {
@@ -9,15 +10,14 @@ namespace ops {
 namespace {
 
 struct SubOp {
-  static constexpr bool IsDivision = false;
-  template <typename T> static T apply(T A, T B) {
-    using W = WrapType<T>;
-    return static_cast<T>(static_cast<W>(A) - static_cast<W>(B));
+  template <typename C> static C apply(C A, C B, const BinaryParams &) {
+    using W = WrapType<C>;
+    return static_cast<C>(static_cast<W>(A) - static_cast<W>(B));
   }
 };
 
-OPT_REGISTER_SCHEMA(Sub, binaryElementwiseSchema<SubOp>("Sub"));
-OPT_REGISTER_KERNELS(Sub, binaryElementwiseKernels<SubOp>("Sub", "sub"));
+OPT_REGISTER_SCHEMA(Sub, binarySchema<SubOp>(arithmeticDesc("Sub", "sub", false), ArithmeticTypes()));
+OPT_REGISTER_KERNELS(Sub, binaryKernels<SubOp>(arithmeticDesc("Sub", "sub", false), ArithmeticTypes()));
 
 } // namespace
 } // namespace ops

@@ -1,8 +1,8 @@
 // Shared implementation of the broadcasting binary ops with one element type T for both inputs
-// (Mod, comparisons, logical and bitwise ops, BitShift, PRelu) and of the variadic ones (Max,
-// Min, Sum, Mean): schema (types, attributes, broadcast, folding of small constants), a reference
-// kernel (per-element index decoding) and a fast kernel (coalesced rows split over the pool) per
-// type, and generic harness cases. An op supplies
+// (Add, Sub, Mul, Div, Mod, comparisons, logical and bitwise ops, BitShift, PRelu) and of the
+// variadic ones (Max, Min, Sum, Mean): schema (types, attributes, broadcast, folding of small
+// constants), a reference kernel (per-element index decoding) and a fast kernel (coalesced rows
+// split over the pool) per type, and generic harness cases. An op supplies
 //   template <typename C> static R apply(C A, C B, const BinaryParams &P)
 // with C the compute type (float for f16/bf16) and R either C or bool (comparisons).
 #pragma once
@@ -21,6 +21,15 @@ namespace ops {
 struct BinaryParams {
   int64_t Mode = 0;
 };
+
+/// Integer arithmetic wraps (through an unsigned type at least as wide as `unsigned`, so small
+/// types do not promote to signed int and overflow) instead of being undefined on overflow.
+template <typename T, bool = std::is_integral<T>::value> struct WrapTypeOf { using type = T; };
+template <typename T> struct WrapTypeOf<T, true> {
+  using type = typename std::conditional<(sizeof(T) < sizeof(unsigned)), unsigned,
+                                         typename std::make_unsigned<T>::type>::type;
+};
+template <typename T> using WrapType = typename WrapTypeOf<T>::type;
 using BinaryParamsFn = std::function<Result<BinaryParams>(const Node &)>;
 
 template <typename Op, typename T> struct BinaryTraits {
@@ -243,6 +252,46 @@ template <typename Op, typename... Ts> OpKernels binaryKernels(const BinaryDesc 
   pushBinaryVariants<Op>(K.Variants, D, Types);
   K.TestCases = [D, Types] { return binaryCases(D, Types); };
   return K;
+}
+
+// --- arithmetic ops (Add, Sub, Mul, Div) -------------------------------------------------------
+
+/// f32, f64 and every integer width (the ONNX node tests use all of them); f32 first, so the
+/// broadcast cases run in f32.
+using ArithmeticTypes =
+    TypeList<float, double, int32_t, int64_t, int8_t, int16_t, uint8_t, uint16_t, uint32_t, uint64_t>;
+
+/// Description of an arithmetic op. Division keeps integer divisors away from zero in its cases
+/// and reports an integer zero divisor as an error instead of trapping (SIGFPE).
+inline BinaryDesc arithmeticDesc(const char *OpType, const char *Name, bool IsDivision) {
+  BinaryDesc D;
+  D.OpType = OpType;
+  D.Name = Name;
+  D.ZeroDivisorCheck = IsDivision;
+  if (IsDivision)
+    D.Low = 1, D.High = 9, D.IntLow = 1, D.IntHigh = 100; // generic cases: nonzero divisors
+  D.ExtraCases = [IsDivision] {
+    const auto in = [&](std::vector<int64_t> Dims, ElementType T, double Lo, double Hi, bool Divisor) {
+      return Divisor && IsDivision ? rangeInput(std::move(Dims), T, 1, 9) : rangeInput(std::move(Dims), T, Lo, Hi);
+    };
+    const auto pair = [&](const char *Label, std::vector<int64_t> DA, std::vector<int64_t> DB, ElementType T,
+                          double Lo, double Hi) {
+      return testCase(Label, {in(std::move(DA), T, Lo, Hi, false), in(std::move(DB), T, Lo, Hi, true)});
+    };
+    std::vector<OpTestCase> Cases{
+        pair("one_element_rhs", {2, 3}, {1, 1}, ElementType::F32, -1, 1),
+        pair("f64_broadcast", {3, 4}, {4}, ElementType::F64, -1, 1),
+        pair("i32_broadcast", {3, 4}, {1, 4}, ElementType::I32, -100, 100),
+        pair("i64_broadcast", {3, 4}, {4}, ElementType::I64, -100, 100),
+        pair("i64_beyond_i32", {2, 8}, {2, 8}, ElementType::I64, -4e12, 4e12),
+        pair("empty_both", {0, 3}, {0, 1}, ElementType::F32, -1, 1),
+    };
+    if (IsDivision) // negative integer divisors: truncating division
+      Cases.push_back(testCase("i32_negative_divisor", {rangeInput({4, 4}, ElementType::I32, -100, 100),
+                                                        rangeInput({4, 4}, ElementType::I32, -9, -1)}));
+    return Cases;
+  };
+  return D;
 }
 
 // --- variadic ops (Max, Min, Sum, Mean) --------------------------------------------------------

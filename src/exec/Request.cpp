@@ -9,7 +9,7 @@
 
 #include "core/ErrorConversion.h"
 #include "core/Log.h"
-#include "core/NpyWriter.h"
+#include "core/Npy.h"
 #include "exec/InputShapes.h"
 #include "exec/Profiler.h"
 
@@ -32,6 +32,19 @@ std::string fileSafe(const std::string &Name) {
     if (C == '/' || C == '\\' || C == ':' || C == ' ')
       C = '_';
   return S;
+}
+
+/// One intermediate value as a .npy file (IntermediateSavePath).
+Status saveNpy(const std::string &Path, ElementType Type, const std::vector<int64_t> &Dims, const void *Data) {
+  const size_t ElementBytes = npy::elementByteSize(Type);
+  if (!ElementBytes)
+    return makeError(ErrorCode::Type, "cannot write ", toString(Type), " tensors as .npy ('", Path, "')");
+  try {
+    npy::writeNpyFile(Path, Type, Dims, Data, npy::dimsElementCount(Dims) * ElementBytes);
+  } catch (const npy::NpyError &E) {
+    return makeError(ErrorCode::IO, "failed writing ", E.what());
+  }
+  return Status::ok();
 }
 
 ErrorCode runErrorCode(int32_t RC) {
@@ -337,8 +350,8 @@ Status RequestImpl::runNode(size_t NodeIndex) {
       if (O < 0 || isContainerKind(G.Values[O].Kind)) // sequences/optionals have no .npy form
         continue;
       const std::string Prefix = M->Options.IndexedIntermediateSave ? std::to_string(RunIndex) + "_" : "";
-      RETURN_IF_ERROR(writeNpy(M->Options.IntermediateSavePath + "/" + Prefix + fileSafe(G.Values[O].Name) + ".npy",
-                               Plan->Types[O], RunDims[O], Ptrs[O]));
+      RETURN_IF_ERROR(saveNpy(M->Options.IntermediateSavePath + "/" + Prefix + fileSafe(G.Values[O].Name) + ".npy",
+                              Plan->Types[O], RunDims[O], Ptrs[O]));
     }
   }
   return Status::ok();

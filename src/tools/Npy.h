@@ -1,68 +1,26 @@
-// Reading and writing NumPy .npy files (format versions 1.0, 2.0 and 3.0) for the command-line
-// tools. Only C-order arrays of fixed-size numeric dtypes are supported. Several arrays may be
-// concatenated in one file (what `+file.npy` outputs produce); readNpy() reads the next one from an
-// open stream so `+file.npy` / `*file.npy` inputs can continue where the previous one stopped.
-//
-// Runtime-independent: uses only the ElementType enum of the public headers, so it can be tested
-// without the runtime library.
+// The tools' names for the .npy library (core/Npy.h, the static library optimium_npy): host arrays,
+// reading and writing, and ToolError, the one exception type the tools throw and catch.
 #pragma once
 
-#include <cstddef>
-#include <cstdint>
-#include <istream>
-#include <ostream>
-#include <stdexcept>
-#include <string>
-#include <vector>
-
-#include "Optimium/Runtime/ElementType.h"
+#include "core/Npy.h"
 
 namespace optimium {
 namespace tools {
 
-/// A dense, row-major host array: what the tools parse, read, compare and print.
-struct HostArray {
-  runtime::ElementType Type = runtime::ElementType::Undefined;
-  std::vector<int64_t> Dims;
-  std::vector<uint8_t> Bytes;
+using HostArray = npy::HostArray;
+/// Every tool error, a malformed .npy file as well as a bad flag, is reported through this type.
+using ToolError = npy::NpyError;
 
-  size_t elementCount() const;
-  size_t byteSize() const { return Bytes.size(); }
-};
-
-/// Thrown for every malformed file / spec; the message is one line.
-class ToolError : public std::runtime_error {
-public:
-  explicit ToolError(const std::string &Message) : std::runtime_error(Message) {}
-};
-
-/// Bytes of one element; 0 for Undefined and String (not supported by the tools).
-size_t elementByteSize(runtime::ElementType Type);
-/// Product of Dims (1 for a scalar); ToolError on a negative dim or overflow.
-size_t dimsElementCount(const std::vector<int64_t> &Dims);
-
-/// NumPy descr of an element type ("<f4", "|b1", ...). bf16 has no NumPy dtype: it is stored as
-/// "<u2" (its raw bits), as the Python bindings do. ToolError for String/Undefined.
-std::string npyDescr(runtime::ElementType Type);
-/// Element type of a NumPy descr; ToolError naming it when unsupported.
-runtime::ElementType elementTypeFromNpyDescr(const std::string &Descr);
-
-/// Reads the next array from In. ToolError (prefixed with Name) on a malformed header, Fortran
-/// order, an unsupported dtype or truncated data.
-HostArray readNpy(std::istream &In, const std::string &Name = "npy");
-/// True when In is at its end (no further array to read).
-bool atNpyEnd(std::istream &In);
-/// Reads the first array of the file at Path.
-HostArray readNpyFile(const std::string &Path);
-/// Reads every array of the file at Path (concatenated .npy).
-std::vector<HostArray> readAllNpy(const std::string &Path);
-
-/// Writes one array (format 1.0, or 2.0 when the header needs it) to Out.
-void writeNpy(std::ostream &Out, runtime::ElementType Type, const std::vector<int64_t> &Dims,
-              const void *Data, size_t Bytes);
-void writeNpy(std::ostream &Out, const HostArray &A);
-/// Writes (Append = false: truncates) or appends (Append = true) one array to the file at Path.
-void writeNpyFile(const std::string &Path, const HostArray &A, bool Append = false);
+using npy::atNpyEnd;
+using npy::dimsElementCount;
+using npy::elementByteSize;
+using npy::elementTypeFromNpyDescr;
+using npy::npyDescr;
+using npy::readAllNpy;
+using npy::readNpy;
+using npy::readNpyFile;
+using npy::writeNpy;
+using npy::writeNpyFile;
 
 } // namespace tools
 } // namespace optimium

@@ -1,5 +1,5 @@
-// .npy reading/writing of the tools (src/tools/Npy.h).
-#include "tools/Npy.h"
+// The .npy library (src/core/Npy.h) shared by the runtime and the tools.
+#include "core/Npy.h"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <sstream>
 #include <sys/stat.h>
 
-using namespace optimium::tools;
+using namespace optimium::npy;
 using optimium::runtime::ElementType;
 
 namespace {
@@ -50,7 +50,7 @@ std::string expectError(const std::string &Bytes) {
   std::istringstream In(Bytes);
   try {
     readNpy(In, "x.npy");
-  } catch (const ToolError &E) {
+  } catch (const NpyError &E) {
     return E.what();
   }
   return "(no error)";
@@ -93,9 +93,9 @@ TEST(Npy, Descriptors) {
   EXPECT_EQ(elementTypeFromNpyDescr("|u1"), ElementType::U8);
   EXPECT_EQ(elementTypeFromNpyDescr("<i2"), ElementType::I16);
   EXPECT_EQ(elementTypeFromNpyDescr("|b1"), ElementType::Bool);
-  EXPECT_THROW(elementTypeFromNpyDescr("<c8"), ToolError);
-  EXPECT_THROW(elementTypeFromNpyDescr("<U5"), ToolError);
-  EXPECT_THROW(npyDescr(ElementType::String), ToolError);
+  EXPECT_THROW(elementTypeFromNpyDescr("<c8"), NpyError);
+  EXPECT_THROW(elementTypeFromNpyDescr("<U5"), NpyError);
+  EXPECT_THROW(npyDescr(ElementType::String), NpyError);
 }
 
 TEST(Npy, ShapesScalarAndOneDim) {
@@ -189,7 +189,7 @@ TEST(Npy, ConcatenatedArraysAppendAndReadAll) {
   // Without Append the file is truncated.
   writeNpyFile(P, makeF32({1}, {9}));
   EXPECT_EQ(readAllNpy(P).size(), 1u);
-  EXPECT_THROW(readNpyFile(tempPath("missing.npy")), ToolError);
+  EXPECT_THROW(readNpyFile(tempPath("missing.npy")), NpyError);
 }
 
 TEST(Npy, ReadsTheBundledSample) {

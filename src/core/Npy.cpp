@@ -1,5 +1,5 @@
 // .npy reading/writing; see Npy.h. Format reference: numpy/lib/format.py (NEP 1).
-#include "tools/Npy.h"
+#include "core/Npy.h"
 
 #include <algorithm>
 #include <cctype>
@@ -9,7 +9,7 @@
 #include <sstream>
 
 namespace optimium {
-namespace tools {
+namespace npy {
 
 using runtime::ElementType;
 
@@ -55,9 +55,9 @@ size_t dimsElementCount(const std::vector<int64_t> &Dims) {
   size_t N = 1;
   for (int64_t D : Dims) {
     if (D < 0)
-      throw ToolError("negative dimension " + std::to_string(D));
+      throw NpyError("negative dimension " + std::to_string(D));
     if (D != 0 && N > std::numeric_limits<size_t>::max() / static_cast<size_t>(D))
-      throw ToolError("shape has too many elements");
+      throw NpyError("shape has too many elements");
     N *= static_cast<size_t>(D);
   }
   return N;
@@ -90,7 +90,7 @@ std::string npyDescr(ElementType Type) {
   case ElementType::U2:
     return "|u1"; // no NumPy dtype: the stored byte per element (float8 bits, 4/2-bit codes)
   default:
-    throw ToolError("element type cannot be stored in a .npy file");
+    throw NpyError("element type cannot be stored in a .npy file");
   }
 }
 
@@ -104,7 +104,7 @@ struct Descr {
 Descr parseDescr(const std::string &D) {
   Descr R;
   if (D.size() < 2)
-    throw ToolError("unsupported dtype '" + D + "'");
+    throw NpyError("unsupported dtype '" + D + "'");
   char Order = D[0];
   std::string Body = D.substr(1);
   if (Order != '<' && Order != '>' && Order != '|' && Order != '=') {
@@ -125,7 +125,7 @@ Descr parseDescr(const std::string &D) {
       R.Type = E.Type;
       return R;
     }
-  throw ToolError("unsupported dtype '" + D +
+  throw NpyError("unsupported dtype '" + D +
                   "' (supported: f2 f4 f8 i1 i2 i4 i8 u1 u2 u4 u8 b1, little- or big-endian)");
 }
 
@@ -173,7 +173,7 @@ public:
   }
 
 private:
-  [[noreturn]] void fail(const std::string &Why) { throw ToolError("malformed .npy header: " + Why); }
+  [[noreturn]] void fail(const std::string &Why) { throw NpyError("malformed .npy header: " + Why); }
   char peek() const { return P < S.size() ? S[P] : '\0'; }
   void skipWs() {
     while (P < S.size() && std::isspace(static_cast<unsigned char>(S[P])))
@@ -262,33 +262,33 @@ HostArray readNpy(std::istream &In, const std::string &Name) {
     unsigned char Magic[8];
     In.read(reinterpret_cast<char *>(Magic), 8);
     if (In.gcount() == 0)
-      throw ToolError("no array left to read (end of file)");
+      throw NpyError("no array left to read (end of file)");
     if (In.gcount() != 8 || std::memcmp(Magic, "\x93NUMPY", 6) != 0)
-      throw ToolError("not a .npy file (bad magic)");
+      throw NpyError("not a .npy file (bad magic)");
     const int Major = Magic[6];
     uint32_t HeaderLen = 0;
     if (Major == 1) {
       unsigned char L[2];
       In.read(reinterpret_cast<char *>(L), 2);
       if (In.gcount() != 2)
-        throw ToolError("truncated .npy header");
+        throw NpyError("truncated .npy header");
       HeaderLen = readLE(L, 2);
     } else if (Major == 2 || Major == 3) {
       unsigned char L[4];
       In.read(reinterpret_cast<char *>(L), 4);
       if (In.gcount() != 4)
-        throw ToolError("truncated .npy header");
+        throw NpyError("truncated .npy header");
       HeaderLen = readLE(L, 4);
     } else {
-      throw ToolError("unsupported .npy format version " + std::to_string(Major) + "." +
+      throw NpyError("unsupported .npy format version " + std::to_string(Major) + "." +
                       std::to_string(Magic[7]));
     }
     if (HeaderLen > (1u << 24))
-      throw ToolError("malformed .npy header: header too long");
+      throw NpyError("malformed .npy header: header too long");
     std::string Header(HeaderLen, '\0');
     In.read(&Header[0], HeaderLen);
     if (static_cast<uint32_t>(In.gcount()) != HeaderLen)
-      throw ToolError("truncated .npy header");
+      throw NpyError("truncated .npy header");
 
     std::string DescrStr;
     bool Fortran = false;
@@ -302,40 +302,40 @@ HostArray readNpy(std::istream &In, const std::string &Name) {
       for (int64_t Dim : A.Dims)
         NonTrivial += Dim > 1;
       if (NonTrivial > 1)
-        throw ToolError("Fortran-order arrays are not supported (save it with "
+        throw NpyError("Fortran-order arrays are not supported (save it with "
                         "numpy.ascontiguousarray)");
     }
     const size_t Elem = elementByteSize(A.Type);
     if (Count > std::numeric_limits<size_t>::max() / Elem)
-      throw ToolError("array too large");
+      throw NpyError("array too large");
     A.Bytes.resize(Count * Elem);
     if (!A.Bytes.empty()) {
       In.read(reinterpret_cast<char *>(A.Bytes.data()), static_cast<std::streamsize>(A.Bytes.size()));
       const size_t Got = static_cast<size_t>(In.gcount());
       if (Got != A.Bytes.size())
-        throw ToolError("truncated data: expected " + std::to_string(A.Bytes.size()) + " bytes, got " +
+        throw NpyError("truncated data: expected " + std::to_string(A.Bytes.size()) + " bytes, got " +
                         std::to_string(Got));
     }
     if (D.BigEndian && Elem > 1)
       for (size_t I = 0; I < Count; ++I)
         std::reverse(A.Bytes.begin() + I * Elem, A.Bytes.begin() + (I + 1) * Elem);
     return A;
-  } catch (const ToolError &E) {
-    throw ToolError(Name + ": " + E.what());
+  } catch (const NpyError &E) {
+    throw NpyError(Name + ": " + E.what());
   }
 }
 
 HostArray readNpyFile(const std::string &Path) {
   std::ifstream In(Path, std::ios::binary);
   if (!In)
-    throw ToolError(Path + ": cannot open file");
+    throw NpyError(Path + ": cannot open file");
   return readNpy(In, Path);
 }
 
 std::vector<HostArray> readAllNpy(const std::string &Path) {
   std::ifstream In(Path, std::ios::binary);
   if (!In)
-    throw ToolError(Path + ": cannot open file");
+    throw NpyError(Path + ": cannot open file");
   std::vector<HostArray> R;
   while (!atNpyEnd(In))
     R.push_back(readNpy(In, Path));
@@ -353,7 +353,7 @@ void writeNpy(std::ostream &Out, ElementType Type, const std::vector<int64_t> &D
     H << ",";
   H << "), }";
   if (Bytes != Expected)
-    throw ToolError("data size " + std::to_string(Bytes) + " does not match the shape (" +
+    throw NpyError("data size " + std::to_string(Bytes) + " does not match the shape (" +
                     std::to_string(Expected) + " bytes)");
   std::string Header = H.str();
   // Pad so that magic + version + length + header (ending in '\n') is a multiple of 64 bytes.
@@ -378,26 +378,31 @@ void writeNpy(std::ostream &Out, ElementType Type, const std::vector<int64_t> &D
   if (Bytes)
     Out.write(static_cast<const char *>(Data), static_cast<std::streamsize>(Bytes));
   if (!Out)
-    throw ToolError("write failed");
+    throw NpyError("write failed");
 }
 
 void writeNpy(std::ostream &Out, const HostArray &A) {
   writeNpy(Out, A.Type, A.Dims, A.Bytes.data(), A.Bytes.size());
 }
 
-void writeNpyFile(const std::string &Path, const HostArray &A, bool Append) {
+void writeNpyFile(const std::string &Path, ElementType Type, const std::vector<int64_t> &Dims, const void *Data,
+                  size_t Bytes, bool Append) {
   std::ofstream Out(Path, std::ios::binary | (Append ? std::ios::app : std::ios::trunc));
   if (!Out)
-    throw ToolError(Path + ": cannot open file for writing");
+    throw NpyError(Path + ": cannot open file for writing");
   try {
-    writeNpy(Out, A);
+    writeNpy(Out, Type, Dims, Data, Bytes);
     Out.flush();
     if (!Out)
-      throw ToolError("write failed");
-  } catch (const ToolError &E) {
-    throw ToolError(Path + ": " + E.what());
+      throw NpyError("write failed");
+  } catch (const NpyError &E) {
+    throw NpyError(Path + ": " + E.what());
   }
 }
 
-} // namespace tools
+void writeNpyFile(const std::string &Path, const HostArray &A, bool Append) {
+  writeNpyFile(Path, A.Type, A.Dims, A.Bytes.data(), A.Bytes.size(), Append);
+}
+
+} // namespace npy
 } // namespace optimium

@@ -1,5 +1,6 @@
 // Hardmax: 1 at the first maximum of each line, 0 elsewhere, along the Softmax axis rules
-// (common/MathSoftmax.h). f16, bf16, f32, f64.
+// (common/MathSoftmax.h, which also holds the schema and kernel variants it shares with LogSoftmax).
+// f16, bf16, f32, f64.
 #include "backends/native/ops/common/MathSoftmax.h"
 
 namespace optimium {
@@ -21,51 +22,24 @@ template <typename T> struct HardmaxLine {
   }
 };
 
-template <typename X> void pushVariants(std::vector<KernelVariant> &, TypeList<>) {}
-template <typename X, typename T, typename... Rest> void pushVariants(std::vector<KernelVariant> &Out, TypeList<T, Rest...>) {
-  const ElementType ET = ElementTypeOf<T>::value;
-  for (int Par = 0; Par < 2; ++Par) {
-    const std::string Name = std::string(typeName<T>()) + "_hardmax" + (Par ? "__parallel" : "__ref");
-    Out.push_back({Name, Par ? 10 : 0, [ET](const KernelCreateInfo &I) { return inputIs(I, 0, ET); },
-                   [Name, Par](const KernelCreateInfo &I) {
-                     return makeKernel<AxisLineKernel<T, HardmaxLine<T>>>(Name, I.N, Par != 0, HardmaxLine<T>());
-                   }});
-  }
-  pushVariants<X>(Out, TypeList<Rest...>());
-}
-
-OpSchema hardmaxSchema() {
-  OpSchema S;
-  S.OpType = "Hardmax";
-  S.MinInputs = S.MaxInputs = 1;
-  S.Infer = inferSoftmaxFamily;
-  return S;
-}
-
-OpKernels hardmaxKernels() {
-  OpKernels K;
-  K.OpType = "Hardmax";
-  pushVariants<void>(K.Variants, FloatTypes());
-  K.TestCases = [] {
-    const auto x = [](std::vector<int64_t> D, ElementType T = ElementType::F32) {
-      return rangeInput(std::move(D), T, -10, 10);
-    };
-    const auto axis = [](int64_t A) { return std::map<std::string, AttrValue>{{"axis", attrInt(A)}}; };
-    return std::vector<OpTestCase>{
-        testCase("last_axis", {x({3, 10})}),
-        testCase("axis0", {x({4, 3})}, axis(0)),
-        testCase("middle_axis", {x({2, 5, 3})}, axis(1)),
-        testCase("ties_first_wins", {valuesInput({2, 4}, {1, 3, 3, 0, 2, 2, 2, 2}, ElementType::F32, false)}),
-        testCase("many_rows", {x({256, 100})}),
-        withOpset(testCase("opset11_coerced_2d", {x({2, 3, 4})}, axis(1)), 11),
-        testCase("f64", {x({3, 4}, ElementType::F64)}),
-    };
+std::vector<OpTestCase> hardmaxCases() {
+  const auto x = [](std::vector<int64_t> D, ElementType T = ElementType::F32) {
+    return rangeInput(std::move(D), T, -10, 10);
   };
-  return K;
+  const auto axis = [](int64_t A) { return std::map<std::string, AttrValue>{{"axis", attrInt(A)}}; };
+  return std::vector<OpTestCase>{
+      testCase("last_axis", {x({3, 10})}),
+      testCase("axis0", {x({4, 3})}, axis(0)),
+      testCase("middle_axis", {x({2, 5, 3})}, axis(1)),
+      testCase("ties_first_wins", {valuesInput({2, 4}, {1, 3, 3, 0, 2, 2, 2, 2}, ElementType::F32, false)}),
+      testCase("many_rows", {x({256, 100})}),
+      withOpset(testCase("opset11_coerced_2d", {x({2, 3, 4})}, axis(1)), 11),
+      testCase("f64", {x({3, 4}, ElementType::F64)}),
+  };
 }
 
-OPT_REGISTER_SCHEMA(Hardmax, hardmaxSchema());
-OPT_REGISTER_KERNELS(Hardmax, hardmaxKernels());
+OPT_REGISTER_SCHEMA(Hardmax, axisLineSchema("Hardmax"));
+OPT_REGISTER_KERNELS(Hardmax, axisLineKernels<HardmaxLine>("Hardmax", "hardmax", hardmaxCases));
 
 } // namespace
 } // namespace ops

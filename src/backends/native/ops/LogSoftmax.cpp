@@ -1,5 +1,5 @@
 // LogSoftmax: x - max - log(sum(exp(x - max))) along the Softmax axis rules (common/MathSoftmax.h).
-// f16, bf16, f32, f64 (16-bit floats compute in float).
+// f16, bf16, f32, f64 (16-bit floats compute in float); schema and variants shared with Hardmax.
 #include "backends/native/ops/common/MathSoftmax.h"
 
 namespace optimium {
@@ -24,54 +24,27 @@ template <typename T> struct LogSoftmaxLine {
   }
 };
 
-template <typename X> void pushVariants(std::vector<KernelVariant> &, TypeList<>) {}
-template <typename X, typename T, typename... Rest> void pushVariants(std::vector<KernelVariant> &Out, TypeList<T, Rest...>) {
-  const ElementType ET = ElementTypeOf<T>::value;
-  for (int Par = 0; Par < 2; ++Par) {
-    const std::string Name = std::string(typeName<T>()) + "_logsoftmax" + (Par ? "__parallel" : "__ref");
-    Out.push_back({Name, Par ? 10 : 0, [ET](const KernelCreateInfo &I) { return inputIs(I, 0, ET); },
-                   [Name, Par](const KernelCreateInfo &I) {
-                     return makeKernel<AxisLineKernel<T, LogSoftmaxLine<T>>>(Name, I.N, Par != 0, LogSoftmaxLine<T>());
-                   }});
-  }
-  pushVariants<X>(Out, TypeList<Rest...>());
-}
-
-OpSchema logSoftmaxSchema() {
-  OpSchema S;
-  S.OpType = "LogSoftmax";
-  S.MinInputs = S.MaxInputs = 1;
-  S.Infer = inferSoftmaxFamily;
-  return S;
-}
-
-OpKernels logSoftmaxKernels() {
-  OpKernels K;
-  K.OpType = "LogSoftmax";
-  pushVariants<void>(K.Variants, FloatTypes());
-  K.TestCases = [] {
-    const auto x = [](std::vector<int64_t> D, ElementType T = ElementType::F32) {
-      return rangeInput(std::move(D), T, -10, 10);
-    };
-    const auto axis = [](int64_t A) { return std::map<std::string, AttrValue>{{"axis", attrInt(A)}}; };
-    return std::vector<OpTestCase>{
-        testCase("last_axis", {x({3, 10})}, {}, 1e-5),
-        testCase("axis0", {x({4, 3})}, axis(0), 1e-5),
-        testCase("middle_axis", {x({2, 5, 3})}, axis(1), 1e-5),
-        testCase("rank1", {x({7})}, {}, 1e-5),
-        testCase("many_rows", {x({64, 1000})}, {}, 1e-5),
-        testCase("large_values", {rangeInput({2, 4}, ElementType::F32, 1000, 2000)}, {}, 1e-5),
-        withOpset(testCase("opset11_coerced_2d", {x({2, 3, 4})}, axis(1), 1e-5), 11),
-        withOpset(testCase("opset11_default_axis", {x({2, 3, 4})}, {}, 1e-5), 11),
-        testCase("f64", {x({3, 4}, ElementType::F64)}, {}, 1e-5),
-        testCase("f16", {x({3, 4}, ElementType::F16)}, {}, 1e-5),
-    };
+std::vector<OpTestCase> logSoftmaxCases() {
+  const auto x = [](std::vector<int64_t> D, ElementType T = ElementType::F32) {
+    return rangeInput(std::move(D), T, -10, 10);
   };
-  return K;
+  const auto axis = [](int64_t A) { return std::map<std::string, AttrValue>{{"axis", attrInt(A)}}; };
+  return std::vector<OpTestCase>{
+      testCase("last_axis", {x({3, 10})}, {}, 1e-5),
+      testCase("axis0", {x({4, 3})}, axis(0), 1e-5),
+      testCase("middle_axis", {x({2, 5, 3})}, axis(1), 1e-5),
+      testCase("rank1", {x({7})}, {}, 1e-5),
+      testCase("many_rows", {x({64, 1000})}, {}, 1e-5),
+      testCase("large_values", {rangeInput({2, 4}, ElementType::F32, 1000, 2000)}, {}, 1e-5),
+      withOpset(testCase("opset11_coerced_2d", {x({2, 3, 4})}, axis(1), 1e-5), 11),
+      withOpset(testCase("opset11_default_axis", {x({2, 3, 4})}, {}, 1e-5), 11),
+      testCase("f64", {x({3, 4}, ElementType::F64)}, {}, 1e-5),
+      testCase("f16", {x({3, 4}, ElementType::F16)}, {}, 1e-5),
+  };
 }
 
-OPT_REGISTER_SCHEMA(LogSoftmax, logSoftmaxSchema());
-OPT_REGISTER_KERNELS(LogSoftmax, logSoftmaxKernels());
+OPT_REGISTER_SCHEMA(LogSoftmax, axisLineSchema("LogSoftmax"));
+OPT_REGISTER_KERNELS(LogSoftmax, axisLineKernels<LogSoftmaxLine>("LogSoftmax", "logsoftmax", logSoftmaxCases));
 
 } // namespace
 } // namespace ops

@@ -1,7 +1,6 @@
 // SpaceToDepth: moves blocksize x blocksize spatial tiles into channels (DCR order, or CRD of
-// recent opsets), any element type, NCHW.
-// The reference copies one element at a time through the strided view; the strided variant
-// copies rows in parallel.
+// recent opsets), any element type, NCHW. Schema and kernels are shared with DepthToSpace
+// (common/DepthSpace.h); this file holds the harness cases and the registration.
 #include "backends/native/ops/common/DepthSpace.h"
 
 namespace optimium {
@@ -10,69 +9,17 @@ namespace detail {
 namespace ops {
 namespace {
 
-template <bool Fast>
-Status computeSpaceToDepth(const Node &N, const std::vector<TensorView> &In, const std::vector<TensorView> &Out,
-                        const Parallel &Par) {
-  const TensorView &X = In[0], &Y = Out[0];
-  ASSIGN_OR_RETURN(const int64_t B, N.getInt("blocksize", 0));
-  ASSIGN_OR_RETURN(const std::string Mode, N.getString("mode", "DCR"));
-  const StridedView V = spaceToDepthView(X.Dims, B, Mode == "CRD");
-  if (static_cast<size_t>(product(V.Dims, 0, V.Dims.size())) != Y.elementCount())
-    return runError("any_spacetodepth__ref", "output ", joinInts(Y.Dims), " does not match input ", joinInts(X.Dims));
-  if (Y.elementCount() == 0)
-    return Status::ok();
-  if (Fast)
-    stridedCopyFast(X.Data, Y.Data, getElementSize(X.Type), V, Par);
-  else
-    stridedCopyRef(X.Data, Y.Data, getElementSize(X.Type), V);
-  return Status::ok();
-}
-
-OpSchema spacetodepthSchema() {
-  OpSchema S;
-  S.OpType = "SpaceToDepth";
-  S.MinInputs = S.MaxInputs = 1;
-  S.Infer = [](ShapeContext &Ctx) -> Status {
-    RETURN_IF_ERROR(requireCopyableType(Ctx, 0));
-    const TensorShape &X = Ctx.Inputs[0].Shape;
-    if (X.getRank() != 4)
-      return Ctx.error(ErrorCode::Shape, "input 0 must be 4-D (NCHW), got ", X.toString());
-    if (!Ctx.N.hasAttr("blocksize"))
-      return Ctx.error(ErrorCode::Model, "attribute 'blocksize' is required");
-    ASSIGN_OR_RETURN(const int64_t B, Ctx.N.getInt("blocksize", 0));
-    if (B < 1)
-      return Ctx.error(ErrorCode::Model, "attribute 'blocksize' value ", B, " must be >= 1");
-    Ctx.Outputs[0].Type = Ctx.Inputs[0].Type;
-    ASSIGN_OR_RETURN(const std::string Mode, Ctx.N.getString("mode", "DCR"));
-    if (Mode != "DCR" && Mode != "CRD")
-      return Ctx.error(ErrorCode::Model, "attribute 'mode' value '", Mode, "' must be DCR or CRD");
-    if ((X[2].isConst() && X[2].value() % B != 0) || (X[3].isConst() && X[3].value() % B != 0))
-      return Ctx.error(ErrorCode::Shape, "height and width of ", X.toString(), " are not divisible by blocksize ", B);
-    const Expr BE(static_cast<long long>(B));
-    Ctx.Outputs[0].Shape = TensorShape({X[0], X[1] * BE * BE, X[2] / BE, X[3] / BE});
-    return foldIfConstant(Ctx, computeSpaceToDepth<false>);
+std::vector<OpTestCase> spaceToDepthCases() {
+  return std::vector<OpTestCase>{
+      testCase("b2", {tensorInput({1, 2, 4, 6})}, {{"blocksize", attrInt(2)}}),
+      testCase("b3_i64", {typedInputs({2, 3, 3, 6}, ElementType::I64)[0]}, {{"blocksize", attrInt(3)}}),
+      testCase("big", {tensorInput({2, 4, 32, 32})}, {{"blocksize", attrInt(4)}}),
+      testCase("crd", {tensorInput({2, 3, 4, 6})}, {{"blocksize", attrInt(2)}, {"mode", attrString("CRD")}}),
   };
-  return S;
 }
 
-OpKernels spacetodepthKernels() {
-  OpKernels K;
-  K.OpType = "SpaceToDepth";
-  K.Variants.push_back(computeVariant("any_spacetodepth__ref", 0, computeSpaceToDepth<false>));
-  K.Variants.push_back(computeVariant("any_spacetodepth__strided", 10, computeSpaceToDepth<true>));
-  K.TestCases = [] {
-    return std::vector<OpTestCase>{
-        testCase("b2", {tensorInput({1, 2, 4, 6})}, {{"blocksize", attrInt(2)}}),
-        testCase("b3_i64", {typedInputs({2, 3, 3, 6}, ElementType::I64)[0]}, {{"blocksize", attrInt(3)}}),
-        testCase("big", {tensorInput({2, 4, 32, 32})}, {{"blocksize", attrInt(4)}}),
-        testCase("crd", {tensorInput({2, 3, 4, 6})}, {{"blocksize", attrInt(2)}, {"mode", attrString("CRD")}}),
-    };
-  };
-  return K;
-}
-
-OPT_REGISTER_SCHEMA(SpaceToDepth, spacetodepthSchema());
-OPT_REGISTER_KERNELS(SpaceToDepth, spacetodepthKernels());
+OPT_REGISTER_SCHEMA(SpaceToDepth, depthSpaceSchema<DepthSpaceOp::SpaceToDepth>());
+OPT_REGISTER_KERNELS(SpaceToDepth, depthSpaceKernels<DepthSpaceOp::SpaceToDepth>(spaceToDepthCases));
 
 } // namespace
 } // namespace ops

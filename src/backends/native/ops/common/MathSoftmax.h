@@ -3,6 +3,8 @@
 // row is one line. Lines are [Outer, Axis, Inner] with stride Inner along the axis.
 #pragma once
 
+#include <functional>
+
 #include "backends/native/ops/common/ElementwiseCommon.h"
 
 namespace optimium {
@@ -78,6 +80,42 @@ private:
   bool Par;
   LineFn Fn;
 };
+
+/// Kernel variants of a line op (Hardmax, LogSoftmax): per float type a reference and a parallel
+/// variant, named <type>_<Name>__ref / __parallel, running Line<T> on each line.
+template <template <typename> class Line>
+void pushAxisLineVariants(std::vector<KernelVariant> &, const std::string &, TypeList<>) {}
+template <template <typename> class Line, typename T, typename... Rest>
+void pushAxisLineVariants(std::vector<KernelVariant> &Out, const std::string &Name, TypeList<T, Rest...>) {
+  const ElementType ET = ElementTypeOf<T>::value;
+  for (int Par = 0; Par < 2; ++Par) {
+    const std::string VariantName = std::string(typeName<T>()) + "_" + Name + (Par ? "__parallel" : "__ref");
+    Out.push_back({VariantName, Par ? 10 : 0, [ET](const KernelCreateInfo &I) { return inputIs(I, 0, ET); },
+                   [VariantName, Par](const KernelCreateInfo &I) {
+                     return makeKernel<AxisLineKernel<T, Line<T>>>(VariantName, I.N, Par != 0, Line<T>());
+                   }});
+  }
+  pushAxisLineVariants<Line>(Out, Name, TypeList<Rest...>());
+}
+
+/// Schema of a line op: one input, the Softmax axis rules, output like the input.
+inline OpSchema axisLineSchema(const char *OpType) {
+  OpSchema S;
+  S.OpType = OpType;
+  S.MinInputs = S.MaxInputs = 1;
+  S.Infer = inferSoftmaxFamily;
+  return S;
+}
+
+/// Kernels of a line op over FloatTypes; Cases are the op's own harness cases.
+template <template <typename> class Line>
+OpKernels axisLineKernels(const char *OpType, const std::string &Name, std::function<std::vector<OpTestCase>()> Cases) {
+  OpKernels K;
+  K.OpType = OpType;
+  pushAxisLineVariants<Line>(K.Variants, Name, FloatTypes());
+  K.TestCases = std::move(Cases);
+  return K;
+}
 
 } // namespace ops
 } // namespace detail

@@ -5,7 +5,12 @@ import enum
 from typing import overload
 
 import numpy
-import numpy.typing
+
+from optimium.runtime._core import (
+    config as config,
+    logging as logging
+)
+
 
 class RuntimeException(RuntimeError): ...
 
@@ -32,11 +37,6 @@ class ContainerError(RuntimeException): ...
 class RemoteError(RuntimeException): ...
 
 class ElementType(enum.Enum):
-    def to_dtype(self) -> numpy.dtype: ...
-
-    @staticmethod
-    def from_dtype(dtype: numpy.dtype) -> ElementType: ...
-
     UNDEFINED = 0
 
     BOOL = 1
@@ -86,6 +86,58 @@ class ElementType(enum.Enum):
     U2 = 23
 
     F8E8M0 = 24
+
+    def to_dtype(self) -> numpy.dtype:
+        """
+        The numpy dtype of this element type (BF16: ml_dtypes.bfloat16 if available, else uint16).
+        """
+
+    @staticmethod
+    def from_dtype(dtype: numpy.dtype) -> ElementType:
+        """
+        The ElementType of a numpy *dtype* (np.dtype(np.float32), arr.dtype), not a scalar type.
+        """
+
+class Tensor:
+    @property
+    def shape(self) -> TensorShape: ...
+
+    @property
+    def type(self) -> ElementType: ...
+
+    @property
+    def element_count(self) -> int: ...
+
+    @property
+    def nbytes(self) -> int: ...
+
+    @property
+    def is_user_buffer(self) -> bool: ...
+
+    def fill(self, value: object) -> None: ...
+
+    def to_numpy(self) -> numpy.ndarray:
+        """
+        A copy of the tensor's data as a numpy array (writing into it does not change the tensor).
+        """
+
+    def clone(self) -> Tensor: ...
+
+    def copy_to(self, dest: Tensor) -> None: ...
+
+    def save(self, path: str) -> None: ...
+
+    def load(self, path: str) -> None: ...
+
+    def release(self) -> None: ...
+
+    def __bool__(self) -> bool: ...
+
+    def __str__(self) -> str: ...
+
+    def __repr__(self) -> str: ...
+
+    def __array__(self, dtype: object = None, copy: object = None) -> numpy.ndarray: ...
 
 class PlatformKind(enum.Enum):
     NATIVE = 0
@@ -176,55 +228,6 @@ class CapabilityKind(enum.Enum):
     RISCV = 5
 
     HEXAGON = 6
-
-class SchedulerType(enum.Enum):
-    AUTO = 0
-
-    EXCLUSIVE = 1
-
-    SEQUENTIAL = 2
-
-    PIPELINE = 3
-
-class InferStatus(enum.Enum):
-    READY = 0
-
-    RUNNING = 1
-
-    FAULT = 2
-
-def initialize() -> None: ...
-
-def finalize() -> None: ...
-
-def is_initialized() -> bool: ...
-
-def load_extension(path: str) -> None: ...
-
-class Version:
-    @property
-    def major(self) -> int: ...
-
-    @property
-    def minor(self) -> int: ...
-
-    @property
-    def patch(self) -> int: ...
-
-    @property
-    def tag(self) -> str: ...
-
-    @property
-    def commit_id(self) -> str: ...
-
-    @property
-    def build_info(self) -> str: ...
-
-    def __str__(self) -> str: ...
-
-    def __repr__(self) -> str: ...
-
-def get_version() -> Version: ...
 
 class Capability:
     @property
@@ -413,6 +416,39 @@ class DeviceID:
     def __repr__(self) -> str: ...
 
 def get_local_info() -> HostInfo: ...
+
+def initialize() -> None: ...
+
+def finalize() -> None: ...
+
+def is_initialized() -> bool: ...
+
+def load_extension(path: str) -> None: ...
+
+class Version:
+    @property
+    def major(self) -> int: ...
+
+    @property
+    def minor(self) -> int: ...
+
+    @property
+    def patch(self) -> int: ...
+
+    @property
+    def tag(self) -> str: ...
+
+    @property
+    def commit_id(self) -> str: ...
+
+    @property
+    def build_info(self) -> str: ...
+
+    def __str__(self) -> str: ...
+
+    def __repr__(self) -> str: ...
+
+def get_version() -> Version: ...
 
 class Expr:
     @overload
@@ -605,116 +641,122 @@ class OpInfo:
 
     def __repr__(self) -> str: ...
 
-class Tensor:
-    @property
-    def shape(self) -> TensorShape: ...
-
-    @property
-    def type(self) -> ElementType: ...
-
-    @property
-    def element_count(self) -> int: ...
-
-    @property
-    def nbytes(self) -> int: ...
-
-    @property
-    def is_user_buffer(self) -> bool: ...
-
-    def fill(self, value: object) -> None: ...
-
-    def clone(self) -> Tensor: ...
-
-    def copy_to(self, dest: Tensor) -> None: ...
-
-    def save(self, path: str) -> None: ...
-
-    def load(self, path: str) -> None: ...
-
-    def release(self) -> None: ...
-
-    def __bool__(self) -> bool: ...
-
-    def __str__(self) -> str: ...
-
-    def __repr__(self) -> str: ...
-
 class ProfileEventKind(enum.Enum):
     MODEL_EXECUTE_BEGIN = 0
+
     MODEL_EXECUTE_END = 1
+
     LAYER_EXECUTE_BEGIN = 2
+
     LAYER_EXECUTE_END = 3
+
     LAUNCH_BEGIN = 4
+
     LAUNCH_END = 5
+
     DEVICE_EXECUTE_BEGIN = 6
+
     DEVICE_EXECUTE_END = 7
+
     COPY_BEGIN = 8
+
     COPY_END = 9
+
     QUEUE_BEGIN = 10
+
     QUEUE_END = 11
+
     WAIT_BEGIN = 12
+
     WAIT_END = 13
 
 class ProfileEvent:
     @property
     def kind(self) -> ProfileEventKind: ...
+
     @property
     def timestamp(self) -> int:
-        """Raw std::chrono::high_resolution_clock ticks since epoch (nanoseconds on Linux)."""
+        """
+        Raw std::chrono::high_resolution_clock ticks since epoch (nanoseconds on Linux).
+        """
+
     @property
     def operation(self) -> int: ...
+
     @property
     def thread_id(self) -> int: ...
+
     @property
     def tensor_id(self) -> int: ...
+
     @property
     def source_device(self) -> DeviceID: ...
+
     @property
     def dest_device(self) -> DeviceID: ...
+
+    def __repr__(self) -> str: ...
 
 class ProfileDurations:
     @property
     def model_name(self) -> str: ...
+
     @property
     def model_durations(self) -> list[int]: ...
+
     @property
     def layer_durations(self) -> dict[str, list[int]]: ...
+
     @property
     def copy_durations(self) -> dict[str, list[int]]: ...
+
+    def __repr__(self) -> str: ...
 
 class LayerDuration:
     @property
     def name(self) -> str: ...
+
     @property
     def type(self) -> str: ...
+
     @property
     def operation(self) -> int: ...
+
     @property
     def count(self) -> int: ...
+
     @property
     def total_ns(self) -> int: ...
+
     @property
     def min_ns(self) -> int: ...
+
     @property
     def max_ns(self) -> int: ...
+
     @property
     def mean_ns(self) -> float: ...
 
+    def __repr__(self) -> str: ...
+
+class SchedulerType(enum.Enum):
+    AUTO = 0
+
+    EXCLUSIVE = 1
+
+    SEQUENTIAL = 2
+
+    PIPELINE = 3
+
+class InferStatus(enum.Enum):
+    READY = 0
+
+    RUNNING = 1
+
+    FAULT = 2
+
 class InferRequest:
     def infer(self, inputs: object) -> None: ...
-
-    def profile(self, inputs: object, repeat: int = 100, warmup: int = 10, warmup_time: int = 1000000,
-                stop_threshold: int = 0, check_period: int = 0, event_buffer_size: int = 0) -> None:
-        """Blocking: warm-up runs, then up to `repeat` recorded runs (times in microseconds)."""
-
-    def get_profile_events(self) -> list[ProfileEvent]: ...
-
-    def get_profile_durations(self) -> ProfileDurations: ...
-
-    def get_layer_durations(self) -> list[LayerDuration]: ...
-
-    @property
-    def dropped_profile_events(self) -> int: ...
 
     def wait(self, timeout_us: int = 0) -> bool: ...
 
@@ -728,12 +770,29 @@ class InferRequest:
     def get_output(self, index_or_name: object) -> Tensor: ...
 
     def get_tensor(self, name: str) -> Tensor: ...
+
     def set_tensor_shape(self, name: str, shape: object) -> None: ...
+
     def apply_shape_changes(self, shrink_to_fit: bool = False) -> None: ...
+
     def set_resize_migration(self, name: str, callback: object | None) -> None: ...
 
     @property
     def model_name(self) -> str: ...
+
+    def profile(self, inputs: object, repeat: int = 100, warmup: int = 10, warmup_time: int = 1000000, stop_threshold: int = 0, check_period: int = 0, event_buffer_size: int = 0) -> None:
+        """
+        Blocking: warm-up runs, then up to `repeat` recorded runs (times in microseconds).
+        """
+
+    def get_profile_events(self) -> list[ProfileEvent]: ...
+
+    def get_profile_durations(self) -> ProfileDurations: ...
+
+    def get_layer_durations(self) -> list[LayerDuration]: ...
+
+    @property
+    def dropped_profile_events(self) -> int: ...
 
     def __repr__(self) -> str: ...
 

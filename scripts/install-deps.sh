@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages the runtime needs to build and test (only what is missing).
 set -euo pipefail
-PACKAGES=(build-essential cmake ninja-build git pkg-config ccache
+PACKAGES=(build-essential cmake ninja-build git pkg-config ccache python3
           libprotobuf-dev protobuf-compiler libonnx-dev libgtest-dev googletest
           nlohmann-json3-dev)
 # Test-only packages: Debian's PyTorch exports the reference models; Python venvs host pip packages.

@@ -3,23 +3,21 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh --test
-# ccache lets the Python wheel's build (pip install . below) reuse the objects of this build.
-# Paths relative to the checkout (CCACHE_BASEDIR) let a clone in another folder hit the same cache.
-if command -v ccache >/dev/null 2>&1; then
-  export CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache
-  export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
-fi
+# The build folder, preset and ccache settings scripts/run-bundled.sh uses too (so after it this
+# builds only the tests and tools); ccache also lets the Python wheel's build (pip install . below)
+# reuse the objects of this build.
+source scripts/lib/env.sh
 # The venv the conformance and reference-model scripts share (.venv), made here once: ctest runs
 # those scripts in parallel, and two of them creating one venv at the same time race.
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/python -m pip install -q onnx onnxruntime numpy ||
   echo "PyPI unreachable: the tests that need onnx/onnxruntime will report themselves skipped"
-cmake --preset release >/dev/null
-cmake --build build
-ctest --test-dir build --output-on-failure -j "$(nproc)" "$@"
+optimium_configure
+cmake --build "$OPTIMIUM_BUILD_DIR"
+ctest --test-dir "$OPTIMIUM_BUILD_DIR" --output-on-failure -j "$(nproc)" "$@"
 # The ONNX conformance summary (N passed, N failed, N skipped over every node test).
 grep -h -E "^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped|failure\(s\) not in the known-failures list" \
-  build/Testing/Temporary/LastTest.log 2>/dev/null | sed 's/^/onnx conformance: /' || true
+  "$OPTIMIUM_BUILD_DIR/Testing/Temporary/LastTest.log" 2>/dev/null | sed 's/^/onnx conformance: /' || true
 
 # --- Python package optimium.runtime: pip install . into a venv, then pytest ----------------------
 # The venv (.venv-py) and the wheel's build folder (build-py/skbuild, reused between runs) are ignored.

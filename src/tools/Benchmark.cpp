@@ -114,7 +114,9 @@ double cpuSeconds() {
          static_cast<double>(U.ru_utime.tv_usec + U.ru_stime.tv_usec) * 1e-6;
 }
 
-/// A random tensor for a model input (symbolic dims 1).
+} // namespace
+
+// The rule is documented in Benchmark.h; python/optimium/runtime/_random_inputs.py follows it too.
 rt::Tensor randomInput(const rt::TensorInfo &Info, std::mt19937_64 &Rng) {
   std::vector<int64_t> Dims;
   for (const rt::Expr &D : Info.Shape)
@@ -157,6 +159,8 @@ rt::Tensor randomInput(const rt::TensorInfo &Info, std::mt19937_64 &Rng) {
   }
   return T;
 }
+
+namespace {
 
 struct Interval {
   Kind Begin;

@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <ostream>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,12 @@ struct BenchmarkOptions {
 /// Parses the command line (argv[0] is the program name). ToolError with a one-line message.
 BenchmarkOptions parseBenchmarkFlags(int Argc, const char *const *Argv);
 std::string benchmarkUsage();
+
+/// A random tensor for a model input, by the one rule the tools and the Python package
+/// (optimium.runtime._random_inputs) share: floats (f32, f64, f16, bf16) uniform in [-1, 1);
+/// integers and booleans 0 (valid as indices, sizes and masks); symbolic dims 1. ToolError for
+/// String and Undefined inputs. tests/random_input_rule.txt holds the rule both are tested against.
+runtime::Tensor randomInput(const runtime::TensorInfo &Info, std::mt19937_64 &Rng);
 
 /// Per-run latency and its statistics (milliseconds).
 struct LatencyStats {

@@ -65,8 +65,11 @@ def test_tensor_info_and_random_inputs():
     arrs = random_inputs_from_info([TensorInfo(np.dtype(np.float32), [2, 3]), TensorInfo(np.dtype(np.int64), [4]),
                                     TensorInfo(np.dtype(np.bool_), [1])], seed=0)
     assert [a.dtype for a in arrs] == [np.float32, np.int64, np.bool_] and arrs[0].shape == (2, 3)
+    # The shared rule (tests/python/test_random_inputs.py): symbolic dims 1, integers and bools 0.
+    assert random_inputs_from_info([TensorInfo(np.float32, ["batch", 16])])[0].shape == (1, 16)
+    assert not arrs[1].any() and not arrs[2].any()
     with pytest.raises(ValueError):
-        random_inputs_from_info([TensorInfo(np.float32, ["batch", 16])])
+        random_inputs_from_info([TensorInfo(None, [1])])
     r = InferenceRunner(str(TEST_MODELS / "dynamic_batch"))
     assert r.inputs_info[0].shape == ["batch", 16] and not r.inputs_info[0].is_valid()
 

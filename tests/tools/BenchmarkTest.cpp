@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <random>
+#include <tuple>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -110,6 +112,86 @@ TEST(BenchmarkFlags, Forms) {
         {"b", "m", "--cores=a"}, {"b", "m", "--runs=3x"}, {"b", "m", "--spin_iterations=lots"},
         {"b", "m", "--spin_iterations=99999999999"}})
     EXPECT_THROW(parseBenchmarkFlags(static_cast<int>(Bad.size()), Bad.data()), ToolError) << Bad.back();
+}
+
+// Element I of T as a double (the types the random-input rule names).
+double elementAt(const rt::Tensor &T, size_t I) {
+  const void *P = T.data();
+  switch (T.getType()) {
+  case rt::ElementType::F32: return static_cast<const float *>(P)[I];
+  case rt::ElementType::F64: return static_cast<const double *>(P)[I];
+  case rt::ElementType::F16: return static_cast<float>(static_cast<const rt::float16 *>(P)[I]);
+  case rt::ElementType::BF16: return static_cast<float>(static_cast<const rt::bfloat16 *>(P)[I]);
+  case rt::ElementType::I8: return static_cast<const int8_t *>(P)[I];
+  case rt::ElementType::I16: return static_cast<const int16_t *>(P)[I];
+  case rt::ElementType::I32: return static_cast<const int32_t *>(P)[I];
+  case rt::ElementType::I64: return static_cast<double>(static_cast<const int64_t *>(P)[I]);
+  case rt::ElementType::U8: return static_cast<const uint8_t *>(P)[I];
+  case rt::ElementType::U16: return static_cast<const uint16_t *>(P)[I];
+  case rt::ElementType::U32: return static_cast<const uint32_t *>(P)[I];
+  case rt::ElementType::U64: return static_cast<double>(static_cast<const uint64_t *>(P)[I]);
+  case rt::ElementType::Bool: return static_cast<const uint8_t *>(P)[I];
+  default: ADD_FAILURE() << "no reader for " << rt::toString(T.getType()); return 0;
+  }
+}
+
+// randomInput follows tests/random_input_rule.txt, the rule the Python package is tested against
+// too (tests/python/test_random_inputs.py): value range per element type, symbolic dims' size.
+TEST(BenchmarkRandomInputs, FollowTheSharedRule) {
+  std::ifstream Rule(dataPath("tests/random_input_rule.txt"));
+  ASSERT_TRUE(Rule.good());
+  std::vector<rt::ElementType> Known;
+  for (int T = 0; T < 64; ++T)
+    Known.push_back(static_cast<rt::ElementType>(T));
+  std::string Line;
+  int64_t SymbolicDim = -1;
+  std::vector<std::tuple<std::string, double, double>> Ranges;
+  while (std::getline(Rule, Line)) {
+    std::istringstream L(Line);
+    std::string Name;
+    if (!(L >> Name) || Name[0] == '#')
+      continue;
+    if (Name == "symbolic_dim") {
+      L >> SymbolicDim;
+      continue;
+    }
+    double Lo = 0, Hi = 0;
+    ASSERT_TRUE(static_cast<bool>(L >> Lo >> Hi)) << Line;
+    Ranges.emplace_back(Name, Lo, Hi);
+  }
+  ASSERT_EQ(SymbolicDim, 1);
+  ASSERT_EQ(Ranges.size(), 13u);
+  std::mt19937_64 Rng(7);
+  for (const auto &R : Ranges) {
+    const std::string &Name = std::get<0>(R);
+    const double Lo = std::get<1>(R), Hi = std::get<2>(R);
+    const auto It = std::find_if(Known.begin(), Known.end(), [&](rt::ElementType T) { return Name == rt::toString(T); });
+    ASSERT_NE(It, Known.end()) << Name;
+    rt::TensorInfo Info;
+    Info.Name = "x";
+    Info.Type = *It;
+    Info.Shape = rt::TensorShape({rt::Expr("batch"), rt::Expr(4096)});
+    const rt::Tensor T = randomInput(Info, Rng);
+    ASSERT_EQ(T.getShape().getDims(), (std::vector<int64_t>{SymbolicDim, 4096})) << Name;
+    double Min = 1e300, Max = -1e300;
+    for (size_t I = 0; I < 4096; ++I) {
+      Min = std::min(Min, elementAt(T, I));
+      Max = std::max(Max, elementAt(T, I));
+    }
+    if (Lo == Hi) {
+      EXPECT_EQ(Min, Lo) << Name;
+      EXPECT_EQ(Max, Lo) << Name;
+    } else { // inside [Lo, Hi] (16-bit floats may round up to Hi), and spread over it
+      EXPECT_GE(Min, Lo) << Name;
+      EXPECT_LE(Max, Hi) << Name;
+      EXPECT_LT(Min, Lo + (Hi - Lo) * 0.01) << Name;
+      EXPECT_GT(Max, Hi - (Hi - Lo) * 0.01) << Name;
+    }
+  }
+  rt::TensorInfo Text;
+  Text.Name = "s";
+  Text.Type = rt::ElementType::String;
+  EXPECT_THROW(randomInput(Text, Rng), ToolError);
 }
 
 TEST(BenchmarkStats, NearestRankPercentiles) {

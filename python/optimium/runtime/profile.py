@@ -2,8 +2,9 @@
 
 Statistics are in nanoseconds, from the events of request.profile(): ``model_stat`` over the
 runs (ModelExecuteBegin..End), ``layer_stats`` per operation (LayerExecuteBegin..End), largest
-mean first. Without inputs, profile() feeds random ones built from the model's metadata (floats
-uniform in [-1, 1), integers and booleans 0, symbolic dims 1).
+mean first. Without inputs, profile() feeds random ones built from the model's metadata by the
+rule optimium-benchmark shares (_random_inputs: floats uniform in [-1, 1), integers and booleans
+0, symbolic dims 1).
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from typing import Dict, List, Optional, Sequence, Union
 import numpy as np
 
 from . import _core
+from ._random_inputs import random_array
 
 __all__ = ["Stat", "ProfileResult", "BasicProfiler", "BatchProfiler"]
 
@@ -51,20 +53,13 @@ class ProfileResult:
 
 
 def _random_inputs(model, seed: int = 0) -> list:
+    """Random inputs by the rule optimium-benchmark and random_inputs_from_info share (see
+    _random_inputs): floats uniform in [-1, 1), integers and booleans 0, symbolic dims 1."""
     rng = np.random.default_rng(seed)
     out = []
     for name in model.input_names:
         info = model.get_tensor(name)
-        shape = info.shape
-        dims = []
-        for i in range(len(shape)):
-            d = shape[i]   # an int, or an Expr for a symbolic dim
-            dims.append(d if isinstance(d, int) else (d.value() if d.is_const() else 1))
-        dtype = info.type.to_dtype()
-        if np.issubdtype(dtype, np.floating):
-            out.append(rng.uniform(-1.0, 1.0, size=dims).astype(dtype))
-        else:
-            out.append(np.zeros(dims, dtype=dtype))
+        out.append(random_array(info.type.to_dtype(), info.shape, rng, info.type.name))
     return out
 
 

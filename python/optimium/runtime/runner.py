@@ -20,6 +20,7 @@ import numpy as np
 
 from . import _core
 from . import DeviceID, ElementType, PlatformKind, Tensor, get_local_info, load_model, tensor
+from ._random_inputs import random_array
 
 __all__ = [
     "DeviceArray",
@@ -39,6 +40,8 @@ class TensorInfo:
 
     dtype: Any
     shape: List[Union[int, str]] = field(default_factory=list)
+    #: The runtime's element type name ("F32", "BF16", ...) when known (bfloat16 has a uint16 dtype).
+    element_type: Optional[str] = field(default=None, compare=False)
 
     def is_valid(self) -> bool:
         """True if every dimension is an integer (no dynamic dimensions)."""
@@ -157,7 +160,7 @@ def _info_of(t) -> TensorInfo:
         dtype = t.type.to_dtype()
     except TypeError:
         dtype = None
-    return TensorInfo(dtype=dtype, shape=shape)
+    return TensorInfo(dtype=dtype, shape=shape, element_type=t.type.name)
 
 
 class InferenceRunner:
@@ -294,23 +297,10 @@ class InferenceRunner:
 
 
 def random_inputs_from_info(inputs_info: Iterable[TensorInfo], seed: Optional[int] = None) -> List[np.ndarray]:
-    """Random arrays matching the metadata (floats in [0, 1), integers in a small range, bools)."""
+    """Random arrays matching the metadata, by the rule optimium-benchmark and profile() share
+    (see _random_inputs): floats uniform in [-1, 1), integers and booleans 0, symbolic dims 1."""
     rng = np.random.default_rng(seed)
-    out = []
-    for i, info in enumerate(inputs_info):
-        if not info.is_valid():
-            raise ValueError(f"input {i} has dynamic dimensions {info.shape}; give concrete inputs")
-        dtype = np.dtype(info.dtype)
-        shape = tuple(int(d) for d in info.shape)
-        if dtype == np.bool_:
-            arr = rng.integers(0, 2, size=shape).astype(np.bool_)
-        elif np.issubdtype(dtype, np.integer):
-            info_i = np.iinfo(dtype)
-            arr = rng.integers(max(info_i.min, -128), min(info_i.max, 127) + 1, size=shape, dtype=dtype)
-        else:
-            arr = rng.random(size=shape, dtype=np.float32).astype(dtype)
-        out.append(arr)
-    return out
+    return [random_array(info.dtype, info.shape, rng, info.element_type) for info in inputs_info]
 
 
 def _find_binary(binary: Optional[Union[str, os.PathLike]]) -> str:

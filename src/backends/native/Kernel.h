@@ -1,5 +1,6 @@
-// Native (CPU) kernels: the interface every op implements, the variant registry, and the test
-// cases the kernel harness (tests/backends/native/KernelHarnessTest.cpp) runs every variant on.
+// Native (CPU) kernels: the interface every op implements (create -> run) and what a kernel sees
+// when it runs. The variants of each op and their selection are in KernelRegistry.h; the harness
+// test cases in KernelTestCase.h.
 //
 // Lifecycle: create (validate attributes, pack constant weights once; may be called with
 // symbolic shapes) -> run (concrete shapes and bound pointers, any number of times, possibly
@@ -85,66 +86,6 @@ public:
 };
 
 using KernelFactory = std::function<Result<std::unique_ptr<Kernel>>(const KernelCreateInfo &)>;
-
-struct KernelVariant {
-  /// dtype_op__isa_variant, e.g. "f32_conv__ref", "f32_conv__im2col_gemm". The reference variant
-  /// of every op ends in "__ref".
-  std::string Name;
-  /// Highest priority among the supporting variants is chosen; the reference has priority 0.
-  int Priority = 0;
-  /// Whether this variant handles the node (types, attributes, CPU features). Null = always.
-  std::function<bool(const KernelCreateInfo &)> Supports;
-  KernelFactory Create;
-};
-
-/// One input of a harness test case: random values (uniform in [Low, High]) unless Values is set.
-struct TestInput {
-  ElementType Type = ElementType::F32;
-  std::vector<int64_t> Dims;
-  std::vector<double> Values;
-  bool Constant = false; ///< Passed as a constant at create time (weights, shape tensors).
-  bool Omitted = false;  ///< An omitted optional input.
-  double Low = -1.0, High = 1.0;
-  /// A sequence/optional input: Kind != Tensor, one entry of Elements per element (its dims; an
-  /// optional without entries is empty). Type is the element type; Dims is unused.
-  ValueKind Kind = ValueKind::Tensor;
-  std::vector<std::vector<int64_t>> Elements;
-};
-
-struct OpTestCase {
-  std::string Label;
-  std::map<std::string, AttrValue> Attrs;
-  std::vector<TestInput> Inputs;
-  int NumOutputs = 1;
-  double Tolerance = 1e-4; ///< Max abs diff relative to max(1, |reference|).
-  int OpsetVersion = 0;    ///< Opset the node is built with; 0 = the harness default (17).
-};
-
-struct OpKernels {
-  std::string Domain;
-  std::string OpType;
-  std::vector<KernelVariant> Variants;
-  std::function<std::vector<OpTestCase>()> TestCases;
-};
-
-void registerOpKernels(OpKernels K);
-const OpKernels *findOpKernels(const std::string &Domain, const std::string &OpType);
-std::vector<const OpKernels *> allOpKernels();
-/// The highest-priority variant that supports the node, or null.
-const KernelVariant *selectKernelVariant(const OpKernels &K, const KernelCreateInfo &Info);
-
-/// Makes the kernels of one op; OPT_REGISTER_KERNELS registers it under the op's name (which must
-/// be the OpType, default domain) and it runs on the first lookup of that op (see OpSchemaFactory).
-using OpKernelsFactory = OpKernels (*)();
-void registerOpKernelsFactory(const char *OpType, OpKernelsFactory Make);
-
-struct KernelRegistrar {
-  KernelRegistrar(const char *OpType, OpKernelsFactory Make) { registerOpKernelsFactory(OpType, Make); }
-};
-
-#define OPT_REGISTER_KERNELS(Id, ...)                                                              \
-  static ::optimium::runtime::detail::KernelRegistrar OPT_CONCAT(OptKernelRegistrar_, Id)(        \
-      #Id, []() -> ::optimium::runtime::detail::OpKernels { return __VA_ARGS__; })
 
 /// Helper for kernels without state: wraps a run function.
 class FunctionKernel : public Kernel {

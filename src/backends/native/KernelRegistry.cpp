@@ -1,6 +1,6 @@
 // Registry of native kernels: each op's file registers its variants (OPT_REGISTER_KERNELS); the
 // planner asks for the best variant that supports a node.
-#include "backends/native/Kernel.h"
+#include "backends/native/KernelRegistry.h"
 #include "core/PendingFactories.h"
 
 #include <map>

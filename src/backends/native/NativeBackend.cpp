@@ -5,7 +5,7 @@
 
 #include "backends/BackendRegistry.h"
 #include "backends/NodeHandle.h"
-#include "backends/native/Kernel.h"
+#include "backends/native/KernelRegistry.h"
 #include "backends/native/NativeKernels.h"
 #include "backends/native/OutputAllocator.h"
 #include "ir/HalfPromotion.h"

@@ -11,7 +11,8 @@
 #include <thread>
 
 #include "ir/Container.h"
-#include "backends/native/Kernel.h"
+#include "backends/native/KernelRegistry.h"
+#include "backends/native/KernelTestCase.h"
 #include "backends/native/OutputAllocator.h"
 #include "Optimium/Runtime/Types/BFloat16.h"
 #include "Optimium/Runtime/Types/Float16.h"

@@ -3,7 +3,7 @@
 // and one pass then adds the residual and applies the fused clamp.
 #pragma once
 
-#include "backends/native/Kernel.h"
+#include "backends/native/KernelRegistry.h"
 
 namespace optimium {
 namespace runtime {

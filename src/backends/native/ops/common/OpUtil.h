@@ -12,7 +12,8 @@
 #include <utility>
 #include <vector>
 
-#include "backends/native/Kernel.h"
+#include "backends/native/KernelRegistry.h"
+#include "backends/native/KernelTestCase.h"
 
 namespace optimium {
 namespace runtime {

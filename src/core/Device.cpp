@@ -7,15 +7,13 @@
 
 #include <unistd.h>
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <cpuid.h>
-#endif
 #if defined(__linux__) && (defined(__aarch64__) || defined(__arm__) || defined(__riscv))
 #include <sys/auxv.h>
 #endif
 
 #include "Optimium/Runtime/Device.h"
 #include "Optimium/Runtime/Exceptions.h"
+#include "core/CpuFeatures.h"
 #include "core/DeviceRegistry.h"
 
 namespace optimium {
@@ -186,59 +184,29 @@ std::string HexagonCapability::toString() const {
 namespace {
 
 #if defined(__x86_64__) || defined(__i386__)
-uint64_t readXCR0() {
-  uint32_t Lo = 0, Hi = 0;
-  // xgetbv by opcode-free asm: needs no -mxsave; only called when OSXSAVE says it is available.
-  __asm__ volatile("xgetbv" : "=a"(Lo), "=d"(Hi) : "c"(0));
-  return (static_cast<uint64_t>(Hi) << 32) | Lo;
-}
-
 std::unique_ptr<Capability> detectX86() {
+  const detail::CpuFeatures &F = detail::cpuFeatures();
   auto C = std::make_unique<X86Capability>();
-  unsigned Eax = 0, Ebx = 0, Ecx = 0, Edx = 0;
-  const unsigned MaxLeaf = __get_cpuid_max(0, nullptr);
-  if (MaxLeaf < 1 || !__get_cpuid(1, &Eax, &Ebx, &Ecx, &Edx))
-    return C;
-  const auto Bit = [](unsigned Reg, int B) { return ((Reg >> B) & 1u) != 0; };
-  C->SSE2 = Bit(Edx, 26);
-  C->SSE3 = Bit(Ecx, 0);
-  C->SSSE3 = Bit(Ecx, 9);
-  C->SSE41 = Bit(Ecx, 19);
-  C->SSE42 = Bit(Ecx, 20);
-  const bool CpuFMA = Bit(Ecx, 12), CpuAVX = Bit(Ecx, 28), CpuF16C = Bit(Ecx, 29);
-
-  // The OS must save the wider register state, or the instructions fault (XCR0).
-  const bool OSXSave = Bit(Ecx, 27);
-  const uint64_t XCR0 = OSXSave ? readXCR0() : 0;
-  const bool OSAvx = (XCR0 & 0x6) == 0x6;                // XMM | YMM
-  const bool OSAvx512 = OSAvx && (XCR0 & 0xe0) == 0xe0;  // opmask | ZMM_Hi256 | Hi16_ZMM
-  const bool OSAmx = (XCR0 & 0x60000) == 0x60000;        // XTILECFG | XTILEDATA
-
-  C->AVX = CpuAVX && OSAvx;
-  C->FMA = CpuFMA && OSAvx;
-  C->F16C = CpuF16C && OSAvx;
-
-  if (MaxLeaf >= 7) {
-    __cpuid_count(7, 0, Eax, Ebx, Ecx, Edx);
-    const unsigned MaxSub7 = Eax;
-    C->AVX2 = Bit(Ebx, 5) && OSAvx;
-    C->AVX512F = Bit(Ebx, 16) && OSAvx512;
-    C->AVX512DQ = Bit(Ebx, 17) && OSAvx512;
-    C->AVX512BW = Bit(Ebx, 30) && OSAvx512;
-    C->AVX512VL = Bit(Ebx, 31) && OSAvx512;
-    C->AVX512VNNI = Bit(Ecx, 11) && OSAvx512;
-    C->AVX512FP16 = Bit(Edx, 23) && OSAvx512;
-    // AMX also needs a per-process permission on Linux (arch_prctl ARCH_REQ_XCOMP_PERM), requested
-    // by the kernels that use it; here we report what the CPU and the OS support.
-    C->AMXBF16 = Bit(Edx, 22) && OSAmx;
-    C->AMXTile = Bit(Edx, 24) && OSAmx;
-    C->AMXInt8 = Bit(Edx, 25) && OSAmx;
-    if (MaxSub7 >= 1) {
-      __cpuid_count(7, 1, Eax, Ebx, Ecx, Edx);
-      C->AVXVNNI = Bit(Eax, 4) && OSAvx;
-      C->AVX512BF16 = Bit(Eax, 5) && OSAvx512;
-    }
-  }
+  C->SSE2 = F.SSE2;
+  C->SSE3 = F.SSE3;
+  C->SSSE3 = F.SSSE3;
+  C->SSE41 = F.SSE41;
+  C->SSE42 = F.SSE42;
+  C->AVX = F.AVX;
+  C->AVX2 = F.AVX2;
+  C->FMA = F.FMA;
+  C->F16C = F.F16C;
+  C->AVX512F = F.AVX512F;
+  C->AVX512BW = F.AVX512BW;
+  C->AVX512DQ = F.AVX512DQ;
+  C->AVX512VL = F.AVX512VL;
+  C->AVX512VNNI = F.AVX512VNNI;
+  C->AVX512BF16 = F.AVX512BF16;
+  C->AVX512FP16 = F.AVX512FP16;
+  C->AVXVNNI = F.AVXVNNI;
+  C->AMXTile = F.AMXTile;
+  C->AMXInt8 = F.AMXInt8;
+  C->AMXBF16 = F.AMXBF16;
   return C;
 }
 #endif

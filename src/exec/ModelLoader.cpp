@@ -10,6 +10,7 @@
 #include <set>
 #include <thread>
 
+#include "core/CpuFeatures.h"
 #include "core/LargeAlloc.h"
 #include "core/Log.h"
 #include "exec/InputShapes.h"
@@ -17,20 +18,8 @@
 #include "import/Manifest.h"
 #include "import/MappedFile.h"
 #include "import/onnx/OnnxImporter.h"
-#include "passes/Bf16Weights.h"
-#include "passes/FuseDynamicQuantMatMul.h"
 #include "ir/InferShapes.h"
-#include "passes/FuseAttention.h"
-#include "passes/FuseConvActivation.h"
-#include "passes/FuseConvMaxPool.h"
-#include "passes/FuseConvResidual.h"
-#include "passes/FuseQdq.h"
-#include "passes/FuseSkipLayerNorm.h"
-#include "passes/FuseGelu.h"
-#include "passes/FusePointwiseDepthwise.h"
-#include "passes/FuseMatMulBias.h"
-#include "passes/FuseTransposeMatMul.h"
-#include "passes/RemoveFoldedNodes.h"
+#include "passes/Pipeline.h"
 
 namespace optimium {
 namespace runtime {
@@ -446,16 +435,11 @@ void buildDependencies(ModelImpl &M) {
 
 /// Auto: Pipeline when the pool has 2+ threads and some level of the graph holds 2+ independent
 /// ops (there is something to overlap); Sequential otherwise.
-/// Ops whose kernels do enough work to be worth running beside another one (GEMM-class work).
+/// Ops whose kernels do enough work to be worth running beside another one (OpSchema::Heavy, set
+/// where each op registers its schema, fused ops included).
 bool heavyOp(const Node &N) {
-  static const char *const Heavy[] = {"Conv",         "ConvTranspose", "ConvInteger", "QLinearConv", "MatMul",
-                                      "MatMulInteger", "QLinearMatMul", "Gemm",        "Attention",   "Einsum",
-                                      "LSTM",          "GRU",           "RNN",         "If",          "Loop",
-                                      "Scan"};
-  for (const char *H : Heavy)
-    if (N.OpType == H)
-      return true;
-  return false;
+  const OpSchema *S = findOpSchema(N.Domain, N.OpType);
+  return S && S->Heavy;
 }
 
 SchedulerType chooseScheduler(const ModelImpl &M) {
@@ -604,28 +588,6 @@ Status validateCapacities(ModelImpl &M) {
   return Status::ok();
 }
 
-/// Whether QDQ graphs should run on integers (passes/FuseQdq): only where QLinearConv's VNNI kernel
-/// runs (the features ops/common/QuantCommon.h's int8VnniAvailable checks). Elsewhere the integer reference convolution is slower
-/// than dequantize -> float Conv -> quantize, and the rest of the rewrites gain little alone.
-bool integerQdqIsFast() {
-#if defined(__x86_64__)
-  return __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw") &&
-         __builtin_cpu_supports("avx512vl");
-#else
-  return false;
-#endif
-}
-
-/// Whether FusedDepthwisePointwise has its fast (AVX-512 strip) kernel on this CPU, and
-/// FusedConvMaxPool its small direct one (AVX-512F); elsewhere only their references would run.
-bool separableConvIsFast() {
-#if defined(__x86_64__)
-  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma");
-#else
-  return false;
-#endif
-}
-
 Result<std::shared_ptr<ModelImpl>> finishLoad(ImportedModel Imported, const ModelLoadOptions &Options,
                                               const std::string &ManifestPath) {
   auto M = std::make_shared<ModelImpl>();
@@ -639,32 +601,12 @@ Result<std::shared_ptr<ModelImpl>> finishLoad(ImportedModel Imported, const Mode
     RETURN_IF_ERROR(applyManifest(*M, Man));
   }
   RETURN_IF_ERROR(inferGraphShapes(*M->G));
-  removeFoldedNodes(*M->G);
-  // Fusion hides the intermediate between the fused ops: not when every intermediate is wanted.
-  if (Options.EnableMemoryOptimization && Options.IntermediateSavePath.empty()) {
-    fuseConvResidual(*M->G); // before fuseConvActivation: a Relu after the Add then folds in too
-    fuseConvActivation(*M->G);
-    fusePointwiseDepthwise(*M->G); // after the activations: it carries the 1x1 Conv's clamp
-    if (separableConvIsFast()) {
-      fuseDepthwisePointwise(*M->G);
-      fuseConvMaxPool(*M->G); // its kernel is Conv's AVX-512 small one, as fast on the same CPUs
-    }
-    if (integerQdqIsFast()) {
-      fuseQuantizedConv(*M->G);
-      fuseQuantizedAdd(*M->G);
-      fuseQuantizedMaxPool(*M->G);
-      fuseDynamicQuantMatMul(*M->G);
-      foldConstantDequantize(*M->G);
-    }
-    useBf16Weights(*M->G); // before the MatMul fusions: they take its bf16-weight MatMuls too
-    fuseMatMulBias(*M->G);
-    fuseGelu(*M->G);
-    fuseMatMulGelu(*M->G);
-    fuseSiblingMatMuls(*M->G);
-    fuseAttention(*M->G);
-    fuseSkipLayerNorm(*M->G);
-    fuseTransposeMatMul(*M->G);
-  }
+  // The pass table (passes/Pipeline.cpp). Fusion hides the intermediates between the fused ops:
+  // none runs when every intermediate is wanted.
+  PipelineOptions PO;
+  PO.KeepIntermediates = !Options.EnableMemoryOptimization || !Options.IntermediateSavePath.empty();
+  PO.Cpu = cpuFeatures();
+  runPassPipeline(*M->G, PO);
   ASSIGN_OR_RETURN(auto Candidates, resolveDevices(Options));
   {
     ScopedSourceFiles Files(&Imported.Mappings); // factories packing from the file release as they go

@@ -55,6 +55,9 @@ struct OpSchema {
   int MaxOpsetVersion = 1000;
   /// Whether inputs may be sequence/optional values (else such an input is a TypeError at load).
   bool TakesContainers = false;
+  /// GEMM-class work: a kernel call does enough to be worth running beside another op (the Auto
+  /// scheduler picks Pipeline when two heavy ops are independent). Set with OPT_REGISTER_HEAVY_SCHEMA.
+  bool Heavy = false;
   ShapeFn Infer;
 };
 
@@ -81,6 +84,14 @@ struct SchemaRegistrar {
 #define OPT_REGISTER_SCHEMA(Id, ...)                                                               \
   static ::optimium::runtime::detail::SchemaRegistrar OPT_CONCAT(OptSchemaRegistrar_, Id)(        \
       #Id, []() -> ::optimium::runtime::detail::OpSchema { return __VA_ARGS__; })
+/// The same for an op whose kernels do GEMM-class work (OpSchema::Heavy).
+#define OPT_REGISTER_HEAVY_SCHEMA(Id, ...)                                                         \
+  static ::optimium::runtime::detail::SchemaRegistrar OPT_CONCAT(OptSchemaRegistrar_, Id)(        \
+      #Id, []() -> ::optimium::runtime::detail::OpSchema {                                         \
+        ::optimium::runtime::detail::OpSchema S = __VA_ARGS__;                                     \
+        S.Heavy = true;                                                                            \
+        return S;                                                                                  \
+      })
 
 } // namespace detail
 } // namespace runtime

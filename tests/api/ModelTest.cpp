@@ -10,6 +10,7 @@
 #include "Optimium/Runtime.h"
 #include "OnnxBuilder.h"
 #include "TestUtil.h"
+#include "core/CpuFeatures.h"
 
 namespace rt = optimium::runtime;
 using namespace optimium_test;
@@ -148,11 +149,7 @@ TEST(Model, MetadataDescribesTensorsAndOperations) {
   }
   // Two Conv -> Relu pairs are fused (10 ONNX nodes), and on AVX-512 (Conv's small kernel) the
   // first one with the MaxPool after it too; with every intermediate readable, none are.
-#if defined(__x86_64__)
-  const bool PoolFused = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma");
-#else
-  const bool PoolFused = false;
-#endif
+  const bool PoolFused = optimium::runtime::detail::cpuFeatures().avx512Fma();
   EXPECT_GE(Constants, 8u);
   EXPECT_GE(Intermediates, PoolFused ? 6u : 7u);
   ASSERT_EQ(M.getOperations().size(), PoolFused ? 7u : 8u);

@@ -990,7 +990,7 @@ OpKernels attentionKernels() {
   return K;
 }
 
-OPT_REGISTER_SCHEMA(Attention, attentionSchema());
+OPT_REGISTER_HEAVY_SCHEMA(Attention, attentionSchema());
 OPT_REGISTER_KERNELS(Attention, attentionKernels());
 
 } // namespace

@@ -20,6 +20,7 @@
 #include "backends/native/ops/common/ConvResidual.h"
 #include "backends/native/ops/common/RowPipeline.h"
 #include "backends/native/ops/common/Winograd.h"
+#include "core/CpuFeatures.h"
 #include "ir/FusedOps.h"
 
 namespace optimium {
@@ -197,7 +198,7 @@ private:
 };
 
 #if defined(__x86_64__)
-bool avx512PackAvailable() { return __builtin_cpu_supports("avx512f"); }
+bool avx512PackAvailable() { return cpuFeatures().AVX512F; }
 
 /// Dst[j] = Src[j * SW] for j in [Lo, Hi), 0 for the other j < Len (SW 1 or 2). Lanes outside
 /// [Lo, Hi) are masked off in the loads, which do not fault there, so Src may point before or
@@ -1405,7 +1406,7 @@ OpKernels convKernels() {
   return K;
 }
 
-OPT_REGISTER_SCHEMA(Conv, convSchema());
+OPT_REGISTER_HEAVY_SCHEMA(Conv, convSchema());
 OPT_REGISTER_KERNELS(Conv, convKernels());
 
 } // namespace

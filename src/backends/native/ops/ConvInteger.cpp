@@ -65,7 +65,7 @@ OpKernels convIntegerKernels() {
   return K;
 }
 
-OPT_REGISTER_SCHEMA(ConvInteger, convIntegerSchema());
+OPT_REGISTER_HEAVY_SCHEMA(ConvInteger, convIntegerSchema());
 OPT_REGISTER_KERNELS(ConvInteger, convIntegerKernels());
 
 } // namespace

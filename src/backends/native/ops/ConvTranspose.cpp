@@ -388,7 +388,7 @@ OpKernels convTransposeKernels() {
   return K;
 }
 
-OPT_REGISTER_SCHEMA(ConvTranspose, convTransposeSchema());
+OPT_REGISTER_HEAVY_SCHEMA(ConvTranspose, convTransposeSchema());
 OPT_REGISTER_KERNELS(ConvTranspose, convTransposeKernels());
 
 } // namespace

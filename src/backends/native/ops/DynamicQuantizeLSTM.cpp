@@ -197,7 +197,7 @@ OpKernels dynamicQuantizeLstmKernels() {
   return K;
 }
 
-OPT_REGISTER_SCHEMA(DynamicQuantizeLSTM, dynamicQuantizeLstmSchema());
+OPT_REGISTER_HEAVY_SCHEMA(DynamicQuantizeLSTM, dynamicQuantizeLstmSchema());
 OPT_REGISTER_KERNELS(DynamicQuantizeLSTM, dynamicQuantizeLstmKernels());
 
 } // namespace

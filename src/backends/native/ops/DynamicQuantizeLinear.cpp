@@ -2,6 +2,7 @@
 // 0), then y = saturate(rint(x / scale) + zero_point), as the ONNX reference computes them.
 #include "backends/native/ops/common/QuantCommon.h"
 #include "backends/native/ops/common/QuantizeRange.h"
+#include "core/CpuFeatures.h"
 
 #include <cmath>
 #if defined(__x86_64__)
@@ -132,8 +133,7 @@ OpKernels dynamicQuantizeKernels() {
 #if defined(__x86_64__)
   K.Variants.push_back({"f32_dynamicquantizelinear__avx512", 30,
                         [F32](const KernelCreateInfo &I) {
-                          return F32(I) && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                                 __builtin_cpu_supports("avx512vl");
+                          return F32(I) && cpuFeatures().avx512Int8();
                         },
                         [](const KernelCreateInfo &) {
                           return makeKernel<FunctionKernel>([](const KernelContext &C) { return runDynamicQuantizeAvx512(C); });

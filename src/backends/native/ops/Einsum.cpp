@@ -267,7 +267,7 @@ OpKernels einsumKernels() {
   return K;
 }
 
-OPT_REGISTER_SCHEMA(Einsum, einsumSchema());
+OPT_REGISTER_HEAVY_SCHEMA(Einsum, einsumSchema());
 OPT_REGISTER_KERNELS(Einsum, einsumKernels());
 
 } // namespace

@@ -275,7 +275,7 @@ OpKernels convPoolKernels() {
   return K;
 }
 
-OPT_REGISTER_SCHEMA(FusedConvMaxPool, convPoolSchema());
+OPT_REGISTER_HEAVY_SCHEMA(FusedConvMaxPool, convPoolSchema());
 OPT_REGISTER_KERNELS(FusedConvMaxPool, convPoolKernels());
 
 } // namespace

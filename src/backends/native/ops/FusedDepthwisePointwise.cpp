@@ -385,7 +385,7 @@ OpKernels separableKernels() {
   return K;
 }
 
-OPT_REGISTER_SCHEMA(FusedDepthwisePointwise, separableSchema());
+OPT_REGISTER_HEAVY_SCHEMA(FusedDepthwisePointwise, separableSchema());
 OPT_REGISTER_KERNELS(FusedDepthwisePointwise, separableKernels());
 
 } // namespace

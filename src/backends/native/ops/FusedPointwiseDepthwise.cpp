@@ -673,7 +673,7 @@ OpKernels fusedKernels() {
   return K;
 }
 
-OPT_REGISTER_SCHEMA(FusedPointwiseDepthwise, fusedSchema());
+OPT_REGISTER_HEAVY_SCHEMA(FusedPointwiseDepthwise, fusedSchema());
 OPT_REGISTER_KERNELS(FusedPointwiseDepthwise, fusedKernels());
 
 } // namespace

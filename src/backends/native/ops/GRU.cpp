@@ -16,7 +16,7 @@ OpKernels gruKernels() {
   return K;
 }
 
-OPT_REGISTER_SCHEMA(GRU, rnnSchema("GRU", RnnKind::Gru));
+OPT_REGISTER_HEAVY_SCHEMA(GRU, rnnSchema("GRU", RnnKind::Gru));
 OPT_REGISTER_KERNELS(GRU, gruKernels());
 
 } // namespace

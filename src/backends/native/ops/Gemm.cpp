@@ -273,7 +273,7 @@ OpKernels gemmKernels() {
   return K;
 }
 
-OPT_REGISTER_SCHEMA(Gemm, gemmSchema());
+OPT_REGISTER_HEAVY_SCHEMA(Gemm, gemmSchema());
 OPT_REGISTER_KERNELS(Gemm, gemmKernels());
 
 } // namespace

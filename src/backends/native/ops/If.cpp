@@ -195,7 +195,7 @@ OpKernels ifKernels() {
   return K;
 }
 
-OPT_REGISTER_SCHEMA(If, ifSchema());
+OPT_REGISTER_HEAVY_SCHEMA(If, ifSchema());
 OPT_REGISTER_KERNELS(If, ifKernels());
 
 } // namespace

@@ -16,7 +16,7 @@ OpKernels lstmKernels() {
   return K;
 }
 
-OPT_REGISTER_SCHEMA(LSTM, rnnSchema("LSTM", RnnKind::Lstm));
+OPT_REGISTER_HEAVY_SCHEMA(LSTM, rnnSchema("LSTM", RnnKind::Lstm));
 OPT_REGISTER_KERNELS(LSTM, lstmKernels());
 
 } // namespace

@@ -254,7 +254,7 @@ OpKernels loopKernels() {
   return K;
 }
 
-OPT_REGISTER_SCHEMA(Loop, loopSchema());
+OPT_REGISTER_HEAVY_SCHEMA(Loop, loopSchema());
 OPT_REGISTER_KERNELS(Loop, loopKernels());
 
 } // namespace

@@ -699,7 +699,7 @@ OpKernels matMulKernels() {
   return K;
 }
 
-OPT_REGISTER_SCHEMA(MatMul, matMulSchema());
+OPT_REGISTER_HEAVY_SCHEMA(MatMul, matMulSchema());
 OPT_REGISTER_KERNELS(MatMul, matMulKernels());
 
 } // namespace

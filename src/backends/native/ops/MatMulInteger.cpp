@@ -62,7 +62,7 @@ OpKernels matMulIntegerKernels() {
   return K;
 }
 
-OPT_REGISTER_SCHEMA(MatMulInteger, matMulIntegerSchema());
+OPT_REGISTER_HEAVY_SCHEMA(MatMulInteger, matMulIntegerSchema());
 OPT_REGISTER_KERNELS(MatMulInteger, matMulIntegerKernels());
 
 } // namespace

@@ -453,7 +453,7 @@ OpKernels matMulIntegerToFloatKernels() {
   return K;
 }
 
-OPT_REGISTER_SCHEMA(MatMulIntegerToFloat, matMulIntegerToFloatSchema());
+OPT_REGISTER_HEAVY_SCHEMA(MatMulIntegerToFloat, matMulIntegerToFloatSchema());
 OPT_REGISTER_KERNELS(MatMulIntegerToFloat, matMulIntegerToFloatKernels());
 
 } // namespace

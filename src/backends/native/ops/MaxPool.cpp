@@ -12,6 +12,7 @@
 #include "backends/native/ops/common/PlaneWindow.h"
 #include "backends/native/ops/common/Pooling.h"
 #include "backends/native/ops/common/VecMath512.h"
+#include "core/CpuFeatures.h"
 
 namespace optimium {
 namespace runtime {
@@ -455,7 +456,7 @@ OpKernels maxPoolKernels() {
   for (ElementType T : {ElementType::U8, ElementType::I8})
     K.Variants.push_back({T == ElementType::U8 ? "u8_maxpool__avx512" : "i8_maxpool__avx512", 30,
                           [T](const KernelCreateInfo &I) {
-                            return __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+                            return cpuFeatures().avx512Int8() &&
                                    inputIs(I, 0, T) && !wantsIndices(I.N) && I.Inputs[0].Shape.getRank() == 4;
                           },
                           [T](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {

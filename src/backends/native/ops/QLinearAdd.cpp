@@ -6,6 +6,7 @@
 // kFusedActMax (a Relu / Clip between the Add and the QuantizeLinear, folded by passes/FuseQdq)
 // clamp C at their quantized values.
 #include "backends/native/ops/common/QuantCommon.h"
+#include "core/CpuFeatures.h"
 #include "ir/FusedOps.h"
 
 #if defined(__x86_64__)
@@ -92,7 +93,7 @@ template <typename T> void addRange(const AddParams &P, const T *A, const T *B, 
 
 #if defined(__x86_64__)
 bool avx512Available() {
-  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
+  return cpuFeatures().avx512Int8();
 }
 
 /// 16 elements per step; the float steps as the scalar code (separate mul / add / div: no FMA).

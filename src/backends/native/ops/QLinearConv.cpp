@@ -699,7 +699,7 @@ OpKernels qlinearConvKernels() {
   return K;
 }
 
-OPT_REGISTER_SCHEMA(QLinearConv, qlinearConvSchema());
+OPT_REGISTER_HEAVY_SCHEMA(QLinearConv, qlinearConvSchema());
 OPT_REGISTER_KERNELS(QLinearConv, qlinearConvKernels());
 
 } // namespace

@@ -78,7 +78,7 @@ OpKernels qlinearMatMulKernels() {
   return K;
 }
 
-OPT_REGISTER_SCHEMA(QLinearMatMul, qlinearMatMulSchema());
+OPT_REGISTER_HEAVY_SCHEMA(QLinearMatMul, qlinearMatMulSchema());
 OPT_REGISTER_KERNELS(QLinearMatMul, qlinearMatMulKernels());
 
 } // namespace

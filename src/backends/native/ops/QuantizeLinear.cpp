@@ -6,6 +6,7 @@
 // along the axis). x is f32, f16 or i32; the output type comes from the zero point or 'output_dtype'.
 #include "backends/native/ops/common/QuantCommon.h"
 #include "backends/native/ops/common/QuantizeRange.h"
+#include "core/CpuFeatures.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -104,7 +105,7 @@ Status runQuantize(const Node &N, const KernelContext &Ctx, bool Par, bool Satur
 #if defined(__x86_64__)
 /// The AVX-512 variant: float32 input, u8/s8 output, per-tensor scale and zero point.
 bool quantizeAvx512Supports(const KernelCreateInfo &I) {
-  if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512bw") || !__builtin_cpu_supports("avx512vl"))
+  if (!cpuFeatures().avx512Int8())
     return false;
   if (!inputIs(I, 0, ElementType::F32) || I.Outputs.empty() ||
       (I.Outputs[0].Type != ElementType::U8 && I.Outputs[0].Type != ElementType::I8))

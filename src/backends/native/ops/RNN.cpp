@@ -16,7 +16,7 @@ OpKernels rnnKernels() {
   return K;
 }
 
-OPT_REGISTER_SCHEMA(RNN, rnnSchema("RNN", RnnKind::Rnn));
+OPT_REGISTER_HEAVY_SCHEMA(RNN, rnnSchema("RNN", RnnKind::Rnn));
 OPT_REGISTER_KERNELS(RNN, rnnKernels());
 
 } // namespace

@@ -359,7 +359,7 @@ OpKernels scanKernels() {
   return K;
 }
 
-OPT_REGISTER_SCHEMA(Scan, scanSchema());
+OPT_REGISTER_HEAVY_SCHEMA(Scan, scanSchema());
 OPT_REGISTER_KERNELS(Scan, scanKernels());
 
 } // namespace

@@ -2,6 +2,7 @@
 // together (four independent FMA chains: one chain of 9 dependent FMAs per vector would wait on
 // the FMA latency).
 #include "backends/native/ops/common/DepthwiseFlat.h"
+#include "core/CpuFeatures.h"
 
 #include <algorithm>
 
@@ -78,7 +79,7 @@ __attribute__((target("avx512f,fma"))) void flatPlane(const FlatDepthwisePlan &P
 
 bool depthwiseFlatSupported(const DepthwiseGeometry &G) {
 #ifdef OPT_DWFLAT_X86
-  static const bool Cpu = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma");
+  static const bool Cpu = cpuFeatures().avx512Fma();
   return Cpu && G.SH == 1 && G.SW == 1 && G.DH == 1 && G.DW == 1 && G.OH == G.H && G.OW == G.W && G.KH >= 1 &&
          G.KW >= 1 && G.KH * G.KW <= kMaxTaps;
 #else

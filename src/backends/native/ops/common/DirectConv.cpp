@@ -2,6 +2,7 @@
 // loaded with the depthwise plane kernel's column masks (border lanes read as zero, no padded
 // copy); stride 2 keeps the even lanes of 32 consecutive inputs with one two-source permute.
 #include "backends/native/ops/common/DirectConv.h"
+#include "core/CpuFeatures.h"
 
 #include <algorithm>
 
@@ -102,7 +103,7 @@ __attribute__((target("avx512f,fma"))) void rowsAvx512(const DirectConvGeometry 
 
 bool directConvAvx512Supported(const DepthwiseGeometry &G, int64_t C) {
 #ifdef OPT_DIRECT_X86
-  static const bool Cpu = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma");
+  static const bool Cpu = cpuFeatures().avx512Fma();
   return Cpu && (G.SW == 1 || G.SW == 2) && G.SH >= 1 && G.DH >= 1 && G.DW >= 1 && G.KH >= 1 && G.KW >= 1 &&
          C >= 1 && C * G.KH * G.KW <= kDirectConvMaxTaps;
 #else

@@ -5,6 +5,7 @@
 #include "backends/native/ops/common/GemmBf16.h"
 #include "backends/native/ops/common/MathApprox.h"
 #include "backends/native/ops/common/VecMath512.h"
+#include "core/CpuFeatures.h"
 
 #include <algorithm>
 #include <cstring>
@@ -418,8 +419,8 @@ bool gemmIsaAvailable(GemmIsa Isa) {
   switch (Isa) {
   case GemmIsa::Portable: return true;
 #ifdef OPT_GEMM_X86
-  case GemmIsa::Avx2: return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  case GemmIsa::Avx512: return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma");
+  case GemmIsa::Avx2: return cpuFeatures().avx2Fma();
+  case GemmIsa::Avx512: return cpuFeatures().avx512Fma();
 #else
   default: return false;
 #endif

@@ -2,6 +2,7 @@
 // that GCC vectorizes; target_clones builds AVX-512, AVX2 and baseline versions of each loop.
 #include "backends/native/ops/common/MathApprox.h"
 #include "backends/native/ops/common/VecMath512.h"
+#include "core/CpuFeatures.h"
 
 #include <cmath>
 #include <cstdint>
@@ -200,7 +201,7 @@ OPT_MATH_CLONES void layerNormF32Generic(const float *X, float *Y, size_t N, con
 namespace {
 
 bool haveAvx512() {
-  static const bool Have = __builtin_cpu_supports("avx512f");
+  static const bool Have = cpuFeatures().AVX512F;
   return Have;
 }
 

@@ -2,6 +2,7 @@
 // one masked unaligned load; stride 2 loads 32 consecutive inputs and keeps the even ones with one
 // two-source permute. The 3x3 kernel (MobileNet, EfficientNet) is unrolled at compile time.
 #include "backends/native/ops/common/PlaneWindow.h"
+#include "core/CpuFeatures.h"
 
 #include <algorithm>
 #include <cmath>
@@ -125,7 +126,7 @@ __attribute__((target("avx512f,fma"))) void dwRowsAvx512(const DepthwiseGeometry
 
 bool depthwiseAvx512Supported(const DepthwiseGeometry &G) {
 #ifdef OPT_DW_X86
-  static const bool Cpu = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma");
+  static const bool Cpu = cpuFeatures().avx512Fma();
   return Cpu && (G.SW == 1 || G.SW == 2) && G.SH >= 1 && G.DH >= 1 && G.DW >= 1 && G.KH >= 1 && G.KW >= 1;
 #else
   (void)G;

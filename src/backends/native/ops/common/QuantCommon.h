@@ -10,6 +10,7 @@
 
 #include "backends/native/ops/common/NormCommon.h"
 #include "backends/native/ops/common/Pooling.h"
+#include "core/CpuFeatures.h"
 #include "core/LowPrecision.h"
 
 namespace optimium {
@@ -18,11 +19,10 @@ namespace detail {
 namespace ops {
 
 /// Whether this CPU runs the int8 VPDPBUSD kernels (QLinearConv, MatMulIntegerToFloat): AVX-512 F,
-/// BW, VL and VNNI. (exec/ModelLoader's integerQdqIsFast checks the same features.)
+/// BW, VL and VNNI. (passes/Pipeline's Avx512Vnni gate checks the same features.)
 inline bool int8VnniAvailable() {
 #if defined(__x86_64__)
-  static const bool Has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                          __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
+  static const bool Has = cpuFeatures().avx512Vnni();
   return Has;
 #else
   return false;

@@ -10,6 +10,7 @@
 
 #include "backends/native/ops/common/SimdDispatch.h"
 #include "backends/native/ops/common/VecMath512.h"
+#include "core/CpuFeatures.h"
 
 namespace optimium {
 namespace runtime {
@@ -565,7 +566,7 @@ __attribute__((target("avx512f"))) void copyRowsPadded(const float *Src, int64_t
 
 bool rowPipelineAvx512Supported() {
 #ifdef OPT_SIMD_X86
-  static const bool Cpu = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma");
+  static const bool Cpu = cpuFeatures().avx512Fma();
   return Cpu;
 #else
   return false;

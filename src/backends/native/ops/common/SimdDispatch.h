@@ -13,6 +13,8 @@
 #define OPT_TARGET_AVX512
 #endif
 
+#include "core/CpuFeatures.h"
+
 namespace optimium {
 namespace runtime {
 namespace detail {
@@ -21,8 +23,7 @@ namespace ops {
 /// Whether this CPU runs the OPT_TARGET_AVX512 copies (AVX-512 F, BW, DQ and VL).
 inline bool simdAvx512() {
 #ifdef OPT_SIMD_X86
-  static const bool Has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                          __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
+  static const bool Has = cpuFeatures().avx512Core();
   return Has;
 #else
   return false;

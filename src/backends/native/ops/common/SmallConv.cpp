@@ -8,6 +8,7 @@
 
 #include "backends/native/ops/common/SimdDispatch.h"
 #include "backends/native/ops/common/VecMath512.h"
+#include "core/CpuFeatures.h"
 
 namespace optimium {
 namespace runtime {
@@ -360,7 +361,7 @@ __attribute__((target("avx512f"))) void smallConvPoolAvx512(const SmallConvGeome
 
 } // namespace
 
-bool smallConvAvailable() { return __builtin_cpu_supports("avx512f"); }
+bool smallConvAvailable() { return cpuFeatures().AVX512F; }
 
 void smallConvMaxPool2x2(const SmallConvGeometry &G, const SmallConvWeights &W, const float *Bias, const float *X,
                          float *Y, const Parallel &Par) {

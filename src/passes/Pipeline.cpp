@@ -1,0 +1,94 @@
+// The pass table (see Pipeline.h). Each row's Order says what it must come before or after.
+#include "passes/Pipeline.h"
+
+#include <atomic>
+
+#include "core/Log.h"
+#include "passes/Bf16Weights.h"
+#include "passes/FuseAttention.h"
+#include "passes/FuseConvActivation.h"
+#include "passes/FuseConvMaxPool.h"
+#include "passes/FuseConvResidual.h"
+#include "passes/FuseDynamicQuantMatMul.h"
+#include "passes/FuseGelu.h"
+#include "passes/FuseMatMulBias.h"
+#include "passes/FusePointwiseDepthwise.h"
+#include "passes/FuseQdq.h"
+#include "passes/FuseSkipLayerNorm.h"
+#include "passes/FuseTransposeMatMul.h"
+#include "passes/RemoveFoldedNodes.h"
+
+namespace optimium {
+namespace runtime {
+namespace detail {
+
+namespace {
+std::atomic<bool> IgnoreGatesGlobally{false};
+} // namespace
+
+const std::vector<PassInfo> &passPipeline() {
+  static const std::vector<PassInfo> Table = {
+      {"RemoveFoldedNodes", &removeFoldedNodes, PassGate::Always, false,
+       "first: nodes whose outputs shape inference folded to constants go before anything matches on them"},
+      {"FuseConvResidual", &fuseConvResidual, PassGate::Always, true,
+       "before FuseConvActivation: a Relu after the residual Add then folds in too"},
+      {"FuseConvActivation", &fuseConvActivation, PassGate::Always, true, "after FuseConvResidual"},
+      {"FusePointwiseDepthwise", &fusePointwiseDepthwise, PassGate::Always, true,
+       "after FuseConvActivation: the fused node carries the 1x1 Conv's clamp"},
+      {"FuseDepthwisePointwise", &fuseDepthwisePointwise, PassGate::Avx512Fma, true,
+       "after FusePointwiseDepthwise (which takes the expand halves first)"},
+      {"FuseConvMaxPool", &fuseConvMaxPool, PassGate::Avx512Fma, true,
+       "after FuseConvActivation (the clamp rides along); its kernel is Conv's AVX-512 small one"},
+      {"FuseQuantizedConv", &fuseQuantizedConv, PassGate::Avx512Vnni, true, "QDQ -> QLinearConv"},
+      {"FuseQuantizedAdd", &fuseQuantizedAdd, PassGate::Avx512Vnni, true, "after FuseQuantizedConv"},
+      {"FuseQuantizedMaxPool", &fuseQuantizedMaxPool, PassGate::Avx512Vnni, true, "after FuseQuantizedConv"},
+      {"FuseDynamicQuantMatMul", &fuseDynamicQuantMatMul, PassGate::Avx512Vnni, true,
+       "DynamicQuantizeLinear -> MatMulInteger -> scale into MatMulIntegerToFloat"},
+      {"FoldConstantDequantize", &foldConstantDequantize, PassGate::Avx512Vnni, true,
+       "after the QDQ fusions, which read the DequantizeLinear nodes it folds"},
+      {"UseBf16Weights", &useBf16Weights, PassGate::Always, true,
+       "before the MatMul fusions: they take its bf16-weight MatMuls too"},
+      {"FuseMatMulBias", &fuseMatMulBias, PassGate::Always, true, "after UseBf16Weights"},
+      {"FuseGelu", &fuseGelu, PassGate::Always, true, "before FuseMatMulGelu, which reads the Gelu it makes"},
+      {"FuseMatMulGelu", &fuseMatMulGelu, PassGate::Always, true, "after FuseMatMulBias and FuseGelu"},
+      {"FuseSiblingMatMuls", &fuseSiblingMatMuls, PassGate::Always, true,
+       "after the bias / Gelu fusions, so merged MatMuls carry them"},
+      {"FuseAttention", &fuseAttention, PassGate::Always, true, "after the MatMul fusions (Q/K/V projections)"},
+      {"FuseSkipLayerNorm", &fuseSkipLayerNorm, PassGate::Always, true, "after FuseAttention"},
+      {"FuseTransposeMatMul", &fuseTransposeMatMul, PassGate::Always, true,
+       "last: a Transpose left before a MatMul after the other fusions folds into it"},
+  };
+  return Table;
+}
+
+bool passGateOpen(PassGate Gate, const CpuFeatures &Cpu) {
+  switch (Gate) {
+  case PassGate::Always: return true;
+  case PassGate::Avx512Fma: return Cpu.avx512Fma();
+  case PassGate::Avx512Vnni: return Cpu.avx512Vnni();
+  }
+  return false;
+}
+
+std::vector<PassRun> runPassPipeline(Graph &G, const PipelineOptions &O) {
+  const bool IgnoreGates = O.IgnoreGates || IgnoreGatesGlobally.load();
+  std::vector<PassRun> Runs;
+  for (const PassInfo &P : passPipeline()) {
+    if (P.Fusion && O.KeepIntermediates)
+      continue;
+    if (!IgnoreGates && !passGateOpen(P.Gate, O.Cpu))
+      continue;
+    const size_t N = P.Run(G);
+    Runs.push_back({P.Name, N});
+    if (N)
+      OPT_LOG(Debug, "pass ", P.Name, ": ", N, " rewrite(s)");
+  }
+  return Runs;
+}
+
+ScopedIgnorePassGates::ScopedIgnorePassGates() : Prev(IgnoreGatesGlobally.exchange(true)) {}
+ScopedIgnorePassGates::~ScopedIgnorePassGates() { IgnoreGatesGlobally.store(Prev); }
+
+} // namespace detail
+} // namespace runtime
+} // namespace optimium

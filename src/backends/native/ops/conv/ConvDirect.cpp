@@ -1,0 +1,150 @@
+// Direct (no im2col) group-1 Conv for small problems: a stencil over output-channel blocks for
+// small stride-1 convolutions (common/SmallConv) and a row kernel for few-input-channel stems
+// (common/DirectConv).
+#include <algorithm>
+
+#include "backends/native/ops/common/DirectConv.h"
+#include "backends/native/ops/common/PlaneWindow.h"
+#include "backends/native/ops/common/SmallConv.h"
+#include "backends/native/ops/conv/ConvCommon.h"
+#include "ir/FusedOps.h"
+
+namespace optimium {
+namespace runtime {
+namespace detail {
+namespace ops {
+namespace conv {
+
+namespace {
+
+/// Small group-1 stride-1 convolutions as a direct stencil (common/SmallConv.h): weights packed
+/// in output-channel blocks at creation, the image zero-padded once per run, no im2col panels.
+class ConvSmallKernel : public Kernel {
+public:
+  ConvSmallKernel(ConvAttrs A, SmallConvWeights Packed) : A(std::move(A)), Packed(std::move(Packed)) {}
+
+  Status run(const KernelContext &Ctx) const override {
+    ASSIGN_OR_RETURN(const ConvRun R, planConv("Conv", A, Ctx));
+    const float *X = Ctx.Inputs[0].data<float>(), *B = biasOf(Ctx);
+    float *Y = Ctx.Outputs[0].data<float>();
+    SmallConvGeometry G;
+    G.C = R.C, G.H = R.G.In[0], G.W = R.G.In[1], G.M = R.M, G.OH = R.G.Out[0], G.OW = R.G.Out[1];
+    G.KH = A.W.Kernel[0], G.KW = A.W.Kernel[1], G.PH = R.G.PadBegin[0], G.PW = R.G.PadBegin[1];
+    G.HasAct = A.HasAct, G.ActMin = A.ActMin, G.ActMax = A.ActMax;
+    if (G.OH <= 0 || G.OW <= 0 || G.M == 0)
+      return Status::ok();
+    for (int64_t N = 0; N < R.N; ++N)
+      smallConv(G, Packed, B, X + N * R.C * R.InPlane, Y + N * R.M * R.OutPlane, Ctx.Par);
+    return Status::ok();
+  }
+
+private:
+  ConvAttrs A;
+  SmallConvWeights Packed;
+};
+
+/// Group-1 convolution with few input channels (an RGB stem) by the direct kernel of
+/// common/DirectConv: output rows split over the pool, bias and clamp in registers.
+class ConvDirectAvx512Kernel : public Kernel {
+public:
+  ConvDirectAvx512Kernel(ConvAttrs A, std::vector<float> PackedW) : A(std::move(A)), PackedW(std::move(PackedW)) {}
+
+  Status run(const KernelContext &Ctx) const override {
+    const char *Name = "f32_conv__direct_avx512";
+    ASSIGN_OR_RETURN(const ConvRun R, planConv(Name, A, Ctx));
+    if (R.OutPlane == 0 || R.N * R.M == 0)
+      return Status::ok();
+    DirectConvGeometry D;
+    D.G = planeGeometryOf(A.W, &R.G);
+    D.G.HasAct = A.HasAct, D.G.ActMin = A.ActMin, D.G.ActMax = A.ActMax;
+    D.C = R.C, D.M = R.M;
+    if (A.Group != 1 || !directConvAvx512Supported(D.G, R.C) ||
+        PackedW.size() != static_cast<size_t>(R.M * R.C * R.Taps))
+      return runError(Name, "geometry or weights not supported");
+    const DepthwisePlan Plan = planDepthwise(D.G);
+    const float *X = Ctx.Inputs[0].data<float>(), *B = biasOf(Ctx);
+    float *Y = Ctx.Outputs[0].data<float>();
+    const int64_t OH = D.G.OH, RowWork = D.G.OW * R.M * R.C * R.Taps;
+    // Rows of about 64K multiply-adds per task; under ~1M in all, the calling thread alone.
+    const Parallel Serial;
+    const Parallel &Par = R.N * OH * RowWork < (int64_t{1} << 20) ? Serial : Ctx.Par;
+    const size_t Grain = static_cast<size_t>(std::max<int64_t>(1, 65536 / std::max<int64_t>(1, RowWork)));
+    Par.forRange(static_cast<size_t>(R.N * OH), Grain, [&](size_t Lo, size_t Hi) {
+      for (int64_t T = static_cast<int64_t>(Lo); T < static_cast<int64_t>(Hi);) {
+        const int64_t N = T / OH, Oh0 = T % OH, Oh1 = std::min(OH, Oh0 + static_cast<int64_t>(Hi) - T);
+        directConvRowsAvx512(D, Plan, X + N * R.C * R.InPlane, PackedW.data(), B, Y + N * R.M * R.OutPlane, Oh0,
+                             Oh1);
+        T += Oh1 - Oh0;
+      }
+    });
+    return Status::ok();
+  }
+
+private:
+  ConvAttrs A;
+  std::vector<float> PackedW; ///< [C * KH * KW][M]
+};
+
+/// Input channels up to which a group-1 convolution takes the direct kernel (3: RGB stems).
+constexpr int64_t kDirectMaxChannels = 4;
+
+} // namespace
+
+KernelVariant directAvx512Variant() {
+  const auto Supports = [](const KernelCreateInfo &I) {
+    if (!convTypesOk(I) || !is2D(I) || !inputIsConst(I, 1))
+      return false;
+    auto A = attrsFor(I);
+    const TensorShape &X = I.Inputs[0].Shape;
+    return A.isOk() && A->Group == 1 && A->W.Kernel.size() == 2 && X[1].isConst() &&
+           X[1].value() <= kDirectMaxChannels && directConvAvx512Supported(planeGeometryOf(A->W, nullptr), X[1].value());
+  };
+  return {"f32_conv__direct_avx512", 40, Supports, [](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
+            ASSIGN_OR_RETURN(ConvAttrs A, attrsFor(I));
+            const ConstData &Wt = *I.Inputs[1].Const;
+            std::vector<float> Packed = packDirectConvWeights(Wt.as<float>(), Wt.Dims[0], product(Wt.Dims, 1, 4));
+            markConstConsumed(I, 1);
+            return makeKernel<ConvDirectAvx512Kernel>(std::move(A), std::move(Packed));
+          }};
+}
+
+/// The direct variant takes group-1 stride-1 undilated 2-D convolutions with constant weights, a
+/// kernel larger than 1x1 and few output channels (at most 64), below Winograd (3x3 shapes where
+/// it pays) and above the im2col GEMM: there the im2col GEMM's per-K-block
+/// panel copies and partial 12 x 32 tiles cost more than the convolution (MNIST: conv1 1->16 5x5 on
+/// 28x28 21 -> 4 us, conv2 16->32 5x5 on 14x14 60 -> 33 us; see the issue note).
+KernelVariant smallConvVariant() {
+  const auto Supports = [](const KernelCreateInfo &I) {
+    if (!convTypesOk(I) || !is2D(I) || !smallConvAvailable() || !inputIsConst(I, 1))
+      return false;
+    auto A = attrsFor(I);
+    if (!A.isOk() || A->Group != 1 || A->W.Kernel.size() != 2)
+      return false;
+    const WindowAttrs &W = A->W;
+    if (W.Strides[0] != 1 || W.Strides[1] != 1 || W.Dilations[0] != 1 || W.Dilations[1] != 1 ||
+        W.Kernel[0] * W.Kernel[1] < 2)
+      return false;
+    const std::vector<int64_t> &D = I.Inputs[1].Const->Dims;
+    return D[0] <= kSmallConvMaxOutputChannels && D[1] * W.Kernel[0] * W.Kernel[1] <= kSmallConvMaxReduction;
+  };
+  return {"f32_conv__small_avx512", 35, Supports, [](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
+            ASSIGN_OR_RETURN(ConvAttrs A, attrsFor(I));
+            const ConstData &Wt = *I.Inputs[1].Const;
+            // The tile shape follows the output row width: pack the one layout a static shape
+            // needs, both when the width is only known per run.
+            const TensorShape &YS = I.Outputs[0].Shape;
+            const bool Known = YS.getRank() == 4 && YS[3].isConst();
+            const bool Pixels = Known && smallConvPixelTiles(YS[3].value(), Wt.Dims[0]);
+            SmallConvWeights Packed;
+            packSmallConvWeights(Wt.as<float>(), Wt.Dims[0], Wt.Dims[1], Wt.Dims[2], Wt.Dims[3], !Known || !Pixels,
+                                  !Known || Pixels, Packed);
+            markConstConsumed(I, 1); // run() reads the packed copy only
+            return makeKernel<ConvSmallKernel>(std::move(A), std::move(Packed));
+          }};
+}
+
+} // namespace conv
+} // namespace ops
+} // namespace detail
+} // namespace runtime
+} // namespace optimium

@@ -1,0 +1,599 @@
+// Conv as im2col + the blocked SGEMM (2-D, any group): a 1x1 stride-1 conv reads its input
+// planes as the GEMM's B, small output planes take the transposed GEMM, strided convs read
+// phase planes. Weights packed once at creation.
+#include <algorithm>
+#include <cstring>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+#include "backends/native/ops/common/RowPipeline.h"
+#include "backends/native/ops/conv/ConvCommon.h"
+#include "core/CpuFeatures.h"
+
+namespace optimium {
+namespace runtime {
+namespace detail {
+namespace ops {
+namespace conv {
+
+namespace {
+
+#if defined(__x86_64__)
+bool avx512PackAvailable() { return cpuFeatures().AVX512F; }
+
+/// Dst[j] = Src[j * SW] for j in [Lo, Hi), 0 for the other j < Len (SW 1 or 2). Lanes outside
+/// [Lo, Hi) are masked off in the loads, which do not fault there, so Src may point before or
+/// past its row there (the padding of the im2col row).
+__attribute__((target("avx512f"))) void packSegmentAvx512(float *Dst, const float *Src, int64_t Len, int64_t Lo,
+                                                          int64_t Hi, int64_t SW) {
+  const __m512i Even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+  const auto rangeMask = [](int64_t A, int64_t B) -> uint64_t { // bits [A, B), 0 <= A, B <= 32
+    return B > A ? (((B >= 64 ? ~0ull : (1ull << B)) - 1ull) & ~((1ull << A) - 1ull)) : 0ull;
+  };
+  for (int64_t J0 = 0; J0 < Len; J0 += 16) {
+    const int64_t N = std::min<int64_t>(16, Len - J0);
+    const int64_t A = std::min<int64_t>(std::max<int64_t>(Lo - J0, 0), N), B = std::max<int64_t>(std::min<int64_t>(Hi - J0, N), A);
+    __m512 V;
+    if (SW == 1) {
+      V = _mm512_maskz_loadu_ps(static_cast<__mmask16>(rangeMask(A, B)), Src + J0);
+    } else { // inputs 2A .. 2B-2 of the 32 starting at Src + 2 * J0, then the even lanes
+      const uint64_t M = rangeMask(2 * A, 2 * B - 1);
+      const float *S = Src + 2 * J0;
+      V = _mm512_permutex2var_ps(_mm512_maskz_loadu_ps(static_cast<__mmask16>(M & 0xFFFF), S), Even,
+                                 _mm512_maskz_loadu_ps(static_cast<__mmask16>((M >> 16) & 0xFFFF), S + 16));
+    }
+    _mm512_mask_storeu_ps(Dst + J0, static_cast<__mmask16>((1u << N) - 1u), V);
+  }
+}
+
+/// One col^T panel of runTransposed: Dst[k * MR + i] = Base[TapOff[k] + Pix[i]] for k < Kc and
+/// the Valid <= MR <= 16 pixels i (zeros for the others). A panel's pixels lie in two or three
+/// output rows, within 32 floats of the first: one or two masked loads and a permute per k.
+/// Returns false (nothing written) when they do not.
+__attribute__((target("avx512f"))) bool gatherPixelsAvx512(float *Dst, const float *Base, const int64_t *TapOff,
+                                                           int64_t Kc, const int64_t *Pix, int64_t Valid,
+                                                           int64_t MR) {
+  alignas(64) int32_t Idx[16] = {};
+  int64_t Span = 0;
+  for (int64_t I = 0; I < Valid; ++I) {
+    const int64_t D = Pix[I] - Pix[0];
+    if (D < 0 || D >= 32)
+      return false;
+    Idx[I] = static_cast<int32_t>(D);
+    Span = std::max(Span, D + 1);
+  }
+  const __m512i Index = _mm512_load_si512(Idx);
+  const __mmask16 Lanes = static_cast<__mmask16>((1u << Valid) - 1u), Store = static_cast<__mmask16>((1u << MR) - 1u);
+  const __mmask16 Lo = static_cast<__mmask16>(Span >= 16 ? 0xFFFFu : (1u << Span) - 1u);
+  const __mmask16 Hi = static_cast<__mmask16>(Span <= 16 ? 0u : Span >= 32 ? 0xFFFFu : (1u << (Span - 16)) - 1u);
+  for (int64_t K = 0; K < Kc; ++K, Dst += MR) {
+    const float *W = Base + TapOff[K] + Pix[0];
+    const __m512 V = _mm512_maskz_permutex2var_ps(Lanes, _mm512_maskz_loadu_ps(Lo, W), Index,
+                                                  _mm512_maskz_loadu_ps(Hi, W + 16));
+    _mm512_mask_storeu_ps(Dst, Store, V);
+  }
+  return true;
+}
+#else
+bool avx512PackAvailable() { return false; }
+void packSegmentAvx512(float *, const float *, int64_t, int64_t, int64_t, int64_t) {}
+bool gatherPixelsAvx512(float *, const float *, const int64_t *, int64_t, const int64_t *, int64_t, int64_t) {
+  return false;
+}
+#endif
+
+/// The zero-padded input of a group-1 2-D convolution split into SH x SW phase planes of Rq x Wq
+/// (phase (ph, pw) of channel c holds padded pixels (r * SH + ph, w * SW + pw)). Output pixel
+/// (oh, ow) and tap (kh, kw) read phase plane (c, kh * DH % SH, kw * DW % SW) at row oh + kh * DH /
+/// SH, column ow + kw * DW / SW, so with rows of Wq columns every tap is a constant offset.
+struct PhasePlanes {
+  int64_t H, Wd, OH, OW, KH, KW, DH, DW, SH, SW, PH, PW, Wq, Rq, PlaneQ, Phases, InPlane;
+
+  PhasePlanes(const ConvRun &R, const WindowAttrs &W) {
+    H = R.G.In[0], Wd = R.G.In[1], OH = R.G.Out[0], OW = R.G.Out[1];
+    KH = W.Kernel[0], KW = W.Kernel[1], DH = W.Dilations[0], DW = W.Dilations[1];
+    SH = W.Strides[0], SW = W.Strides[1], PH = R.G.PadBegin[0], PW = R.G.PadBegin[1];
+    Wq = OW + (KW - 1) * DW / SW, Rq = OH + (KH - 1) * DH / SH;
+    PlaneQ = Rq * Wq, Phases = SH * SW, InPlane = R.InPlane;
+  }
+
+  /// tapOffset of every im2col row, k < KDim: the taps of channel 0 plus a whole channel's phase
+  /// planes per channel (one division per tap, not per row).
+  void tapOffsets(int64_t KDim, int64_t *Out) const {
+    const int64_t Taps = KH * KW, Channel = SH * SW * PlaneQ;
+    for (int64_t T = 0; T < Taps && T < KDim; ++T)
+      Out[T] = tapOffset(T);
+    for (int64_t K = Taps; K < KDim; ++K)
+      Out[K] = Out[K - Taps] + Channel;
+  }
+
+  /// Offset of im2col row k = (c, kh, kw) from the start of the planes.
+  int64_t tapOffset(int64_t K) const {
+    const int64_t C = K / (KH * KW), Khd = (K / KW) % KH * DH, Kwd = K % KW * DW;
+    return ((C * SH + Khd % SH) * SW + Kwd % SW) * PlaneQ + Khd / SH * Wq + Kwd / SW;
+  }
+
+  /// Whether some tap reads phase plane (Ph, Pw) (tapOffset: kh * DH % SH, kw * DW % SW).
+  bool phaseRead(int64_t Ph, int64_t Pw) const {
+    bool Row = false, Col = false;
+    for (int64_t Kh = 0; Kh < KH && !Row; ++Kh)
+      Row = Kh * DH % SH == Ph;
+    for (int64_t Kw = 0; Kw < KW && !Col; ++Kw)
+      Col = Kw * DW % SW == Pw;
+    return Row && Col;
+  }
+
+  /// Writes the C channels of image Xn into Pd, the zero padding included (Pd need not be
+  /// cleared first: a separate clearing pass cost as much as the copy). Phase planes that no tap
+  /// reads are left as they are.
+  void fill(const float *Xn, float *Pd, int64_t C, const Parallel &Par) const {
+    // The scalar strided copy cost ~0.9 ms per ResNet-18 run.
+    const bool FastStride2 = SW == 2 && avx512PackAvailable();
+    Par.forRange(static_cast<size_t>(C * Phases), 4, [&](size_t Lo, size_t Hi) {
+      for (size_t CP = Lo; CP < Hi; ++CP) {
+        const int64_t Ch = static_cast<int64_t>(CP) / Phases, Ph = static_cast<int64_t>(CP) % Phases / SW,
+                      Pw = static_cast<int64_t>(CP) % SW;
+        if (!phaseRead(Ph, Pw)) // e.g. 3 of the 4 phases of a 1x1 stride-2 conv: no tap reads them
+          continue;
+        // Columns w of this phase with an input pixel: 0 <= w * SW + Pw - PW < Wd.
+        const int64_t W0 = std::min(Wq, std::max<int64_t>(0, (PW - Pw + SW - 1) / SW));
+        const int64_t W1 = std::max(W0, std::min(Wq, (Wd - 1 + PW - Pw) / SW + 1));
+        for (int64_t Rr = 0; Rr < Rq; ++Rr) {
+          const int64_t Ih = Rr * SH + Ph - PH;
+          float *D = Pd + static_cast<int64_t>(CP) * PlaneQ + Rr * Wq;
+          if (Ih < 0 || Ih >= H || W1 <= W0) {
+            std::fill(D, D + Wq, 0.0f);
+            continue;
+          }
+          if (FastStride2) { // D[w] = row[w * 2 + Pw - PW] for w in [W0, W1), zeros around
+            packSegmentAvx512(D, Xn + Ch * InPlane + Ih * Wd + Pw - PW, Wq, W0, W1, 2);
+            continue;
+          }
+          std::fill(D, D + W0, 0.0f);
+          std::fill(D + W1, D + Wq, 0.0f);
+          const float *In = Xn + Ch * InPlane + Ih * Wd + (W0 * SW + Pw - PW);
+          if (SW == 1)
+            std::memcpy(D + W0, In, static_cast<size_t>(W1 - W0) * sizeof(float));
+          else
+            for (int64_t Wc = W0; Wc < W1; ++Wc)
+              D[Wc] = In[(Wc - W0) * SW];
+        }
+      }
+    });
+  }
+};
+
+/// Convolutions whose output plane has at most this many pixels take the transposed GEMM (see
+/// ConvIm2colKernel::runTransposed) when their weights are constant.
+constexpr int64_t kTransposedMaxPlane = 64;
+
+/// 2-D convolution as GEMM per (image, group): Y[Mg, OH*OW] = W[Mg, Cg*KH*KW] * col[Cg*KH*KW, OH*OW].
+/// The im2col matrix is never materialized: each task packs a narrow block of its columns straight
+/// from the input into the microkernel's panel layout (small enough to stay in cache), multiplies,
+/// and adds the bias while the block is hot. A 1x1 stride-1 conv takes the same path with plain
+/// row copies.
+class ConvIm2colKernel : public Kernel {
+public:
+  ConvIm2colKernel(std::string Name, const GemmMicroKernel &MK, ConvAttrs A, std::vector<PackedA> PackedW,
+                   std::unique_ptr<PackedB> PackedWT = nullptr)
+      : Name(std::move(Name)), MK(MK), A(std::move(A)), PackedW(std::move(PackedW)), PackedWT(std::move(PackedWT)) {}
+
+  Status run(const KernelContext &Ctx) const override {
+    ASSIGN_OR_RETURN(const ConvRun R, planConv(Name.c_str(), A, Ctx));
+    const float *X = Ctx.Inputs[0].data<float>(), *Wt = Ctx.Inputs[1].data<float>(), *B = biasOf(Ctx);
+    float *Y = Ctx.Outputs[0].data<float>();
+    const int64_t KDim = R.Cg * R.Taps, Cols = R.OutPlane;
+    if (Cols == 0 || R.Mg == 0)
+      return Status::ok();
+    if (A.Group == 1 && PackedWT && R.OutPlane <= kTransposedMaxPlane)
+      return isPlainPointwise(A.W) ? runTransposedPointwise(R, X, B, Y, *PackedWT, Ctx.Par)
+                                   : runTransposed(R, X, B, Y, *PackedWT, Ctx.Par);
+    std::vector<PackedA> LocalW;
+    const std::vector<PackedA> *Weights = &PackedW;
+    if (PackedW.empty()) { // weights were not constant (or packed transposed) at creation
+      LocalW.resize(static_cast<size_t>(A.Group));
+      for (int64_t G = 0; G < A.Group; ++G)
+        packA(MK, R.Mg, KDim, MatrixRef{Wt + G * R.Mg * KDim, KDim, 1}, LocalW[G]);
+      Weights = &LocalW;
+    }
+    if (A.Group == 1)
+      return runPhased(R, X, B, Y, (*Weights)[0], Ctx.Par);
+    // Column block: a multiple of NR, at least 4 panels, packed size about 256 KiB (L2-resident
+    // together with the packed weights).
+    const int64_t TargetPanels = std::max<int64_t>(4, 65536 / std::max<int64_t>(KDim, 1) / MK.NR);
+    const int64_t BlockCols = std::min(((Cols + MK.NR - 1) / MK.NR) * MK.NR, TargetPanels * MK.NR);
+    const int64_t Blocks = (Cols + BlockCols - 1) / BlockCols;
+    const int64_t Tasks = R.N * A.Group * Blocks;
+    // Too few column blocks to feed every thread (small late-layer planes: 7x7, 14x14): run the
+    // blocks in order and split each GEMM over the pool instead.
+    const bool SplitGemm = Ctx.Par.threads() > 1 && Tasks < 2 * static_cast<int64_t>(Ctx.Par.threads());
+    const Parallel Serial;
+    const Parallel &GemmPar = SplitGemm ? Ctx.Par : Serial;
+    const auto Blocks_ = [&](size_t Lo, size_t Hi) {
+      PackedB PB;
+      PB.Data.resize(static_cast<size_t>(std::max<int64_t>(1, KDim * BlockCols)));
+      for (size_t T = Lo; T < Hi; ++T) {
+        const int64_t Blk = static_cast<int64_t>(T) % Blocks, NG = static_cast<int64_t>(T) / Blocks;
+        const int64_t N = NG / A.Group, G = NG % A.Group;
+        const int64_t J0 = Blk * BlockCols, NCols = std::min(BlockCols, Cols - J0);
+        packColumns(R, X + (N * R.C + G * R.Cg) * R.InPlane, J0, NCols, PB);
+        float *Yg = Y + (N * R.M + G * R.Mg) * R.OutPlane;
+        // Bias and the fused activation are applied in the microkernel's write-back.
+        GemmEpilogue Ep;
+        Ep.RowBias = B ? B + G * R.Mg : nullptr;
+        Ep.Clamp = A.HasAct, Ep.Min = A.ActMin, Ep.Max = A.ActMax;
+        gemmPacked(MK, (*Weights)[G], PB, 1.0f, 0.0f, Yg + J0, Cols, GemmPar, &Ep);
+      }
+    };
+    if (SplitGemm)
+      Blocks_(0, static_cast<size_t>(Tasks));
+    else
+      Ctx.Par.forRange(static_cast<size_t>(Tasks), 1, Blocks_);
+    return Status::ok();
+  }
+
+private:
+  /// Group-1 convolution with a small output plane (late CNN layers: 7x7 = 49 pixels) as the
+  /// transposed product Y^T[pixels, M] = col^T[pixels, K] x W^T[K, M]: the pixels become the GEMM's
+  /// rows (MR-row panels: 49 pixels fill 91% of 9 panels) and the output channels its columns
+  /// (full NR-wide panels), where Y = W x col would fill only 49 of 64 columns. The weights are
+  /// packed transposed once at creation; col^T panels are gathered from the phase planes (exact
+  /// pixels, no extended columns); bias and activation are applied while transposing C into Y.
+  Status runTransposed(const ConvRun &R, const float *X, const float *B, float *Y, const PackedB &WT,
+                       const Parallel &Pool) const {
+    const PhasePlanes L(R, A.W);
+    const int64_t MR = MK.MR, Pixels = R.OutPlane, KDim = R.Cg * L.KH * L.KW, M = R.M;
+    const int64_t Panels = (Pixels + MR - 1) / MR, Mpad = Panels * MR;
+    const Parallel Serial;
+    const Parallel &Par = R.N * M * KDim * Pixels < (int64_t{1} << 21) ? Serial : Pool;
+    thread_local std::vector<float> Padded, Product;
+    thread_local std::vector<int64_t> Offsets;
+    Padded.resize(static_cast<size_t>(R.C * L.Phases * L.PlaneQ)); // fill() writes all of it
+    Product.resize(static_cast<size_t>(Pixels * M));
+    Offsets.resize(static_cast<size_t>(KDim + Mpad));
+    float *const PaddedData = Padded.data(), *const ProductData = Product.data();
+    int64_t *const TapOff = Offsets.data(), *const PixOff = TapOff + KDim;
+    L.tapOffsets(KDim, TapOff);
+    for (int64_t P = 0; P < Mpad; ++P) // padding rows of the last panel repeat pixel 0 (never stored)
+      PixOff[P] = P < Pixels ? P / L.OW * L.Wq + P % L.OW : 0;
+    // col^T panels, kept per thread like the scratch above: a fresh 1 MB allocation per run would be
+    // mapped and faulted in again every time.
+    thread_local PackedA Col;
+    Col.M = Pixels, Col.K = KDim;
+    const size_t ColSize = static_cast<size_t>(std::max<int64_t>(1, Mpad * KDim));
+    if (Col.Data.size() < ColSize)
+      Col.Data.resize(ColSize);
+    for (int64_t N = 0; N < R.N; ++N) {
+      L.fill(X + N * R.C * R.InPlane, PaddedData, R.C, Par);
+      // col^T panels in packA's layout: K blocks of GemmKC, then MR pixels per k.
+      const int64_t KBlocks = (KDim + GemmKC - 1) / GemmKC;
+      float *ColData = Col.Data.data();
+      Par.forRange(static_cast<size_t>(KBlocks * Panels), 4, [&](size_t Lo, size_t Hi) {
+        for (size_t T = Lo; T < Hi; ++T) {
+          const int64_t K0 = static_cast<int64_t>(T) / Panels * GemmKC, P = static_cast<int64_t>(T) % Panels;
+          const int64_t Kc = std::min(GemmKC, KDim - K0);
+          float *Panel = ColData + K0 * Mpad + P * Kc * MR;
+          const int64_t *Pix = PixOff + P * MR;
+          const int64_t Valid = std::min(MR, Pixels - P * MR);
+          if (FastPack && MR <= 16 && gatherPixelsAvx512(Panel, PaddedData, TapOff + K0, Kc, Pix, Valid, MR))
+            continue;
+          for (int64_t Kk = 0; Kk < Kc; ++Kk) {
+            const float *Src = PaddedData + TapOff[K0 + Kk];
+            for (int64_t I = 0; I < MR; ++I)
+              Panel[Kk * MR + I] = Src[Pix[I]];
+          }
+        }
+      });
+      gemmPacked(MK, Col, WT, 1.0f, 0.0f, ProductData, M, Par);
+      float *Yn = Y + N * M * Pixels;
+      Par.forRange(static_cast<size_t>(M), 16, [&](size_t Lo, size_t Hi) {
+        for (size_t Ch = Lo; Ch < Hi; ++Ch) {
+          const float Bias = B ? B[Ch] : 0.0f;
+          float *Row = Yn + static_cast<int64_t>(Ch) * Pixels;
+          for (int64_t P = 0; P < Pixels; ++P)
+            Row[P] = ProductData[P * M + static_cast<int64_t>(Ch)] + Bias;
+          A.applyAct(Row, static_cast<size_t>(Pixels));
+        }
+      });
+    }
+    return Status::ok();
+  }
+
+  /// runTransposed for a 1x1 stride-1 unpadded convolution (MobileNetV2's 7x7 projections): the
+  /// input already is col (no phase planes), and each task takes a range of pixel panels end to
+  /// end, one fan-out in all: it gathers its rows of col^T from X, multiplies them by all of W^T
+  /// (bias and clamp in the GEMM's write-back, per column), and transposes its pixels into Y. A
+  /// 7x7 plane is 4 full 12-pixel panels and a 1-pixel one (whose tile costs about 1/8 of a full
+  /// one), where Y = W x col fills 49 of 64 columns.
+  Status runTransposedPointwise(const ConvRun &R, const float *X, const float *B, float *Y, const PackedB &WT,
+                                const Parallel &Pool) const {
+    const int64_t MR = MK.MR, Pixels = R.OutPlane, KDim = R.C, M = R.M;
+    const int64_t Panels = (Pixels + MR - 1) / MR, KBlocks = (KDim + GemmKC - 1) / GemmKC;
+    const Parallel Serial;
+    const Parallel &Par = R.N * M * KDim * Pixels < (int64_t{1} << 21) ? Serial : Pool;
+    GemmEpilogue Ep;
+    Ep.ColBias = B;
+    Ep.Clamp = A.HasAct, Ep.Min = A.ActMin, Ep.Max = A.ActMax;
+    // One task per thread and image, each a range of panels of about equal cost: a full panel
+    // costs 1, the last one its share of rows (at least 1/8: loads, not FMAs, bound a thin tile).
+    // 5 panels of a 7x7 plane on 2 threads: 2 + 2.1, where equal panel counts gave 3 + 1.1.
+    const int64_t Tasks = std::max<int64_t>(1, std::min<int64_t>(Panels, Par.threads()));
+    const int64_t LastRows = Pixels - (Panels - 1) * MR;
+    const double LastCost = std::max(0.125, static_cast<double>(LastRows) / static_cast<double>(MR));
+    std::vector<int64_t> Bounds(static_cast<size_t>(Tasks + 1), Panels);
+    Bounds[0] = 0;
+    for (int64_t T = 1, P = 0; T < Tasks; ++T) { // where T / Tasks of the cost is reached
+      const double Target = (static_cast<double>(Panels - 1) + LastCost) * static_cast<double>(T) / Tasks;
+      while (P < Panels && static_cast<double>(P) + 0.5 < Target) // the nearest panel boundary
+        ++P;
+      Bounds[static_cast<size_t>(T)] = std::max(Bounds[static_cast<size_t>(T - 1)], std::min(P, Panels));
+    }
+    Par.forRange(static_cast<size_t>(R.N * Tasks), 1, [&](size_t Lo, size_t Hi) {
+      thread_local PackedA ColT; // this worker's col^T rows and product, kept between runs
+      thread_local std::vector<float> Product;
+      for (size_t T = Lo; T < Hi; ++T) {
+        // Panels [P0, P1) of image N.
+        const int64_t N = static_cast<int64_t>(T) / Tasks, Ti = static_cast<int64_t>(T) % Tasks;
+        const int64_t P0 = Bounds[static_cast<size_t>(Ti)], P1 = Bounds[static_cast<size_t>(Ti + 1)];
+        if (P1 <= P0)
+          continue;
+        const int64_t Row0 = P0 * MR, Rows = std::min(Pixels, P1 * MR) - Row0, Mpad = (P1 - P0) * MR;
+        const float *Xn = X + N * KDim * Pixels;
+        ColT.M = Rows, ColT.K = KDim;
+        const size_t ColSize = static_cast<size_t>(std::max<int64_t>(1, Mpad * KDim));
+        if (ColT.Data.size() < ColSize)
+          ColT.Data.resize(ColSize);
+        float *Col = ColT.Data.data();
+        // packA's layout: K blocks of GemmKC, then MR pixels per k (zeros past the last pixel).
+        for (int64_t Kb = 0; Kb < KBlocks; ++Kb) {
+          const int64_t K0 = Kb * GemmKC, Kc = std::min(GemmKC, KDim - K0);
+          for (int64_t P = 0; P < P1 - P0; ++P) {
+            float *Panel = Col + K0 * Mpad + P * Kc * MR;
+            const int64_t Valid = std::min(MR, Rows - P * MR);
+            const float *Src = Xn + K0 * Pixels + Row0 + P * MR;
+            if (MK.Isa == GemmIsa::Avx512 && MR <= 16 && rowPipelineAvx512Supported()) {
+              copyRowsPaddedAvx512(Src, Pixels, Kc, Valid, MR, Panel);
+              continue;
+            }
+            for (int64_t Kk = 0; Kk < Kc; ++Kk, Src += Pixels) {
+              std::memcpy(Panel + Kk * MR, Src, static_cast<size_t>(Valid) * sizeof(float));
+              std::fill(Panel + Kk * MR + Valid, Panel + (Kk + 1) * MR, 0.0f);
+            }
+          }
+        }
+        Product.resize(static_cast<size_t>(Rows * M));
+        float *Prod = Product.data();
+        gemmPacked(MK, ColT, WT, 1.0f, 0.0f, Prod, M, Serial, &Ep);
+        float *Yn = Y + N * M * Pixels + Row0;
+        if (MK.Isa == GemmIsa::Avx512 && rowPipelineAvx512Supported()) { // 16x16 blocks in registers
+          transposeToPlanesAvx512(Prod, M, Rows, M, Yn, Pixels);
+          continue;
+        }
+        for (int64_t Ch = 0; Ch < M; ++Ch)
+          for (int64_t I = 0; I < Rows; ++I)
+            Yn[Ch * Pixels + I] = Prod[I * M + Ch];
+      }
+    });
+    return Status::ok();
+  }
+
+  /// Group-1 convolution on phase planes. The input is zero-padded once and split into SH x SW
+  /// phase planes of Rq x Wq (phase (ph, pw) holds padded pixels (r * SH + ph, w * SW + pw)). Then
+  /// im2col element (k = (c, kh, kw), p = (oh, ow)) is the plane element at TapOff[k] + oh * Wq +
+  /// ow: the GEMM reads B in place through those two offset tables (runs of an output row are
+  /// contiguous), one K-block panel at a time into L1, and writes Y directly. A 1x1 stride-1
+  /// convolution without padding has Wq == OW and reads the input as it is.
+  Status runPhased(const ConvRun &R, const float *X, const float *B, float *Y, const PackedA &Wp_,
+                   const Parallel &Pool) const {
+    const PhasePlanes L(R, A.W);
+    const int64_t H = L.H, Wd = L.Wd, OW = L.OW, KH = L.KH, KW = L.KW, SH = L.SH, SW = L.SW;
+    const int64_t PH = L.PH, PW = L.PW, Wq = L.Wq, Rq = L.Rq;
+    // Stride 1, no padding and one kernel column: the slices lie inside X (with KW > 1 the last
+    // slice would run (KW - 1) * DW past it), so X is used as it is.
+    const bool Direct = SH == 1 && SW == 1 && KW == 1 && Wq == Wd && Rq == H && PH == 0 && PW == 0;
+    const int64_t NR = MK.NR, Cols = R.OutPlane, KDim = R.Cg * KH * KW;
+    // A convolution of under ~2M multiply-adds (~20 us on one core) runs on the calling thread:
+    // splitting it would cost more in wake-ups than it saves (MNIST-sized layers).
+    const Parallel Serial;
+    const Parallel &Par = R.N * R.M * KDim * Cols < (int64_t{1} << 21) ? Serial : Pool;
+    // Reads stay inside the phase planes (only output pixels' columns are read); the slack is a
+    // margin kept from the layout with extended rows.
+    const int64_t Phases = L.Phases, PlaneQ = L.PlaneQ, Slack = Direct ? 0 : 2 * Wq + NR;
+    // Scratch of the calling thread (run() never nests another kernel's run() on its thread). The
+    // lambdas below run on other workers too: they must use the pointers taken here, never the
+    // thread_local names (which would resolve to the worker's own, empty, vectors).
+    thread_local std::vector<float> Padded;
+    thread_local std::vector<int64_t> TapOffsets, PixelOffsets;
+    if (!Direct) { // fill() writes the planes; the slack past them is cleared here
+      Padded.resize(static_cast<size_t>(R.C * Phases * PlaneQ + Slack));
+      std::fill(Padded.end() - Slack, Padded.end(), 0.0f);
+    }
+    float *const PaddedData = Padded.data();
+    // Output pixel p = (oh, ow) is column oh * Wq + ow of a phase-plane row; when Wq == OW that is p.
+    const bool Gaps = Wq != OW;
+    if (Gaps) {
+      PixelOffsets.resize(static_cast<size_t>(Cols));
+      for (int64_t P = 0; P < Cols; ++P)
+        PixelOffsets[static_cast<size_t>(P)] = P / OW * Wq + P % OW;
+    }
+    const int64_t *const PixOff = Gaps ? PixelOffsets.data() : nullptr;
+    GemmEpilogue Ep;
+    Ep.RowBias = B;
+    Ep.Clamp = A.HasAct, Ep.Min = A.ActMin, Ep.Max = A.ActMax;
+    // Column blocks of about 4 NR-wide panels, as many as a multiple of the threads, the panels
+    // spread evenly over them (7 blocks of 4 on 2 threads would leave one idle for a quarter).
+    const int64_t Panels = (Cols + NR - 1) / NR, Threads = std::max(1, Par.threads());
+    const int64_t TargetPanels = std::max<int64_t>(4, 65536 / std::max<int64_t>(KDim, 1) / NR);
+    int64_t Blocks = (Panels + TargetPanels - 1) / TargetPanels;
+    if (Threads > 1)
+      Blocks = std::min(Panels, (Blocks + Threads - 1) / Threads * Threads);
+    // Too few panels to give every thread an even share of columns (3 panels on 2 threads): split
+    // each block's GEMM by rows instead. Otherwise one fan-out over the blocks (each fan-out is a
+    // fork-join, which costs as much as a small convolution's block).
+    const bool SplitGemm = Threads > 1 && Panels < 2 * Threads;
+    const Parallel &GemmPar = SplitGemm ? Par : Serial;
+    // Where im2col row k starts in Src, computed once (tapOffset divides; per row and block it
+    // cost more than the copy it addresses).
+    // In the Direct case the one phase plane per channel is X's own plane (PlaneQ == InPlane), so
+    // the same offsets address X: channel c's plane plus the tap's row (kh * DH * Wd). Taking
+    // K * InPlane there was right for 1x1 kernels only and read other channels' planes for KH > 1
+    // (openWakeWord's 3x1 convolutions).
+    TapOffsets.resize(static_cast<size_t>(KDim));
+    L.tapOffsets(KDim, TapOffsets.data());
+    const int64_t *const TapOff = TapOffsets.data();
+    for (int64_t N = 0; N < R.N; ++N) {
+      const float *Xn = X + N * R.C * R.InPlane;
+      if (!Direct) // padding a small input is cheaper than a fan-out
+        L.fill(Xn, PaddedData, R.C, R.C * R.InPlane < (int64_t{1} << 16) ? Serial : Par);
+      const float *Src = Direct ? Xn : PaddedData;
+      float *Out = Y + N * R.M * R.OutPlane;
+      const auto Blocks_ = [&](size_t Lo, size_t Hi) {
+        for (size_t T = Lo; T < Hi; ++T) {
+          const int64_t Blk = static_cast<int64_t>(T);
+          const int64_t J0 = Blk * Panels / Blocks * NR, NCols = std::min(Cols, (Blk + 1) * Panels / Blocks * NR) - J0;
+          // im2col element (k, p) is Src[TapOff[k] + PixOff[p]]: the GEMM reads it in place, a
+          // K-block panel at a time, and writes Y directly.
+          const GemmRowsB Im2col{Gaps ? Src : Src + J0, TapOff, NCols, Gaps ? PixOff + J0 : nullptr};
+          gemmPackedRowsB(MK, Wp_, Im2col, 1.0f, 0.0f, Out + J0, Cols, GemmPar, &Ep);
+        }
+      };
+      if (SplitGemm)
+        Blocks_(0, static_cast<size_t>(Blocks));
+      else
+        Par.forRange(static_cast<size_t>(Blocks), 1, Blocks_);
+    }
+    return Status::ok();
+  }
+
+  /// Packs columns [J0, J0 + NCols) of this group's im2col matrix into PB (the layout of packB).
+  void packColumns(const ConvRun &R, const float *Xg, int64_t J0, int64_t NCols, PackedB &PB) const {
+    const WindowAttrs &W = A.W;
+    const int64_t H = R.G.In[0], Wd = R.G.In[1], OW = R.G.Out[1];
+    const int64_t KH = W.Kernel[0], KW = W.Kernel[1], SH = W.Strides[0], SW = W.Strides[1];
+    const int64_t DH = W.Dilations[0], DW = W.Dilations[1], PH = R.G.PadBegin[0], PW = R.G.PadBegin[1];
+    const int64_t NR = MK.NR, KDim = R.Cg * KH * KW, Panels = (NCols + NR - 1) / NR, Npad = Panels * NR;
+    constexpr int64_t KC = GemmKC;
+    PB.K = KDim;
+    PB.N = NCols;
+    float *Dst = PB.Data.data();
+    // A panel's NR columns are output pixels; split them into segments that lie in one output
+    // row. Within a segment a tap reads input pixels Iw0, Iw0 + SW, ... of one input row, so each
+    // (segment, tap) is a clipped strided copy (a memcpy when SW == 1) plus zero fill at the edges.
+    struct Segment {
+      int64_t J0, J1, Row, Col; // panel columns [J0, J1), input row/col of column J0's window origin
+    };
+    std::vector<Segment> Segs;
+    Segs.reserve(4);
+    // Per k: the input plane's offset, the tap's row offset and column tap (divisions done once).
+    struct Tap {
+      int64_t PlaneOff, RowOff, Kw;
+    };
+    std::vector<Tap> Taps(static_cast<size_t>(KDim));
+    for (int64_t K = 0; K < KDim; ++K)
+      Taps[K] = {(K / (KH * KW)) * R.InPlane, ((K / KW) % KH) * DH, K % KW};
+    // Per (segment, column tap): first input column and the valid range [Lo, Hi) of the segment's
+    // columns, 0 <= Iw0 + j * SW < Wd.
+    struct SegTap {
+      int64_t Iw0, Lo, Hi;
+    };
+    std::vector<SegTap> SegTaps;
+    const bool Fast = FastPack && SW <= 2 && NR <= 32;
+    for (int64_t P = 0; P < Panels; ++P) {
+      const int64_t Width = std::min(NR, NCols - P * NR);
+      Segs.clear();
+      for (int64_t J = 0; J < Width;) {
+        const int64_t Pos = J0 + P * NR + J, Oh = Pos / OW, Ow = Pos % OW;
+        const int64_t Len = std::min(Width - J, OW - Ow);
+        Segs.push_back({J, J + Len, Oh * SH - PH, Ow * SW - PW});
+        J += Len;
+      }
+      SegTaps.resize(Segs.size() * static_cast<size_t>(KW));
+      for (size_t Si = 0; Si < Segs.size(); ++Si)
+        for (int64_t Kw = 0; Kw < KW; ++Kw) {
+          const Segment &S = Segs[Si];
+          const int64_t Iw0 = S.Col + Kw * DW, Len = S.J1 - S.J0;
+          const int64_t Lo = Iw0 >= 0 ? 0 : std::min(Len, (-Iw0 + SW - 1) / SW);
+          const int64_t Hi = Iw0 >= Wd ? 0 : std::min(Len, (Wd - Iw0 + SW - 1) / SW);
+          SegTaps[Si * KW + Kw] = {Iw0, Lo, std::max(Lo, Hi)};
+        }
+      for (int64_t K0 = 0; K0 < KDim; K0 += KC) {
+        const int64_t Kc = std::min(KC, KDim - K0);
+        float *Panel = Dst + K0 * Npad + P * Kc * NR;
+        for (int64_t Kk = 0; Kk < Kc; ++Kk) {
+          const Tap &T = Taps[K0 + Kk];
+          const float *Plane = Xg + T.PlaneOff;
+          float *D = Panel + Kk * NR;
+          for (size_t Si = 0; Si < Segs.size(); ++Si) {
+            const Segment &S = Segs[Si];
+            const SegTap &ST = SegTaps[Si * KW + T.Kw];
+            const int64_t Ih = S.Row + T.RowOff, Len = S.J1 - S.J0;
+            float *Dj = D + S.J0;
+            const bool RowIn = Ih >= 0 && Ih < H;
+            const int64_t Lo = RowIn ? ST.Lo : 0, Hi = RowIn ? ST.Hi : 0;
+            const float *Src = Plane + (RowIn ? Ih * Wd : 0) + ST.Iw0;
+            if (Fast) {
+              packSegmentAvx512(Dj, Src, Len, Lo, Hi, SW);
+              continue;
+            }
+            std::fill(Dj, Dj + Lo, 0.0f);
+            if (SW == 1) {
+              if (Hi > Lo)
+                std::memcpy(Dj + Lo, Src + Lo, static_cast<size_t>(Hi - Lo) * sizeof(float));
+            } else {
+              for (int64_t J = Lo; J < Hi; ++J)
+                Dj[J] = Src[J * SW];
+            }
+            std::fill(Dj + Hi, Dj + Len, 0.0f);
+          }
+          std::fill(D + Width, D + NR, 0.0f);
+        }
+      }
+    }
+  }
+
+  std::string Name;
+  const GemmMicroKernel &MK;
+  ConvAttrs A;
+  std::vector<PackedA> PackedW; ///< one per group; empty when the weights are not constant
+  std::unique_ptr<PackedB> PackedWT; ///< W^T for runTransposed (small output planes), else null
+  const bool FastPack = avx512PackAvailable();
+};
+
+} // namespace
+
+KernelVariant im2colVariant(GemmIsa Isa, int Priority) {
+  const GemmMicroKernel &MK = gemmMicroKernel(Isa);
+  const std::string Name = std::string("f32_conv__im2col_gemm_") + MK.Name;
+  return {Name, Priority, [Isa](const KernelCreateInfo &I) { return convTypesOk(I) && is2D(I) && gemmIsaAvailable(Isa); },
+          [Name, &MK](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
+            ASSIGN_OR_RETURN(ConvAttrs A, attrsFor(I));
+            std::vector<PackedA> Packed;
+            std::unique_ptr<PackedB> PackedT;
+            if (inputIsConst(I, 1)) {
+              const ConstData &Wt = *I.Inputs[1].Const;
+              const int64_t Mg = Wt.Dims[0] / A.Group, KDim = product(Wt.Dims, 1, Wt.Dims.size());
+              // A small, known output plane takes the transposed GEMM: pack W^T (K x M) instead.
+              const TensorShape &YS = I.Outputs[0].Shape;
+              const bool SmallPlane = A.Group == 1 && YS.getRank() == 4 && YS[2].isConst() && YS[3].isConst() &&
+                                      YS[2].value() * YS[3].value() <= kTransposedMaxPlane && Mg >= 32;
+              if (SmallPlane) {
+                PackedT.reset(new PackedB);
+                packB(MK, KDim, Mg, MatrixRef{Wt.as<float>(), 1, KDim}, *PackedT, Parallel());
+              } else {
+                Packed.resize(static_cast<size_t>(A.Group));
+                for (int64_t G = 0; G < A.Group; ++G)
+                  packA(MK, Mg, KDim, MatrixRef{Wt.as<float>() + G * Mg * KDim, KDim, 1}, Packed[G]);
+              }
+              markConstConsumed(I, 1); // run() reads the packed copies only
+            }
+            return makeKernel<ConvIm2colKernel>(Name, MK, std::move(A), std::move(Packed), std::move(PackedT));
+          }};
+}
+
+} // namespace conv
+} // namespace ops
+} // namespace detail
+} // namespace runtime
+} // namespace optimium

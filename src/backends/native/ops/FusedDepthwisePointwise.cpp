@@ -13,10 +13,10 @@
 #include <cmath>
 
 #include "backends/native/ops/common/DepthwiseFlat.h"
-#include "backends/native/ops/common/FusedConvPair.h"
 #include "backends/native/ops/common/Gemm.h"
 #include "backends/native/ops/common/Pooling.h"
 #include "backends/native/ops/common/RowPipeline.h"
+#include "backends/native/ops/common/SeparableConv.h"
 #include "ir/FusedOps.h"
 
 namespace optimium {
@@ -25,110 +25,14 @@ namespace detail {
 namespace ops {
 namespace {
 
-using Clamp = FusedClamp;
+constexpr bool kPointwiseFirst = false; // inputs (X, Wd, Wp, Bd?, Bp?)
 
-struct SeparableAttrs {
-  WindowAttrs W; ///< the depthwise window
-  Clamp Depthwise, Pointwise;
-};
+Result<SeparableAttrs> attrsFor(const KernelCreateInfo &I) { return separableAttrsFor(I, kPointwiseFirst); }
 
-Result<SeparableAttrs> parseAttrs(const Node &N, const TensorShape &X, const TensorShape &Wd, const TensorShape &Wp) {
-  SeparableAttrs A;
-  ASSIGN_OR_RETURN(A.W, fusedPairWindow(N, X, Wp, Wd, /*PointwiseFirst=*/false));
-  ASSIGN_OR_RETURN(A.Depthwise, fusedClampOf(N, kDepthwiseActMin, kDepthwiseActMax));
-  ASSIGN_OR_RETURN(A.Pointwise, fusedClampOf(N, kFusedActMin, kFusedActMax));
-  return A;
-}
-
-Status inferSeparable(ShapeContext &Ctx) {
-  RETURN_IF_ERROR(checkFusedPairTypes(Ctx));
-  const TensorShape &X = Ctx.Inputs[0].Shape, &Wp = Ctx.Inputs[2].Shape;
-  ASSIGN_OR_RETURN(const SeparableAttrs A, parseAttrs(Ctx.N, X, Ctx.Inputs[1].Shape, Wp));
-  Ctx.Outputs[0].Type = ElementType::F32;
-  return inferWindowShape(Ctx, A.W, X, Wp[0], Ctx.Outputs[0].Shape);
-}
-
-OpSchema separableSchema() {
-  OpSchema S;
-  S.Domain = kFusedPointwiseDepthwiseDomain;
-  S.OpType = kFusedDepthwisePointwiseOp;
-  S.MinInputs = 3;
-  S.MaxInputs = 5;
-  S.Infer = inferSeparable;
-  return S;
-}
-
-struct SeparableRun {
-  WindowGeometry G;
-  int64_t N, C, M, Plane, OutPlane, KH, KW;
-};
-
+/// Sizes of one run (C: X's and the depthwise channels, M: the output channels), checked against the output.
 Result<SeparableRun> planRun(const char *Name, const SeparableAttrs &A, const KernelContext &Ctx) {
-  const TensorView &X = Ctx.Inputs[0], &Wd = Ctx.Inputs[1], &Wp = Ctx.Inputs[2], &Y = Ctx.Outputs[0];
-  if (X.rank() != 4 || Wd.rank() != 4 || Wp.rank() != 4 || Y.rank() != 4)
-    return runError(Name, "rank mismatch");
-  SeparableRun R;
-  R.G = computeWindowGeometry(A.W, X.Dims);
-  R.N = X.Dims[0], R.C = X.Dims[1], R.M = Wp.Dims[0];
-  R.KH = Wd.Dims[2], R.KW = Wd.Dims[3];
-  if (Wd.Dims[0] != R.C || Wd.Dims[1] != 1 || Wp.Dims[1] != R.C || Wp.Dims[2] != 1 || Wp.Dims[3] != 1 ||
-      Y.Dims[0] != R.N || Y.Dims[1] != R.M || Y.Dims[2] != R.G.Out[0] || Y.Dims[3] != R.G.Out[1] ||
-      R.KH != A.W.Kernel[0] || R.KW != A.W.Kernel[1])
-    return runError(Name, "input ", joinInts(X.Dims), ", weights ", joinInts(Wd.Dims), " and ", joinInts(Wp.Dims),
-                    " do not match the output ", joinInts(Y.Dims));
-  R.Plane = X.Dims[2] * X.Dims[3];
-  R.OutPlane = Y.Dims[2] * Y.Dims[3];
-  return R;
+  return planSeparableRun(Name, A, Ctx, kPointwiseFirst);
 }
-
-DepthwiseGeometry geometryOf(const SeparableAttrs &A, const WindowGeometry &Geo) {
-  DepthwiseGeometry G = planeGeometryOf(A.W, &Geo);
-  G.HasAct = A.Depthwise.On, G.ActMin = A.Depthwise.Min, G.ActMax = A.Depthwise.Max;
-  return G;
-}
-
-/// Both convolutions as written: the depthwise output in full (rounded to float32 as the unfused
-/// graph stores it), then the 1x1 convolution, both accumulated in double.
-class SeparableRefKernel : public Kernel {
-public:
-  explicit SeparableRefKernel(SeparableAttrs A) : A(std::move(A)) {}
-
-  Status run(const KernelContext &Ctx) const override {
-    ASSIGN_OR_RETURN(const SeparableRun R, planRun("f32_depthwise_pointwise__ref", A, Ctx));
-    const float *X = Ctx.Inputs[0].data<float>(), *Wd = Ctx.Inputs[1].data<float>(), *Wp = Ctx.Inputs[2].data<float>();
-    const float *Bd = inputDataOrNull(Ctx, 3), *Bp = inputDataOrNull(Ctx, 4);
-    float *Y = Ctx.Outputs[0].data<float>();
-    const DepthwiseGeometry G = geometryOf(A, R.G);
-    std::vector<float> D(static_cast<size_t>(R.N * R.C * R.OutPlane));
-    for (int64_t N = 0; N < R.N; ++N)
-      for (int64_t C = 0; C < R.C; ++C) {
-        const float *In = X + (N * R.C + C) * R.Plane;
-        for (int64_t Oh = 0; Oh < G.OH; ++Oh)
-          for (int64_t Ow = 0; Ow < G.OW; ++Ow) {
-            double Acc = Bd ? Bd[C] : 0.0;
-            for (int64_t Kh = 0; Kh < G.KH; ++Kh)
-              for (int64_t Kw = 0; Kw < G.KW; ++Kw) {
-                const int64_t Ih = Oh * G.SH - G.PH + Kh * G.DH, Iw = Ow * G.SW - G.PW + Kw * G.DW;
-                if (Ih >= 0 && Ih < G.H && Iw >= 0 && Iw < G.W)
-                  Acc += static_cast<double>(Wd[(C * G.KH + Kh) * G.KW + Kw]) * In[Ih * G.W + Iw];
-              }
-            D[static_cast<size_t>((N * R.C + C) * R.OutPlane + Oh * G.OW + Ow)] = A.Depthwise(static_cast<float>(Acc));
-          }
-      }
-    for (int64_t N = 0; N < R.N; ++N)
-      for (int64_t M = 0; M < R.M; ++M)
-        for (int64_t P = 0; P < R.OutPlane; ++P) {
-          double Acc = Bp ? Bp[M] : 0.0;
-          for (int64_t C = 0; C < R.C; ++C)
-            Acc += static_cast<double>(Wp[M * R.C + C]) * D[static_cast<size_t>((N * R.C + C) * R.OutPlane + P)];
-          Y[(N * R.M + M) * R.OutPlane + P] = A.Pointwise(static_cast<float>(Acc));
-        }
-    return Status::ok();
-  }
-
-private:
-  SeparableAttrs A;
-};
 
 /// Rows per strip: the strip's pixels a multiple of 16 (whole depthwise vectors) and its
 /// depthwise output, all channels, about 64 KiB.
@@ -149,7 +53,7 @@ public:
   Status run(const KernelContext &Ctx) const override {
     const char *Name = "f32_depthwise_pointwise__strips_avx512";
     ASSIGN_OR_RETURN(const SeparableRun R, planRun(Name, A, Ctx));
-    const DepthwiseGeometry G = geometryOf(A, R.G);
+    const DepthwiseGeometry G = separableGeometry(A, R.G);
     if (!sameGeometry(Plan->G, G) || R.C != Wp.K || R.M != Wp.M)
       return runError(Name, "shapes differ from the ones planned at creation");
     if (R.N * R.M * R.OutPlane == 0)
@@ -212,7 +116,7 @@ public:
       return runError(Name, "weights do not match the packed ones");
     if (R.N * R.M * R.OutPlane == 0)
       return Status::ok();
-    const DepthwiseGeometry G = geometryOf(A, R.G);
+    const DepthwiseGeometry G = separableGeometry(A, R.G);
     const Dw3x3RowPlan Unit = planDw3x3Rows(G, false);
     if (!Unit.Ok)
       return runError(Name, "window not supported by the row kernel");
@@ -264,17 +168,6 @@ private:
   int64_t M, C;
 };
 
-bool typesOk(const KernelCreateInfo &I) {
-  for (size_t K = 0; K < I.Inputs.size() && K < 5; ++K)
-    if ((K < 3 || I.Inputs[K].Present) && !inputIs(I, K, ElementType::F32))
-      return false;
-  return I.Inputs.size() >= 3;
-}
-
-Result<SeparableAttrs> attrsFor(const KernelCreateInfo &I) {
-  return parseAttrs(I.N, I.Inputs[0].Shape, I.Inputs[1].Shape, I.Inputs[2].Shape);
-}
-
 /// The flat depthwise plan of the node's known shapes, or null (unknown shapes, not a stride-1
 /// "same" window, no AVX-512).
 std::shared_ptr<const FlatDepthwisePlan> planFor(const KernelCreateInfo &I, const SeparableAttrs &A) {
@@ -284,12 +177,12 @@ std::shared_ptr<const FlatDepthwisePlan> planFor(const KernelCreateInfo &I, cons
   const WindowGeometry Geo = computeWindowGeometry(A.W, {1, XS[1].value(), XS[2].value(), XS[3].value()});
   if (Geo.Out[0] <= 0 || Geo.Out[1] <= 0)
     return nullptr;
-  return cachedFlatPlan(geometryOf(A, Geo));
+  return cachedFlatPlan(separableGeometry(A, Geo));
 }
 
 KernelVariant stripVariant() {
   const auto Supports = [](const KernelCreateInfo &I) {
-    if (!typesOk(I) || !gemmIsaAvailable(GemmIsa::Avx512) || !inputIsConst(I, 2))
+    if (!separableTypesOk(I) || !gemmIsaAvailable(GemmIsa::Avx512) || !inputIsConst(I, 2))
       return false;
     auto A = attrsFor(I);
     return A.isOk() && planFor(I, *A) != nullptr;
@@ -312,7 +205,7 @@ KernelVariant stripVariant() {
 
 KernelVariant rowsVariant() {
   const auto Supports = [](const KernelCreateInfo &I) {
-    if (!typesOk(I) || !rowPipelineAvx512Supported() || !inputIsConst(I, 2))
+    if (!separableTypesOk(I) || !rowPipelineAvx512Supported() || !inputIsConst(I, 2))
       return false;
     auto A = attrsFor(I);
     if (!A.isOk())
@@ -321,16 +214,13 @@ KernelVariant rowsVariant() {
     if (XS.getRank() != 4 || !XS[2].isConst() || !XS[3].isConst())
       return false;
     const WindowGeometry Geo = computeWindowGeometry(A->W, {1, 1, XS[2].value(), XS[3].value()});
-    return Geo.Out[0] > 0 && Geo.Out[1] > 0 && planDw3x3Rows(geometryOf(*A, Geo), false).Ok;
+    return Geo.Out[0] > 0 && Geo.Out[1] > 0 && planDw3x3Rows(separableGeometry(*A, Geo), false).Ok;
   };
   return {"f32_depthwise_pointwise__rows_avx512", 40, Supports,
           [](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
             ASSIGN_OR_RETURN(SeparableAttrs A, attrsFor(I));
-            const ConstData &Wp = *I.Inputs[2].Const;
-            const int64_t M = Wp.Dims[0], C = Wp.Dims[1];
-            std::vector<float> Packed = packPointwiseWeights(Wp.as<float>(), M, C);
-            markConstConsumed(I, 2);
-            return makeKernel<SeparableRowsKernel>(std::move(A), std::move(Packed), M, C);
+            RowPipelineWeights P = packRowPipelineWeights(I, 2);
+            return makeKernel<SeparableRowsKernel>(std::move(A), std::move(P.Packed), P.M, P.C);
           }};
 }
 
@@ -339,9 +229,7 @@ std::vector<OpTestCase> separableCases() {
   const auto W = [](std::vector<int64_t> D) { return constInput(std::move(D)); };
   const auto ints = [](std::vector<int64_t> V) { return attrInts(std::move(V)); };
   const auto act = [](std::map<std::string, AttrValue> Attrs, float Lo, float Hi, bool Depthwise) {
-    Attrs[Depthwise ? kDepthwiseActMin : kFusedActMin] = attrFloat(Lo);
-    Attrs[Depthwise ? kDepthwiseActMax : kFusedActMax] = attrFloat(Hi);
-    return Attrs;
+    return withSeparableClamp(std::move(Attrs), Lo, Hi, Depthwise, kPointwiseFirst);
   };
   return {
       // MobileNetV2's first block shape, smaller: Relu6 after the depthwise conv, none after the 1x1.
@@ -374,18 +262,14 @@ OpKernels separableKernels() {
   OpKernels K;
   K.Domain = kFusedPointwiseDepthwiseDomain;
   K.OpType = kFusedDepthwisePointwiseOp;
-  K.Variants.push_back({"f32_depthwise_pointwise__ref", 0, typesOk,
-                        [](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
-                          ASSIGN_OR_RETURN(SeparableAttrs A, attrsFor(I));
-                          return makeKernel<SeparableRefKernel>(std::move(A));
-                        }});
+  K.Variants.push_back(separableReferenceVariant("f32_depthwise_pointwise__ref", kPointwiseFirst));
   K.Variants.push_back(stripVariant());
   K.Variants.push_back(rowsVariant());
   K.TestCases = separableCases;
   return K;
 }
 
-OPT_REGISTER_HEAVY_SCHEMA(FusedDepthwisePointwise, separableSchema());
+OPT_REGISTER_HEAVY_SCHEMA(FusedDepthwisePointwise, separableSchema(kFusedDepthwisePointwiseOp, kPointwiseFirst));
 OPT_REGISTER_KERNELS(FusedDepthwisePointwise, separableKernels());
 
 } // namespace

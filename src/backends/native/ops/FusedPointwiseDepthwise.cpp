@@ -16,10 +16,10 @@
 #include <cmath>
 
 #include "backends/native/ops/common/DepthwiseFlat.h"
-#include "backends/native/ops/common/FusedConvPair.h"
 #include "backends/native/ops/common/Gemm.h"
 #include "backends/native/ops/common/PlaneWindow.h"
 #include "backends/native/ops/common/RowPipeline.h"
+#include "backends/native/ops/common/SeparableConv.h"
 #include "backends/native/ops/common/Pooling.h"
 #include "ir/FusedOps.h"
 
@@ -29,67 +29,19 @@ namespace detail {
 namespace ops {
 namespace {
 
-using Clamp = FusedClamp;
+constexpr bool kPointwiseFirst = true; // inputs (X, W1, W2, B1?, B2?)
 
-struct FusedAttrs {
-  WindowAttrs W; ///< the depthwise window
-  Clamp Expand, Depthwise;
-};
+Result<SeparableAttrs> attrsFor(const KernelCreateInfo &I) { return separableAttrsFor(I, kPointwiseFirst); }
 
-Result<FusedAttrs> parseFusedAttrs(const Node &N, const TensorShape &X, const TensorShape &W1, const TensorShape &W2) {
-  FusedAttrs A;
-  ASSIGN_OR_RETURN(A.W, fusedPairWindow(N, X, W1, W2, /*PointwiseFirst=*/true));
-  ASSIGN_OR_RETURN(A.Expand, fusedClampOf(N, kExpandActMin, kExpandActMax));
-  ASSIGN_OR_RETURN(A.Depthwise, fusedClampOf(N, kFusedActMin, kFusedActMax));
-  return A;
-}
-
-Status inferFused(ShapeContext &Ctx) {
-  RETURN_IF_ERROR(checkFusedPairTypes(Ctx));
-  const TensorShape &X = Ctx.Inputs[0].Shape, &W2 = Ctx.Inputs[2].Shape;
-  ASSIGN_OR_RETURN(const FusedAttrs A, parseFusedAttrs(Ctx.N, X, Ctx.Inputs[1].Shape, W2));
-  Ctx.Outputs[0].Type = ElementType::F32;
-  return inferWindowShape(Ctx, A.W, X, W2[0], Ctx.Outputs[0].Shape);
-}
-
-OpSchema fusedSchema() {
-  OpSchema S;
-  S.Domain = kFusedPointwiseDepthwiseDomain;
-  S.OpType = kFusedPointwiseDepthwiseOp;
-  S.MinInputs = 3;
-  S.MaxInputs = 5;
-  S.Infer = inferFused;
-  return S;
-}
-
-/// Sizes of one run, checked against the output.
-struct FusedRun {
-  WindowGeometry G;
-  int64_t N, K, M, Plane, OutPlane, KH, KW;
-};
-
-Result<FusedRun> planFused(const char *Name, const FusedAttrs &A, const KernelContext &Ctx) {
-  const TensorView &X = Ctx.Inputs[0], &W1 = Ctx.Inputs[1], &W2 = Ctx.Inputs[2], &Y = Ctx.Outputs[0];
-  if (X.rank() != 4 || W1.rank() != 4 || W2.rank() != 4 || Y.rank() != 4)
-    return runError(Name, "rank mismatch");
-  FusedRun R;
-  R.G = computeWindowGeometry(A.W, X.Dims);
-  R.N = X.Dims[0], R.K = X.Dims[1], R.M = W1.Dims[0];
-  R.KH = W2.Dims[2], R.KW = W2.Dims[3];
-  if (W1.Dims[1] != R.K || W1.Dims[2] != 1 || W1.Dims[3] != 1 || W2.Dims[0] != R.M || W2.Dims[1] != 1 ||
-      Y.Dims[0] != R.N || Y.Dims[1] != R.M || Y.Dims[2] != R.G.Out[0] || Y.Dims[3] != R.G.Out[1] ||
-      R.KH != A.W.Kernel[0] || R.KW != A.W.Kernel[1])
-    return runError(Name, "input ", joinInts(X.Dims), ", weights ", joinInts(W1.Dims), " and ", joinInts(W2.Dims),
-                    " do not match the output ", joinInts(Y.Dims));
-  R.Plane = X.Dims[2] * X.Dims[3];
-  R.OutPlane = Y.Dims[2] * Y.Dims[3];
-  return R;
+/// Sizes of one run (C: X's channels K, M: the expanded and output channels), checked against the output.
+Result<SeparableRun> planFused(const char *Name, const SeparableAttrs &A, const KernelContext &Ctx) {
+  return planSeparableRun(Name, A, Ctx, kPointwiseFirst);
 }
 
 /// Out[OH, OW] = clamp(bias + sum over taps of K[kh, kw] * In[ih, iw]), zero outside the plane:
 /// the portable depthwise plane (tap-major: each tap adds a scaled, strided row to the output row).
-void depthwisePlanePortable(const DepthwiseGeometry &G, const Clamp &Act, const float *In, const float *K, float Bias,
-                            float *Out) {
+void depthwisePlanePortable(const DepthwiseGeometry &G, const FusedClamp &Act, const float *In, const float *K,
+                            float Bias, float *Out) {
   for (int64_t Oh = 0; Oh < G.OH; ++Oh) {
     float *Row = Out + Oh * G.OW;
     std::fill(Row, Row + G.OW, Bias);
@@ -112,55 +64,6 @@ void depthwisePlanePortable(const DepthwiseGeometry &G, const Clamp &Act, const 
   }
 }
 
-DepthwiseGeometry geometryOf(const FusedAttrs &A, const FusedRun &R) {
-  DepthwiseGeometry G = planeGeometryOf(A.W, &R.G);
-  G.HasAct = A.Depthwise.On, G.ActMin = A.Depthwise.Min, G.ActMax = A.Depthwise.Max;
-  return G;
-}
-
-/// Both convolutions as written: the expanded tensor in full (rounded to float32 as the unfused
-/// graph stores it), then the depthwise convolution, both accumulated in double.
-class FusedRefKernel : public Kernel {
-public:
-  explicit FusedRefKernel(FusedAttrs A) : A(std::move(A)) {}
-
-  Status run(const KernelContext &Ctx) const override {
-    ASSIGN_OR_RETURN(const FusedRun R, planFused("f32_pointwise_depthwise__ref", A, Ctx));
-    const float *X = Ctx.Inputs[0].data<float>(), *W1 = Ctx.Inputs[1].data<float>(), *B1 = inputDataOrNull(Ctx, 3);
-    const float *W2 = Ctx.Inputs[2].data<float>(), *B2 = inputDataOrNull(Ctx, 4);
-    float *Y = Ctx.Outputs[0].data<float>();
-    std::vector<float> E(static_cast<size_t>(R.N * R.M * R.Plane));
-    for (int64_t N = 0; N < R.N; ++N)
-      for (int64_t M = 0; M < R.M; ++M)
-        for (int64_t P = 0; P < R.Plane; ++P) {
-          double Acc = B1 ? B1[M] : 0.0;
-          for (int64_t K = 0; K < R.K; ++K)
-            Acc += static_cast<double>(W1[M * R.K + K]) * X[(N * R.K + K) * R.Plane + P];
-          E[static_cast<size_t>((N * R.M + M) * R.Plane + P)] = A.Expand(static_cast<float>(Acc));
-        }
-    const DepthwiseGeometry G = geometryOf(A, R);
-    for (int64_t N = 0; N < R.N; ++N)
-      for (int64_t M = 0; M < R.M; ++M) {
-        const float *In = E.data() + (N * R.M + M) * R.Plane;
-        for (int64_t Oh = 0; Oh < G.OH; ++Oh)
-          for (int64_t Ow = 0; Ow < G.OW; ++Ow) {
-            double Acc = B2 ? B2[M] : 0.0;
-            for (int64_t Kh = 0; Kh < G.KH; ++Kh)
-              for (int64_t Kw = 0; Kw < G.KW; ++Kw) {
-                const int64_t Ih = Oh * G.SH - G.PH + Kh * G.DH, Iw = Ow * G.SW - G.PW + Kw * G.DW;
-                if (Ih >= 0 && Ih < G.H && Iw >= 0 && Iw < G.W)
-                  Acc += static_cast<double>(W2[(M * G.KH + Kh) * G.KW + Kw]) * In[Ih * G.W + Iw];
-              }
-            Y[((N * R.M + M) * G.OH + Oh) * G.OW + Ow] = A.Depthwise(static_cast<float>(Acc));
-          }
-      }
-    return Status::ok();
-  }
-
-private:
-  FusedAttrs A;
-};
-
 /// Channels per block: a multiple of the GEMM's MR whose expanded planes take at most about 1.25
 /// MiB (in this Emerald Rapids' 2 MiB L2 beside the input rows the GEMM streams; MobileNetV2's
 /// 112x112 block measured 4-7% faster with 24 channels, 1.2 MiB, than with 12), and at least four
@@ -174,22 +77,22 @@ int64_t channelsPerBlock(int64_t M, int64_t Plane, int64_t MR) {
 
 class FusedBlockedKernel : public Kernel {
 public:
-  FusedBlockedKernel(std::string Name, const GemmMicroKernel &MK, FusedAttrs A, int64_t BlockM,
+  FusedBlockedKernel(std::string Name, const GemmMicroKernel &MK, SeparableAttrs A, int64_t BlockM,
                      std::vector<PackedA> Blocks, bool Avx512Planes,
                      std::shared_ptr<const FlatDepthwisePlan> FlatCache)
       : Name(std::move(Name)), MK(MK), A(std::move(A)), BlockM(BlockM), Blocks(std::move(Blocks)),
         Avx512Planes(Avx512Planes), FlatCache(std::move(FlatCache)) {}
 
   Status run(const KernelContext &Ctx) const override {
-    ASSIGN_OR_RETURN(const FusedRun R, planFused(Name.c_str(), A, Ctx));
+    ASSIGN_OR_RETURN(const SeparableRun R, planFused(Name.c_str(), A, Ctx));
     if (R.N * R.M * R.OutPlane == 0)
       return Status::ok();
-    if (R.M != Blocks.back().M + BlockM * static_cast<int64_t>(Blocks.size() - 1) || R.K != Blocks[0].K)
+    if (R.M != Blocks.back().M + BlockM * static_cast<int64_t>(Blocks.size() - 1) || R.C != Blocks[0].K)
       return runError(Name.c_str(), "weights do not match the packed ones");
     const float *X = Ctx.Inputs[0].data<float>(), *B1 = inputDataOrNull(Ctx, 3);
     const float *W2 = Ctx.Inputs[2].data<float>(), *B2 = inputDataOrNull(Ctx, 4);
     float *Y = Ctx.Outputs[0].data<float>();
-    const DepthwiseGeometry G = geometryOf(A, R);
+    const DepthwiseGeometry G = separableGeometry(A, R.G);
     const bool Flat = Avx512Planes && depthwiseFlatSupported(G); // stride-1 "same" planes
     const DepthwisePlan Plan = Avx512Planes && !Flat ? planDepthwise(G) : DepthwisePlan{G, {}};
     FlatDepthwisePlan LocalPlan; // when the geometry is not the one planned at creation
@@ -199,12 +102,12 @@ public:
     const FlatDepthwisePlan &FlatPlan = Cached ? *FlatCache : LocalPlan;
     const int64_t KT = R.KH * R.KW, NB = static_cast<int64_t>(Blocks.size());
     // Row k of the GEMM's B (input channel k) starts at k * Plane of the image.
-    std::vector<int64_t> RowOffsets(static_cast<size_t>(std::max<int64_t>(R.K, 1)));
-    for (int64_t K = 0; K < R.K; ++K)
+    std::vector<int64_t> RowOffsets(static_cast<size_t>(std::max<int64_t>(R.C, 1)));
+    for (int64_t K = 0; K < R.C; ++K)
       RowOffsets[static_cast<size_t>(K)] = K * R.Plane;
     // Under ~1M multiply-adds (a few us) the fan-out costs more than it saves.
     const Parallel Serial;
-    const int64_t Work = R.N * R.M * (R.K * R.Plane + KT * R.OutPlane);
+    const int64_t Work = R.N * R.M * (R.C * R.Plane + KT * R.OutPlane);
     const Parallel &Par = Work < (int64_t{1} << 20) ? Serial : Ctx.Par;
     Par.forRange(static_cast<size_t>(R.N * NB), 1, [&](size_t Lo, size_t Hi) {
       thread_local AlignedFloats Expanded; // this worker's block of expanded planes
@@ -214,11 +117,11 @@ public:
       float *E = Expanded.data();
       for (size_t T = Lo; T < Hi; ++T) {
         const int64_t N = static_cast<int64_t>(T) / NB, B = static_cast<int64_t>(T) % NB, M0 = B * BlockM;
-        const float *Xn = X + N * R.K * R.Plane;
+        const float *Xn = X + N * R.C * R.Plane;
         const PackedA &W1 = Blocks[static_cast<size_t>(B)];
         GemmEpilogue Ep;
         Ep.RowBias = B1 ? B1 + M0 : nullptr;
-        Ep.Clamp = A.Expand.On, Ep.Min = A.Expand.Min, Ep.Max = A.Expand.Max;
+        Ep.Clamp = A.Pointwise.On, Ep.Min = A.Pointwise.Min, Ep.Max = A.Pointwise.Max;
         // X is read in place (packing the image once for all blocks measured the same).
         const GemmRowsB Rows{Xn, RowOffsets.data(), R.Plane, nullptr};
         gemmPackedRowsB(MK, W1, Rows, 1.0f, 0.0f, E, R.Plane, Serial, &Ep);
@@ -241,7 +144,7 @@ public:
 private:
   std::string Name;
   const GemmMicroKernel &MK;
-  FusedAttrs A;
+  SeparableAttrs A;
   int64_t BlockM;
   std::vector<PackedA> Blocks; ///< W1's rows [b * BlockM, +BlockM), packed
   bool Avx512Planes;
@@ -255,20 +158,20 @@ private:
 /// expanded rows are still in L1 when its depthwise rows read them.
 class FusedRowsKernel : public Kernel {
 public:
-  FusedRowsKernel(FusedAttrs A, std::vector<float> Packed, int64_t M, int64_t K)
+  FusedRowsKernel(SeparableAttrs A, std::vector<float> Packed, int64_t M, int64_t K)
       : A(std::move(A)), Packed(std::move(Packed)), M(M), K(K) {}
 
   Status run(const KernelContext &Ctx) const override {
     static const char *Name = "f32_pointwise_depthwise__rows_avx512";
-    ASSIGN_OR_RETURN(const FusedRun R, planFused(Name, A, Ctx));
+    ASSIGN_OR_RETURN(const SeparableRun R, planFused(Name, A, Ctx));
     if (R.N * R.M * R.OutPlane == 0)
       return Status::ok();
-    if (R.M != M || R.K != K)
+    if (R.M != M || R.C != K)
       return runError(Name, "weights do not match the packed ones");
     const float *X = Ctx.Inputs[0].data<float>(), *B1 = inputDataOrNull(Ctx, 3);
     const float *W2 = Ctx.Inputs[2].data<float>(), *B2 = inputDataOrNull(Ctx, 4);
     float *Y = Ctx.Outputs[0].data<float>();
-    const DepthwiseGeometry G = geometryOf(A, R);
+    const DepthwiseGeometry G = separableGeometry(A, R.G);
     // 3x3 rows read as runs of 16 floats per tap; stride 2 then needs the input rows
     // deinterleaved (even columns, then odd ones: the 1x1 convolution keeps that order).
     const Dw3x3RowPlan Unit = planDw3x3Rows(G, G.SW == 2);
@@ -304,7 +207,7 @@ public:
     }
     const int64_t Panels = (M + kRowPipelineMR - 1) / kRowPipelineMR;
     const Parallel Serial;
-    const int64_t Work = R.N * R.M * (R.K * R.Plane + KT * R.OutPlane);
+    const int64_t Work = R.N * R.M * (R.C * R.Plane + KT * R.OutPlane);
     const Parallel &Par = Work < (int64_t{1} << 20) ? Serial : Ctx.Par;
     // Work items: channel panels (each item every row of its channels: nothing recomputed), or,
     // for deinterleaved input rows, ranges of groups with every channel (each item splits only
@@ -344,7 +247,7 @@ public:
             const int64_t C0 = P * kRowPipelineMR, Cn = std::min(kRowPipelineMR, M - C0);
             const int64_t Local = (P - P0) * kRowPipelineMR * ChannelPlane;
             pointwiseRunAvx512(Packed.data() + P * K * kRowPipelineMR, Cn, K, Src, Ldx, (R1 - R0) * W,
-                               B1 ? B1 + C0 : nullptr, A.Expand.On, A.Expand.Min, A.Expand.Max,
+                               B1 ? B1 + C0 : nullptr, A.Pointwise.On, A.Pointwise.Min, A.Pointwise.Max,
                                Ring.data() + (Gi % NS) * Slot + Local, ChannelPlane);
             if (Halo)
               continue;
@@ -373,7 +276,7 @@ public:
   }
 
 private:
-  FusedAttrs A;
+  SeparableAttrs A;
   std::vector<float> Packed; ///< W1 in panels of kRowPipelineMR channels (packPointwiseWeights)
   int64_t M, K;
 };
@@ -385,19 +288,19 @@ private:
 /// into Y's planes. A block of 64 channels at a time stays in L1/L2.
 class FusedTransposedKernel : public Kernel {
 public:
-  FusedTransposedKernel(FusedAttrs A, int64_t M, int64_t K, std::vector<float> W1T, std::vector<float> W2T,
+  FusedTransposedKernel(SeparableAttrs A, int64_t M, int64_t K, std::vector<float> W1T, std::vector<float> W2T,
                         std::vector<float> B1, std::vector<float> B2, std::shared_ptr<const DepthwiseTapList> Taps)
       : A(std::move(A)), M(M), K(K), Mpad((M + 31) / 32 * 32), W1T(std::move(W1T)), W2T(std::move(W2T)),
         B1(std::move(B1)), B2(std::move(B2)), Taps(std::move(Taps)) {}
 
   Status run(const KernelContext &Ctx) const override {
     static const char *Name = "f32_pointwise_depthwise__transposed_avx512";
-    ASSIGN_OR_RETURN(const FusedRun R, planFused(Name, A, Ctx));
+    ASSIGN_OR_RETURN(const SeparableRun R, planFused(Name, A, Ctx));
     if (R.N * R.M * R.OutPlane == 0)
       return Status::ok();
-    if (R.M != M || R.K != K)
+    if (R.M != M || R.C != K)
       return runError(Name, "weights do not match the packed ones");
-    const DepthwiseGeometry G = geometryOf(A, R);
+    const DepthwiseGeometry G = separableGeometry(A, R.G);
     DepthwiseTapList Local;
     const bool Cached = Taps && static_cast<int64_t>(Taps->Begin.size()) == R.OutPlane + 1 && Planned &&
                         sameGeometry(PlannedG, G);
@@ -409,7 +312,7 @@ public:
     constexpr int64_t Block = 64;
     const int64_t Blocks = (Mpad + Block - 1) / Block;
     const Parallel Serial;
-    const int64_t Work = R.N * R.M * (R.K * R.Plane + G.KH * G.KW * R.OutPlane);
+    const int64_t Work = R.N * R.M * (R.C * R.Plane + G.KH * G.KW * R.OutPlane);
     const Parallel &Par = Work < (int64_t{1} << 20) ? Serial : Ctx.Par;
     Par.forRange(static_cast<size_t>(R.N * Blocks), 1, [&](size_t Lo, size_t Hi) {
       thread_local AlignedFloats Buf; // the block's expanded pixels, then its depthwise outputs
@@ -421,8 +324,9 @@ public:
         const int64_t N = static_cast<int64_t>(T) / Blocks, C0 = static_cast<int64_t>(T) % Blocks * Block;
         const int64_t Cols = std::min(Block, Mpad - C0);
         pointwiseTransposedAvx512(X + N * K * R.Plane, R.Plane, R.Plane, K, W1T.data() + C0, Mpad, Cols,
-                                  B1.empty() ? nullptr : B1.data() + C0, A.Expand.On, A.Expand.Min, A.Expand.Max, Et,
-                                  Block, T + 1 < Hi && C0 + Block < Mpad ? W1T.data() + C0 + Block : nullptr);
+                                  B1.empty() ? nullptr : B1.data() + C0, A.Pointwise.On, A.Pointwise.Min,
+                                  A.Pointwise.Max, Et, Block,
+                                  T + 1 < Hi && C0 + Block < Mpad ? W1T.data() + C0 + Block : nullptr);
         depthwiseChannelsAvx512(G, TL, Et, Block, W2T.data() + C0, Mpad, B2.empty() ? nullptr : B2.data() + C0, Cols,
                                 Dt, Block);
         transposeToPlanesAvx512(Dt, Block, R.OutPlane, std::min(Cols, M - C0), Y + (N * M + C0) * R.OutPlane,
@@ -435,7 +339,7 @@ public:
   void plannedFor(const DepthwiseGeometry &G) { PlannedG = G, Planned = true; }
 
 private:
-  FusedAttrs A;
+  SeparableAttrs A;
   int64_t M, K, Mpad;
   std::vector<float> W1T, W2T; ///< [K][Mpad] and [taps][Mpad], zero past M
   std::vector<float> B1, B2;   ///< [Mpad] (zero past M), or empty when the node has none
@@ -444,25 +348,14 @@ private:
   bool Planned = false;
 };
 
-bool typesOk(const KernelCreateInfo &I) {
-  for (size_t K = 0; K < I.Inputs.size() && K < 5; ++K)
-    if ((K < 3 || I.Inputs[K].Present) && !inputIs(I, K, ElementType::F32))
-      return false;
-  return I.Inputs.size() >= 3;
-}
-
-Result<FusedAttrs> attrsFor(const KernelCreateInfo &I) {
-  return parseFusedAttrs(I.N, I.Inputs[0].Shape, I.Inputs[1].Shape, I.Inputs[2].Shape);
-}
-
 KernelVariant blockedVariant(GemmIsa Isa, int Priority) {
   const GemmMicroKernel &MK = gemmMicroKernel(Isa);
   const std::string Name = std::string("f32_pointwise_depthwise__blocked_") + MK.Name;
   const auto Supports = [Isa](const KernelCreateInfo &I) {
-    return typesOk(I) && gemmIsaAvailable(Isa) && inputIsConst(I, 1) && attrsFor(I).isOk();
+    return separableTypesOk(I) && gemmIsaAvailable(Isa) && inputIsConst(I, 1) && attrsFor(I).isOk();
   };
   return {Name, Priority, Supports, [Name, &MK, Isa](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
-            ASSIGN_OR_RETURN(FusedAttrs A, attrsFor(I));
+            ASSIGN_OR_RETURN(SeparableAttrs A, attrsFor(I));
             const ConstData &W1 = *I.Inputs[1].Const;
             const int64_t M = W1.Dims[0], K = W1.Dims[1];
             // The plane size picks the block; an unknown one is taken as 56 x 56.
@@ -479,9 +372,7 @@ KernelVariant blockedVariant(GemmIsa Isa, int Priority) {
             std::shared_ptr<const FlatDepthwisePlan> FlatCache;
             if (Avx512Planes && XS[2].isConst() && XS[3].isConst()) {
               const WindowGeometry Geo = computeWindowGeometry(A.W, {1, K, XS[2].value(), XS[3].value()});
-              DepthwiseGeometry G = planeGeometryOf(A.W, &Geo);
-              G.HasAct = A.Depthwise.On, G.ActMin = A.Depthwise.Min, G.ActMax = A.Depthwise.Max;
-              FlatCache = cachedFlatPlan(G);
+              FlatCache = cachedFlatPlan(separableGeometry(A, Geo));
             }
             return makeKernel<FusedBlockedKernel>(Name, MK, std::move(A), BlockM, std::move(Blocks), Avx512Planes,
                                                   std::move(FlatCache));
@@ -491,9 +382,9 @@ KernelVariant blockedVariant(GemmIsa Isa, int Priority) {
 KernelVariant rowsVariant(int Priority) {
   const std::string Name = "f32_pointwise_depthwise__rows_avx512";
   const auto Supports = [](const KernelCreateInfo &I) {
-    if (!typesOk(I) || !rowPipelineAvx512Supported() || !inputIsConst(I, 1))
+    if (!separableTypesOk(I) || !rowPipelineAvx512Supported() || !inputIsConst(I, 1))
       return false;
-    const Result<FusedAttrs> A = attrsFor(I);
+    const Result<SeparableAttrs> A = attrsFor(I);
     if (!A.isOk() || A.value().W.Dilations[0] != 1 || A.value().W.Dilations[1] != 1 ||
         (A.value().W.Strides[1] != 1 && A.value().W.Strides[1] != 2))
       return false;
@@ -504,12 +395,9 @@ KernelVariant rowsVariant(int Priority) {
     return A.value().W.Strides[1] == 2 || !XS[3].isConst() || XS[3].value() >= 14;
   };
   return {Name, Priority, Supports, [](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
-            ASSIGN_OR_RETURN(FusedAttrs A, attrsFor(I));
-            const ConstData &W1 = *I.Inputs[1].Const;
-            const int64_t M = W1.Dims[0], K = W1.Dims[1];
-            std::vector<float> Packed = packPointwiseWeights(W1.as<float>(), M, K);
-            markConstConsumed(I, 1);
-            return makeKernel<FusedRowsKernel>(std::move(A), std::move(Packed), M, K);
+            ASSIGN_OR_RETURN(SeparableAttrs A, attrsFor(I));
+            RowPipelineWeights P = packRowPipelineWeights(I, 1);
+            return makeKernel<FusedRowsKernel>(std::move(A), std::move(P.Packed), P.M, P.C);
           }};
 }
 
@@ -519,13 +407,13 @@ constexpr int64_t kTransposedMaxPlane = 196;
 KernelVariant transposedVariant(int Priority) {
   const std::string Name = "f32_pointwise_depthwise__transposed_avx512";
   const auto Supports = [](const KernelCreateInfo &I) {
-    if (!typesOk(I) || !rowPipelineAvx512Supported() || !inputIsConst(I, 1) || !inputIsConst(I, 2))
+    if (!separableTypesOk(I) || !rowPipelineAvx512Supported() || !inputIsConst(I, 1) || !inputIsConst(I, 2))
       return false;
     for (size_t In = 3; In < 5 && In < I.Inputs.size(); ++In)
       if (I.Inputs[In].Present && !inputIsConst(I, In))
         return false;
     const TensorShape &XS = I.Inputs[0].Shape;
-    const Result<FusedAttrs> A = attrsFor(I);
+    const Result<SeparableAttrs> A = attrsFor(I);
     if (!A.isOk() || !XS[2].isConst() || !XS[3].isConst())
       return false;
     // Strided 14x14 planes (MobileNetV2's features.14: 1 thread 228 -> 185 us, 2 threads 119 ->
@@ -537,7 +425,7 @@ KernelVariant transposedVariant(int Priority) {
     return Plane > 64 && Plane <= kTransposedMaxPlane && A.value().W.Strides[0] * A.value().W.Strides[1] > 1;
   };
   return {Name, Priority, Supports, [](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
-            ASSIGN_OR_RETURN(FusedAttrs A, attrsFor(I));
+            ASSIGN_OR_RETURN(SeparableAttrs A, attrsFor(I));
             const ConstData &W1 = *I.Inputs[1].Const, &W2 = *I.Inputs[2].Const;
             const int64_t M = W1.Dims[0], K = W1.Dims[1], Mpad = (M + 31) / 32 * 32;
             const int64_t Taps = W2.Dims[2] * W2.Dims[3];
@@ -561,8 +449,7 @@ KernelVariant transposedVariant(int Priority) {
             std::vector<float> B1 = padded(3), B2 = padded(4);
             const TensorShape &XS = I.Inputs[0].Shape;
             const WindowGeometry Geo = computeWindowGeometry(A.W, {1, K, XS[2].value(), XS[3].value()});
-            DepthwiseGeometry G = planeGeometryOf(A.W, &Geo);
-            G.HasAct = A.Depthwise.On, G.ActMin = A.Depthwise.Min, G.ActMax = A.Depthwise.Max;
+            const DepthwiseGeometry G = separableGeometry(A, Geo);
             auto TL = std::make_shared<const DepthwiseTapList>(listDepthwiseTaps(G));
             markConstConsumed(I, 1);
             auto Kn = std::make_unique<FusedTransposedKernel>(std::move(A), M, K, std::move(W1T), std::move(W2T),
@@ -577,9 +464,7 @@ std::vector<OpTestCase> fusedCases() {
   const auto W = [](std::vector<int64_t> D) { return constInput(std::move(D)); };
   const auto ints = [](std::vector<int64_t> V) { return attrInts(std::move(V)); };
   const auto act = [](std::map<std::string, AttrValue> Attrs, float Lo, float Hi, bool Expand) {
-    Attrs[Expand ? kExpandActMin : kFusedActMin] = attrFloat(Lo);
-    Attrs[Expand ? kExpandActMax : kFusedActMax] = attrFloat(Hi);
-    return Attrs;
+    return withSeparableClamp(std::move(Attrs), Lo, Hi, Expand, kPointwiseFirst);
   };
   const auto relu6 = [&](std::map<std::string, AttrValue> Attrs) { return act(act(Attrs, 0, 6, true), 0, 6, false); };
   return {
@@ -659,11 +544,7 @@ OpKernels fusedKernels() {
   OpKernels K;
   K.Domain = kFusedPointwiseDepthwiseDomain;
   K.OpType = kFusedPointwiseDepthwiseOp;
-  K.Variants.push_back({"f32_pointwise_depthwise__ref", 0, typesOk,
-                        [](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
-                          ASSIGN_OR_RETURN(FusedAttrs A, attrsFor(I));
-                          return makeKernel<FusedRefKernel>(std::move(A));
-                        }});
+  K.Variants.push_back(separableReferenceVariant("f32_pointwise_depthwise__ref", kPointwiseFirst));
   K.Variants.push_back(blockedVariant(GemmIsa::Portable, 10));
   K.Variants.push_back(blockedVariant(GemmIsa::Avx2, 20));
   K.Variants.push_back(blockedVariant(GemmIsa::Avx512, 30));
@@ -673,7 +554,7 @@ OpKernels fusedKernels() {
   return K;
 }
 
-OPT_REGISTER_HEAVY_SCHEMA(FusedPointwiseDepthwise, fusedSchema());
+OPT_REGISTER_HEAVY_SCHEMA(FusedPointwiseDepthwise, separableSchema(kFusedPointwiseDepthwiseOp, kPointwiseFirst));
 OPT_REGISTER_KERNELS(FusedPointwiseDepthwise, fusedKernels());
 
 } // namespace

@@ -12,6 +12,7 @@
 #include "core/Npy.h"
 #include "exec/InputShapes.h"
 #include "exec/Profiler.h"
+#include "ir/InferShapes.h"
 
 namespace optimium {
 namespace runtime {
@@ -230,26 +231,10 @@ Status RequestImpl::runNode(size_t NodeIndex) {
     Unresolved |= O >= 0 && !Plan->Resolved[O];
   if (Unresolved) {
     ShapeContext Ctx(N);
-    for (int In : N.Inputs) {
-      ValueInfo VI;
-      if (In >= 0 && isContainerKind(G.Values[In].Kind)) { // opaque to inference
-        VI.Present = true;
-        VI.Kind = G.Values[In].Kind;
-        VI.Type = Plan->Types[In];
-        VI.Shape = G.Values[In].Shape;
-      } else if (In >= 0) {
-        VI.Present = true;
-        VI.Type = Plan->Types[In];
-        VI.Shape = TensorShape::fromDims(RunDims[In]);
-        auto C = std::make_shared<ConstData>();
-        C->Type = VI.Type;
-        C->Dims = RunDims[In];
-        C->Data = Ptrs[In];
-        C->Bytes = C->elementCount() * getElementSize(VI.Type);
-        VI.Const = G.Values[In].Const ? G.Values[In].Const : C;
-      }
-      Ctx.Inputs.push_back(std::move(VI));
-    }
+    for (int In : N.Inputs)
+      Ctx.Inputs.push_back(In < 0 ? ValueInfo()
+                                  : runtimeValueInfo(G.Values[In].Kind, Plan->Types[In], RunDims[In], Ptrs[In],
+                                                     G.Values[In].Const, G.Values[In].Shape, /*BorrowData=*/true));
     Ctx.Outputs.resize(N.Outputs.size());
     for (size_t I = 0; I < N.Outputs.size(); ++I)
       Ctx.Outputs[I].Present = N.Outputs[I] >= 0;

@@ -7,6 +7,30 @@ namespace optimium {
 namespace runtime {
 namespace detail {
 
+ValueInfo runtimeValueInfo(ValueKind Kind, ElementType Type, const std::vector<int64_t> &Dims, const void *Data,
+                           const std::shared_ptr<ConstData> &Static, const TensorShape &Declared, bool BorrowData) {
+  ValueInfo VI;
+  VI.Present = true;
+  VI.Kind = Kind;
+  VI.Type = Type;
+  if (isContainerKind(Kind)) { // opaque to inference
+    VI.Shape = Declared;
+    return VI;
+  }
+  VI.Shape = TensorShape::fromDims(Dims);
+  if (Static) {
+    VI.Const = Static;
+  } else if (BorrowData) {
+    auto C = std::make_shared<ConstData>();
+    C->Type = Type;
+    C->Dims = Dims;
+    C->Data = Data;
+    C->Bytes = C->elementCount() * getElementSize(Type);
+    VI.Const = std::move(C);
+  }
+  return VI;
+}
+
 std::vector<ValueInfo> initialValueInfos(const Graph &G) {
   std::vector<ValueInfo> Infos(G.Values.size());
   for (size_t I = 0; I < G.Values.size(); ++I) {

@@ -18,6 +18,13 @@ Status propagateShapes(const Graph &G, std::vector<ValueInfo> &Infos, bool Check
 /// ValueInfos of inputs (declared shapes) and constants; everything else not present.
 std::vector<ValueInfo> initialValueInfos(const Graph &G);
 
+/// The info of a value at run time, for re-inferring a node with the actual shapes (the executor
+/// and the control-flow subgraph interpreter): a sequence/optional stays opaque (Kind, Type and the
+/// load-time Declared shape); a tensor gets its Dims and, as known value, Static when the value is
+/// a constant, else with BorrowData a ConstData that views Data (valid while Data is), else none.
+ValueInfo runtimeValueInfo(ValueKind Kind, ElementType Type, const std::vector<int64_t> &Dims, const void *Data,
+                           const std::shared_ptr<ConstData> &Static, const TensorShape &Declared, bool BorrowData);
+
 /// Load-time pass: infers every value's type and shape (symbolic where inputs are) and stores
 /// them in the graph.
 Status inferGraphShapes(Graph &G);

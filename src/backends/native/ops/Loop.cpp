@@ -131,7 +131,9 @@ OpSchema loopSchema() {
 class LoopKernel : public Kernel {
 public:
   LoopKernel(const Node &N, LoopShape L, std::unique_ptr<SubgraphRunner> Body)
-      : N(N), L(L), Body(std::move(Body)) {}
+      : N(N), L(L), Body(std::move(Body)) {
+    Scalars.resize(2);
+  }
 
   Status run(const KernelContext &Ctx) const override {
     const OutputAllocator *Alloc = currentOutputAllocator();
@@ -153,10 +155,15 @@ public:
       Formal[2 + K].View = Ctx.Inputs[2 + K];
     std::vector<std::vector<RunValue>> Scans(L.Scans);
     std::vector<RunValue> Outs;
+    // Fresh scalars each iteration (the body may output them as they are): from Scalars, which
+    // hands a buffer out again only once nothing else holds it; the heap when another run has it.
+    std::unique_lock<std::mutex> Lock(ScalarMutex, std::try_to_lock);
+    auto Scalar = [&](size_t Slot, ElementType Type) {
+      return Lock.owns_lock() ? Scalars.allocate(Slot, Type, {}) : allocateRunValue(Type, {});
+    };
     for (int64_t I = 0; (!HasM || I < M) && Cond; ++I) {
-      // Fresh scalars each iteration: the body may output them as they are.
-      ASSIGN_OR_RETURN(Formal[0], allocateRunValue(ElementType::I64, {}));
-      ASSIGN_OR_RETURN(Formal[1], allocateRunValue(ElementType::Bool, {}));
+      ASSIGN_OR_RETURN(Formal[0], Scalar(0, ElementType::I64));
+      ASSIGN_OR_RETURN(Formal[1], Scalar(1, ElementType::Bool));
       *Formal[0].View.data<int64_t>() = I;
       *Formal[1].View.data<uint8_t>() = 1;
       RETURN_IF_ERROR(Body->run(Formal, Captured, Outs, Ctx.Par));
@@ -209,6 +216,8 @@ private:
   Node N;
   LoopShape L;
   std::unique_ptr<SubgraphRunner> Body;
+  mutable std::mutex ScalarMutex;
+  mutable RunValueCache Scalars; ///< iter_num and cond of the body
 };
 
 Result<std::unique_ptr<Kernel>> createLoop(const KernelCreateInfo &Info) {

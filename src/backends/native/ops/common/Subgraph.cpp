@@ -52,18 +52,12 @@ bool isIntegralType(ElementType T) {
   }
 }
 
-std::shared_ptr<ConstData> borrowConst(const TensorView &V) {
-  auto C = std::make_shared<ConstData>();
-  C->Type = V.Type;
-  C->Dims = V.Dims;
-  C->Data = V.Data;
-  C->Bytes = V.elementCount() * getElementSize(V.Type);
-  return C;
-}
-
 } // namespace
 
-Result<RunValue> allocateRunValue(ElementType Type, const std::vector<int64_t> &Dims) {
+namespace {
+
+/// Bytes of a Type tensor of Dims, or the error allocateRunValue reports.
+Result<size_t> runValueBytes(ElementType Type, const std::vector<int64_t> &Dims) {
   if (Type == ElementType::String || Type == ElementType::Undefined)
     return makeError(ErrorCode::Type, "element type ", toString(Type), " is not supported inside subgraphs");
   size_t Count = 1;
@@ -72,15 +66,48 @@ Result<RunValue> allocateRunValue(ElementType Type, const std::vector<int64_t> &
       return makeError(ErrorCode::Shape, "negative dimension ", D, " in ", joinInts(Dims));
     Count *= static_cast<size_t>(D);
   }
-  std::shared_ptr<Buffer> B = Buffer::allocate(Count * getElementSize(Type));
-  if (!B)
-    return makeError(ErrorCode::OutOfResource, "cannot allocate a ", joinInts(Dims), " ", toString(Type), " tensor");
+  return Count * getElementSize(Type);
+}
+
+RunValue viewOf(std::shared_ptr<Buffer> B, ElementType Type, const std::vector<int64_t> &Dims) {
   RunValue R;
   R.View.Type = Type;
   R.View.Dims = Dims;
   R.View.Data = B->Data;
   R.Keep = std::move(B);
   return R;
+}
+
+} // namespace
+
+Result<RunValue> allocateRunValue(ElementType Type, const std::vector<int64_t> &Dims) {
+  ASSIGN_OR_RETURN(size_t Bytes, runValueBytes(Type, Dims));
+  std::shared_ptr<Buffer> B = Buffer::allocate(Bytes);
+  if (!B)
+    return makeError(ErrorCode::OutOfResource, "cannot allocate a ", joinInts(Dims), " ", toString(Type), " tensor");
+  return viewOf(std::move(B), Type, Dims);
+}
+
+Result<RunValue> RunValueCache::allocate(size_t V, ElementType Type, const std::vector<int64_t> &Dims) {
+  if (V >= Slots.size())
+    return allocateRunValue(Type, Dims);
+  ASSIGN_OR_RETURN(size_t Bytes, runValueBytes(Type, Dims));
+  std::shared_ptr<Buffer> *Free = nullptr; // a slot nobody else holds (an empty one first)
+  for (std::shared_ptr<Buffer> &S : Slots[V]) {
+    if (S && S.use_count() != 1)
+      continue; // the caller still holds it (a carried or scan output)
+    // Same size only: a fresh buffer's zeroed padding then still follows the tensor.
+    if (S && S->Bytes == Bytes)
+      return viewOf(S, Type, Dims);
+    if (!Free || !S)
+      Free = &S;
+  }
+  std::shared_ptr<Buffer> B = Buffer::allocate(Bytes);
+  if (!B)
+    return makeError(ErrorCode::OutOfResource, "cannot allocate a ", joinInts(Dims), " ", toString(Type), " tensor");
+  if (Free)
+    *Free = B;
+  return viewOf(std::move(B), Type, Dims);
 }
 
 const Graph *graphAttr(const Node &N, const std::string &Attr) {
@@ -137,6 +164,11 @@ struct SubgraphRunner::Step {
   std::unique_ptr<KernelCreateInfo> Info;
   std::unique_ptr<Kernel> K;
   std::vector<int> Release; ///< Values whose last reader this node is.
+  /// Concrete inference of the last run, reused while the input types and dims repeat; kept only
+  /// when the outputs depend on nothing else (no input went in as a borrowed value, no sequence).
+  bool HasMemo = false;
+  std::vector<std::pair<ElementType, std::vector<int64_t>>> MemoInputs;
+  std::vector<ValueInfo> MemoOutputs;
 };
 
 SubgraphRunner::~SubgraphRunner() = default;
@@ -192,17 +224,26 @@ Result<std::unique_ptr<SubgraphRunner>> SubgraphRunner::create(const Node &Owner
                            : ErrorCode::Model,
                        R->Context, ": cannot create the kernel of ", N.describe(), ": ", KR.status().message());
     St->K = std::move(KR).value();
+    St->MemoInputs.resize(N.Inputs.size());
     for (int In : N.Inputs)
       if (In >= 0 && LastUse[In] == static_cast<int>(NI) && !R->Infos[In].Const)
         St->Release.push_back(In);
     R->Steps.push_back(std::move(St));
   }
+  R->Cache.resize(G->Values.size());
   return R;
 }
 
 Status SubgraphRunner::run(const std::vector<RunValue> &Formal, const std::vector<TensorView> &Captured,
                            std::vector<RunValue> &Outputs, const Parallel &Par) const {
   const Graph &Body = *G;
+  // Buffers and memoized inference are used by one run at a time (try_lock: a concurrent run of
+  // the same kernel falls back to the heap; a nested body is another runner).
+  std::unique_lock<std::mutex> Lock(CacheMutex, std::try_to_lock);
+  const bool Cached = Lock.owns_lock();
+  auto Allocate = [&](int V, ElementType Type, const std::vector<int64_t> &Dims) {
+    return Cached ? Cache.allocate(static_cast<size_t>(V), Type, Dims) : allocateRunValue(Type, Dims);
+  };
   std::vector<RunValue> Vals(Body.Values.size());
   std::vector<char> Ready(Body.Values.size(), 0); // produced in this run (data may be null when empty)
   for (size_t V = 0; V < Body.Values.size(); ++V)
@@ -239,45 +280,62 @@ Status SubgraphRunner::run(const std::vector<RunValue> &Formal, const std::vecto
     auto Infer = [&](ShapeContext &Ctx, bool AllValues) {
       Ctx.Inputs.clear();
       for (size_t I = 0; I < N.Inputs.size(); ++I) {
-        ValueInfo VI;
         const int V = N.Inputs[I];
-        if (V >= 0 && isContainerKind(In[I].Kind)) { // opaque: kind, element type, load-time shape
-          VI.Present = true;
-          VI.Kind = In[I].Kind;
-          VI.Type = In[I].Type;
-          VI.Shape = Infos[V].Shape;
-        } else if (V >= 0) {
-          VI.Present = true;
-          VI.Type = In[I].Type;
-          VI.Shape = TensorShape::fromDims(In[I].Dims);
-          const bool Integral = isIntegralType(VI.Type);
-          VI.Const = Infos[V].Const ? Infos[V].Const : (AllValues || Integral) ? borrowConst(In[I]) : nullptr;
-        }
-        Ctx.Inputs.push_back(std::move(VI));
+        Ctx.Inputs.push_back(V < 0 ? ValueInfo()
+                                   : runtimeValueInfo(In[I].Kind, In[I].Type, In[I].Dims, In[I].Data, Infos[V].Const,
+                                                      Infos[V].Shape, AllValues || isIntegralType(In[I].Type)));
       }
       Ctx.Outputs.clear();
       return inferNode(Ctx);
     };
+    // The memo holds when no input is a sequence or a borrowed value and the types and dims
+    // repeat; then inference would give the same outputs again.
+    bool Memoizable = Cached;
+    for (size_t I = 0; Memoizable && I < N.Inputs.size(); ++I) {
+      const int V = N.Inputs[I];
+      Memoizable = V < 0 || (!isContainerKind(In[I].Kind) && (Infos[V].Const || !isIntegralType(In[I].Type)));
+    }
+    bool Hit = Memoizable && St->HasMemo;
+    for (size_t I = 0; Hit && I < N.Inputs.size(); ++I)
+      Hit = N.Inputs[I] < 0 || (St->MemoInputs[I].first == In[I].Type && St->MemoInputs[I].second == In[I].Dims);
     ShapeContext Ctx(N);
-    Status S = Infer(Ctx, /*AllValues=*/false);
-    bool Dynamic = false;
-    for (size_t I = 0; S.isOk() && I < N.Outputs.size(); ++I)
-      Dynamic |= N.Outputs[I] >= 0 && !isContainerKind(Ctx.Outputs[I].Kind) && Ctx.Outputs[I].Shape.isDynamic();
-    if (S.isOk() && Dynamic && N.OpType != "If" && N.OpType != "Loop" && N.OpType != "Scan")
-      S = Infer(Ctx, /*AllValues=*/true);
-    if (!S.isOk())
-      return makeError(S.code() == ErrorCode::Model ? ErrorCode::Infer : S.code(), Context, ": ", S.message());
+    Status S = Status::ok();
+    if (!Hit) {
+      S = Infer(Ctx, /*AllValues=*/false);
+      bool Dynamic = false;
+      for (size_t I = 0; S.isOk() && I < N.Outputs.size(); ++I)
+        Dynamic |= N.Outputs[I] >= 0 && !isContainerKind(Ctx.Outputs[I].Kind) && Ctx.Outputs[I].Shape.isDynamic();
+      if (S.isOk() && Dynamic && N.OpType != "If" && N.OpType != "Loop" && N.OpType != "Scan") {
+        S = Infer(Ctx, /*AllValues=*/true);
+        Memoizable = false;
+      }
+      if (!S.isOk())
+        return makeError(S.code() == ErrorCode::Model ? ErrorCode::Infer : S.code(), Context, ": ", S.message());
+      for (size_t I = 0; Memoizable && I < N.Outputs.size(); ++I)
+        Memoizable = N.Outputs[I] < 0 || !isContainerKind(Ctx.Outputs[I].Kind);
+      St->HasMemo = false;
+      if (Memoizable) {
+        for (size_t I = 0; I < N.Inputs.size(); ++I)
+          if (N.Inputs[I] >= 0) {
+            St->MemoInputs[I].first = In[I].Type;
+            St->MemoInputs[I].second = In[I].Dims;
+          }
+        St->MemoOutputs = Ctx.Outputs;
+        St->HasMemo = true;
+      }
+    }
 
+    const std::vector<ValueInfo> &OutInfos = Hit ? St->MemoOutputs : Ctx.Outputs;
     // Outputs that inference folded (small, all inputs known) need no kernel run.
     bool AllFolded = true;
     for (size_t I = 0; I < N.Outputs.size(); ++I)
-      AllFolded &= N.Outputs[I] < 0 || static_cast<bool>(Ctx.Outputs[I].Const);
+      AllFolded &= N.Outputs[I] < 0 || static_cast<bool>(OutInfos[I].Const);
     Out.assign(N.Outputs.size(), TensorView());
     for (size_t I = 0; I < N.Outputs.size(); ++I) {
       const int O = N.Outputs[I];
       if (O < 0)
         continue;
-      const ValueInfo &OI = Ctx.Outputs[I];
+      const ValueInfo &OI = OutInfos[I];
       if (isContainerKind(OI.Kind)) { // a fresh, empty sequence/optional for the kernel to fill
         std::shared_ptr<ContainerValue> C = makeContainer(OI.Kind, OI.Type);
         Vals[O].View = containerView(C);
@@ -299,7 +357,7 @@ Status SubgraphRunner::run(const std::vector<RunValue> &Formal, const std::vecto
         Ready[O] = 0;
         continue;
       }
-      Result<RunValue> RV = allocateRunValue(OI.Type, OI.Shape.getDims());
+      Result<RunValue> RV = Allocate(O, OI.Type, OI.Shape.getDims());
       if (!RV.isOk())
         return makeError(RV.status().code(), Context, ": ", N.describe(), ": output '", Body.Values[O].Name, "': ",
                          RV.status().message());
@@ -312,7 +370,7 @@ Status SubgraphRunner::run(const std::vector<RunValue> &Formal, const std::vecto
         if (Index >= N.Outputs.size() || N.Outputs[Index] < 0)
           return makeError(ErrorCode::Infer, "output ", Index, " does not exist");
         const int O = N.Outputs[Index];
-        ASSIGN_OR_RETURN(RunValue RV, allocateRunValue(Out[Index].Type, Dims));
+        ASSIGN_OR_RETURN(RunValue RV, Allocate(O, Out[Index].Type, Dims));
         if (Ready[O])
           return makeError(ErrorCode::Infer, "output ", Index, " was allocated twice");
         Vals[O] = std::move(RV);

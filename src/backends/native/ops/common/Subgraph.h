@@ -1,14 +1,19 @@
 // Subgraphs of the control-flow ops (If, Loop, Scan): inference over a body at load/plan time,
 // and a small interpreter that runs a body on the calling thread. The interpreter creates the
-// body's kernels once (native registry, like the planner) and per run infers concrete shapes,
-// allocates intermediates on the heap and runs the nodes in order; nested control flow recurses.
+// body's kernels once (native registry, like the planner) and per run infers concrete shapes
+// (memoized per node while input types and dims repeat), takes intermediates from a per-value
+// buffer cache (RunValueCache: no allocation while shapes repeat) and runs the nodes in order;
+// nested control flow recurses.
 #pragma once
 
+#include <array>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
+#include "core/TensorImpl.h"
 #include "ir/Container.h"
 #include "backends/native/OutputAllocator.h"
 #include "backends/native/ops/common/Indexing.h"
@@ -25,6 +30,24 @@ using RunValue = OwnedTensor;
 
 /// A heap tensor of Type and Dims (strings are not supported inside subgraphs).
 Result<RunValue> allocateRunValue(ElementType Type, const std::vector<int64_t> &Dims);
+
+/// Buffers reused across runs of a subgraph, a few slots per value: a slot is handed out again
+/// only while nothing but the cache holds it (shared_ptr use_count 1), so a value the caller
+/// keeps (a Loop-carried output feeding the next iteration, a scan output awaiting stacking, a
+/// sequence element) is never overwritten; a second slot lets a carried value alternate between
+/// two buffers. A slot is reused when it is large enough, so repeating shapes allocate nothing and
+/// a shape that grows reallocates. Not thread-safe (SubgraphRunner guards it).
+class RunValueCache {
+public:
+  static constexpr size_t kSlots = 2;
+  void resize(size_t Values) { Slots.resize(Values); }
+  /// allocateRunValue(Type, Dims) backed by a free slot of value V (or a fresh buffer that
+  /// replaces the smallest free slot, when none fits; an uncached one when all are taken).
+  Result<RunValue> allocate(size_t V, ElementType Type, const std::vector<int64_t> &Dims);
+
+private:
+  std::vector<std::array<std::shared_ptr<Buffer>, kSlots>> Slots;
+};
 
 /// The graph attribute Attr of N, or null when N has none (or an empty one).
 const Graph *graphAttr(const Node &N, const std::string &Attr);
@@ -74,6 +97,10 @@ private:
   std::vector<ValueInfo> Infos;                 ///< Load-time info per value (Const: known value).
   std::vector<std::pair<int, size_t>> Captures; ///< body value -> index in the owner's captured inputs
   std::vector<std::unique_ptr<Step>> Steps;     ///< Nodes that run (folded ones are skipped).
+  /// Guards Cache and the steps' memoized inference: a run that finds it taken (the same kernel
+  /// running concurrently) allocates on the heap and infers every node as before.
+  mutable std::mutex CacheMutex;
+  mutable RunValueCache Cache; ///< Intermediate and output buffers, by body value.
 };
 
 /// The output view of a control-flow kernel: the preallocated one (whose dims must be Dims) or

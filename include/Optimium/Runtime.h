@@ -10,6 +10,7 @@
 #include "Optimium/Runtime/InferRequest.h"
 #include "Optimium/Runtime/Logging/LogSettings.h"
 #include "Optimium/Runtime/Model.h"
+#include "Optimium/Runtime/ModelGroup.h"
 #include "Optimium/Runtime/Options.h"
 #include "Optimium/Runtime/Profile.h"
 #include "Optimium/Runtime/Shape.h"

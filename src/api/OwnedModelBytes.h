@@ -8,12 +8,18 @@
 #include <vector>
 
 #include "Optimium/Runtime/Model.h"
+#include "Optimium/Runtime/ModelGroup.h"
 
 namespace optimium {
 namespace runtime {
 namespace detail {
 
 Model loadModelOwningBytes(std::shared_ptr<const std::vector<uint8_t>> Bytes, const ModelLoadOptions &Options);
+/// ModelGroup::add from bytes the member owns (api/ModelGroup.cpp).
+GroupMember addOwningBytes(ModelGroup &Group, std::shared_ptr<const std::vector<uint8_t>> Bytes,
+                           const GroupMemberOptions &Options);
+/// InvalidStateError naming What unless initialize() has run (api/Runtime.cpp).
+void requireRuntimeInitialized(const char *What);
 
 } // namespace detail
 } // namespace runtime

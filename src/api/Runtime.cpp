@@ -110,6 +110,8 @@ Model loadModel(const uint8_t *Data, size_t Size, const ModelLoadOptions &Option
 
 namespace detail {
 
+void requireRuntimeInitialized(const char *What) { requireInitialized(What); }
+
 Model loadModelOwningBytes(std::shared_ptr<const std::vector<uint8_t>> Bytes, const ModelLoadOptions &Options) {
   requireInitialized("loadModel");
   if (!Bytes)

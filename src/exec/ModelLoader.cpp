@@ -35,10 +35,8 @@ ModelImpl::~ModelImpl() {
   Sched.reset();
   // The last reference may be dropped by a task on this model's own pool: a pool cannot join
   // itself, so hand it to another thread.
-  if (Pool && Pool->isWorkerThread()) {
-    detail::ThreadPool *P = Pool.release();
-    std::thread([P] { delete P; }).detach();
-  }
+  if (Pool && Pool.use_count() == 1 && Pool->isWorkerThread())
+    std::thread([P = std::move(Pool)] {}).detach();
   Pool.reset();
   Nodes.clear();
 }
@@ -60,14 +58,7 @@ Status validateOptions(const ModelLoadOptions &O) {
     return makeError(ErrorCode::InvalidArgument, "ThreadCount must be >= 0 (0 = one per core), got ", O.ThreadCount);
   if (O.ThreadCount > 1024)
     return makeError(ErrorCode::InvalidArgument, "ThreadCount ", O.ThreadCount, " is unreasonably large");
-  const int Cores = static_cast<int>(std::thread::hardware_concurrency());
-  for (int C : O.Cores)
-    if (C < 0 || (Cores > 0 && C >= Cores))
-      return makeError(ErrorCode::InvalidArgument, "Cores lists core ", C, ", but this machine has cores 0..", Cores - 1);
-  if (std::set<int>(O.Cores.begin(), O.Cores.end()).size() != O.Cores.size())
-    return makeError(ErrorCode::InvalidArgument, "Cores lists a core twice");
-  if (O.SpinYieldIterations < 0)
-    return makeError(ErrorCode::InvalidArgument, "SpinYieldIterations must be >= 0, got ", O.SpinYieldIterations);
+  RETURN_IF_ERROR(validatePoolTuning(O));
   if (O.Scheduler != SchedulerType::Auto && O.Scheduler != SchedulerType::Exclusive &&
       O.Scheduler != SchedulerType::Sequential && O.Scheduler != SchedulerType::Pipeline)
     return makeError(ErrorCode::InvalidArgument, "unknown scheduler type ", static_cast<int>(O.Scheduler));
@@ -589,7 +580,7 @@ Status validateCapacities(ModelImpl &M) {
 }
 
 Result<std::shared_ptr<ModelImpl>> finishLoad(ImportedModel Imported, const ModelLoadOptions &Options,
-                                              const std::string &ManifestPath) {
+                                              const std::string &ManifestPath, PoolOwnership Ownership) {
   auto M = std::make_shared<ModelImpl>();
   M->Name = Imported.Name;
   M->G = std::move(Imported.G);
@@ -624,17 +615,21 @@ Result<std::shared_ptr<ModelImpl>> finishLoad(ImportedModel Imported, const Mode
 
   M->Threads = Options.ThreadCount > 0 ? Options.ThreadCount
                                        : (Options.Cores.empty() ? availableCores() : static_cast<int>(Options.Cores.size()));
-  M->EffectiveScheduler = chooseScheduler(*M);
+  // A group member always runs on the group's shared Exclusive scheduler.
+  M->EffectiveScheduler = Ownership == PoolOwnership::Shared ? SchedulerType::Exclusive : chooseScheduler(*M);
+  M->GroupMember = Ownership == PoolOwnership::Shared;
   buildDependencies(*M);
-  PoolConfig PC;
-  PC.Threads = M->Threads;
-  PC.Cores = Options.Cores;
-  PC.SpinIterations = Options.SpinIterations;
-  PC.SpinYieldIterations = Options.SpinYieldIterations;
-  PC.EnableWorkStealing = Options.EnableWorkStealing;
-  PC.DisableDenormals = Options.DisableDenormals;
-  M->Pool = std::make_unique<ThreadPool>(PC);
-  M->Sched = Scheduler::create(M->EffectiveScheduler, *M->Pool);
+  if (Ownership == PoolOwnership::Own) {
+    PoolConfig PC;
+    PC.Threads = M->Threads;
+    PC.Cores = Options.Cores;
+    PC.SpinIterations = Options.SpinIterations;
+    PC.SpinYieldIterations = Options.SpinYieldIterations;
+    PC.EnableWorkStealing = Options.EnableWorkStealing;
+    PC.DisableDenormals = Options.DisableDenormals;
+    auto Pool = std::make_shared<ThreadPool>(PC);
+    attachSharedPool(*M, Pool, Scheduler::create(M->EffectiveScheduler, *Pool));
+  }
   OPT_LOG(Info, "loaded model '", M->Name, "': ", M->G->Nodes.size(), " ops, ", M->Threads, " thread(s), scheduler ",
           toString(M->EffectiveScheduler));
   return M;
@@ -642,20 +637,40 @@ Result<std::shared_ptr<ModelImpl>> finishLoad(ImportedModel Imported, const Mode
 
 } // namespace
 
-Result<std::shared_ptr<ModelImpl>> loadModelFromPath(const std::string &Path, const ModelLoadOptions &Options) {
+Status validatePoolTuning(const PoolTuning &O) {
+  const int Cores = static_cast<int>(std::thread::hardware_concurrency());
+  for (int C : O.Cores)
+    if (C < 0 || (Cores > 0 && C >= Cores))
+      return makeError(ErrorCode::InvalidArgument, "Cores lists core ", C, ", but this machine has cores 0..", Cores - 1);
+  if (std::set<int>(O.Cores.begin(), O.Cores.end()).size() != O.Cores.size())
+    return makeError(ErrorCode::InvalidArgument, "Cores lists a core twice");
+  if (O.SpinYieldIterations < 0)
+    return makeError(ErrorCode::InvalidArgument, "SpinYieldIterations must be >= 0, got ", O.SpinYieldIterations);
+  return Status::ok();
+}
+
+void attachSharedPool(ModelImpl &M, std::shared_ptr<ThreadPool> Pool, std::shared_ptr<Scheduler> Sched) {
+  M.Pool = std::move(Pool);
+  M.Sched = std::move(Sched);
+  M.Slice.Pool = M.Pool.get();
+  M.Slice.Parts = M.Threads;
+}
+
+Result<std::shared_ptr<ModelImpl>> loadModelFromPath(const std::string &Path, const ModelLoadOptions &Options,
+                                                     PoolOwnership Ownership) {
   RETURN_IF_ERROR(validateOptions(Options));
   ASSIGN_OR_RETURN(ImportedModel Imported, importOnnxPath(Path));
-  auto R = finishLoad(std::move(Imported), Options, manifestPathFor(Path));
+  auto R = finishLoad(std::move(Imported), Options, manifestPathFor(Path), Ownership);
   if (!R.isOk())
     return R.status().withContext("model '" + Path + "'");
   return R;
 }
 
 Result<std::shared_ptr<ModelImpl>> loadModelFromBuffer(const uint8_t *Data, size_t Size, const ModelLoadOptions &Options,
-                                                       std::shared_ptr<const void> Owner) {
+                                                       std::shared_ptr<const void> Owner, PoolOwnership Ownership) {
   RETURN_IF_ERROR(validateOptions(Options));
   ASSIGN_OR_RETURN(ImportedModel Imported, importOnnxBuffer(Data, Size, "", "in-memory model", std::move(Owner)));
-  auto R = finishLoad(std::move(Imported), Options, "");
+  auto R = finishLoad(std::move(Imported), Options, "", Ownership);
   if (!R.isOk())
     return R.status().withContext("in-memory model");
   return R;

@@ -83,9 +83,14 @@ struct ModelImpl {
   std::vector<size_t> UserInputs;     ///< Positions in Graph::Inputs that infer() takes.
   const detail::StatefulInput *findStateful(const std::string &Name) const;
 
-  // Execution.
-  std::unique_ptr<detail::ThreadPool> Pool;
-  std::unique_ptr<detail::Scheduler> Sched;
+  // Execution. A model owns its pool and scheduler; the members of a model group share the
+  // group's (set when the group seals; null before). Slice is what kernels get as their pool: the
+  // pool and this model's Threads, which bound its fan-outs on a larger shared pool.
+  std::shared_ptr<detail::ThreadPool> Pool;
+  std::shared_ptr<detail::Scheduler> Sched;
+  detail::PoolSlice Slice;
+  /// Set for a model group's member: runs go through GroupMember::run (exec/Group.cpp).
+  bool GroupMember = false;
   /// For Pipeline plans: Ancestors[n] has bit m set when node m must finish before node n starts.
   std::vector<std::vector<uint64_t>> Ancestors;
   /// Distinct consumer nodes of each node, and the number of distinct producer nodes it waits on.
@@ -105,11 +110,21 @@ struct ModelImpl {
 
 namespace detail {
 
+/// Whether the loaded model gets a pool and scheduler of its own (loadModel) or is a group
+/// member that receives the group's when the group seals (attachSharedPool).
+enum class PoolOwnership { Own, Shared };
+
 /// Import + inference + placement + kernel creation + metadata (exec/ModelLoader.cpp).
-Result<std::shared_ptr<ModelImpl>> loadModelFromPath(const std::string &Path, const ModelLoadOptions &Options);
+Result<std::shared_ptr<ModelImpl>> loadModelFromPath(const std::string &Path, const ModelLoadOptions &Options,
+                                                     PoolOwnership Ownership = PoolOwnership::Own);
 /// Owner, when given, owns the bytes and lives as long as the model (see importOnnxBuffer).
 Result<std::shared_ptr<ModelImpl>> loadModelFromBuffer(const uint8_t *Data, size_t Size, const ModelLoadOptions &Options,
-                                                       std::shared_ptr<const void> Owner = nullptr);
+                                                       std::shared_ptr<const void> Owner = nullptr,
+                                                       PoolOwnership Ownership = PoolOwnership::Own);
+/// The pool knobs' rules (cores that exist, each once; SpinYieldIterations >= 0).
+Status validatePoolTuning(const PoolTuning &O);
+/// Gives a group member the group's pool and scheduler.
+void attachSharedPool(ModelImpl &M, std::shared_ptr<ThreadPool> Pool, std::shared_ptr<Scheduler> Sched);
 
 /// The plan for concrete input dims (cached per signature).
 Result<std::shared_ptr<const ExecutionPlan>> getExecutionPlan(ModelImpl &M, const std::vector<std::vector<int64_t>> &InputDims);

@@ -23,10 +23,6 @@ namespace {
 
 thread_local const RequestImpl *CallbackOwner = nullptr;
 
-void poolParallelFor(void *Pool, size_t N, size_t Grain, OptRtRangeFn Fn, void *User) {
-  static_cast<ThreadPool *>(Pool)->parallelFor(N, Grain, [Fn, User](size_t B, size_t E) { Fn(User, B, E); });
-}
-
 std::string fileSafe(const std::string &Name) {
   std::string S = Name;
   for (char &C : S)
@@ -312,7 +308,7 @@ Status RequestImpl::runNode(size_t NodeIndex) {
     }
   };
   Allocation Alloc{this, &N};
-  OptRtExecContext Ctx{sizeof(OptRtExecContext), M->Threads, M->Pool.get(), &poolParallelFor, &Allocation::allocate,
+  OptRtExecContext Ctx{sizeof(OptRtExecContext), M->Threads, &M->Slice, &poolSliceParallelFor, &Allocation::allocate,
                        &Alloc, nullptr, nullptr};
   char ErrorBuf[1024] = {0};
   const OptRtBackend &B = CN.Backend->Backend;

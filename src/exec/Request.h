@@ -133,6 +133,10 @@ public:
   virtual ~Scheduler() = default;
   virtual void enqueue(std::shared_ptr<RequestImpl> R) = 0;
   static std::unique_ptr<Scheduler> create(SchedulerType Type, ThreadPool &Pool);
+  /// A model group's shared Exclusive scheduler: the group lets one member's run() at a time in
+  /// (FIFO, exec/Group.cpp) and that caller runs its request itself, the pool's workers joining
+  /// its fan-outs; no hand-off to a worker and back.
+  static std::unique_ptr<Scheduler> createGroupExclusive();
 };
 
 } // namespace detail

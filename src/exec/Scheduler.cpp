@@ -72,12 +72,19 @@ private:
   ThreadPool &Pool;
 };
 
+class GroupExclusiveScheduler : public Scheduler {
+public:
+  void enqueue(std::shared_ptr<RequestImpl> R) override { R->runSequential(); }
+};
+
 class PipelineScheduler : public Scheduler {
 public:
   void enqueue(std::shared_ptr<RequestImpl> R) override { R->startPipeline(); }
 };
 
 } // namespace
+
+std::unique_ptr<Scheduler> Scheduler::createGroupExclusive() { return std::make_unique<GroupExclusiveScheduler>(); }
 
 std::unique_ptr<Scheduler> Scheduler::create(SchedulerType Type, ThreadPool &Pool) {
   switch (Type) {

@@ -152,6 +152,14 @@ struct ThreadPool::Impl {
   int Parked = 0;
   std::atomic<uint64_t> Epoch{0}; // Bumped (under M) whenever work appears; spinners watch it.
   std::atomic<int> Armed{0};
+  // keepWarmUntil(): steady_clock ticks until which negative-spin workers spin unarmed.
+  std::atomic<int64_t> WarmUntil{0};
+  bool warm() const {
+    if (Armed.load(std::memory_order_relaxed) > 0)
+      return true;
+    const int64_t Until = WarmUntil.load(std::memory_order_relaxed);
+    return Until != 0 && std::chrono::steady_clock::now().time_since_epoch().count() < Until;
+  }
   // Workers between going idle and parking (spinning, or about to park). At most
   // maxSpinners() spin: a caller running a request on its own thread (Sequential) is the pool's
   // other compute thread, and one more spinner would only take a core from it and from the
@@ -189,7 +197,7 @@ struct ThreadPool::Impl {
     if (Spin == 0)
       return false;
     if (Spin < 0) {
-      while (Armed.load(std::memory_order_relaxed) > 0) {
+      while (warm()) {
         for (int I = 0; I < 64; ++I) {
           if (Epoch.load(std::memory_order_relaxed) != Seen)
             return true;
@@ -362,7 +370,7 @@ bool ThreadPool::cancelDeferred(uint64_t Ticket) {
 }
 
 void ThreadPool::parallelFor(size_t N, size_t Grain,
-                             const std::function<void(size_t, size_t)> &Fn) {
+                             const std::function<void(size_t, size_t)> &Fn, int MaxParts) {
   if (N == 0)
     return;
   Grain = std::max<size_t>(Grain, 1);
@@ -370,7 +378,10 @@ void ThreadPool::parallelFor(size_t N, size_t Grain,
   if ((N - 1) / Grain + 1 > MaxItems)
     Grain = (N - 1) / MaxItems + 1;
   size_t Items = (N - 1) / Grain + 1;
-  size_t Parts = std::min(static_cast<size_t>(P->Config.Threads), Items);
+  const size_t Threads = MaxParts > 0 ? std::min<size_t>(static_cast<size_t>(MaxParts),
+                                                          static_cast<size_t>(P->Config.Threads))
+                                       : static_cast<size_t>(P->Config.Threads);
+  size_t Parts = std::min(Threads, Items);
   if (Parts <= 1) {
     Fn(0, N);
     return;
@@ -383,7 +394,7 @@ void ThreadPool::parallelFor(size_t N, size_t Grain,
   J->Items = Items;
   J->Parts = Parts;
   // With no more items than workers each chunk is one item: keep that split as it is.
-  J->Steal = P->Config.EnableWorkStealing && Items > static_cast<size_t>(P->Config.Threads);
+  J->Steal = P->Config.EnableWorkStealing && Items > Threads;
   for (size_t C = 0; C < Parts; ++C) {
     Chunk &Ch = J->Chunks[C];
     Ch.Begin = C * Items / Parts;
@@ -441,6 +452,15 @@ void ThreadPool::arm() {
 }
 
 void ThreadPool::disarm() { P->Armed.fetch_sub(1, std::memory_order_relaxed); }
+
+void ThreadPool::keepWarmUntil(std::chrono::steady_clock::time_point Until) {
+  P->WarmUntil.store(Until.time_since_epoch().count(), std::memory_order_relaxed);
+}
+
+void poolSliceParallelFor(void *Slice, size_t N, size_t Grain, void (*Fn)(void *, size_t, size_t), void *User) {
+  const PoolSlice &S = *static_cast<const PoolSlice *>(Slice);
+  S.Pool->parallelFor(N, Grain, [Fn, User](size_t B, size_t E) { Fn(User, B, E); }, S.Parts);
+}
 
 bool ThreadPool::isWorkerThread() const { return CurrentPool == P.get(); }
 

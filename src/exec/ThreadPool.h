@@ -28,6 +28,18 @@ struct PoolConfig {
   bool DisableDenormals = true;  ///< FTZ/DAZ on every worker.
 };
 
+class ThreadPool;
+
+/// What a kernel's exec context carries as its opaque pool: the pool and how many threads one
+/// fan-out of this model may use (Parts <= the pool's size; 0 = the pool's size).
+struct PoolSlice {
+  ThreadPool *Pool = nullptr;
+  int Parts = 0;
+};
+
+/// OptRtExecContext::parallel_for over a PoolSlice.
+void poolSliceParallelFor(void *Slice, size_t N, size_t Grain, void (*Fn)(void *, size_t, size_t), void *User);
+
 class ThreadPool {
 public:
   explicit ThreadPool(const PoolConfig &Config);
@@ -50,12 +62,17 @@ public:
   /// Calls Fn(Begin, End) on disjoint ranges covering [0, N), using the calling thread plus idle
   /// workers; returns when all ranges are done. Ranges are at least Grain long (except the last).
   /// Callable from workers (nested fan-outs and concurrent callers are fine) and outside threads.
-  /// With work stealing off the split into chunks is static and deterministic.
-  void parallelFor(size_t N, size_t Grain, const std::function<void(size_t, size_t)> &Fn);
+  /// With work stealing off the split into chunks is static and deterministic. MaxParts (> 0)
+  /// caps the threads taking part (a group member's ThreadCount on a larger shared pool).
+  void parallelFor(size_t N, size_t Grain, const std::function<void(size_t, size_t)> &Fn, int MaxParts = 0);
 
   /// Arm/disarm: while armed (a request runs) a negative SpinIterations spins instead of parking.
   void arm();
   void disarm();
+  /// With negative SpinIterations: spinning workers keep spinning until Until even when nothing
+  /// is armed (a model group's alternation window: the next member's run finds them warm). Call it
+  /// before the disarm() that ends a run. A later call replaces the deadline.
+  void keepWarmUntil(std::chrono::steady_clock::time_point Until);
 
   /// Whether the calling thread is one of this pool's workers.
   bool isWorkerThread() const;

@@ -20,6 +20,7 @@
 #include <Optimium/Runtime/Logging/LogSettings.h>
 #include <Optimium/Runtime/Logging/LogWriter.h>
 #include <Optimium/Runtime/Model.h>
+#include <Optimium/Runtime/ModelGroup.h>
 #include <Optimium/Runtime/Options.h>
 #include <Optimium/Runtime/Profile.h>
 #include <Optimium/Runtime/Shape.h>

@@ -12,6 +12,8 @@
 
 #include <atomic>
 #include <exception>
+#include <functional>
+#include <map>
 #include <sstream>
 #include <string>
 
@@ -69,6 +71,29 @@ nb::object exprValue(const rt::Expr &E);
 /// A model or op attribute as a Python value (int, float, bool, str, list, dict or None).
 nb::object attributeToPython(const rt::Attribute &A);
 
+// ---- inputs of infer() / profile() / GroupMember.run() (Model.cpp)
+/// One input: an rt.Tensor as is, or a numpy array (zero-copy when contiguous, else copied), checked
+/// against the input's element type; Keep collects what must stay alive while the run reads it.
+rt::Tensor convertInput(const rt::TensorInfo &Info, size_t Index, nb::handle H, std::vector<nb::object> &Keep);
+struct ConvertedInputs {
+  bool ByName = false;
+  std::vector<rt::Tensor> List;           ///< in input order (a list was given)
+  std::map<std::string, rt::Tensor> Map;  ///< by name (a dict was given)
+  std::vector<nb::object> Keep;
+};
+/// A list in input order or a dict by name; What ("infer", "run", ...) starts every message.
+ConvertedInputs convertInputs(const char *What, const std::string &ModelName, rt::ArrayRef<rt::StringRef> Names,
+                              const std::function<const rt::TensorInfo &(size_t)> &InfoOf, nb::handle Inputs);
+
+// ---- options (Model.cpp): the per-model and the pool keywords of load_model() / group.add() /
+// create_model_group(). What starts the messages.
+void setPerModelOptions(rt::PerModelOptions &O, const char *What, nb::object Devices, bool Strict, bool MemOpt,
+                        std::optional<std::string> SavePath, std::optional<std::string> Passphrase, int Threads,
+                        nb::object Capacities);
+void setPoolTuning(rt::PoolTuning &O, nb::object Cores, int Spin, int SpinYield, bool Denormals, bool Stealing);
+/// Names as Python strings.
+std::vector<std::string> names(rt::ArrayRef<rt::StringRef> R);
+
 // ---- one function per area, in the order module.cpp calls them
 void bind_exceptions(nb::module_ &m);
 void bind_tensors(nb::module_ &m);
@@ -77,6 +102,7 @@ void bind_runtime(nb::module_ &m);
 void bind_shapes(nb::module_ &m);
 void bind_profiling(nb::module_ &m);
 void bind_model(nb::module_ &m);
+void bind_model_group(nb::module_ &m);
 
 } // namespace python
 } // namespace optimium

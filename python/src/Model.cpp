@@ -52,21 +52,43 @@ struct PyRequest {
   }
 };
 
-size_t inputIndex(const rt::Model &M, const std::string &Name) {
-  auto Names = M.getInputNames();
-  for (size_t I = 0; I < Names.size(); ++I)
-    if (Names[I] == rt::StringRef(Name))
-      return I;
-  std::string All;
-  for (auto N : Names)
-    All += (All.empty() ? "" : ", ") + N.str();
-  throw nb::value_error(
-      ("infer: model '" + M.getName() + "' has no input named '" + Name + "' (inputs: " + All + ")").c_str());
+} // namespace
+
+void setPerModelOptions(rt::PerModelOptions &O, const char *What, nb::object Devices, bool Strict, bool MemOpt,
+                        std::optional<std::string> SavePath, std::optional<std::string> Passphrase, int Threads,
+                        nb::object Capacities) {
+  if (!Devices.is_none()) {
+    if (nb::isinstance<rt::DeviceID>(Devices))
+      O.Devices.push_back(nb::cast<rt::DeviceID>(Devices));
+    else
+      for (nb::handle D : nb::iter(Devices))
+        O.Devices.push_back(nb::cast<rt::DeviceID>(D));
+  }
+  O.Strict = Strict;
+  O.EnableMemoryOptimization = MemOpt;
+  if (SavePath)
+    O.IntermediateSavePath = *SavePath;
+  if (Passphrase)
+    O.Passphrase = *Passphrase;
+  if (Threads < 0)
+    throw nb::value_error((std::string(What) + ": threads must be >= 0 (0 = one per core)").c_str());
+  O.ThreadCount = Threads;
+  if (!Capacities.is_none())
+    for (auto KV : nb::cast<nb::dict>(Capacities))
+      O.ResizableCapacities[nb::cast<std::string>(KV.first)] = toShape(KV.second);
 }
 
-/// One infer() input: an rt.Tensor as is, or a numpy array (zero-copy when contiguous, else copied).
-rt::Tensor convertInput(const rt::Model &M, size_t Index, nb::handle H, std::vector<nb::object> &Keep) {
-  const rt::TensorInfo &Info = M.getInputTensorInfo(Index);
+void setPoolTuning(rt::PoolTuning &O, nb::object Cores, int Spin, int SpinYield, bool Denormals, bool Stealing) {
+  if (!Cores.is_none())
+    for (nb::handle C : nb::iter(Cores))
+      O.Cores.push_back(nb::cast<int>(C));
+  O.SpinIterations = Spin;
+  O.SpinYieldIterations = SpinYield;
+  O.DisableDenormals = Denormals;
+  O.EnableWorkStealing = Stealing;
+}
+
+rt::Tensor convertInput(const rt::TensorInfo &Info, size_t Index, nb::handle H, std::vector<nb::object> &Keep) {
   const std::string What = "input " + std::to_string(Index) + " ('" + Info.Name + "')";
   if (nb::isinstance<PyTensor>(H)) {
     Keep.push_back(nb::borrow(H));
@@ -92,45 +114,68 @@ rt::Tensor convertInput(const rt::Model &M, size_t Index, nb::handle H, std::vec
   return P.T;
 }
 
-void requestInfer(PyRequest &Q, nb::handle Inputs) {
-  std::vector<nb::object> Keep;
+ConvertedInputs convertInputs(const char *What, const std::string &ModelName, rt::ArrayRef<rt::StringRef> Names,
+                              const std::function<const rt::TensorInfo &(size_t)> &InfoOf, nb::handle Inputs) {
+  ConvertedInputs C;
   if (nb::isinstance<nb::dict>(Inputs)) {
-    std::map<std::string, rt::Tensor> Map;
+    C.ByName = true;
     for (auto KV : nb::borrow<nb::dict>(Inputs)) {
       if (!nb::isinstance<nb::str>(KV.first))
-        throw nb::type_error("infer: dict keys must be input names (str)");
-      std::string Name = nb::cast<std::string>(KV.first);
-      Map[Name] = convertInput(Q.M, inputIndex(Q.M, Name), KV.second, Keep);
+        throw nb::type_error((std::string(What) + ": dict keys must be input names (str)").c_str());
+      const std::string Name = nb::cast<std::string>(KV.first);
+      size_t Index = Names.size();
+      for (size_t I = 0; I < Names.size(); ++I)
+        if (Names[I] == rt::StringRef(Name))
+          Index = I;
+      if (Index == Names.size()) {
+        std::string All;
+        for (auto N : Names)
+          All += (All.empty() ? "" : ", ") + N.str();
+        throw nb::value_error((std::string(What) + ": model '" + ModelName + "' has no input named '" + Name +
+                               "' (inputs: " + All + ")")
+                                  .c_str());
+      }
+      C.Map[Name] = convertInput(InfoOf(Index), Index, KV.second, C.Keep);
     }
-    Q.Keep = nb::cast(Keep);
-    nb::gil_scoped_release G;
-    Q.R.infer(Map);
-    return;
+    return C;
   }
   if (nb::isinstance<PyTensor>(Inputs) || PyObject_CheckBuffer(Inputs.ptr()))
-    throw nb::type_error("infer: pass a list (or dict) of inputs, e.g. request.infer([arr])");
-  std::vector<rt::Tensor> List;
-  size_t I = 0;
-  const size_t N = Q.M.getInputNames().size();
+    throw nb::type_error((std::string(What) + ": pass a list (or dict) of inputs, e.g. " + What + "([arr])").c_str());
+  const size_t N = Names.size();
   for (nb::handle H : nb::iter(Inputs)) {
-    if (I >= N)
-      throw nb::value_error(("infer: model '" + Q.M.getName() + "' takes " + std::to_string(N) +
+    if (C.List.size() >= N)
+      throw nb::value_error((std::string(What) + ": model '" + ModelName + "' takes " + std::to_string(N) +
                              " input(s), got more")
                                 .c_str());
-    List.push_back(convertInput(Q.M, I++, H, Keep));
+    C.List.push_back(convertInput(InfoOf(C.List.size()), C.List.size(), H, C.Keep));
   }
-  if (List.size() != N) {
+  if (C.List.size() != N) {
     std::string Missing;
-    auto Names = Q.M.getInputNames();
-    for (size_t J = List.size(); J < N; ++J)
+    for (size_t J = C.List.size(); J < N; ++J)
       Missing += (Missing.empty() ? "'" : ", '") + Names[J].str() + "'";
-    throw nb::value_error(("infer: model '" + Q.M.getName() + "' takes " + std::to_string(N) + " input(s), got " +
-                           std::to_string(List.size()) + " (missing " + Missing + ")")
+    throw nb::value_error((std::string(What) + ": model '" + ModelName + "' takes " + std::to_string(N) +
+                           " input(s), got " + std::to_string(C.List.size()) + " (missing " + Missing + ")")
                               .c_str());
   }
-  Q.Keep = nb::cast(Keep);
+  return C;
+}
+
+namespace {
+
+ConvertedInputs requestInputs(const char *What, PyRequest &Q, nb::handle Inputs) {
+  const rt::Model &M = Q.M;
+  return convertInputs(What, M.getName(), M.getInputNames(),
+                       [&M](size_t I) -> const rt::TensorInfo & { return M.getInputTensorInfo(I); }, Inputs);
+}
+
+void requestInfer(PyRequest &Q, nb::handle Inputs) {
+  ConvertedInputs C = requestInputs("infer", Q, Inputs);
+  Q.Keep = nb::cast(C.Keep);
   nb::gil_scoped_release G;
-  Q.R.infer(rt::ArrayRef<rt::Tensor>(List));
+  if (C.ByName)
+    Q.R.infer(C.Map);
+  else
+    Q.R.infer(rt::ArrayRef<rt::Tensor>(C.List));
 }
 
 /// request.profile(): inputs as for infer() (list or dict), times in integer microseconds,
@@ -146,34 +191,13 @@ void requestProfile(PyRequest &Q, nb::handle Inputs, int Repeat, int WarmUp, lon
   O.StopThreshold = std::chrono::microseconds(StopThreshold);
   O.CheckPeriod = CheckPeriod;
   O.EventBufferSize = static_cast<size_t>(EventBufferSize);
-  std::vector<nb::object> Keep;
-  if (nb::isinstance<nb::dict>(Inputs)) {
-    std::map<std::string, rt::Tensor> Map;
-    for (auto KV : nb::borrow<nb::dict>(Inputs)) {
-      if (!nb::isinstance<nb::str>(KV.first))
-        throw nb::type_error("profile: dict keys must be input names (str)");
-      std::string Name = nb::cast<std::string>(KV.first);
-      Map[Name] = convertInput(Q.M, inputIndex(Q.M, Name), KV.second, Keep);
-    }
-    Q.Keep = nb::cast(Keep);
-    nb::gil_scoped_release G;
-    Q.R.profile(Map, O);
-    return;
-  }
-  if (nb::isinstance<PyTensor>(Inputs) || PyObject_CheckBuffer(Inputs.ptr()))
-    throw nb::type_error("profile: pass a list (or dict) of inputs, e.g. request.profile([arr])");
-  std::vector<rt::Tensor> List;
-  const size_t N = Q.M.getInputNames().size();
-  for (nb::handle H : nb::iter(Inputs)) {
-    if (List.size() >= N)
-      throw nb::value_error(("profile: model '" + Q.M.getName() + "' takes " + std::to_string(N) +
-                             " input(s), got more")
-                                .c_str());
-    List.push_back(convertInput(Q.M, List.size(), H, Keep));
-  }
-  Q.Keep = nb::cast(Keep);
+  ConvertedInputs C = requestInputs("profile", Q, Inputs);
+  Q.Keep = nb::cast(C.Keep);
   nb::gil_scoped_release G;
-  Q.R.profile(rt::ArrayRef<rt::Tensor>(List), O);
+  if (C.ByName)
+    Q.R.profile(C.Map, O);
+  else
+    Q.R.profile(rt::ArrayRef<rt::Tensor>(C.List), O);
 }
 
 void requestSetCallback(PyRequest &Q, nb::object Fn) {
@@ -236,35 +260,13 @@ rt::ModelLoadOptions loadOptions(nb::object Devices, bool Strict, bool MemOpt, b
                                  int Threads, nb::object Cores, rt::SchedulerType Sched, int Spin, int SpinYield,
                                  bool Stealing, nb::object Capacities) {
   rt::ModelLoadOptions O;
-  if (!Devices.is_none()) {
-    if (nb::isinstance<rt::DeviceID>(Devices))
-      O.Devices.push_back(nb::cast<rt::DeviceID>(Devices));
-    else
-      for (nb::handle D : nb::iter(Devices))
-        O.Devices.push_back(nb::cast<rt::DeviceID>(D));
-  }
-  O.Strict = Strict;
-  O.EnableMemoryOptimization = MemOpt;
-  O.DisableDenormals = Denormals;
-  if (SavePath)
-    O.IntermediateSavePath = *SavePath;
-  if (Passphrase)
-    O.Passphrase = *Passphrase;
-  if (Threads < 0)
-    throw nb::value_error("load_model: threads must be >= 0 (0 = one per core)");
-  O.ThreadCount = Threads;
-  if (!Cores.is_none())
-    for (nb::handle C : nb::iter(Cores))
-      O.Cores.push_back(nb::cast<int>(C));
+  setPerModelOptions(O, "load_model", Devices, Strict, MemOpt, SavePath, Passphrase, Threads, Capacities);
+  setPoolTuning(O, Cores, Spin, SpinYield, Denormals, Stealing);
   O.Scheduler = Sched;
-  O.SpinIterations = Spin;
-  O.SpinYieldIterations = SpinYield;
-  O.EnableWorkStealing = Stealing;
-  if (!Capacities.is_none())
-    for (auto KV : nb::cast<nb::dict>(Capacities))
-      O.ResizableCapacities[nb::cast<std::string>(KV.first)] = toShape(KV.second);
   return O;
 }
+
+} // namespace
 
 std::vector<std::string> names(rt::ArrayRef<rt::StringRef> R) {
   std::vector<std::string> V;
@@ -272,8 +274,6 @@ std::vector<std::string> names(rt::ArrayRef<rt::StringRef> R) {
     V.push_back(S.str());
   return V;
 }
-
-} // namespace
 
 void bind_model(nb::module_ &m) {
   nb::enum_<rt::SchedulerType>(m, "SchedulerType")

@@ -10,7 +10,8 @@
 //    (under the GIL) before it goes away.
 //
 // The bindings are split by area (Bindings.h): exceptions, tensors and element types, devices,
-// runtime setup (version, logging, config), shapes and tensor metadata, profiling, model and request.
+// runtime setup (version, logging, config), shapes and tensor metadata, profiling, model and request,
+// model groups.
 #include "Bindings.h"
 
 namespace optimium {
@@ -37,4 +38,5 @@ NB_MODULE(_core, m) {
   py::bind_shapes(m);
   py::bind_profiling(m);
   py::bind_model(m);
+  py::bind_model_group(m);
 }

@@ -1,6 +1,7 @@
 """Makes the encoder/decoder pair of the model-group sample (spec section 11):
 
   group_encoder: x f32[1,4] -> memory f32[1,8] = tanh(x @ W1)
+  group_head:    memory f32[1,8] -> logits f32[1,5] = memory @ W2 (one output: the Python sample)
   group_decoder: memory f32[1,8], past f32[1,n] (Preserved + Resizable, base [1,0], updated from
                  present) -> logits f32[1,5] = memory @ W2 + sum(past), present = concat(past, mean(memory))
 
@@ -55,6 +56,15 @@ save("group_decoder", helper.make_graph(
     [numpy_helper.from_array(W2, "W2")]),
     {"optimium_manifest": 1,
      "tensors": {"past": {"preserved": True, "resizable": True, "update_from": "present", "base_shape": [1, 0]}}})
+
+# The Python sample unpacks one output (`logits, = decoder.run(...)`): a cache-less decoder head,
+# logits = memory @ W2.
+save("group_head", helper.make_graph(
+    [helper.make_node("MatMul", ["memory", "W2"], ["logits"], name="proj")],
+    "group_head",
+    [helper.make_tensor_value_info("memory", TensorProto.FLOAT, [1, 8])],
+    [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, 5])],
+    [numpy_helper.from_array(W2, "W2")]))
 
 # The references the sample checks: one encoder run on x = [1, 2, 3, 4] / 4, then steps of the
 # decoder, each adding mean(memory) to the cache.

@@ -835,3 +835,66 @@ class Model:
     def __repr__(self) -> str: ...
 
 def load_model(path: object, devices: object | None = None, strict: bool = False, memory_optimization: bool = True, disable_denormals: bool = True, intermediate_save_path: str | None = None, passphrase: str | None = None, threads: int = 0, cores: object | None = None, scheduler_type: SchedulerType = SchedulerType.AUTO, spin_iterations: int = 1000, spin_yield_iterations: int = 0, enable_work_stealing: bool = True, resizable_capacities: object | None = None, indexed_intermediate_save: bool = False) -> Model: ...
+
+class GroupMember:
+    """
+    One model of a ModelGroup. Not a Model: no create_request(); run() blocks, and a run of another member from another thread waits until it ends.
+    """
+
+    def run(self, inputs: object) -> list:
+        """
+        Runs the model (blocking) on a list of inputs in input order or a dict by name; returns the outputs (rt.Tensor) in output_names order. They point into the member's memory, which the next run() overwrites: copy (np.array(t)) what you keep.
+        """
+
+    def get_output(self, index_or_name: object) -> Tensor: ...
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def input_names(self) -> list[str]: ...
+
+    @property
+    def output_names(self) -> list[str]: ...
+
+    def get_tensor(self, name: str) -> TensorInfo: ...
+
+    def get_input_tensor(self, index: int) -> TensorInfo: ...
+
+    def get_output_tensor(self, index: int) -> TensorInfo: ...
+
+    def set_profiling(self, enabled: bool = True, event_buffer_size: int = 0) -> None:
+        """
+        Records every later run() (a fresh buffer each call; False stops). Extension to the reference API.
+        """
+
+    def get_profile_durations(self) -> ProfileDurations: ...
+
+    def get_layer_durations(self) -> list[LayerDuration]: ...
+
+    def __repr__(self) -> str: ...
+
+class ModelGroup:
+    """
+    Models that never run concurrently, sharing one thread pool and one Exclusive scheduler.
+    """
+
+    def add(self, path: object, devices: object | None = None, strict: bool = False, memory_optimization: bool = True, intermediate_save_path: str | None = None, passphrase: str | None = None, threads: int = 0, resizable_capacities: object | None = None, indexed_intermediate_save: bool = False) -> GroupMember:
+        """
+        Loads a model (a path, or the bytes of an ONNX file) as a member. InvalidStateError once the group is sealed (a member has run).
+        """
+
+    @property
+    def size(self) -> int: ...
+
+    @property
+    def sealed(self) -> bool: ...
+
+    def __len__(self) -> int: ...
+
+    def __repr__(self) -> str: ...
+
+def create_model_group(cores: object | None = None, spin_iterations: int = 1000, spin_yield_iterations: int = 0, disable_denormals: bool = True, enable_work_stealing: bool = True) -> ModelGroup:
+    """
+    A group whose members share one thread pool (these are its knobs; its size is the largest member's threads) and one Exclusive scheduler.
+    """

@@ -125,6 +125,17 @@ def test_resource_sampler_with_counter(tmp_path):
     assert none.npu_inference_time_us is None and none.avg_npu_load_percent is None
 
 
+def test_resource_sampler_outlived_by_its_process():
+    """A sampled child that exits (and is reaped) before stop(): the samples taken so far stand."""
+    import subprocess
+    import sys
+    p = subprocess.Popen([sys.executable, "-c", "import time\nend = time.time() + 0.2\nwhile time.time() < end: pass"])
+    with ResourceSampler(p.pid, interval=0.005, npu_inference_time_path=None) as s:
+        p.wait()
+    assert s.peak_rss > 0
+    assert s.avg_cpu_percent > 0
+
+
 def test_profile_resources_with_runner_and_summary(capsys):
     runner = InferenceRunner(MODEL)
     stats = profile_resources(runner, [np.load(DIGITS / "sample_input.npy")], n_iters=20,

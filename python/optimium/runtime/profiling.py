@@ -101,15 +101,16 @@ class ResourceSampler:
         self._stop_event = threading.Event()
         self._thread: Optional[threading.Thread] = None
         self._t0 = self._t1 = 0.0
-        self._cpu0 = self._cpu1 = 0.0
+        self._cpu0 = self._cpu1 = self._cpu_last = 0.0
         self._npu0: Optional[int] = None
         self._npu1: Optional[int] = None
 
     def _sample(self) -> None:
         try:
             rss, anon = _read_memory(self.pid)
+            self._cpu_last = _read_cpu_seconds(self.pid)
         except OSError:
-            return
+            return  # the process has exited (or is a zombie): keep what was sampled
         self._rss.append(rss)
         self._anon.append(anon)
 
@@ -124,7 +125,7 @@ class ResourceSampler:
         self._anon.clear()
         self._stop_event.clear()
         self._npu0 = _read_counter(self.npu_inference_time_path)
-        self._cpu0 = _read_cpu_seconds(self.pid)
+        self._cpu0 = self._cpu_last = _read_cpu_seconds(self.pid)
         self._t0 = time.perf_counter()
         self._sample()
         self._thread = threading.Thread(target=self._run, name="optimium-resource-sampler", daemon=True)
@@ -139,7 +140,10 @@ class ResourceSampler:
         self._thread = None
         self._sample()
         self._t1 = time.perf_counter()
-        self._cpu1 = _read_cpu_seconds(self.pid)
+        try:
+            self._cpu1 = _read_cpu_seconds(self.pid)
+        except OSError:  # exited (and reaped) before stop(): its CPU time up to the last sample
+            self._cpu1 = self._cpu_last
         self._npu1 = _read_counter(self.npu_inference_time_path)
         return self
 

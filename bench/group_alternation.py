@@ -89,38 +89,44 @@ def worker(args):
             run(x)
             t.append(time.perf_counter() - t0)
         solo.append(statistics.median(t) * 1e3)
-    if args.group:
-        for m in members:
-            m.set_profiling(True, event_buffer_size=1 << 20)
     # Alternating, with a gap between runs as a pipeline has (pre/post-processing on the caller).
-    alt = [[] for _ in runs]
+    def alternate(rounds):
+        alt = [[] for _ in runs]
+        for _ in range(rounds):
+            for k, (run, x) in enumerate(zip(runs, inputs)):
+                if args.gap_us:
+                    end = time.perf_counter() + args.gap_us * 1e-6
+                    while time.perf_counter() < end:  # the caller's own work between stages
+                        pass
+                t0 = time.perf_counter()
+                run(x)
+                alt[k].append(time.perf_counter() - t0)
+        return alt
+
     ru0 = resource.getrusage(resource.RUSAGE_SELF)
     w0 = time.perf_counter()
-    for _ in range(args.rounds):
-        for k, (run, x) in enumerate(zip(runs, inputs)):
-            if args.gap_us:
-                end = time.perf_counter() + args.gap_us * 1e-6
-                while time.perf_counter() < end:  # the caller's own work between stages
-                    pass
-            t0 = time.perf_counter()
-            run(x)
-            alt[k].append(time.perf_counter() - t0)
+    alt = alternate(args.rounds)
     wall = time.perf_counter() - w0
     ru1 = resource.getrusage(resource.RUSAGE_SELF)
     cpu = (ru1.ru_utime - ru0.ru_utime) + (ru1.ru_stime - ru0.ru_stime)
+    peak_rss_mb = ru1.ru_maxrss / 1024  # before the profiled pass (its event buffers are not the runtime's)
+    threads = _threads()
     execute = []
-    if args.group:
+    if args.group:  # a second, profiled pass: the members' ModelExecute times while alternating
         for m in members:
+            m.set_profiling(True, event_buffer_size=1 << 20)
+        profiled = alternate(min(args.rounds, 100))
+        for m, a in zip(members, profiled):
             d = m.get_profile_durations().model_durations
-            execute.append(statistics.median(d) / 1e6 if d else float("nan"))
+            execute.append((statistics.median(d) / 1e6 if d else float("nan"), statistics.median(a) * 1e3))
     print(json.dumps({
         "solo_ms": solo,
         "alt_ms": [statistics.median(a) * 1e3 for a in alt],
         "execute_ms": execute,
         "cpu_ms_per_round": cpu / args.rounds * 1e3,
         "wall_ms_per_round": wall / args.rounds * 1e3,
-        "threads": _threads(),
-        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "threads": threads,
+        "peak_rss_mb": peak_rss_mb,
     }), flush=True)
 
 
@@ -166,17 +172,18 @@ def main():
     print(f"models: {', '.join(names)}; {args.threads} threads; {args.rounds} rounds; "
           f"{args.gap_us} us of caller work between stages\n")
     print("| configuration | " + " | ".join(f"{n} alternating / back-to-back ms" for n in names) +
-          " | CPU ms per round | wall ms per round | threads | peak RSS MB |")
-    print("|---|" + "---|" * (len(names) + 4))
+          " | switch penalty ms per round | CPU ms per round | wall ms per round | threads | peak RSS MB |")
+    print("|---|" + "---|" * (len(names) + 5))
     for label, r in results.items():
         cells = [f"{a:.3f} / {s:.3f}" for a, s in zip(r["alt_ms"], r["solo_ms"])]
-        print(f"| {label} | " + " | ".join(cells) +
+        penalty = sum(a - s for a, s in zip(r["alt_ms"], r["solo_ms"]))
+        print(f"| {label} | " + " | ".join(cells) + f" | {penalty:.3f}" +
               f" | {r['cpu_ms_per_round']:.3f} | {r['wall_ms_per_round']:.3f} | {r['threads']} | "
               f"{r['peak_rss_mb']:.1f} |")
     for label, r in results.items():
         if r["execute_ms"]:
-            print(f"\n{label}: profiler ModelExecute median ms per member: " +
-                  ", ".join(f"{n} {e:.3f} (wall {a:.3f})" for n, e, a in zip(names, r["execute_ms"], r["alt_ms"])))
+            print(f"\n{label}, profiled pass: ModelExecute median ms per member (wall of run()): " +
+                  ", ".join(f"{n} {e:.3f} ({a:.3f})" for n, (e, a) in zip(names, r["execute_ms"])))
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"models": names, "threads": args.threads, "rounds": args.rounds, "results": results}, f,

@@ -417,3 +417,13 @@ TEST(ThreadPool, MaxPartsBoundsTheThreadsOfAFanOut) {
     EXPECT_LE(Seen.size(), size_t(Parts)) << "MaxParts " << Parts;
   }
 }
+
+TEST(ModelGroup, ATurnTakenTwiceOnOneThreadIsAnErrorNotADeadlock) {
+  rt::ModelGroup G = rt::createModelGroup();
+  rt::GroupImpl &Impl = *G.impl();
+  Impl.beginTurn();
+  EXPECT_THROW(Impl.beginTurn(), rt::InvalidOperationError); // e.g. run() from a callback of a run
+  Impl.endTurn();
+  Impl.beginTurn(); // given back: taken again
+  Impl.endTurn();
+}

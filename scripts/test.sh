@@ -10,7 +10,7 @@ source scripts/lib/env.sh
 # The venv the conformance and reference-model scripts share (.venv), made here once: ctest runs
 # those scripts in parallel, and two of them creating one venv at the same time race.
 [ -x .venv/bin/python ] || python3 -m venv .venv
-.venv/bin/python -m pip install -q onnx onnxruntime numpy ||
+.venv/bin/python -m pip install -q onnx onnxruntime numpy pillow ||
   echo "PyPI unreachable: the tests that need onnx/onnxruntime will report themselves skipped"
 optimium_configure
 cmake --build "$OPTIMIUM_BUILD_DIR"
@@ -28,7 +28,7 @@ if ! "$PY" -c 'import ensurepip, sysconfig, os, sys; sys.exit(not os.path.exists
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends python3-venv python3-dev
 fi
 [ -x .venv-py/bin/python ] || "$PY" -m venv .venv-py
-.venv-py/bin/python -m pip install -q scikit-build-core nanobind numpy pytest onnxruntime onnx
+.venv-py/bin/python -m pip install -q scikit-build-core nanobind numpy pytest onnxruntime onnx pillow
 .venv-py/bin/python -m pip install -q --no-build-isolation .
 .venv-py/bin/python -m pytest tests/python -q -p no:cacheprovider
 # The same Python tests against an AddressSanitizer build of the extension (use-after-free guard).

@@ -141,7 +141,7 @@ size_t fusePointwiseDepthwise(Graph &G) {
     const size_t DI = static_cast<size_t>(E.Consumers[0]);
     Node &D = G.Nodes[DI];
     // The depthwise Conv reads the expanded tensor as its data input only.
-    if (Remove[DI] || D.Inputs[0] != P.Outputs[0] || D.Inputs[1] == P.Outputs[0] ||
+    if (Remove[DI] || D.Inputs.size() < 2 || D.Inputs[0] != P.Outputs[0] || D.Inputs[1] == P.Outputs[0] ||
         (D.Inputs.size() > 2 && D.Inputs[2] == P.Outputs[0]) || !isDepthwise(G, D, M))
       continue;
     const int X = P.Inputs[0], W1 = P.Inputs[1], B1 = P.Inputs.size() > 2 ? P.Inputs[2] : -1;

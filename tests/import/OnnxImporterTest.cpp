@@ -218,3 +218,31 @@ TEST(OnnxImporter, MapTypedInputIsAModelErrorNamingIt) {
   EXPECT_NE(R.status().message().find("'table'"), std::string::npos) << R.status().message();
   EXPECT_NE(R.status().message().find("map"), std::string::npos) << R.status().message();
 }
+
+// Empty initializers (a dim of 0: exporters write them for empty Resize roi/scales, empty shapes)
+// with no data field at all: each typed field and raw_data import as zero-element constants.
+TEST(OnnxImporter, EmptyInitializersOfEveryStorageKindImport) {
+  OnnxBuilder B(13);
+  B.input("x", onnx::TensorProto_DataType_FLOAT, {1});
+  const int Types[] = {onnx::TensorProto_DataType_FLOAT, onnx::TensorProto_DataType_DOUBLE,
+                       onnx::TensorProto_DataType_INT64, onnx::TensorProto_DataType_INT32,
+                       onnx::TensorProto_DataType_UINT64, onnx::TensorProto_DataType_UINT8};
+  int N = 0;
+  for (int Type : Types) {
+    auto *T = B.M.mutable_graph()->add_initializer();
+    T->set_name("e" + std::to_string(N++));
+    T->set_data_type(Type);
+    T->add_dims(0);
+  }
+  B.node("Identity", {"x"}, {"y"});
+  B.output("y", onnx::TensorProto_DataType_FLOAT);
+  const std::string Bytes = B.bytes();
+  auto R = importOnnxBuffer(reinterpret_cast<const uint8_t *>(Bytes.data()), Bytes.size(), "", "test");
+  ASSERT_TRUE(R.isOk()) << R.status().message();
+  const Graph &G = *R.value().G;
+  for (int I = 0; I < N; ++I) {
+    const Value &V = G.Values[G.findValue("e" + std::to_string(I))];
+    ASSERT_TRUE(V.Const) << I;
+    EXPECT_EQ(V.Const->elementCount(), 0u) << I;
+  }
+}

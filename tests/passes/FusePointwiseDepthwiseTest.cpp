@@ -26,6 +26,7 @@ enum class Variant {
   ExpandedIsOutput, ///< the expanded tensor (no Clip) is a graph output
   NotDepthwise,     ///< the second Conv has group 2 (not one channel per group)
   RuntimeWeight,    ///< the depthwise weight is a graph input
+  OneInputReader,   ///< the expanded tensor's only reader is a one-input node (Exp), no depthwise
 };
 
 constexpr int64_t K = 5, M = 14, H = 11, W = 9;
@@ -52,6 +53,11 @@ std::string model(Variant V) {
   const bool ClipExpanded = V != Variant::ExpandedIsOutput;
   if (ClipExpanded)
     B.node("Clip", {"e", "lo", "hi"}, {"e6"}, "clip");
+  if (V == Variant::OneInputReader) { // the pass must look at the reader's input count first
+    B.node("Exp", {"e6"}, {"y"}, "exp");
+    B.output("y", onnx::TensorProto_DataType_FLOAT);
+    return B.bytes();
+  }
   onnx::NodeProto *C2 = B.node("Conv", {ClipExpanded ? "e6" : "e", "w2", "b2"}, {"d"}, "depthwise");
   OnnxBuilder::attrInt(C2, "group", Group);
   OnnxBuilder::attrInts(C2, "pads", {1, 1, 1, 1});
@@ -122,7 +128,7 @@ TEST(FusePointwiseDepthwise, PairBecomesOneNodeWithTheSameOutputs) {
 TEST(FusePointwiseDepthwise, LeavesInvalidPairsAlone) {
   rt::AutoInit Init;
   for (Variant V : {Variant::ExpandStrided, Variant::ExpandPadded, Variant::SharedExpanded, Variant::ExpandedIsOutput,
-                    Variant::NotDepthwise, Variant::RuntimeWeight}) {
+                    Variant::NotDepthwise, Variant::RuntimeWeight, Variant::OneInputReader}) {
     SCOPED_TRACE(static_cast<int>(V));
     const RunResult Fused = run(V, true), Plain = run(V, false);
     EXPECT_EQ(Fused.FusedOps, 0u);

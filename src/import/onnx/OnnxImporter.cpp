@@ -258,7 +258,8 @@ private:
         return C;
       }
       auto Owned = ConstData::allocate(C->Type, C->Dims);
-      std::memcpy(Owned->mutableData(), T.raw_data().empty() ? Span->Data : reinterpret_cast<const uint8_t *>(T.raw_data().data()), Bytes);
+      if (Bytes != 0)
+        std::memcpy(Owned->mutableData(), T.raw_data().empty() ? Span->Data : reinterpret_cast<const uint8_t *>(T.raw_data().data()), Bytes);
       if (T.raw_data().empty() && Owner) {
         // The copy is the working one: the file's bytes stay as its Source (the loader may drop
         // the copy once kernels have packed it) and leave the resident set now.
@@ -280,15 +281,18 @@ private:
     switch (C->Type) {
     case ElementType::F32:
       RETURN_IF_ERROR(CheckCount(T.float_data_size()));
-      std::memcpy(Dst, T.float_data().data(), Bytes);
+      if (Bytes != 0) // an empty field's data() may be null
+        std::memcpy(Dst, T.float_data().data(), Bytes);
       break;
     case ElementType::F64:
       RETURN_IF_ERROR(CheckCount(T.double_data_size()));
-      std::memcpy(Dst, T.double_data().data(), Bytes);
+      if (Bytes != 0) // an empty field's data() may be null
+        std::memcpy(Dst, T.double_data().data(), Bytes);
       break;
     case ElementType::I64:
       RETURN_IF_ERROR(CheckCount(T.int64_data_size()));
-      std::memcpy(Dst, T.int64_data().data(), Bytes);
+      if (Bytes != 0) // an empty field's data() may be null
+        std::memcpy(Dst, T.int64_data().data(), Bytes);
       break;
     case ElementType::U32:
     case ElementType::U64:

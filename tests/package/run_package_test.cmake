@@ -3,6 +3,8 @@
 #   2. configure SOURCE_DIR into CONSUMER_BUILD_DIR with -DCMAKE_PREFIX_PATH=PREFIX (same generator)
 #   3. build it
 #   4. run the consumer on MODEL, checking it loads the library from PREFIX
+#   5. with REMOTE_SOURCE_DIR: the same for the Optimium-Remote consumer (find_package(Optimium-Remote),
+#      Remote::Client), which must also resolve liboptimium-remote from PREFIX
 # Any failing step fails the test.
 cmake_minimum_required(VERSION 3.23)
 
@@ -27,7 +29,7 @@ function(run_step Name)
 endfunction()
 
 # Start clean: a stale prefix or consumer cache could hide a broken install.
-file(REMOVE_RECURSE "${PREFIX}" "${CONSUMER_BUILD_DIR}")
+file(REMOVE_RECURSE "${PREFIX}" "${CONSUMER_BUILD_DIR}" "${REMOTE_CONSUMER_BUILD_DIR}")
 
 # 1. install
 run_step(install "${CMAKE_COMMAND}" --install "${BUILD_DIR}" --prefix "${PREFIX}" --config "${CONFIG}")
@@ -87,5 +89,35 @@ endif()
 run_step(run "${Consumer}" "${MODEL}")
 if(NOT STEP_OUTPUT MATCHES "package consumer OK")
   message(FATAL_ERROR "[package test] the consumer did not report success")
+endif()
+
+# 5. the remote-inference package
+if(REMOTE_SOURCE_DIR)
+  foreach(Expected include/Optimium/Remote.h share/cmake/Optimium-Remote/Optimium-RemoteConfig.cmake
+                   share/cmake/Optimium-Remote/Optimium-RemoteTargets.cmake bin/optimium-remote-server)
+    if(NOT EXISTS "${PREFIX}/${Expected}")
+      message(FATAL_ERROR "[package test] the install is missing ${Expected}")
+    endif()
+  endforeach()
+  set(RemoteArgs ${ConfigureArgs})
+  list(TRANSFORM RemoteArgs REPLACE "^${SOURCE_DIR}$" "${REMOTE_SOURCE_DIR}")
+  list(TRANSFORM RemoteArgs REPLACE "^${CONSUMER_BUILD_DIR}$" "${REMOTE_CONSUMER_BUILD_DIR}")
+  run_step(configure-remote "${CMAKE_COMMAND}" ${RemoteArgs})
+  run_step(build-remote "${CMAKE_COMMAND}" --build "${REMOTE_CONSUMER_BUILD_DIR}" --config "${CONFIG}")
+  find_program(RemoteConsumer MyRemoteExecutable PATHS "${REMOTE_CONSUMER_BUILD_DIR}"
+               "${REMOTE_CONSUMER_BUILD_DIR}/${CONFIG}" NO_DEFAULT_PATH REQUIRED)
+  if(Ldd)
+    run_step(ldd-remote "${Ldd}" "${RemoteConsumer}")
+    string(REGEX MATCH "liboptimium-remote[^ ]* => ([^ ]*)" Hit "${STEP_OUTPUT}")
+    string(FIND "${CMAKE_MATCH_1}" "${PREFIX}/" AtPrefix)
+    string(FIND "${CMAKE_MATCH_1}" "${PrefixReal}/" AtPrefixReal)
+    if(AtPrefix EQUAL -1 AND AtPrefixReal EQUAL -1)
+      message(FATAL_ERROR "[package test] the remote consumer does not resolve liboptimium-remote from ${PREFIX}")
+    endif()
+  endif()
+  run_step(run-remote "${RemoteConsumer}")
+  if(NOT STEP_OUTPUT MATCHES "remote package consumer OK")
+    message(FATAL_ERROR "[package test] the remote consumer did not report success")
+  endif()
 endif()
 message(STATUS "[package test] passed")

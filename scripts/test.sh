@@ -28,7 +28,7 @@ if ! "$PY" -c 'import ensurepip, sysconfig, os, sys; sys.exit(not os.path.exists
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends python3-venv python3-dev
 fi
 [ -x .venv-py/bin/python ] || "$PY" -m venv .venv-py
-.venv-py/bin/python -m pip install -q scikit-build-core nanobind numpy pytest onnxruntime onnx pillow
+.venv-py/bin/python -m pip install -q scikit-build-core nanobind numpy pytest onnxruntime onnx pillow "tritonclient[http]" kserve pyyaml
 .venv-py/bin/python -m pip install -q --no-build-isolation .
 .venv-py/bin/python -m pytest tests/python -q -p no:cacheprovider
 # The same Python tests against an AddressSanitizer build of the extension (use-after-free guard).

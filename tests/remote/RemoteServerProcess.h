@@ -109,7 +109,8 @@ public:
     Port = static_cast<uint16_t>(std::stoi(Text.substr(At + Prefix.size())));
   }
   ~ServerProcess() {
-    if (Pid > 0) {
+    // A graceful stop first: the server removes its sessions' upload folders.
+    if (Pid > 0 && terminate(5) < 0 && Pid > 0) {
       ::kill(Pid, SIGKILL);
       ::waitpid(Pid, nullptr, 0);
     }

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "Optimium/Runtime.h"
+#include "remote/oip/OipFlags.h"
 #include "remote/server/Server.h"
 
 namespace {
@@ -23,12 +24,15 @@ int main(int argc, char **argv) {
   remote::ServerOptions Options;
   std::string Error;
   bool Help = false;
-  if (!remote::parseServerFlags(std::vector<std::string>(argv + 1, argv + argc), Options, Error, Help)) {
-    std::cerr << "optimium-remote-server: " << Error << "\n" << remote::serverUsage();
+  // The OIP (KServe V2 REST) endpoint's flags (--http-port, --model, ...; docs/serving.md).
+  std::vector<std::string> Args(argv + 1, argv + argc);
+  remote::oip::OipFlags Oip;
+  if (!remote::oip::extractOipFlags(Args, Oip, Error) || !remote::parseServerFlags(Args, Options, Error, Help)) {
+    std::cerr << "optimium-remote-server: " << Error << "\n" << remote::serverUsage() << remote::oip::oipFlagsUsage();
     return 2;
   }
   if (Help) {
-    std::cout << remote::serverUsage();
+    std::cout << remote::serverUsage() << remote::oip::oipFlagsUsage();
     return 0;
   }
   std::signal(SIGPIPE, SIG_IGN);
@@ -43,6 +47,15 @@ int main(int argc, char **argv) {
     sigaction(SIGTERM, &Sa, nullptr);
     sigaction(SIGINT, &Sa, nullptr);
     std::cout << "listening on " << Server.host() << ":" << Server.port() << std::endl;
+    std::unique_ptr<remote::oip::OipServer> Http; // shares --host, --workspace, --access-token
+    if (Oip.Enabled) {
+      remote::oip::OipOptions O = Oip.Options;
+      O.Host = Options.Host;
+      O.Workspace = Options.Workspace;
+      O.AccessToken = Options.AccessToken;
+      Http = remote::oip::OipServer::start(O);
+      std::cout << "oip listening on " << O.Host << ":" << Http->port() << std::endl;
+    }
     // Sessions end once their runs observe the cancel (between operations). A single operation can
     // run for long (a huge MatMul, a data-dependent Loop): after a grace period, exit anyway.
     std::thread([] {
@@ -54,6 +67,8 @@ int main(int argc, char **argv) {
     }).detach();
     Server.run();
     TheServer = nullptr;
+    if (Http)
+      Http->stop();
   } catch (const std::exception &E) {
     std::cerr << "optimium-remote-server: " << E.what() << std::endl;
     return 1;

@@ -30,6 +30,8 @@ fi
 [ -x .venv-py/bin/python ] || "$PY" -m venv .venv-py
 .venv-py/bin/python -m pip install -q scikit-build-core nanobind numpy pytest onnxruntime onnx pillow "tritonclient[http]" kserve pyyaml
 .venv-py/bin/python -m pip install -q --no-build-isolation .
+# The remote tests start the server this build made; set, they fail instead of skipping without it.
+export OPTIMIUM_REMOTE_SERVER="$PWD/$OPTIMIUM_BUILD_DIR/src/remote/optimium-remote-server"
 .venv-py/bin/python -m pytest tests/python -q -p no:cacheprovider
 # The same Python tests against an AddressSanitizer build of the extension (use-after-free guard).
 scripts/asan-python.sh

@@ -69,8 +69,9 @@ public:
   void infer(const std::map<std::string, Tensor> &Inputs);
   void profile(ArrayRef<Tensor> Inputs, const ProfileOptions &Options = {});
   void profile(const std::map<std::string, Tensor> &Inputs, const ProfileOptions &Options = {});
-  /// Blocks until the running infer()/profile() ends; true when it did, false on timeout
-  /// (0 = wait indefinitely). Throws the run's error.
+  /// Blocks until the running infer()/profile() ends (0 = wait indefinitely). As
+  /// InferRequest::wait: returns false when the run finished, true when the timeout was reached
+  /// first. Throws the run's error.
   bool wait(std::chrono::microseconds Timeout = std::chrono::microseconds(0));
   /// Cancels the run in progress (a no-op when none).
   void cancel();

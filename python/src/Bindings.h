@@ -61,6 +61,18 @@ void requireValid(const PyTensor &P, const char *What);
 /// Wraps (copy=false) or copies (copy=true) an object supporting the buffer protocol.
 PyTensor tensorFromBuffer(nb::handle Obj, rt::ElementType Type, bool Copy, const std::string &What);
 
+// ---- devices (Devices.cpp)
+/// A HostInfo that owns its strings and devices (the C++ one points into runtime-owned storage).
+struct PyHostInfo {
+  int ID = 0;
+  std::string Name;
+  rt::DeviceKind Architecture = rt::DeviceKind::Unspecified;
+  rt::OSKind OS = rt::OSKind::Linux;
+  std::vector<rt::DeviceID> Devices;
+  std::string Text;
+};
+PyHostInfo hostInfo(const rt::HostInfo &H);
+
 // ---- shapes and attributes (Shapes.cpp)
 /// A dimension from an int, a str (symbol) or an Expr; TypeError otherwise.
 rt::Expr toExpr(nb::handle H);
@@ -91,6 +103,11 @@ void setPerModelOptions(rt::PerModelOptions &O, const char *What, nb::object Dev
                         std::optional<std::string> SavePath, std::optional<std::string> Passphrase, int Threads,
                         nb::object Capacities);
 void setPoolTuning(rt::PoolTuning &O, nb::object Cores, int Spin, int SpinYield, bool Denormals, bool Stealing);
+/// Every keyword of load_model() (also session.load_model()).
+rt::ModelLoadOptions loadOptions(nb::object Devices, bool Strict, bool MemOpt, bool Denormals,
+                                 std::optional<std::string> SavePath, std::optional<std::string> Passphrase,
+                                 int Threads, nb::object Cores, rt::SchedulerType Sched, int Spin, int SpinYield,
+                                 bool Stealing, nb::object Capacities);
 /// Names as Python strings.
 std::vector<std::string> names(rt::ArrayRef<rt::StringRef> R);
 
@@ -103,6 +120,7 @@ void bind_shapes(nb::module_ &m);
 void bind_profiling(nb::module_ &m);
 void bind_model(nb::module_ &m);
 void bind_model_group(nb::module_ &m);
+void bind_remote(nb::module_ &m);
 
 } // namespace python
 } // namespace optimium

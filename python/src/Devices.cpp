@@ -8,17 +8,6 @@ namespace python {
 
 using namespace nb::literals;
 
-namespace {
-
-struct PyHostInfo {
-  int ID = 0;
-  std::string Name;
-  rt::DeviceKind Architecture = rt::DeviceKind::Unspecified;
-  rt::OSKind OS = rt::OSKind::Linux;
-  std::vector<rt::DeviceID> Devices;
-  std::string Text;
-};
-
 PyHostInfo hostInfo(const rt::HostInfo &H) {
   PyHostInfo P;
   P.ID = H.ID;
@@ -29,6 +18,8 @@ PyHostInfo hostInfo(const rt::HostInfo &H) {
   P.Text = H.toString();
   return P;
 }
+
+namespace {
 
 nb::object capabilityOf(const rt::DeviceID &D) {
   const rt::Capability &C = D.getCapability();

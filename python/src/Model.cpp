@@ -255,6 +255,8 @@ void requestSetResizeMigration(PyRequest &Q, const std::string &Name, nb::object
   });
 }
 
+} // namespace
+
 rt::ModelLoadOptions loadOptions(nb::object Devices, bool Strict, bool MemOpt, bool Denormals,
                                  std::optional<std::string> SavePath, std::optional<std::string> Passphrase,
                                  int Threads, nb::object Cores, rt::SchedulerType Sched, int Spin, int SpinYield,
@@ -266,7 +268,6 @@ rt::ModelLoadOptions loadOptions(nb::object Devices, bool Strict, bool MemOpt, b
   return O;
 }
 
-} // namespace
 
 std::vector<std::string> names(rt::ArrayRef<rt::StringRef> R) {
   std::vector<std::string> V;

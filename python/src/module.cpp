@@ -39,4 +39,5 @@ NB_MODULE(_core, m) {
   py::bind_profiling(m);
   py::bind_model(m);
   py::bind_model_group(m);
+  py::bind_remote(m);
 }

@@ -898,3 +898,146 @@ def create_model_group(cores: object | None = None, spin_iterations: int = 1000,
     """
     A group whose members share one thread pool (these are its knobs; its size is the largest member's threads) and one Exclusive scheduler.
     """
+
+class RemoteModel:
+    """
+    A model loaded on an optimium-remote-server. The server reuses one request for every infer(), so preserved (KV-cache) tensors keep their state between calls.
+    """
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def input_names(self) -> list[str]: ...
+
+    @property
+    def output_names(self) -> list[str]: ...
+
+    @property
+    def input_tensor_infos(self) -> list[TensorInfo]: ...
+
+    @property
+    def output_tensor_infos(self) -> list[TensorInfo]: ...
+
+    @property
+    def tensor_infos(self) -> list[TensorInfo]: ...
+
+    @property
+    def operations(self) -> list[OpInfo]: ...
+
+    @property
+    def is_dynamic(self) -> bool: ...
+
+    def get_tensor_info(self, name: str) -> TensorInfo: ...
+
+    def infer(self, inputs: object) -> None:
+        """
+        Starts one run on the server (asynchronous: call wait()). Inputs: a list in input order or a dict by name, of numpy arrays or rt.Tensor.
+        """
+
+    def profile(self, inputs: object, repeat: int = 1, warmup: int = 0, warmup_time: int = 0, stop_threshold: int = 0, check_period: int = 0, event_buffer_size: int = 0) -> None:
+        """
+        Starts profiling on the server (asynchronous: call wait()); times in microseconds.
+        """
+
+    def wait(self, timeout: int = 0) -> bool:
+        """
+        Waits for the run in progress (integer microseconds, 0 = indefinitely); False on timeout. Raises the run's error.
+        """
+
+    def cancel(self) -> None: ...
+
+    def get_output(self, index: int) -> Tensor:
+        """A copy of an output of the last run, fetched from the server."""
+
+    def get_tensor(self, name: str) -> Tensor:
+        """A copy of any tensor of the last run by name, fetched from the server."""
+
+    def set_tensor(self, name: str, value: object) -> None:
+        """
+        Writes a tensor of the server's request by name: an input, or a preserved/intermediate tensor (seeds or updates a KV cache between runs).
+        """
+
+    def get_profile_events(self) -> list[ProfileEvent]: ...
+
+    def get_profile_durations(self) -> ProfileDurations: ...
+
+    def is_saved_tensor(self, tensor_name: str) -> bool: ...
+
+    def infer_shape(self, output_name: str, input_shapes: object) -> TensorShape: ...
+
+    def get_attribute(self, key: str) -> object: ...
+
+    def has_attribute(self, key: str) -> bool: ...
+
+    @property
+    def attribute_keys(self) -> list[str]: ...
+
+    def __repr__(self) -> str: ...
+
+class RemoteGroupMember:
+    """
+    A member of a model group on the server: run() is a blocking round trip.
+    """
+
+    def run(self, inputs: object) -> list:
+        """
+        Runs the member on the server (blocking) and returns its outputs (rt.Tensor copies) in output order.
+        """
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def input_names(self) -> list[str]: ...
+
+    @property
+    def input_tensor_infos(self) -> list[TensorInfo]: ...
+
+    @property
+    def output_tensor_infos(self) -> list[TensorInfo]: ...
+
+    def __repr__(self) -> str: ...
+
+class RemoteModelGroup:
+    """
+    A model group owned by the server: its members share one server-side pool.
+    """
+
+    def add(self, path: object, devices: object | None = None, strict: bool = False, memory_optimization: bool = True, intermediate_save_path: str | None = None, passphrase: str | None = None, threads: int = 0, resizable_capacities: object | None = None) -> RemoteGroupMember:
+        """
+        Uploads the LOCAL model at path (an .onnx file or a model folder) and adds it to the group.
+        """
+
+    @property
+    def size(self) -> int: ...
+
+    def __len__(self) -> int: ...
+
+    def __repr__(self) -> str: ...
+
+class RemoteSession:
+    """One connection to an optimium-remote-server."""
+
+    @property
+    def host_info(self) -> HostInfo: ...
+
+    def load_model(self, path: object, devices: object | None = None, strict: bool = False, memory_optimization: bool = True, disable_denormals: bool = True, intermediate_save_path: str | None = None, passphrase: str | None = None, threads: int = 0, cores: object | None = None, scheduler_type: SchedulerType = SchedulerType.AUTO, spin_iterations: int = 1000, spin_yield_iterations: int = 0, enable_work_stealing: bool = True, resizable_capacities: object | None = None) -> RemoteModel:
+        """
+        Loads the model at path ON THE SERVER (resolved inside the server's workspace folder).
+        """
+
+    def create_model_group(self, cores: object | None = None, spin_iterations: int = 1000, spin_yield_iterations: int = 0, disable_denormals: bool = True, enable_work_stealing: bool = True) -> RemoteModelGroup: ...
+
+    def close(self) -> None: ...
+
+    def __enter__(self) -> object: ...
+
+    def __exit__(self, arg0: object, arg1: object, arg2: object, /) -> None: ...
+
+    def __repr__(self) -> str: ...
+
+def connect(host: str, port: int = 32264, enable_secure_connection: bool = False, enable_compression: bool = False, ca_file: str | None = None, server_name: str | None = None, access_token: str | None = None, connect_timeout_ms: int = 10000) -> RemoteSession:
+    """
+    Connects to optimium-remote-server. NetworkError when it cannot connect (or TLS fails), RemoteError when the server refuses the session (access token, protocol version).
+    """

@@ -56,11 +56,9 @@ def _random_inputs(model, seed: int = 0) -> list:
     """Random inputs by the rule optimium-benchmark and random_inputs_from_info share (see
     _random_inputs): floats uniform in [-1, 1), integers and booleans 0, symbolic dims 1."""
     rng = np.random.default_rng(seed)
-    out = []
-    for name in model.input_names:
-        info = model.get_tensor(name)
-        out.append(random_array(info.type.to_dtype(), info.shape, rng, info.type.name))
-    return out
+    infos = (model.input_tensor_infos if hasattr(model, "input_tensor_infos")  # a RemoteModel
+             else [model.get_tensor(name) for name in model.input_names])
+    return [random_array(info.type.to_dtype(), info.shape, rng, info.type.name) for info in infos]
 
 
 def _result(request) -> ProfileResult:
@@ -71,20 +69,42 @@ def _result(request) -> ProfileResult:
     return ProfileResult(Stat.of(d.model_name, d.model_durations), layers, copies)
 
 
+class _RemoteRequest:
+    """The request-shaped view of a RemoteModel: profile() blocks (profile + wait) as
+    InferRequest.profile() does; durations come from the server."""
+
+    def __init__(self, model):
+        self.model = model
+
+    def profile(self, inputs, repeat, warmup, warmup_time, stop_threshold, check_period):
+        self.model.profile(inputs, repeat=repeat, warmup=warmup, warmup_time=warmup_time,
+                           stop_threshold=stop_threshold, check_period=check_period)
+        self.model.wait()
+
+    def get_profile_durations(self):
+        return self.model.get_profile_durations()
+
+
 class BasicProfiler:
-    """Loads a model (keyword options as rt.load_model) and profiles one input set."""
+    """Loads a model (keyword options as rt.load_model) and profiles one input set. With
+    ``remote_address``, the model path is on that optimium-remote-server (inside its workspace) and
+    the model runs and is timed there."""
 
     def __init__(self, model_path: Union[str, os.PathLike], memory_optimization: bool = True,
                  disable_denormals: bool = False, threads: int = 1, cores: Optional[Sequence[int]] = None,
                  intermediate_save_path: str = "", remote_address: Optional[str] = None,
                  remote_port: int = 32264):
+        options = dict(memory_optimization=memory_optimization, disable_denormals=disable_denormals,
+                       threads=threads, cores=list(cores) if cores else None,
+                       intermediate_save_path=intermediate_save_path or None)
+        self.session = None
         if remote_address is not None:
-            raise NotImplementedError("remote profiling is not supported by this runtime build")
-        self.model = _core.load_model(str(model_path), memory_optimization=memory_optimization,
-                                      disable_denormals=disable_denormals, threads=threads,
-                                      cores=list(cores) if cores else None,
-                                      intermediate_save_path=intermediate_save_path or None)
-        self.request = self.model.create_request()
+            self.session = _core.connect(remote_address, port=remote_port)
+            self.model = self.session.load_model(str(model_path), **options)
+            self.request = _RemoteRequest(self.model)
+        else:
+            self.model = _core.load_model(str(model_path), **options)
+            self.request = self.model.create_request()
         self.result: Optional[ProfileResult] = None
 
     def profile(self, repeat: int = 100, warmup: int = 10, warmup_time: int = 1000000, inputs=None,

@@ -400,12 +400,12 @@ bool RemoteModel::wait(std::chrono::microseconds Timeout) {
   };
   if (Timeout.count() > 0) {
     if (!S.Cv.wait_for(Lock, Timeout, Done))
-      return false;
+      return true; // timed out (InferRequest::wait's contract)
   } else
     S.Cv.wait(Lock, Done);
   auto It = S.Runs.find(M.Id);
   if (It == S.Runs.end())
-    return true;
+    return false;
   if (!It->second.Done)
     S.throwClosed();
   if (It->second.Failed) {
@@ -414,7 +414,7 @@ bool RemoteModel::wait(std::chrono::microseconds Timeout) {
     Lock.unlock();
     remote::throwError(Code, Msg);
   }
-  return true;
+  return false;
 }
 
 void RemoteModel::cancel() {

@@ -116,16 +116,34 @@ bool readFrame(Stream &S, uint64_t MaxBytes, Frame &Out) {
   return true;
 }
 
+namespace {
+
+/// Whether compressing Payload is likely to pay: a large payload is probed first by compressing a
+/// 16 KiB sample from its middle (tensor bytes, past the message's header fields); random-looking
+/// data (float noise, already-compressed images) is sent raw without paying a full compression.
+bool worthCompressing(const std::vector<uint8_t> &Payload) {
+  constexpr size_t kProbeBytes = 16 * 1024;
+  if (Payload.size() < 4 * kProbeBytes)
+    return true;
+  thread_local std::vector<uint8_t> Probe(ZSTD_compressBound(kProbeBytes));
+  const uint8_t *Sample = Payload.data() + (Payload.size() - kProbeBytes) / 2;
+  const size_t N = ZSTD_compress(Probe.data(), Probe.size(), Sample, kProbeBytes, 1);
+  return !ZSTD_isError(N) && N * 10 <= kProbeBytes * 9; // at least 10% smaller
+}
+
+} // namespace
+
 void FrameWriter::write(MsgType Type, uint32_t RequestId, const std::vector<uint8_t> &Payload) {
   FrameHeader H;
   H.Type = static_cast<uint16_t>(Type);
   H.RequestId = RequestId;
   std::vector<uint8_t> Packed;
   const std::vector<uint8_t> *Body = &Payload;
-  if (Compress && Payload.size() >= kCompressionThreshold) {
+  if (Compress && Payload.size() >= kCompressionThreshold && worthCompressing(Payload)) {
     Packed.resize(8 + ZSTD_compressBound(Payload.size()));
     const size_t N = ZSTD_compress(Packed.data() + 8, Packed.size() - 8, Payload.data(), Payload.size(), 1);
-    if (!ZSTD_isError(N) && N + 8 < Payload.size()) {
+    // Sent compressed only when it saves at least 1/16: decompressing costs the receiver too.
+    if (!ZSTD_isError(N) && (N + 8) * 16 <= Payload.size() * 15) {
       Writer W;
       W.u64(Payload.size());
       std::memcpy(Packed.data(), W.buffer().data(), 8);

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Throughput of the OIP (KServe V2 REST) endpoint on loopback: requests/s and latency percentiles
 with N concurrent clients, each a process with one keep-alive connection (http.client), sending
-the digits model's input as JSON or as binary (Triton's binary tensor extension).
+the digits model's input as JSON or as binary (Triton's binary tensor extension); side by side, the
+same clients over the native protocol (optimium.runtime rt.connect: infer + wait + get_output) of
+the same server process.
 
     .venv-py/bin/python bench/oip_throughput.py [--server BIN] [--clients 1 2 4 8] [--seconds 5]
 
@@ -61,10 +63,32 @@ def client(port, binary, start_at, stop_at, queue):
     queue.put(latencies)
 
 
-def run(port, clients, binary, seconds):
+def native_client(port, _binary, start_at, stop_at, queue):
+    import numpy as np
+    import optimium.runtime as rt
+
+    session = rt.connect("127.0.0.1", port=port)
+    model = session.load_model("digits", threads=1)
+    x = np.array([((i * 37) % 17) / 16.0 for i in range(64)], np.float32).reshape(1, 1, 8, 8)
+    latencies = []
+    while time.time() < start_at:
+        time.sleep(0.001)
+    while True:
+        t0 = time.perf_counter()
+        if time.time() >= stop_at:
+            break
+        model.infer([x])
+        model.wait()
+        model.get_output(0).to_numpy()
+        latencies.append(time.perf_counter() - t0)
+    session.close()
+    queue.put(latencies)
+
+
+def run(port, clients, binary, seconds, target=client):
     queue = multiprocessing.Queue()
-    start_at = time.time() + 0.5
-    procs = [multiprocessing.Process(target=client, args=(port, binary, start_at, start_at + seconds, queue))
+    start_at = time.time() + 1.0
+    procs = [multiprocessing.Process(target=target, args=(port, binary, start_at, start_at + seconds, queue))
              for _ in range(clients)]
     for p in procs:
         p.start()
@@ -108,12 +132,15 @@ def main():
         cmd += ["--port", "0"]
     if args.workers:
         cmd += ["--http-workers", str(args.workers)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)  # its log: per session
     try:
-        port = None
+        port = native_port = None
         for line in proc.stdout:
             if line.startswith("oip listening on "):
                 port = int(line.strip().rsplit(":", 1)[1])
+            elif line.startswith("listening on "):
+                native_port = int(line.strip().rsplit(":", 1)[1])
+            if port is not None and (native_port is not None or "remote-server" not in server.name):
                 break
         if port is None:
             sys.exit("server did not start")
@@ -123,6 +150,11 @@ def main():
             for n in args.clients:
                 rps, p50, p99 = run(port, n, binary, args.seconds)
                 print(f"{'binary' if binary else 'json':8} {n:>7} {rps:>9.0f} {p50:>8.3f} {p99:>8.3f}", flush=True)
+        if native_port is not None:
+            for n in args.clients:
+                rps, p50, p99 = run(native_port, n, True, args.seconds, native_client)
+                print(f"{'native':8} {n:>7} {rps:>9.0f} {p50:>8.3f} {p99:>8.3f}   (the native protocol, same server)",
+                      flush=True)
         try:
             print(f"{'local':8} {1:>7} {in_process(args.seconds):>9.0f}   (optimium.runtime in-process, no HTTP)")
         except ImportError:

@@ -99,7 +99,10 @@ def test_64_clients_x_200_requests(rt, tmp_path, inputs_and_expected):
               f"server RSS {start_mb:.0f} MB at start, peak {peak_mb:.0f} MB, {len(rss)} samples")
         # 64 sessions with one small model each: bounded well below what a leak per request would
         # reach (12800 requests x a 3 KB input = 37 MB if every input stayed alive).
-        assert peak_mb - start_mb < 200, f"server RSS grew from {start_mb:.0f} to {peak_mb:.0f} MB"
+        # (Not under scripts/asan-python.sh: the server inherits the preloaded ASan allocator, whose
+        # quarantine holds freed memory on purpose.)
+        if not os.environ.get("OPTIMIUM_ASAN"):
+            assert peak_mb - start_mb < 200, f"server RSS grew from {start_mb:.0f} to {peak_mb:.0f} MB"
         # The sessions are gone: a second wave does not grow it further (no per-session leak).
         time.sleep(0.5)
         after_first = _rss_kb(s.proc.pid) / 1024
@@ -155,8 +158,7 @@ def test_faults_during_load_cost_only_their_own_sessions(rt, tmp_path, inputs_an
             t.start()
         # Killed clients: processes in the middle of infer() loops, SIGKILLed.
         np.save(tmp_path / "x.npy", xs[0])
-        env = dict(os.environ)
-        env.pop("LD_PRELOAD", None)  # plain interpreters (the ASan run preloads its runtimes)
+        env = dict(os.environ)  # the same package (and, in the ASan run, the same preloads)
         for _ in range(3):
             p = subprocess.Popen([sys.executable, "-c", _KILLED_CLIENT, str(s.port), str(tmp_path / "x.npy")],
                                  stdout=subprocess.PIPE, env=env, text=True)

@@ -300,6 +300,16 @@ TEST_F(Remote, ProfileRecordsEventsAndDurations) {
   O.Repeat = 0;
   M.profile(rt::make_array(Inputs), O);
   EXPECT_THROW(M.wait(), rt::InvalidArgumentError);
+  // An event buffer beyond the server's limit is refused, not allocated (found by the fuzzer).
+  O.Repeat = 1;
+  O.EventBufferSize = size_t(1) << 56;
+  try {
+    M.profile(rt::make_array(Inputs), O);
+    M.wait();
+    ADD_FAILURE() << "a 2^56-event buffer was accepted";
+  } catch (const rt::InvalidArgumentError &E) {
+    EXPECT_NE(std::string(E.what()).find("exceeds the server's limit"), std::string::npos) << E.what();
+  }
   // A plain infer after profiling works.
   M.infer(rt::make_array(Inputs));
   EXPECT_FALSE(M.wait()); // finished

@@ -18,6 +18,10 @@ namespace remote {
 
 namespace fs = std::filesystem;
 
+/// The largest ProfileOptions::EventBufferSize a client may ask for (8 Mi events: 256 MB of
+/// buffer, about what one reply message can carry back).
+constexpr size_t kMaxRemoteProfileEvents = size_t(8) << 20;
+
 namespace {
 
 /// The stream and its writer, shared with callbacks that may outlive the session's reader loop.
@@ -428,6 +432,12 @@ struct SessionState {
       throw rt::InvalidOperationError("a run is in progress on model '" + S->Model.getName() + "'");
     S->settle(false);
     const rt::ProfileOptions O = readProfileOptions(R);
+    // A client must not make the server reserve unbounded memory (the buffer is allocated up
+    // front) nor ask for events that cannot come back in one message.
+    if (O.EventBufferSize > kMaxRemoteProfileEvents)
+      throw rt::InvalidArgumentError("profile: an event buffer of " + std::to_string(O.EventBufferSize) +
+                                     " events exceeds the server's limit of " +
+                                     std::to_string(kMaxRemoteProfileEvents));
     const bool ByName = readInputs(R, *S);
     R.expectEnd();
     S->Mode = RunMode::Profile;

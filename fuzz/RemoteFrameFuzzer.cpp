@@ -37,7 +37,8 @@ public:
   MemoryStream(const uint8_t *D, size_t N) : D(D), N(N) {}
   size_t readSome(void *Out, size_t Size) override {
     const size_t K = std::min(Size, N - Pos);
-    std::memcpy(Out, D + Pos, K);
+    if (K != 0) // D is null for an empty input
+      std::memcpy(Out, D + Pos, K);
     Pos += K;
     return K;
   }

@@ -108,6 +108,10 @@ rt::ModelLoadOptions loadOptions(nb::object Devices, bool Strict, bool MemOpt, b
                                  std::optional<std::string> SavePath, std::optional<std::string> Passphrase,
                                  int Threads, nb::object Cores, rt::SchedulerType Sched, int Spin, int SpinYield,
                                  bool Stealing, nb::object Capacities);
+/// The keywords of profile() (request.profile(), RemoteModel.profile()): times in integer
+/// microseconds, event_buffer_size 0 = the default (ValueError when negative).
+rt::ProfileOptions profileOptions(int Repeat, int WarmUp, long long WarmUpTime, long long StopThreshold,
+                                  int CheckPeriod, long long EventBufferSize);
 /// Names as Python strings.
 std::vector<std::string> names(rt::ArrayRef<rt::StringRef> R);
 

@@ -182,15 +182,8 @@ void requestInfer(PyRequest &Q, nb::handle Inputs) {
 /// event_buffer_size 0 = the default. Blocking; the GIL is released while it runs.
 void requestProfile(PyRequest &Q, nb::handle Inputs, int Repeat, int WarmUp, long long WarmUpTime,
                     long long StopThreshold, int CheckPeriod, long long EventBufferSize) {
-  if (EventBufferSize < 0)
-    throw nb::value_error("profile: event_buffer_size must be >= 0 (0 = the default)");
-  rt::ProfileOptions O;
-  O.Repeat = Repeat;
-  O.WarmUp = WarmUp;
-  O.WarmUpTime = std::chrono::microseconds(WarmUpTime);
-  O.StopThreshold = std::chrono::microseconds(StopThreshold);
-  O.CheckPeriod = CheckPeriod;
-  O.EventBufferSize = static_cast<size_t>(EventBufferSize);
+  const rt::ProfileOptions O =
+      profileOptions(Repeat, WarmUp, WarmUpTime, StopThreshold, CheckPeriod, EventBufferSize);
   ConvertedInputs C = requestInputs("profile", Q, Inputs);
   Q.Keep = nb::cast(C.Keep);
   nb::gil_scoped_release G;
@@ -268,6 +261,20 @@ rt::ModelLoadOptions loadOptions(nb::object Devices, bool Strict, bool MemOpt, b
   return O;
 }
 
+
+rt::ProfileOptions profileOptions(int Repeat, int WarmUp, long long WarmUpTime, long long StopThreshold,
+                                  int CheckPeriod, long long EventBufferSize) {
+  if (EventBufferSize < 0)
+    throw nb::value_error("profile: event_buffer_size must be >= 0 (0 = the default)");
+  rt::ProfileOptions O;
+  O.Repeat = Repeat;
+  O.WarmUp = WarmUp;
+  O.WarmUpTime = std::chrono::microseconds(WarmUpTime);
+  O.StopThreshold = std::chrono::microseconds(StopThreshold);
+  O.CheckPeriod = CheckPeriod;
+  O.EventBufferSize = static_cast<size_t>(EventBufferSize);
+  return O;
+}
 
 std::vector<std::string> names(rt::ArrayRef<rt::StringRef> R) {
   std::vector<std::string> V;

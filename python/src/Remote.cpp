@@ -80,19 +80,12 @@ void remoteInfer(PyRemoteModel &P, nb::handle Inputs) {
 
 void remoteProfile(PyRemoteModel &P, nb::handle Inputs, int Repeat, int WarmUp, long long WarmUpTime,
                    long long StopThreshold, int CheckPeriod, long long EventBufferSize) {
-  if (EventBufferSize < 0)
-    throw nb::value_error("profile: event_buffer_size must be >= 0 (0 = the default)");
+  const rt::ProfileOptions O =
+      profileOptions(Repeat, WarmUp, WarmUpTime, StopThreshold, CheckPeriod, EventBufferSize);
   if (Repeat < 1)
     throw nb::value_error("profile: repeat must be >= 1");
   if (WarmUp < 0 || WarmUpTime < 0 || StopThreshold < 0 || CheckPeriod < 0)
     throw nb::value_error("profile: warmup, warmup_time, stop_threshold and check_period must be >= 0");
-  rt::ProfileOptions O;
-  O.Repeat = Repeat;
-  O.WarmUp = WarmUp;
-  O.WarmUpTime = std::chrono::microseconds(WarmUpTime);
-  O.StopThreshold = std::chrono::microseconds(StopThreshold);
-  O.CheckPeriod = CheckPeriod;
-  O.EventBufferSize = static_cast<size_t>(EventBufferSize);
   ConvertedInputs C = P.In.convert("profile", P.Name, Inputs);
   nb::gil_scoped_release G;
   if (C.ByName)

@@ -24,6 +24,18 @@ constexpr size_t kMaxRemoteProfileEvents = size_t(8) << 20;
 
 namespace {
 
+/// The input infos then the output infos of a Model or a GroupMember (ModelInfo and AddMember
+/// replies).
+template <typename ModelLike> void writeInputOutputInfos(Writer &W, const ModelLike &M) {
+  std::vector<rt::TensorInfo> In, Out;
+  for (rt::StringRef N : M.getInputNames())
+    In.push_back(M.getTensorInfo(N));
+  for (rt::StringRef N : M.getOutputNames())
+    Out.push_back(M.getTensorInfo(N));
+  writeTensorInfos(W, In);
+  writeTensorInfos(W, Out);
+}
+
 /// The stream and its writer, shared with callbacks that may outlive the session's reader loop.
 struct Connection {
   explicit Connection(std::unique_ptr<Stream> S) : S(std::move(S)), W(*this->S) {}
@@ -365,13 +377,7 @@ struct SessionState {
     Writer W;
     W.str(M.getName());
     W.boolean(M.isDynamic());
-    std::vector<rt::TensorInfo> In, Out;
-    for (rt::StringRef N : M.getInputNames())
-      In.push_back(M.getTensorInfo(N));
-    for (rt::StringRef N : M.getOutputNames())
-      Out.push_back(M.getTensorInfo(N));
-    writeTensorInfos(W, In);
-    writeTensorInfos(W, Out);
+    writeInputOutputInfos(W, M);
     rt::ArrayRef<rt::TensorInfo> All = M.getTensors();
     writeTensorInfos(W, std::vector<rt::TensorInfo>(All.begin(), All.end()));
     rt::ArrayRef<rt::OpInfo> Ops = M.getOperations();
@@ -613,13 +619,7 @@ struct SessionState {
     Writer W;
     W.u32(MId);
     W.str(M.getName());
-    std::vector<rt::TensorInfo> In, Out;
-    for (rt::StringRef N : M.getInputNames())
-      In.push_back(M.getTensorInfo(N));
-    for (rt::StringRef N : M.getOutputNames())
-      Out.push_back(M.getTensorInfo(N));
-    writeTensorInfos(W, In);
-    writeTensorInfos(W, Out);
+    writeInputOutputInfos(W, M);
     log("group " + std::to_string(GId) + ": added uploaded model '" + Base + "' as member " + std::to_string(MId));
     reply(Id, W.buffer());
   }

@@ -102,52 +102,26 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
 }
 
 #ifdef OPTIMIUM_FUZZ_REPLAY
+#include "ReplayMain.h"
+
 // Replays each file, then (with --mutate N) N deterministic mutations of it: truncations, byte
 // flips and inserted JSON punctuation.
 int main(int Argc, char **Argv) {
-  int Mutations = 0, Count = 0;
-  uint64_t Seed = 0x9E3779B97F4A7C15ull;
-  auto Next = [&Seed] {
-    Seed ^= Seed << 13;
-    Seed ^= Seed >> 7;
-    Seed ^= Seed << 17;
-    return Seed;
-  };
-  static const char Punct[] = "{}[]\":,-0123456789.e\r\n\\ ";
-  for (int I = 1; I < Argc; ++I) {
-    const std::string Arg = Argv[I];
-    if (Arg == "--mutate" && I + 1 < Argc) {
-      Mutations = std::atoi(Argv[++I]);
-      continue;
+  return fuzz_replay::replayMain(Argc, Argv, [](std::vector<uint8_t> &B, int, fuzz_replay::Rng &Next) {
+    static const char Punct[] = "{}[]\":,-0123456789.e\r\n\\ ";
+    switch (Next() % 3) {
+    case 0:
+      B.resize(Next() % B.size());
+      break;
+    case 1:
+      for (int J = 0; J < 4; ++J)
+        B[Next() % B.size()] ^= static_cast<uint8_t>(1u << (Next() % 8));
+      break;
+    default:
+      B.insert(B.begin() + static_cast<std::ptrdiff_t>(Next() % B.size()),
+               static_cast<uint8_t>(Punct[Next() % (sizeof(Punct) - 1)]));
+      break;
     }
-    std::ifstream F(Arg, std::ios::binary);
-    if (!F) {
-      std::fprintf(stderr, "cannot read %s\n", Arg.c_str());
-      return 1;
-    }
-    const std::vector<uint8_t> Bytes((std::istreambuf_iterator<char>(F)), std::istreambuf_iterator<char>());
-    LLVMFuzzerTestOneInput(Bytes.data(), Bytes.size());
-    ++Count;
-    for (int K = 0; K < Mutations && !Bytes.empty(); ++K) {
-      std::vector<uint8_t> B = Bytes;
-      switch (Next() % 3) {
-      case 0:
-        B.resize(Next() % B.size());
-        break;
-      case 1:
-        for (int J = 0; J < 4; ++J)
-          B[Next() % B.size()] ^= static_cast<uint8_t>(1u << (Next() % 8));
-        break;
-      default:
-        B.insert(B.begin() + static_cast<std::ptrdiff_t>(Next() % B.size()),
-                 static_cast<uint8_t>(Punct[Next() % (sizeof(Punct) - 1)]));
-        break;
-      }
-      LLVMFuzzerTestOneInput(B.data(), B.size());
-      ++Count;
-    }
-  }
-  std::printf("replayed %d inputs\n", Count);
-  return 0;
+  });
 }
 #endif

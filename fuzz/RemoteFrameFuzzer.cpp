@@ -111,6 +111,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
 }
 
 #ifdef OPTIMIUM_FUZZ_REPLAY
+#include "ReplayMain.h"
+
 namespace {
 
 void add(std::vector<uint8_t> &Out, const std::vector<uint8_t> &F) { Out.insert(Out.end(), F.begin(), F.end()); }
@@ -226,50 +228,29 @@ void writeSeeds(const std::string &Dir) {
 } // namespace
 
 int main(int Argc, char **Argv) {
-  int Mutations = 0, Count = 0;
-  uint64_t Seed = 0x9E3779B97F4A7C15ull;
-  auto Next = [&Seed] {
-    Seed ^= Seed << 13;
-    Seed ^= Seed >> 7;
-    Seed ^= Seed << 17;
-    return Seed;
-  };
-  for (int I = 1; I < Argc; ++I) {
-    const std::string Arg = Argv[I];
-    if (Arg == "--write-seeds" && I + 1 < Argc) {
-      writeSeeds(Argv[++I]);
-      return 0;
-    }
-    if (Arg == "--mutate" && I + 1 < Argc) {
-      Mutations = std::atoi(Argv[++I]);
-      continue;
-    }
-    std::ifstream F(Arg, std::ios::binary);
-    if (!F) {
-      std::fprintf(stderr, "cannot read %s\n", Arg.c_str());
-      return 1;
-    }
-    const std::vector<uint8_t> Bytes((std::istreambuf_iterator<char>(F)), std::istreambuf_iterator<char>());
-    LLVMFuzzerTestOneInput(Bytes.data(), Bytes.size());
-    ++Count;
-    for (int K = 0; K < Mutations && Bytes.size() > 1; ++K) {
-      std::vector<uint8_t> B = Bytes;
-      switch (K % 3) {
-      case 0: B.resize(1 + Next() % (B.size() - 1)); break;
-      case 1:
-        for (int J = 0; J < 1 + K % 8; ++J)
-          B[1 + Next() % (B.size() - 1)] ^= static_cast<uint8_t>(1u << (Next() % 8));
-        break;
-      default:
-        for (int J = 0; J < 4; ++J)
-          B[1 + Next() % (B.size() - 1)] = static_cast<uint8_t>(Next() % 2 ? 0xFF : 0x7F);
-        break;
-      }
-      LLVMFuzzerTestOneInput(B.data(), B.size());
-      ++Count;
-    }
-  }
-  std::printf("replayed %d input(s)\n", Count);
-  return 0;
+  // The first byte selects the mode (hello prepended or not): mutations leave it alone.
+  return fuzz_replay::replayMain(
+      Argc, Argv,
+      [](std::vector<uint8_t> &B, int K, fuzz_replay::Rng &Next) {
+        switch (K % 3) {
+        case 0: B.resize(1 + Next() % (B.size() - 1)); break;
+        case 1:
+          for (int J = 0; J < 1 + K % 8; ++J)
+            B[1 + Next() % (B.size() - 1)] ^= static_cast<uint8_t>(1u << (Next() % 8));
+          break;
+        default:
+          for (int J = 0; J < 4; ++J)
+            B[1 + Next() % (B.size() - 1)] = static_cast<uint8_t>(Next() % 2 ? 0xFF : 0x7F);
+          break;
+        }
+      },
+      /*MinSize=*/2,
+      [](int &I, int Argc, char **Argv, int &Exit) {
+        if (std::string(Argv[I]) != "--write-seeds" || I + 1 >= Argc)
+          return false;
+        writeSeeds(Argv[++I]);
+        Exit = 0;
+        return true;
+      });
 }
 #endif

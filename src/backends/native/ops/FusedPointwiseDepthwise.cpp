@@ -108,7 +108,7 @@ public:
     // Under ~1M multiply-adds (a few us) the fan-out costs more than it saves.
     const Parallel Serial;
     const int64_t Work = R.N * R.M * (R.C * R.Plane + KT * R.OutPlane);
-    const Parallel &Par = Work < (int64_t{1} << 20) ? Serial : Ctx.Par;
+    const Parallel &Par = Ctx.Par.ifWorth(Work);
     Par.forRange(static_cast<size_t>(R.N * NB), 1, [&](size_t Lo, size_t Hi) {
       thread_local AlignedFloats Expanded; // this worker's block of expanded planes
       const size_t Need = static_cast<size_t>(BlockM * R.Plane);
@@ -206,9 +206,8 @@ public:
       MaxRows = std::max(MaxRows, (groupEnd(Gi) - groupEnd(Gi - 1) - 1) * G.SH + G.KH);
     }
     const int64_t Panels = (M + kRowPipelineMR - 1) / kRowPipelineMR;
-    const Parallel Serial;
     const int64_t Work = R.N * R.M * (R.C * R.Plane + KT * R.OutPlane);
-    const Parallel &Par = Work < (int64_t{1} << 20) ? Serial : Ctx.Par;
+    const Parallel &Par = Ctx.Par.ifWorth(Work);
     // Work items: channel panels (each item every row of its channels: nothing recomputed), or,
     // for deinterleaved input rows, ranges of groups with every channel (each item splits only
     // its own rows, where a channel split splits all of them in every item; an item recomputes
@@ -311,9 +310,8 @@ public:
     float *Y = Ctx.Outputs[0].data<float>();
     constexpr int64_t Block = 64;
     const int64_t Blocks = (Mpad + Block - 1) / Block;
-    const Parallel Serial;
     const int64_t Work = R.N * R.M * (R.C * R.Plane + G.KH * G.KW * R.OutPlane);
-    const Parallel &Par = Work < (int64_t{1} << 20) ? Serial : Ctx.Par;
+    const Parallel &Par = Ctx.Par.ifWorth(Work);
     Par.forRange(static_cast<size_t>(R.N * Blocks), 1, [&](size_t Lo, size_t Hi) {
       thread_local AlignedFloats Buf; // the block's expanded pixels, then its depthwise outputs
       const size_t Need = static_cast<size_t>((R.Plane + R.OutPlane) * Block);

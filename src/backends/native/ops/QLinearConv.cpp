@@ -439,8 +439,7 @@ public:
     thread_local std::vector<uint8_t> PlaneBuf;
     PlaneBuf.resize(static_cast<size_t>(L.totalBytes()));
     uint8_t *const Planes = PlaneBuf.data();
-    const Parallel Serial;
-    const Parallel &Par = X.Dims[0] * M * K4 * 4 * L.OH * L.OW < (int64_t{1} << 21) ? Serial : Ctx.Par;
+    const Parallel &Par = Ctx.Par.ifWorth(X.Dims[0] * M * K4 * 4 * L.OH * L.OW);
     const int64_t QTiles = (L.Qvec + kTileVecs - 1) / kTileVecs;
     const uint8_t *Xd = X.data<const uint8_t>();
     uint8_t *Yd = Y.data<uint8_t>();

@@ -66,8 +66,7 @@ public:
     float *Y = Ctx.Outputs[0].data<float>();
     const int64_t OH = D.G.OH, RowWork = D.G.OW * R.M * R.C * R.Taps;
     // Rows of about 64K multiply-adds per task; under ~1M in all, the calling thread alone.
-    const Parallel Serial;
-    const Parallel &Par = R.N * OH * RowWork < (int64_t{1} << 20) ? Serial : Ctx.Par;
+    const Parallel &Par = Ctx.Par.ifWorth(R.N * OH * RowWork);
     const size_t Grain = static_cast<size_t>(std::max<int64_t>(1, 65536 / std::max<int64_t>(1, RowWork)));
     Par.forRange(static_cast<size_t>(R.N * OH), Grain, [&](size_t Lo, size_t Hi) {
       for (int64_t T = static_cast<int64_t>(Lo); T < static_cast<int64_t>(Hi);) {

@@ -246,8 +246,7 @@ private:
     const PhasePlanes L(R, A.W);
     const int64_t MR = MK.MR, Pixels = R.OutPlane, KDim = R.Cg * L.KH * L.KW, M = R.M;
     const int64_t Panels = (Pixels + MR - 1) / MR, Mpad = Panels * MR;
-    const Parallel Serial;
-    const Parallel &Par = R.N * M * KDim * Pixels < (int64_t{1} << 21) ? Serial : Pool;
+    const Parallel &Par = Pool.ifWorth(R.N * M * KDim * Pixels);
     thread_local std::vector<float> Padded, Product;
     thread_local std::vector<int64_t> Offsets;
     Padded.resize(static_cast<size_t>(R.C * L.Phases * L.PlaneQ)); // fill() writes all of it
@@ -312,7 +311,7 @@ private:
     const int64_t MR = MK.MR, Pixels = R.OutPlane, KDim = R.C, M = R.M;
     const int64_t Panels = (Pixels + MR - 1) / MR, KBlocks = (KDim + GemmKC - 1) / GemmKC;
     const Parallel Serial;
-    const Parallel &Par = R.N * M * KDim * Pixels < (int64_t{1} << 21) ? Serial : Pool;
+    const Parallel &Par = Pool.ifWorth(R.N * M * KDim * Pixels);
     GemmEpilogue Ep;
     Ep.ColBias = B;
     Ep.Clamp = A.HasAct, Ep.Min = A.ActMin, Ep.Max = A.ActMax;
@@ -394,10 +393,10 @@ private:
     // slice would run (KW - 1) * DW past it), so X is used as it is.
     const bool Direct = SH == 1 && SW == 1 && KW == 1 && Wq == Wd && Rq == H && PH == 0 && PW == 0;
     const int64_t NR = MK.NR, Cols = R.OutPlane, KDim = R.Cg * KH * KW;
-    // A convolution of under ~2M multiply-adds (~20 us on one core) runs on the calling thread:
-    // splitting it would cost more in wake-ups than it saves (MNIST-sized layers).
+    // A convolution below Parallel::kMinParallelWork multiply-adds runs on the calling thread:
+    // splitting it would cost more than it saves (MNIST-sized layers).
     const Parallel Serial;
-    const Parallel &Par = R.N * R.M * KDim * Cols < (int64_t{1} << 21) ? Serial : Pool;
+    const Parallel &Par = Pool.ifWorth(R.N * R.M * KDim * Cols);
     // Reads stay inside the phase planes (only output pixels' columns are read); the slack is a
     // margin kept from the layout with extended rows.
     const int64_t Phases = L.Phases, PlaneQ = L.PlaneQ, Slack = Direct ? 0 : 2 * Wq + NR;

@@ -37,8 +37,7 @@ public:
     const int64_t P = R.OutPlane, Panels = (M + kRowPipelineMR - 1) / kRowPipelineMR;
     if (R.N * M * P == 0)
       return Status::ok();
-    const Parallel Serial;
-    const Parallel &Par = R.N * M * C * P < (int64_t{1} << 21) ? Serial : Ctx.Par;
+    const Parallel &Par = Ctx.Par.ifWorth(R.N * M * C * P);
     const int64_t Threads = std::max(1, Par.threads());
     // Pixels per item: at most 256 (8 tiles of 32), as many items as a multiple of the threads
     // (while few), of equal length in 16-pixel steps: 784 pixels on 2 threads are 4 x ~196

@@ -93,6 +93,9 @@ void checkModel(const std::string &Name, const char *RootVar = "OPTIMIUM_EXPORTE
 TEST(RealModels, MnistCnn) { checkModel("mnist_cnn"); }
 TEST(RealModels, MobileNetV2) { checkModel("mobilenet_v2"); }
 TEST(RealModels, ResNet18) { checkModel("resnet18"); }
+// 5x5 and 7x7 depthwise layers (strides 1 and 2) on the channels-in-lanes kernel.
+TEST(RealModels, EfficientNetB0) { checkModel("efficientnet_b0"); }
+TEST(RealModels, ConvNextTiny) { checkModel("convnext_tiny"); }
 TEST(RealModels, BertMini) { checkModel("bert_mini"); }
 TEST(RealModels, Gpt2TinyDecoder) { checkModel("gpt2_tiny_decoder"); }
 

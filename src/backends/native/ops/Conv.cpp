@@ -220,6 +220,35 @@ std::vector<OpTestCase> convCases() {
                 {kFusedActMax, attrFloat(0.25f)}}),
       testCase("depthwise_same_5x5_small", {X({2, 3, 6, 5}), W({3, 1, 5, 5})}, {{"group", attrInt(3)}, {"pads", ints({2, 2, 2, 2})}}),
       testCase("depthwise_same_1x1", {X({1, 4, 3, 7}), W({4, 1, 1, 1}), W({4})}, {{"group", attrInt(4)}}),
+      // Channels in lanes (conv/ConvDepthwiseBlocked.cpp): 5- and 7-wide kernels, 3x3 strided or narrow, strides 1 and 2,
+      // channels not a multiple of 16, asymmetric and no padding, tiny planes, batch 2, the clamp,
+      // strips of rows over the pool.
+      testCase("depthwise_blocked_5x5_relu6", {X({1, 20, 14, 13}), W({20, 1, 5, 5}), W({20})},
+               {{"group", attrInt(20)}, {"pads", ints({2, 2, 2, 2})}, {kFusedActMin, attrFloat(0.0f)},
+                {kFusedActMax, attrFloat(0.5f)}}),
+      testCase("depthwise_blocked_5x5_stride2_asym", {X({2, 33, 9, 11}), W({33, 1, 5, 5}), W({33})},
+               {{"group", attrInt(33)}, {"strides", ints({2, 2})}, {"pads", ints({1, 2, 2, 1})}}),
+      testCase("depthwise_blocked_5x5_valid_stride2", {X({1, 16, 12, 21}), W({16, 1, 5, 5})},
+               {{"group", attrInt(16)}, {"strides", ints({2, 2})}}),
+      testCase("depthwise_blocked_7x7_small_plane", {X({1, 17, 7, 7}), W({17, 1, 7, 7}), W({17})},
+               {{"group", attrInt(17)}, {"pads", ints({3, 3, 3, 3})}}),
+      testCase("depthwise_blocked_7x7_stride2", {X({1, 5, 23, 19}), W({5, 1, 7, 7}), W({5})},
+               {{"group", attrInt(5)}, {"strides", ints({2, 2})}, {"pads", ints({3, 2, 1, 3})},
+                {kFusedActMin, attrFloat(-0.3f)}, {kFusedActMax, attrFloat(0.4f)}}),
+      testCase("depthwise_blocked_7x7_tiny", {X({2, 3, 2, 3}), W({3, 1, 7, 7})}, {{"group", attrInt(3)}, {"pads", ints({3, 3, 3, 3})}}),
+      testCase("depthwise_blocked_7x7_threaded", {X({1, 40, 30, 37}), W({40, 1, 7, 7}), W({40})},
+               {{"group", attrInt(40)}, {"pads", ints({3, 3, 3, 3})}}),
+      testCase("depthwise_blocked_rect", {X({1, 18, 10, 15}), W({18, 1, 3, 7}), W({18})},
+               {{"group", attrInt(18)}, {"strides", ints({1, 2})}, {"pads", ints({1, 0, 1, 4})}}),
+      testCase("depthwise_blocked_same_upper", {X({1, 24, 15, 16}), W({24, 1, 7, 5})},
+               {{"group", attrInt(24)}, {"auto_pad", attrString("SAME_UPPER")}, {"strides", ints({2, 1})}}),
+      testCase("depthwise_blocked_3x3_stride2", {X({1, 21, 13, 18}), W({21, 1, 3, 3}), W({21})},
+               {{"group", attrInt(21)}, {"strides", ints({2, 2})}, {"pads", ints({1, 1, 1, 1})}}),
+      testCase("depthwise_blocked_3x3_narrow", {X({1, 35, 7, 7}), W({35, 1, 3, 3}), W({35})},
+               {{"group", attrInt(35)}, {"pads", ints({1, 0, 1, 2})}, {kFusedActMin, attrFloat(0.0f)}}),
+      testCase("depthwise_blocked_residual", {X({1, 20, 9, 9}), W({20, 1, 5, 5}), W({20}), X({1, 20, 9, 9})},
+               {{"group", attrInt(20)}, {"pads", ints({2, 2, 2, 2})}, {kFusedResidual, attrInt(1)},
+                {kFusedActMin, attrFloat(0.0f)}}),
       testCase("depthwise_multiplier", {X({1, 3, 5, 5}), W({6, 1, 3, 3})}, {{"group", attrInt(3)}}),
       testCase("pointwise", {X({2, 16, 5, 5}), W({8, 16, 1, 1}), W({8})}),
       testCase("pointwise_strided", {X({1, 8, 6, 6}), W({4, 8, 1, 1})}, {{"strides", ints({2, 2})}}),
@@ -350,6 +379,7 @@ OpKernels convKernels() {
   K.Variants.push_back(im2colVariant(GemmIsa::Avx512, 30));
   K.Variants.push_back(depthwiseVariant());
   K.Variants.push_back(depthwiseAvx512Variant());
+  K.Variants.push_back(depthwiseBlockedVariant());
   K.Variants.push_back(smallConvVariant());
   K.Variants.push_back(directAvx512Variant());
   // These add a fused residual (passes/FuseConvResidual) in a pass after the convolution.

@@ -63,9 +63,13 @@ bool isPlainPointwise(const WindowAttrs &W);
 // The variants, by algorithm (priorities in each factory; Conv.cpp lists them).
 /// im2col into the blocked SGEMM of Isa (ConvIm2col.cpp).
 KernelVariant im2colVariant(GemmIsa Isa, int Priority);
+/// A depthwise 2-D convolution (group = input channels = output channels, weight [C, 1, KH, KW]).
+bool isDepthwiseConv(const KernelCreateInfo &I);
 /// Direct depthwise stencil, and the AVX-512 plane kernel (ConvDepthwise.cpp).
 KernelVariant depthwiseVariant();
 KernelVariant depthwiseAvx512Variant();
+/// Depthwise with channels in vector lanes: 5 and 7 wide, 3x3 strided or narrow (ConvDepthwiseBlocked.cpp).
+KernelVariant depthwiseBlockedVariant();
 /// Small group-1 convolutions as a direct stencil, and few-input-channel stems (ConvDirect.cpp).
 KernelVariant smallConvVariant();
 KernelVariant directAvx512Variant();

@@ -121,7 +121,9 @@ private:
   std::shared_ptr<const FlatDepthwisePlan> FlatCache; ///< planned at creation (known shapes), or null
 };
 
-bool isDepthwise(const KernelCreateInfo &I) {
+} // namespace
+
+bool isDepthwiseConv(const KernelCreateInfo &I) {
   if (!convTypesOk(I) || !is2D(I))
     return false;
   auto Group = I.N.getInt("group", 1);
@@ -130,11 +132,9 @@ bool isDepthwise(const KernelCreateInfo &I) {
          Wt[0].value() == *Group && Wt[1].isConst() && Wt[1].value() == 1 && Wt[3].isConst() && Wt[3].value() <= 64;
 }
 
-} // namespace
-
 KernelVariant depthwiseAvx512Variant() {
   const auto Supports = [](const KernelCreateInfo &I) {
-    if (!isDepthwise(I))
+    if (!isDepthwiseConv(I))
       return false;
     auto A = attrsFor(I);
     if (!A.isOk() || A->W.Kernel.size() != 2)
@@ -156,7 +156,7 @@ KernelVariant depthwiseAvx512Variant() {
 }
 
 KernelVariant depthwiseVariant() {
-  const auto Supports = [](const KernelCreateInfo &I) { return isDepthwise(I); };
+  const auto Supports = [](const KernelCreateInfo &I) { return isDepthwiseConv(I); };
   return {"f32_conv__depthwise_direct", 50, Supports, [](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
             ASSIGN_OR_RETURN(ConvAttrs A, attrsFor(I));
             return makeKernel<ConvDepthwiseKernel>(std::move(A));

@@ -1,6 +1,8 @@
 """One runtime in its own process, driven by bench.py over stdin/stdout (one JSON object per line).
 
-    python worker.py ours|ort MODEL_DIR PREFIX THREADS
+    python worker.py ours|ours-bf16|ort MODEL_DIR PREFIX THREADS
+
+("ours-bf16": ours loaded with compute_precision="bf16", the opt-in bfloat16 compute mode.)
 
 Loads the model, runs the first inference (both timed: "load_first_ms"), then answers
 {"cmd": "run", "n": K} with K latencies in ms and the process CPU seconds spent, and
@@ -27,10 +29,10 @@ def peak_rss_mib():
 
 
 class Ours:
-    def __init__(self, path, threads):
+    def __init__(self, path, threads, compute_precision="float32"):
         import optimium.runtime as rt
         self.rt = rt
-        self.model = rt.load_model(path, threads=threads)
+        self.model = rt.load_model(path, threads=threads, compute_precision=compute_precision)
         self.request = self.model.create_request()
         self.input_names = [str(n) for n in self.model.input_names]
 
@@ -65,7 +67,10 @@ def main():
     which, model_dir, prefix, threads = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
     path = os.path.join(model_dir, "model.onnx")
     t0 = time.perf_counter()
-    rt = Ours(path, threads) if which == "ours" else Ort(path, threads)
+    if which == "ort":
+        rt = Ort(path, threads)
+    else:
+        rt = Ours(path, threads, "bf16" if which == "ours-bf16" else "float32")
     inputs = read_inputs(model_dir, prefix, rt.input_names)
     rt.run(inputs)
     load_first_ms = (time.perf_counter() - t0) * 1e3

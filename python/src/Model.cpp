@@ -262,6 +262,15 @@ rt::ModelLoadOptions loadOptions(nb::object Devices, bool Strict, bool MemOpt, b
 }
 
 
+/// compute_precision: "float32" (also "fp32", "f32") or "bfloat16" (also "bf16").
+rt::ComputePrecision computePrecision(const std::string &Name) {
+  if (Name == "float32" || Name == "fp32" || Name == "f32")
+    return rt::ComputePrecision::Float32;
+  if (Name == "bfloat16" || Name == "bf16")
+    return rt::ComputePrecision::BFloat16;
+  throw nb::value_error(("load_model: compute_precision must be 'float32' or 'bf16', got '" + Name + "'").c_str());
+}
+
 rt::ProfileOptions profileOptions(int Repeat, int WarmUp, long long WarmUpTime, long long StopThreshold,
                                   int CheckPeriod, long long EventBufferSize) {
   if (EventBufferSize < 0)
@@ -389,10 +398,12 @@ void bind_model(nb::module_ &m) {
       "load_model",
       [](nb::handle Path, nb::object Devices, bool Strict, bool MemOpt, bool Denormals,
          std::optional<std::string> SavePath, std::optional<std::string> Passphrase, int Threads, nb::object Cores,
-         rt::SchedulerType Sched, int Spin, int SpinYield, bool Stealing, nb::object Capacities, bool IndexedSave) {
+         rt::SchedulerType Sched, int Spin, int SpinYield, bool Stealing, nb::object Capacities, bool IndexedSave,
+         const std::string &Precision) {
         rt::ModelLoadOptions O = loadOptions(Devices, Strict, MemOpt, Denormals, SavePath, Passphrase, Threads, Cores,
                                              Sched, Spin, SpinYield, Stealing, Capacities);
         O.IndexedIntermediateSave = IndexedSave;
+        O.Precision = computePrecision(Precision);
         if (nb::isinstance<nb::bytes>(Path) || nb::isinstance<nb::bytearray>(Path) ||
             PyMemoryView_Check(Path.ptr())) {
           Py_buffer View;
@@ -415,7 +426,7 @@ void bind_model(nb::module_ &m) {
       "threads"_a = 0, "cores"_a = nb::none(), "scheduler_type"_a = rt::SchedulerType::Auto,
       "spin_iterations"_a = rt::kDefaultSpinIterations, "spin_yield_iterations"_a = rt::kDefaultSpinYieldIterations,
       "enable_work_stealing"_a = true, "resizable_capacities"_a = nb::none(),
-      "indexed_intermediate_save"_a = false);
+      "indexed_intermediate_save"_a = false, "compute_precision"_a = "float32");
 }
 
 } // namespace python

@@ -34,6 +34,14 @@ const char *toString(SchedulerType Type) {
   return "Unknown";
 }
 
+const char *toString(ComputePrecision Precision) {
+  switch (Precision) {
+  case ComputePrecision::Float32: return "float32";
+  case ComputePrecision::BFloat16: return "bfloat16";
+  }
+  return "Unknown";
+}
+
 namespace {
 
 /// "1x3x224x224", "batchx3" with symbols, "scalar" for rank 0.

@@ -58,6 +58,9 @@ Status validateOptions(const ModelLoadOptions &O) {
     return makeError(ErrorCode::InvalidArgument, "ThreadCount must be >= 0 (0 = one per core), got ", O.ThreadCount);
   if (O.ThreadCount > 1024)
     return makeError(ErrorCode::InvalidArgument, "ThreadCount ", O.ThreadCount, " is unreasonably large");
+  if (O.Precision != ComputePrecision::Float32 && O.Precision != ComputePrecision::BFloat16)
+    return makeError(ErrorCode::InvalidArgument, "Precision ", static_cast<int>(O.Precision),
+                     " is not a ComputePrecision");
   RETURN_IF_ERROR(validatePoolTuning(O));
   if (O.Scheduler != SchedulerType::Auto && O.Scheduler != SchedulerType::Exclusive &&
       O.Scheduler != SchedulerType::Sequential && O.Scheduler != SchedulerType::Pipeline)
@@ -596,6 +599,7 @@ Result<std::shared_ptr<ModelImpl>> finishLoad(ImportedModel Imported, const Mode
   // none runs when every intermediate is wanted.
   PipelineOptions PO;
   PO.KeepIntermediates = !Options.EnableMemoryOptimization || !Options.IntermediateSavePath.empty();
+  PO.Bf16Compute = Options.Precision == ComputePrecision::BFloat16;
   PO.Cpu = cpuFeatures();
   runPassPipeline(*M->G, PO);
   ASSIGN_OR_RETURN(auto Candidates, resolveDevices(Options));

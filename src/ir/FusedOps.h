@@ -86,6 +86,18 @@ inline bool hasBf16Weights(const Node &N) {
   return Flag.isOk() && Flag.value() == 1;
 }
 
+// --- written by passes/Bf16Compute (the ComputePrecision::BFloat16 load option) --------
+/// Internal MatMul/Gemm/Conv attribute: 1 when the node may round its float32 operands to bfloat16
+/// and accumulate in float32 (weights converted once at load). Kernels with a bf16 dot-product
+/// path take it; every other kernel ignores it and computes float32.
+constexpr const char *kComputeBf16 = "optimium.compute_bf16";
+
+/// Whether N carries kComputeBf16 = 1.
+inline bool hasComputeBf16(const Node &N) {
+  const auto Flag = N.getInt(kComputeBf16, 0);
+  return Flag.isOk() && Flag.value() == 1;
+}
+
 } // namespace detail
 } // namespace runtime
 } // namespace optimium

@@ -4,6 +4,7 @@
 #include <atomic>
 
 #include "core/Log.h"
+#include "passes/Bf16Compute.h"
 #include "passes/Bf16Weights.h"
 #include "passes/FuseAttention.h"
 #include "passes/FuseConvActivation.h"
@@ -56,7 +57,11 @@ const std::vector<PassInfo> &passPipeline() {
       {"FuseAttention", &fuseAttention, PassGate::Always, true, "after the MatMul fusions (Q/K/V projections)"},
       {"FuseSkipLayerNorm", &fuseSkipLayerNorm, PassGate::Always, true, "after FuseAttention"},
       {"FuseTransposeMatMul", &fuseTransposeMatMul, PassGate::Always, true,
-       "last: a Transpose left before a MatMul after the other fusions folds into it"},
+       "the last fusion: a Transpose left before a MatMul after the other fusions folds into it"},
+      {"UseBf16Compute", &useBf16Compute, PassGate::Avx512Bf16, false,
+       "after every fusion (their patterns match nodes without internal attributes); not a fusion: "
+       "the graph keeps its values",
+       PassOptIn::Bf16Compute},
   };
   return Table;
 }
@@ -66,6 +71,7 @@ bool passGateOpen(PassGate Gate, const CpuFeatures &Cpu) {
   case PassGate::Always: return true;
   case PassGate::Avx512Fma: return Cpu.avx512Fma();
   case PassGate::Avx512Vnni: return Cpu.avx512Vnni();
+  case PassGate::Avx512Bf16: return Cpu.avx512Core() && Cpu.AVX512BF16 && Cpu.FMA;
   }
   return false;
 }
@@ -76,8 +82,16 @@ std::vector<PassRun> runPassPipeline(Graph &G, const PipelineOptions &O) {
   for (const PassInfo &P : passPipeline()) {
     if (P.Fusion && O.KeepIntermediates)
       continue;
-    if (!IgnoreGates && !passGateOpen(P.Gate, O.Cpu))
+    if (P.OptIn == PassOptIn::Bf16Compute && !O.Bf16Compute)
       continue;
+    if (!IgnoreGates && !passGateOpen(P.Gate, O.Cpu)) {
+      if (P.OptIn == PassOptIn::Bf16Compute) {
+        static std::atomic<bool> Logged{false};
+        if (!Logged.exchange(true))
+          OPT_LOG(Info, "bfloat16 compute requested, but this CPU has no AVX512_BF16: running float32");
+      }
+      continue;
+    }
     const size_t N = P.Run(G);
     Runs.push_back({P.Name, N});
     if (N)

@@ -22,6 +22,14 @@ enum class PassGate {
   Always,
   Avx512Fma,  ///< the AVX-512 strip / small direct convolution kernels
   Avx512Vnni, ///< the int8 dot-product kernels (QLinearConv, MatMulIntegerToFloat)
+  Avx512Bf16, ///< the bf16 dot-product GEMM (AVX512_BF16 with AVX-512 F/BW/DQ/VL)
+};
+
+/// A load option a pass needs on top of its gate (an opt-in mode changes results, so it never
+/// runs by default).
+enum class PassOptIn {
+  None,
+  Bf16Compute, ///< PipelineOptions::Bf16Compute (ComputePrecision::BFloat16)
 };
 
 struct PassInfo {
@@ -32,6 +40,7 @@ struct PassInfo {
   /// readable (EnableMemoryOptimization off, IntermediateSavePath set).
   bool Fusion;
   const char *Order; ///< why it sits where it sits
+  PassOptIn OptIn = PassOptIn::None;
 };
 
 /// The pipeline, in the order the passes run.
@@ -48,6 +57,8 @@ struct PipelineOptions {
   /// Run gated passes on any CPU (tests: the fused op's reference kernel runs where the fast one
   /// does not, so the rewrite can be checked on every host).
   bool IgnoreGates = false;
+  /// ComputePrecision::BFloat16: the matrix products may round their operands to bfloat16.
+  bool Bf16Compute = false;
 };
 
 /// One pass's effect, as runPassPipeline reports it.

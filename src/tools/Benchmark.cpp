@@ -27,6 +27,7 @@
 
 #include "tools/Npy.h"
 #include "tools/Flagfile.h"
+#include "tools/TextUtil.h"
 #include "tools/InputSpec.h"
 
 namespace optimium {
@@ -178,6 +179,7 @@ std::string benchmarkUsage() {
          "  MODEL                  .onnx file or model folder (or --module=MODEL)\n"
          "  --threads=N            worker threads (0 = the runtime's default)\n"
          "  --cores=0,1,...        pin workers to these cores\n"
+         "  --compute_precision=P  float32 (default) or bf16 (bfloat16 matrix products, float32 accumulation)\n"
          "  --scheduler=NAME       auto | exclusive | sequential | pipeline\n"
          "  --spin_iterations=N    idle workers' spin before parking: N rounds (default 1000), 0 park at once,\n"
          "                         < 0 spin while a request runs\n"
@@ -220,6 +222,10 @@ BenchmarkOptions parseBenchmarkFlags(int Argc, const char *const *Argv) {
       O.Module = Value();
     } else if (Name == "--threads") {
       O.Threads = static_cast<int>(parseInt(Name, Value(), 0));
+    } else if (Name == "--compute_precision") {
+      const std::string V = Value();
+      if (!parseComputePrecision(V, O.Precision))
+        throw ToolError("--compute_precision=" + V + ": expected float32 or bf16");
     } else if (Name == "--cores") {
       O.Cores.clear();
       std::stringstream SS(Value());
@@ -420,6 +426,7 @@ int runBenchmarkImpl(const BenchmarkOptions &O, std::ostream &Out, std::ostream 
   rt::AutoInit Init;
   rt::ModelLoadOptions LoadOptions;
   LoadOptions.ThreadCount = O.Threads;
+  LoadOptions.Precision = O.Precision;
   LoadOptions.Cores = O.Cores;
   LoadOptions.Scheduler = O.Scheduler;
   LoadOptions.SpinIterations = O.SpinIterations;
@@ -532,7 +539,8 @@ int runBenchmarkImpl(const BenchmarkOptions &O, std::ostream &Out, std::ostream 
   std::ostringstream J;
   if (O.Json) {
     J << "{\n  \"model\": \"" << jsonEscape(O.Module) << "\",\n  \"model_name\": \"" << jsonEscape(Model.getName())
-      << "\",\n  \"threads\": " << O.Threads << ",\n  \"scheduler\": \"" << rt::toString(O.Scheduler)
+      << "\",\n  \"threads\": " << O.Threads << ",\n  \"compute_precision\": \"" << rt::toString(O.Precision)
+      << "\",\n  \"scheduler\": \"" << rt::toString(O.Scheduler)
       << "\",\n  \"inputs\": \"" << (O.Inputs.empty() ? "random" : "given") << "\",\n  \"init_ms\": " << num(LoadMs)
       << ",\n  \"first_inference_ms\": " << num(FirstMs) << ",\n  \"warmup_runs\": " << O.WarmUp
       << ",\n  \"runs\": " << S.Count << ",\n  \"latency_ms\": {\"min\": " << num(S.Min, 4)
@@ -562,7 +570,8 @@ int runBenchmarkImpl(const BenchmarkOptions &O, std::ostream &Out, std::ostream 
 
   Out << Tool << ": " << O.Module << " (" << Model.getName() << "), " << Request.getModelOperations().size()
       << " ops, scheduler " << rt::toString(O.Scheduler) << ", threads " << (O.Threads ? std::to_string(O.Threads) : "default")
-      << ", inputs " << (O.Inputs.empty() ? "random" : "given") << "\n";
+      << ", inputs " << (O.Inputs.empty() ? "random" : "given")
+      << (O.Precision == rt::ComputePrecision::Float32 ? "" : ", compute bfloat16") << "\n";
   Out << "init (model load):  " << num(LoadMs) << " ms\n";
   Out << "first inference:    " << num(FirstMs) << " ms\n";
   Out << "runs:               " << S.Count << " (after " << O.WarmUp << " warm-up)\n";

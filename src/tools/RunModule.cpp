@@ -113,6 +113,7 @@ int runModuleImpl(const RunModuleOptions &O, std::ostream &Out, std::ostream &Er
 
   LoadOptions.Strict = O.DeviceGiven;
   LoadOptions.ThreadCount = O.Threads;
+  LoadOptions.Precision = O.Precision;
 
   const auto LoadStart = std::chrono::steady_clock::now();
   rt::Model Model = rt::loadModel(O.Module, LoadOptions);

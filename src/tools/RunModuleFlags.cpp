@@ -7,6 +7,7 @@
 #include "tools/ElementText.h"
 #include "tools/Flagfile.h"
 #include "tools/Npy.h"
+#include "tools/TextUtil.h"
 
 namespace optimium {
 namespace tools {
@@ -27,6 +28,8 @@ Flags:
   --hw_type=NAME                 backend of drivers with several (native has none)
   --device_allocator=auto|cpu|dmabuf   buffer allocator (default auto)
   --threads=N                    worker threads (default: one per core)
+  --compute_precision=P          float32 (default) or bf16: matrix products on bfloat16
+                                 operands, float32 accumulation (CPUs with AVX512_BF16)
   --input=SPEC                   one per model input, in order (repeatable):
                                    2x2xf32=1 2 3 4   2x2xf32=[[1,2][3,4]]   2x2xf32=1 (fill)
                                    2x2xf32 (zeros)   1x8xf32=@file.bin   1x8xf32=+file.bin
@@ -128,6 +131,10 @@ RunModuleOptions parseFlags(int Argc, const char *const *Argv) {
     } else if (Name == "threads") {
       NeedValue();
       O.Threads = static_cast<int>(parseIntValue(Name, Value, 0));
+    } else if (Name == "compute_precision") {
+      NeedValue();
+      if (!parseComputePrecision(Value, O.Precision))
+        throw ToolError("--compute_precision=" + Value + ": expected float32 or bf16");
     } else if (Name == "print_statistics") {
       O.PrintStatistics = parseBoolValue(Name, Value, HasValue);
     } else if (Name == "dump_devices") {

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "Optimium/Runtime/Options.h"
+
 namespace optimium {
 namespace tools {
 
@@ -21,6 +23,7 @@ struct RunModuleOptions {
   size_t OutputMaxElementCount = 1024;
   double ExpectedTolerance = 1e-4;
   int Threads = 0;
+  runtime::ComputePrecision Precision = runtime::ComputePrecision::Float32;
   bool PrintStatistics = false;
   bool DumpDevices = false;
   bool Help = false;

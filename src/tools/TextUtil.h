@@ -6,6 +6,8 @@
 #include <string>
 #include <sys/stat.h>
 
+#include "Optimium/Runtime/Options.h"
+
 namespace optimium {
 namespace tools {
 
@@ -16,6 +18,18 @@ inline std::string trim(const std::string &S) {
   while (E > B && std::isspace(static_cast<unsigned char>(S[E - 1])))
     --E;
   return S.substr(B, E - B);
+}
+
+/// A --compute_precision value: "float32" (also "fp32", "f32") or "bfloat16" (also "bf16"); false
+/// for anything else.
+inline bool parseComputePrecision(const std::string &S, runtime::ComputePrecision &Out) {
+  if (S == "float32" || S == "fp32" || S == "f32")
+    Out = runtime::ComputePrecision::Float32;
+  else if (S == "bfloat16" || S == "bf16")
+    Out = runtime::ComputePrecision::BFloat16;
+  else
+    return false;
+  return true;
 }
 
 inline bool startsWith(const std::string &S, const char *P) { return S.compare(0, std::strlen(P), P) == 0; }

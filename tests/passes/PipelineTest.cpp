@@ -43,6 +43,12 @@ dt::CpuFeatures avx512Vnni() {
   return F;
 }
 
+dt::CpuFeatures avx512Bf16() {
+  dt::CpuFeatures F = avx512Vnni();
+  F.AVX512BF16 = true;
+  return F;
+}
+
 /// x -> Conv(3x3) -> Relu -> MaxPool(2x2, stride 2) -> y: fusable by FuseConvActivation (always)
 /// and FuseConvMaxPool (AVX-512 gate). Holds the bytes its constants may point into.
 struct Imported {
@@ -92,7 +98,8 @@ TEST(PassPipeline, OrderingRulesHold) {
   EXPECT_LT(Pos.at("UseBf16Weights"), Pos.at("FuseMatMulBias"));
   EXPECT_LT(Pos.at("FuseGelu"), Pos.at("FuseMatMulGelu"));
   EXPECT_LT(Pos.at("FuseMatMulBias"), Pos.at("FuseSiblingMatMuls"));
-  EXPECT_EQ(Pos.at("FuseTransposeMatMul"), Pos.size() - 1);
+  EXPECT_EQ(Pos.at("FuseTransposeMatMul"), Pos.size() - 2) << "the last fusion";
+  EXPECT_EQ(Pos.at("UseBf16Compute"), Pos.size() - 1) << "marks what the fusions left";
   for (const dt::PassInfo &P : dt::passPipeline()) {
     EXPECT_NE(P.Run, nullptr) << P.Name;
     EXPECT_GT(std::string(P.Order).size(), 0u) << P.Name << " says why it sits where it sits";
@@ -109,6 +116,8 @@ TEST(PassPipeline, GatesFollowTheCpuFeatures) {
   EXPECT_TRUE(dt::passGateOpen(dt::PassGate::Avx512Fma, NoVnni));
   EXPECT_FALSE(dt::passGateOpen(dt::PassGate::Avx512Vnni, NoVnni));
   EXPECT_TRUE(dt::passGateOpen(dt::PassGate::Avx512Vnni, Full));
+  EXPECT_FALSE(dt::passGateOpen(dt::PassGate::Avx512Bf16, Full));
+  EXPECT_TRUE(dt::passGateOpen(dt::PassGate::Avx512Bf16, avx512Bf16()));
 }
 
 TEST(PassPipeline, RunsWhatTheGatesAndOptionsAllow) {
@@ -124,19 +133,21 @@ TEST(PassPipeline, RunsWhatTheGatesAndOptionsAllow) {
     EXPECT_EQ(opTypes(G->graph()), (std::vector<std::string>{"Conv", "MaxPool"}));
   }
   {
-    // AVX-512 + VNNI: every pass runs, and the pool joins the Conv.
+    // AVX-512 + VNNI: every pass but the opt-in bf16 one runs, and the pool joins the Conv.
     auto G = convReluPool();
     dt::PipelineOptions O;
     O.Cpu = avx512Vnni();
     const auto Runs = dt::runPassPipeline(G->graph(), O);
-    EXPECT_EQ(Runs.size(), dt::passPipeline().size());
+    EXPECT_EQ(Runs.size(), dt::passPipeline().size() - 1);
+    EXPECT_EQ(ranNames(Runs).count("UseBf16Compute"), 0u);
     EXPECT_EQ(opTypes(G->graph()), (std::vector<std::string>{dt::kFusedConvMaxPoolOp}));
   }
   {
-    // IgnoreGates: the same on a CPU without the features.
+    // IgnoreGates: the same on a CPU without the features (with the bf16 option: every pass).
     auto G = convReluPool();
     dt::PipelineOptions O;
     O.IgnoreGates = true;
+    O.Bf16Compute = true;
     EXPECT_EQ(dt::runPassPipeline(G->graph(), O).size(), dt::passPipeline().size());
     EXPECT_EQ(opTypes(G->graph()), (std::vector<std::string>{dt::kFusedConvMaxPoolOp}));
   }
@@ -149,6 +160,25 @@ TEST(PassPipeline, RunsWhatTheGatesAndOptionsAllow) {
     for (const dt::PassRun &R : dt::runPassPipeline(G->graph(), O))
       EXPECT_EQ(std::string(R.Name), "RemoveFoldedNodes");
     EXPECT_EQ(opTypes(G->graph()), (std::vector<std::string>{"Conv", "Relu", "MaxPool"}));
+  }
+  {
+    // The bf16 compute option with every intermediate kept: nothing fuses, the Conv is marked.
+    auto G = convReluPool();
+    dt::PipelineOptions O;
+    O.KeepIntermediates = true;
+    O.Bf16Compute = true;
+    O.Cpu = avx512Bf16();
+    EXPECT_EQ(ranNames(dt::runPassPipeline(G->graph(), O)), (std::set<std::string>{"RemoveFoldedNodes", "UseBf16Compute"}));
+    EXPECT_TRUE(dt::hasComputeBf16(G->graph().Nodes[0]));
+    EXPECT_FALSE(dt::hasComputeBf16(G->graph().Nodes[1])) << "Relu";
+  }
+  {
+    // The option on a CPU without AVX512_BF16: nothing marked (the model runs float32).
+    auto G = convReluPool();
+    dt::PipelineOptions O;
+    O.Bf16Compute = true;
+    O.Cpu = avx512Vnni();
+    EXPECT_EQ(ranNames(dt::runPassPipeline(G->graph(), O)).count("UseBf16Compute"), 0u);
   }
 }
 

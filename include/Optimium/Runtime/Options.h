@@ -26,6 +26,24 @@ enum class SchedulerType : uint8_t {
 
 OPTIMIUM_RT_API const char *toString(SchedulerType Type);
 
+/// The arithmetic of a float32 model's matrix products (PerModelOptions::Precision), like oneDNN's
+/// fp-math mode or OpenVINO's inference precision hint. Inputs, outputs and every other op stay
+/// float32 either way.
+enum class ComputePrecision : uint8_t {
+  /// float32 throughout (the default).
+  Float32 = 0,
+  /// MatMul and Gemm with constant weights and the convolutions that run as a GEMM (1x1 and
+  /// im2col; not depthwise, not Winograd) round their operands to bfloat16 and accumulate in
+  /// float32: weights are converted once at load, activations per run; bias and fused activations
+  /// stay float32. About 2x the multiply rate on CPUs with AVX512_BF16 at bfloat16's accuracy
+  /// (8 significant bits per operand: docs/optimizations.md lists the error per model). On a CPU
+  /// without AVX512_BF16 the model runs float32 (logged once at info level), never an error.
+  BFloat16,
+};
+
+/// "float32" / "bfloat16".
+OPTIMIUM_RT_API const char *toString(ComputePrecision Precision);
+
 #if defined(__ANDROID__)
 constexpr int kDefaultSpinIterations = 100000;
 constexpr int kDefaultSpinYieldIterations = 10;
@@ -52,6 +70,8 @@ struct PerModelOptions {
   int ThreadCount = 0;
   /// Planned capacity of Resizable tensors.
   std::map<std::string, TensorShape> ResizableCapacities;
+  /// Arithmetic of the matrix products of float32 models (opt-in bfloat16: see ComputePrecision).
+  ComputePrecision Precision = ComputePrecision::Float32;
 };
 
 struct PoolTuning {

@@ -312,6 +312,31 @@ std::string compare(const Buffer &Ref, const Buffer &Got, double Tolerance) {
   return "";
 }
 
+/// Rounds every float32 input (constants included) of P to its nearest bfloat16 value.
+void roundFloatInputsToBf16(PreparedCase &P) {
+  for (size_t I = 0; I < P.Inputs.size(); ++I) {
+    Buffer &B = P.Inputs[I];
+    if (B.C || B.Type != ElementType::F32 || B.Bytes.empty())
+      continue;
+    for (size_t E = 0; E < B.count(); ++E)
+      B.set(E, bfloat16::toFloat(bfloat16::fromFloat(static_cast<float>(B.get(E)))));
+    if (P.InputInfos[I].Const)
+      std::memcpy(P.InputInfos[I].Const->mutableData(), B.Bytes.data(), B.Bytes.size());
+  }
+}
+
+/// Variants of the bfloat16 compute mode (kComputeBf16) carry "_bf16c" in their names
+/// ("f32_matmul_bf16c__...", "f32_conv__im2col_bf16c_..."): they round their float32 operands to
+/// bfloat16 before multiplying, so they are checked against the reference run on the inputs
+/// rounded to bfloat16: on those same rounded inputs only the float32 summation order differs
+/// (the case's tolerance); on the raw inputs also the operands the kernel keeps float32 (bias,
+/// residual, Gemm's C: rounded for the reference, at most 2^-9 of themselves each).
+bool roundsToBf16(const KernelVariant &V) { return V.Name.find("_bf16c") != std::string::npos; }
+
+/// Raw inputs against the reference on bf16-rounded inputs, relative to max(1, |reference|). A
+/// rounding that is not to nearest even (truncation) is off by sums of K errors of 2^-9 x |a b|.
+constexpr double kBf16RawTolerance = 1.0 / 128;
+
 TEST(KernelHarness, EveryVariantMatchesReference) {
   const std::vector<const OpKernels *> All = allOpKernels();
   ASSERT_FALSE(All.empty());
@@ -358,9 +383,26 @@ TEST(KernelHarness, EveryVariantMatchesReference) {
         ASSERT_TRUE(VS.isOk()) << VS.message();
         ++VariantRuns;
         ASSERT_EQ(Got.size(), Expected.size());
+        if (!roundsToBf16(V)) {
+          for (size_t O = 0; O < Got.size(); ++O) {
+            const std::string Diff = compare(Expected[O], Got[O], C.Tolerance);
+            EXPECT_EQ(Diff, "") << "output " << O;
+          }
+          continue;
+        }
+        PreparedCase Exact; // the same inputs, rounded to bfloat16
+        ASSERT_TRUE(prepare(*K, C, Seed - 1, Exact).isOk());
+        roundFloatInputsToBf16(Exact);
+        std::vector<Buffer> ExactRef, ExactGot;
+        ASSERT_TRUE(runVariant(*Ref, Exact, Serial, ExactRef).isOk());
+        const Status ES = runVariant(V, Exact, Par, ExactGot);
+        ASSERT_TRUE(ES.isOk()) << ES.message();
+        ++VariantRuns;
+        ASSERT_EQ(ExactGot.size(), ExactRef.size());
         for (size_t O = 0; O < Got.size(); ++O) {
-          const std::string Diff = compare(Expected[O], Got[O], C.Tolerance);
-          EXPECT_EQ(Diff, "") << "output " << O;
+          EXPECT_EQ(compare(ExactRef[O], ExactGot[O], C.Tolerance), "") << "output " << O << ", bf16-exact inputs";
+          EXPECT_EQ(compare(ExactRef[O], Got[O], std::max(C.Tolerance, kBf16RawTolerance)), "")
+              << "output " << O << ", raw inputs";
         }
       }
     }

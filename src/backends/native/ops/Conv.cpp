@@ -361,6 +361,23 @@ std::vector<OpTestCase> convCases() {
       // openWakeWord's embedding CNN (tf2onnx): 3x1 windows on 8-wide planes, 72 channels.
       testCase("tall_3x1_narrow_plane", {X({2, 72, 32, 8}), W({72, 72, 3, 1}), W({72})}, {}, 1e-4),
       testCase("tall_3x1_narrow_plane_b1", {X({1, 72, 30, 8}), W({72, 72, 3, 1}), W({72})}, {}, 1e-4),
+      // bf16 compute (passes/Bf16Compute): 1x1 (in place, strided), 3x3 padded with odd K (27),
+      // a 7x7 stride-2 stem, a small plane, a deep K over one block, residual + clamp, no bias,
+      // a grouped conv (stays float32).
+      testCase("bf16c_pointwise", {X({2, 40, 9, 11}), W({70, 40, 1, 1}), W({70})}, {{kComputeBf16, attrInt(1)}}),
+      testCase("bf16c_pointwise_strided", {X({1, 24, 12, 12}), W({40, 24, 1, 1})},
+               {{kComputeBf16, attrInt(1)}, {"strides", ints({2, 2})}}),
+      testCase("bf16c_3x3_odd_k", {X({1, 3, 17, 19}), W({20, 3, 3, 3}), W({20})},
+               {{kComputeBf16, attrInt(1)}, {"pads", ints({1, 1, 1, 1})}}),
+      testCase("bf16c_stem_7x7_s2", {X({1, 3, 30, 30}), W({16, 3, 7, 7}), W({16})},
+               {{kComputeBf16, attrInt(1)}, {"pads", ints({3, 3, 3, 3})}, {"strides", ints({2, 2})}}),
+      testCase("bf16c_small_plane", {X({1, 64, 7, 7}), W({48, 64, 3, 3}), W({48})},
+               {{kComputeBf16, attrInt(1)}, {"pads", ints({1, 1, 1, 1})}}),
+      testCase("bf16c_deep_k", {X({1, 80, 6, 6}), W({36, 80, 3, 3})}, {{kComputeBf16, attrInt(1)}}),
+      testCase("bf16c_residual_relu", {X({1, 32, 10, 10}), W({24, 32, 3, 3}), W({24}), X({1, 24, 10, 10})},
+               {{kComputeBf16, attrInt(1)}, {"pads", ints({1, 1, 1, 1})}, {kFusedResidual, attrInt(1)},
+                {kFusedActMin, attrFloat(0.0f)}}),
+      testCase("bf16c_grouped", {X({1, 8, 6, 6}), W({8, 4, 3, 3})}, {{kComputeBf16, attrInt(1)}, {"group", attrInt(2)}}),
       testCase("1d", {X({2, 3, 10}), W({4, 3, 3}), W({4})}, {{"pads", ints({1, 2})}, {"strides", ints({2})}}),
       testCase("3d", {X({1, 2, 5, 6, 4}), W({3, 2, 2, 3, 2}), W({3})},
                {{"pads", ints({1, 0, 1, 0, 1, 0})}, {"dilations", ints({1, 2, 1})}}),
@@ -382,6 +399,7 @@ OpKernels convKernels() {
   K.Variants.push_back(depthwiseBlockedVariant());
   K.Variants.push_back(smallConvVariant());
   K.Variants.push_back(directAvx512Variant());
+  K.Variants.push_back(im2colBf16Variant());
   // These add a fused residual (passes/FuseConvResidual) in a pass after the convolution.
   for (KernelVariant &V : K.Variants)
     V = withConvResidual(std::move(V));

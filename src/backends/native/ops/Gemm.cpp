@@ -5,6 +5,7 @@
 
 #include "backends/native/ops/common/Gemm.h"
 #include "backends/native/ops/common/GemmBf16.h"
+#include "backends/native/ops/common/GemmBf16Dot.h"
 #include "backends/native/ops/common/OpUtil.h"
 #include "ir/FusedOps.h"
 
@@ -223,6 +224,61 @@ KernelVariant blockedVariant(GemmIsa Isa, int Priority, bool Bf16Weights = false
           }};
 }
 
+/// The bfloat16 compute mode (kComputeBf16, passes/Bf16Compute): constant float32 weights
+/// converted once to bf16 pairs (common/GemmBf16Dot.h), A (not transposed) per run. A bias row C
+/// with alpha = beta = 1 (a classifier head) goes into the GEMM's write-back; any other C, alpha
+/// and beta are applied after the product, in float32.
+class GemmBf16DotKernel : public Kernel {
+public:
+  GemmBf16DotKernel(GemmAttrs G, Bf16DotB B) : G(G), B(std::move(B)) {}
+
+  Status run(const KernelContext &Ctx) const override {
+    ASSIGN_OR_RETURN(const GemmDims D, gemmDims(G, Ctx));
+    if (D.K != B.K || D.N != B.N)
+      return runError("f32_gemm_bf16c", "shapes differ from the packed weights ", B.K, " x ", B.N);
+    const TensorView *C = Ctx.Inputs.size() > 2 && Ctx.Inputs[2].Data && G.Beta != 0.0f ? &Ctx.Inputs[2] : nullptr;
+    const bool RowBias = C && G.Alpha == 1.0f && G.Beta == 1.0f && C->elementCount() == static_cast<size_t>(D.N) &&
+                         (C->rank() == 1 || (C->rank() == 2 && C->Dims[0] == 1));
+    float *Out = Ctx.Outputs[0].data<float>();
+    GemmEpilogue Ep;
+    Ep.ColBias = RowBias ? C->data<float>() : nullptr;
+    gemmBf16DotRowsA(D.M, D.K, Ctx.Inputs[0].data<float>(), D.K, B, Out, D.N, Ctx.Par, &Ep);
+    if (!RowBias && (C || G.Alpha != 1.0f))
+      for (int64_t I = 0; I < D.M; ++I)
+        for (int64_t J = 0; J < D.N; ++J)
+          Out[I * D.N + J] = G.Alpha * Out[I * D.N + J] + (C ? G.Beta * cAt(*C, I, J) : 0.0f);
+    return Status::ok();
+  }
+
+private:
+  GemmAttrs G;
+  Bf16DotB B;
+};
+
+KernelVariant bf16DotVariant() {
+  KernelVariant V{std::string("f32_gemm_bf16c__") + kBf16DotName, 40,
+                  [](const KernelCreateInfo &I) {
+                    if (!hasComputeBf16(I.N) || !bf16DotAvailable() || !gemmTypesOk(I) || !inputIsConst(I, 1) ||
+                        I.Inputs[1].Const->Dims.size() != 2)
+                      return false;
+                    auto G = parseGemmAttrs(I.N);
+                    return G.isOk() && !G->TransA;
+                  },
+                  [](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
+                    ASSIGN_OR_RETURN(const GemmAttrs G, parseGemmAttrs(I.N));
+                    const ConstData &W = *I.Inputs[1].Const;
+                    const float *Data = static_cast<const float *>(W.Data ? W.Data : W.Source);
+                    if (!Data)
+                      return runError("f32_gemm_bf16c", "constant B ", joinInts(W.Dims), " has no bytes to read");
+                    const int64_t K = G.TransB ? W.Dims[1] : W.Dims[0], N = G.TransB ? W.Dims[0] : W.Dims[1];
+                    Bf16DotB B;
+                    packBf16DotB(K, N, G.TransB ? MatrixRef{Data, 1, K} : MatrixRef{Data, N, 1}, B, bf16DotKc(K));
+                    markConstConsumed(I, 1);
+                    return makeKernel<GemmBf16DotKernel>(G, std::move(B));
+                  }};
+  return V;
+}
+
 OpKernels gemmKernels() {
   OpKernels K;
   K.OpType = "Gemm";
@@ -241,11 +297,13 @@ OpKernels gemmKernels() {
   K.Variants.push_back(blockedVariant(GemmIsa::Portable, 10, /*Bf16Weights=*/true));
   K.Variants.push_back(blockedVariant(GemmIsa::Avx2, 20, /*Bf16Weights=*/true));
   K.Variants.push_back(blockedVariant(GemmIsa::Avx512, 30, /*Bf16Weights=*/true));
+  K.Variants.push_back(bf16DotVariant());
   K.TestCases = [] {
     const auto T = [](std::vector<int64_t> D) { return tensorInput(std::move(D)); };
     const auto W = [](std::vector<int64_t> D) { return constInput(std::move(D)); };
     const auto W16 = [](std::vector<int64_t> D) { return constInput(std::move(D), ElementType::BF16); };
     const std::pair<const std::string, AttrValue> Bf16 = {kBf16Weights, attrInt(1)};
+    const std::pair<const std::string, AttrValue> Bf16c = {kComputeBf16, attrInt(1)};
     return std::vector<OpTestCase>{
         testCase("plain", {T({5, 7}), T({7, 9})}),
         testCase("const_b_bias", {T({3, 20}), W({20, 10}), W({10})}),
@@ -268,6 +326,12 @@ OpKernels gemmKernels() {
         testCase("bf16w_fc_batch1_transB", {T({1, 300}), W16({90, 300}), W({90})}, {Bf16, {"transB", attrInt(1)}}, 1e-4),
         testCase("bf16w_rows_alpha_beta", {T({13, 70}), W16({70, 45}), W({1, 45})},
                  {Bf16, {"alpha", attrFloat(0.5f)}, {"beta", attrFloat(2.0f)}}, 1e-4),
+        // bf16 compute (passes/Bf16Compute): a classifier head (bias row into the write-back),
+        // transB, alpha / beta / a full C after the product, no C.
+        testCase("bf16c_fc_transB", {T({3, 300}), W({90, 300}), W({90})}, {Bf16c, {"transB", attrInt(1)}}),
+        testCase("bf16c_alpha_beta", {T({13, 70}), W({70, 45}), T({13, 45})},
+                 {Bf16c, {"alpha", attrFloat(0.5f)}, {"beta", attrFloat(2.0f)}}),
+        testCase("bf16c_no_c", {T({1, 33}), W({33, 40})}, {Bf16c}),
     };
   };
   return K;

@@ -8,6 +8,7 @@
 
 #include "backends/native/ops/common/Gemm.h"
 #include "backends/native/ops/common/GemmBf16.h"
+#include "backends/native/ops/common/GemmBf16Dot.h"
 #include "backends/native/ops/common/MathApprox.h"
 #include "backends/native/ops/common/OpUtil.h"
 #include "backends/native/ops/common/SimdDispatch.h"
@@ -613,6 +614,88 @@ KernelVariant blockedVariant(GemmIsa Isa, int Priority, bool Bf16Weights = false
           }};
 }
 
+/// The bfloat16 compute mode (kComputeBf16, passes/Bf16Compute): the constant float32 weights are
+/// converted once to bf16 pairs (common/GemmBf16Dot.h), the activations per run; float32
+/// accumulation and epilogue (fused bias, Gelu, split outputs).
+class MatMulBf16DotKernel : public Kernel {
+public:
+  MatMulBf16DotKernel(Bf16DotB B, bool TransB, bool Gelu) : B(std::move(B)), TransB(TransB), Gelu(Gelu) {}
+
+  Status run(const KernelContext &Ctx) const override {
+    const TensorView &AV = Ctx.Inputs[0];
+    const int64_t K = AV.Dims.empty() ? 0 : AV.Dims.back();
+    if (K != B.K)
+      return runError(kName, "A ", joinInts(AV.Dims), " does not match the packed weights ", B.K, " x ", B.N);
+    const int64_t Rows = K ? static_cast<int64_t>(AV.elementCount()) / K : 0;
+    GemmEpilogue Ep;
+    Ep.ColBias = inputDataOrNull(Ctx, 2);
+    Ep.Gelu = Gelu;
+    if (Ctx.Outputs.size() > 1) { // a merged MatMul: each output takes its columns (kSplitOutputs)
+      std::vector<int64_t> Begin = {0}, Ldc;
+      std::vector<float *> C;
+      for (const TensorView &O : Ctx.Outputs) {
+        const int64_t W = O.Dims.empty() ? 0 : O.Dims.back();
+        if (static_cast<int64_t>(O.elementCount()) != Rows * W)
+          return runError(kName, "output ", joinInts(O.Dims), " does not match A ", joinInts(AV.Dims));
+        C.push_back(O.data<float>());
+        Ldc.push_back(W);
+        Begin.push_back(Begin.back() + W);
+      }
+      if (Begin.back() != B.N)
+        return runError(kName, "split outputs cover ", Begin.back(), " of ", B.N, " columns");
+      bool Aligned = true; // a tile never straddles two outputs
+      for (int64_t Bd : Begin)
+        Aligned &= Bd % kBf16DotNR == 0 || Bd == B.N;
+      if (!Aligned) // products into one temporary, then copied to the outputs
+        return runThroughTemporary(Ctx, [&](const KernelContext &One) {
+          gemmBf16DotRowsA(Rows, K, AV.data<float>(), K, B, One.Outputs[0].data<float>(), B.N, One.Par, &Ep);
+          return Status::ok();
+        });
+      GemmColumnSplit Split;
+      Split.Parts = C.size(), Split.Begin = Begin.data(), Split.C = C.data(), Split.Ldc = Ldc.data();
+      Ep.Split = &Split;
+      gemmBf16DotRowsA(Rows, K, AV.data<float>(), K, B, nullptr, 0, Ctx.Par, &Ep);
+      return Status::ok();
+    }
+    const TensorView &Y = Ctx.Outputs[0];
+    if (static_cast<int64_t>(Y.elementCount()) != Rows * B.N)
+      return runError(kName, "output ", joinInts(Y.Dims), " does not match A ", joinInts(AV.Dims), " x ", B.K, " x ", B.N);
+    gemmBf16DotRowsA(Rows, K, AV.data<float>(), K, B, Y.data<float>(), B.N, Ctx.Par, &Ep);
+    return Status::ok();
+  }
+
+  static constexpr const char *kName = "f32_matmul_bf16c";
+
+private:
+  Bf16DotB B;
+  bool TransB, Gelu;
+};
+
+/// bf16 compute (kComputeBf16): float32 A of rank >= 2 (its batches are consecutive rows) times a
+/// constant 2-D float32 B.
+KernelVariant bf16DotVariant() {
+  KernelVariant V{std::string("f32_matmul_bf16c__") + kBf16DotName, 40,
+          [](const KernelCreateInfo &I) {
+            return hasComputeBf16(I.N) && bf16DotAvailable() && inputIs(I, 0, ElementType::F32) &&
+                   inputIs(I, 1, ElementType::F32) && inputIsConst(I, 1) && I.Inputs[1].Const->Dims.size() == 2 &&
+                   I.Inputs[0].Shape.getRank() >= 2;
+          },
+          [](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
+            ASSIGN_OR_RETURN(const bool TransB, transposedB(I));
+            ASSIGN_OR_RETURN(const bool Gelu, fusedGelu(I));
+            const ConstData &W = *I.Inputs[1].Const;
+            const float *Data = static_cast<const float *>(W.Data ? W.Data : W.Source);
+            if (!Data)
+              return runError(MatMulBf16DotKernel::kName, "constant B ", joinInts(W.Dims), " has no bytes to read");
+            const int64_t K = TransB ? W.Dims[1] : W.Dims[0], N = TransB ? W.Dims[0] : W.Dims[1];
+            Bf16DotB B;
+            packBf16DotB(K, N, TransB ? MatrixRef{Data, 1, K} : MatrixRef{Data, N, 1}, B, bf16DotKc(K));
+            markConstConsumed(I, 1);
+            return makeKernel<MatMulBf16DotKernel>(std::move(B), TransB, Gelu);
+          }};
+  return V;
+}
+
 OpKernels matMulKernels() {
   OpKernels K;
   K.OpType = "MatMul";
@@ -629,6 +712,7 @@ OpKernels matMulKernels() {
   K.Variants.push_back(blockedVariant(GemmIsa::Portable, 10, /*Bf16Weights=*/true));
   K.Variants.push_back(blockedVariant(GemmIsa::Avx2, 20, /*Bf16Weights=*/true));
   K.Variants.push_back(blockedVariant(GemmIsa::Avx512, 30, /*Bf16Weights=*/true));
+  K.Variants.push_back(bf16DotVariant());
   K.TestCases = [] {
     const auto T = [](std::vector<int64_t> D) { return tensorInput(std::move(D)); };
     const auto W = [](std::vector<int64_t> D) { return constInput(std::move(D)); };
@@ -694,6 +778,20 @@ OpKernels matMulKernels() {
                  {{kBf16Weights, attrInt(1)}, {kFusedBias, attrInt(1)}, {kFusedGelu, attrInt(1)}}, 1e-4),
         testCase("bf16w_bias_gemv", {T({1, 40}), W16({40, 70}), W({70})}, {{kBf16Weights, attrInt(1)}, {kFusedBias, attrInt(1)}},
                  1e-4),
+        // bf16 compute (passes/Bf16Compute): odd K (a zero-padded pair), K over one block (600 ->
+        // two of 300), edge tiles in both directions, a transposed B, the epilogues, split outputs
+        // on and off tile boundaries, one row.
+        testCase("bf16c_gemm", {T({2, 13, 70}), W({70, 33})}, {{kComputeBf16, attrInt(1)}}),
+        testCase("bf16c_odd_k", {T({5, 37}), W({37, 40})}, {{kComputeBf16, attrInt(1)}}),
+        testCase("bf16c_deep", {T({29, 600}), W({600, 70})}, {{kComputeBf16, attrInt(1)}}),
+        testCase("bf16c_tall", {T({3, 50, 64}), W({64, 100})}, {{kComputeBf16, attrInt(1)}}),
+        testCase("bf16c_one_row", {T({1, 40}), W({40, 70})}, {{kComputeBf16, attrInt(1)}}),
+        testCase("bf16c_trans_b", {T({5, 40}), W({37, 40})}, {{kComputeBf16, attrInt(1)}, {kTransposeB, attrInt(1)}}),
+        testCase("bf16c_bias_gelu", {T({6, 40}), W({40, 70}), W({70})},
+                 {{kComputeBf16, attrInt(1)}, {kFusedBias, attrInt(1)}, {kFusedGelu, attrInt(1)}}),
+        splitCase("bf16c_split", {T({2, 7, 40}), W({40, 96}), W({96})},
+                  {{kComputeBf16, attrInt(1)}, {kFusedBias, attrInt(1)}}, {32, 64}),
+        splitCase("bf16c_split_odd", {T({3, 5, 20}), W({20, 37})}, {{kComputeBf16, attrInt(1)}}, {13, 1, 23}),
     };
   };
   return K;

@@ -635,6 +635,20 @@ __attribute__((target("avx512f"))) void copyBPanelAvx512(float *Dst, const float
 }
 #endif
 
+} // namespace
+
+void copyRowsBPanel(const GemmRowsB &B, int64_t K0, int64_t Kc, int64_t Col0, int64_t Cols, int64_t NR, float *Dst) {
+#ifdef OPT_GEMM_X86
+  if (NR == 32 && cpuFeatures().avx512Fma()) {
+    copyBPanelAvx512(Dst, B.Base, B.RowOffsets + K0, B.ColOffsets, Kc, Col0, Cols);
+    return;
+  }
+#endif
+  copyBPanelPortable(Dst, B.Base, B.RowOffsets + K0, B.ColOffsets, Kc, Col0, Cols, NR);
+}
+
+namespace {
+
 void gemmDriver(const GemmMicroKernel &MK, int64_t M, int64_t K, const GemmASource &A, const GemmBSource &B,
                 float Alpha, float Beta, float *C, int64_t Ldc, const Parallel &Par, const GemmEpilogue *Ep) {
   const int64_t N = B.Packed ? B.Packed->N : B.Rows.N;

@@ -182,6 +182,10 @@ struct GemmRowsB {
   int64_t N = 0;
   const int64_t *ColOffsets = nullptr; ///< N entries, or null
 };
+/// Dst (Kc x NR floats, k-major, zeros past Cols) = rows [K0, K0 + Kc) of B's columns [Col0, Col0 +
+/// Cols) read in place: the panel copy gemmPackedRowsB makes (AVX-512 when NR is 32 and the CPU
+/// has it). The bf16 compute GEMM (GemmBf16Dot.h) converts such a panel.
+void copyRowsBPanel(const GemmRowsB &B, int64_t K0, int64_t Kc, int64_t Col0, int64_t Cols, int64_t NR, float *Dst);
 /// gemmPacked with B's rows read in place: each K-block column panel is copied into an L1-sized
 /// buffer right before its tiles use it (no separate pass packing all of B through L2).
 void gemmPackedRowsB(const GemmMicroKernel &MK, const PackedA &A, const GemmRowsB &B, float Alpha, float Beta,

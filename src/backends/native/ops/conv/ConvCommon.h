@@ -63,6 +63,8 @@ bool isPlainPointwise(const WindowAttrs &W);
 // The variants, by algorithm (priorities in each factory; Conv.cpp lists them).
 /// im2col into the blocked SGEMM of Isa (ConvIm2col.cpp).
 KernelVariant im2colVariant(GemmIsa Isa, int Priority);
+/// The same with bfloat16 operands (kComputeBf16, group 1; common/GemmBf16Dot.h).
+KernelVariant im2colBf16Variant();
 /// A depthwise 2-D convolution (group = input channels = output channels, weight [C, 1, KH, KW]).
 bool isDepthwiseConv(const KernelCreateInfo &I);
 /// Direct depthwise stencil, and the AVX-512 plane kernel (ConvDepthwise.cpp).

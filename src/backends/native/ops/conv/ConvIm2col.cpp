@@ -8,9 +8,11 @@
 #include <immintrin.h>
 #endif
 
+#include "backends/native/ops/common/GemmBf16Dot.h"
 #include "backends/native/ops/common/RowPipeline.h"
 #include "backends/native/ops/conv/ConvCommon.h"
 #include "core/CpuFeatures.h"
+#include "ir/FusedOps.h"
 
 namespace optimium {
 namespace runtime {
@@ -177,8 +179,9 @@ constexpr int64_t kTransposedMaxPlane = 64;
 class ConvIm2colKernel : public Kernel {
 public:
   ConvIm2colKernel(std::string Name, const GemmMicroKernel &MK, ConvAttrs A, std::vector<PackedA> PackedW,
-                   std::unique_ptr<PackedB> PackedWT = nullptr)
-      : Name(std::move(Name)), MK(MK), A(std::move(A)), PackedW(std::move(PackedW)), PackedWT(std::move(PackedWT)) {}
+                   std::unique_ptr<PackedB> PackedWT = nullptr, std::unique_ptr<Bf16DotA> Bf16W = nullptr)
+      : Name(std::move(Name)), MK(MK), A(std::move(A)), PackedW(std::move(PackedW)), PackedWT(std::move(PackedWT)),
+        Bf16W(std::move(Bf16W)) {}
 
   Status run(const KernelContext &Ctx) const override {
     ASSIGN_OR_RETURN(const ConvRun R, planConv(Name.c_str(), A, Ctx));
@@ -187,6 +190,11 @@ public:
     const int64_t KDim = R.Cg * R.Taps, Cols = R.OutPlane;
     if (Cols == 0 || R.Mg == 0)
       return Status::ok();
+    if (Bf16W) { // bf16 compute (group 1): the phased GEMM with the bf16 dot-product kernel
+      if (Bf16W->M != R.M || Bf16W->K != KDim)
+        return runError(Name.c_str(), "shapes differ from the packed weights");
+      return runPhased(R, X, B, Y, nullptr, Ctx.Par);
+    }
     if (A.Group == 1 && PackedWT && R.OutPlane <= kTransposedMaxPlane)
       return isPlainPointwise(A.W) ? runTransposedPointwise(R, X, B, Y, *PackedWT, Ctx.Par)
                                    : runTransposed(R, X, B, Y, *PackedWT, Ctx.Par);
@@ -199,7 +207,7 @@ public:
       Weights = &LocalW;
     }
     if (A.Group == 1)
-      return runPhased(R, X, B, Y, (*Weights)[0], Ctx.Par);
+      return runPhased(R, X, B, Y, &(*Weights)[0], Ctx.Par);
     // Column block: a multiple of NR, at least 4 panels, packed size about 256 KiB (L2-resident
     // together with the packed weights).
     const int64_t TargetPanels = std::max<int64_t>(4, 65536 / std::max<int64_t>(KDim, 1) / MK.NR);
@@ -384,7 +392,7 @@ private:
   /// ow: the GEMM reads B in place through those two offset tables (runs of an output row are
   /// contiguous), one K-block panel at a time into L1, and writes Y directly. A 1x1 stride-1
   /// convolution without padding has Wq == OW and reads the input as it is.
-  Status runPhased(const ConvRun &R, const float *X, const float *B, float *Y, const PackedA &Wp_,
+  Status runPhased(const ConvRun &R, const float *X, const float *B, float *Y, const PackedA *Wp_,
                    const Parallel &Pool) const {
     const PhasePlanes L(R, A.W);
     const int64_t H = L.H, Wd = L.Wd, OW = L.OW, KH = L.KH, KW = L.KW, SH = L.SH, SW = L.SW;
@@ -455,7 +463,10 @@ private:
           // im2col element (k, p) is Src[TapOff[k] + PixOff[p]]: the GEMM reads it in place, a
           // K-block panel at a time, and writes Y directly.
           const GemmRowsB Im2col{Gaps ? Src : Src + J0, TapOff, NCols, Gaps ? PixOff + J0 : nullptr};
-          gemmPackedRowsB(MK, Wp_, Im2col, 1.0f, 0.0f, Out + J0, Cols, GemmPar, &Ep);
+          if (Bf16W)
+            gemmBf16DotRowsB(*Bf16W, Im2col, Out + J0, Cols, GemmPar, &Ep);
+          else
+            gemmPackedRowsB(MK, *Wp_, Im2col, 1.0f, 0.0f, Out + J0, Cols, GemmPar, &Ep);
         }
       };
       if (SplitGemm)
@@ -557,6 +568,7 @@ private:
   ConvAttrs A;
   std::vector<PackedA> PackedW; ///< one per group; empty when the weights are not constant
   std::unique_ptr<PackedB> PackedWT; ///< W^T for runTransposed (small output planes), else null
+  std::unique_ptr<Bf16DotA> Bf16W; ///< bf16 compute: W as bf16 rows (group 1; then the others are empty)
   const bool FastPack = avx512PackAvailable();
 };
 
@@ -589,6 +601,29 @@ KernelVariant im2colVariant(GemmIsa Isa, int Priority) {
             }
             return makeKernel<ConvIm2colKernel>(Name, MK, std::move(A), std::move(Packed), std::move(PackedT));
           }};
+}
+
+KernelVariant im2colBf16Variant() {
+  const std::string Name = std::string("f32_conv__im2col_bf16c_") + kBf16DotName;
+  KernelVariant V{Name, 38,
+                  [](const KernelCreateInfo &I) {
+                    if (!hasComputeBf16(I.N) || !bf16DotAvailable() || !convTypesOk(I) || !is2D(I) ||
+                        !inputIsConst(I, 1) || !gemmIsaAvailable(GemmIsa::Avx512))
+                      return false;
+                    auto A = attrsFor(I);
+                    return A.isOk() && A->Group == 1;
+                  },
+                  [Name](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
+                    ASSIGN_OR_RETURN(ConvAttrs A, attrsFor(I));
+                    const ConstData &Wt = *I.Inputs[1].Const;
+                    const int64_t M = Wt.Dims[0], KDim = product(Wt.Dims, 1, Wt.Dims.size());
+                    std::unique_ptr<Bf16DotA> W(new Bf16DotA);
+                    packBf16DotA(M, KDim, MatrixRef{Wt.as<float>(), KDim, 1}, *W);
+                    markConstConsumed(I, 1);
+                    return makeKernel<ConvIm2colKernel>(Name, gemmMicroKernel(GemmIsa::Avx512), std::move(A),
+                                                        std::vector<PackedA>(), nullptr, std::move(W));
+                  }};
+  return V;
 }
 
 } // namespace conv

@@ -270,9 +270,9 @@ void gemmBf16DotRowsA(int64_t M, int64_t K, const float *A, int64_t Lda, const B
   const int64_t N = B.N;
   if (M == 0 || N == 0)
     return;
+#ifdef OPT_BF16DOT_X86
   if (K == 0)
     return emptyProduct(M, N, C, Ldc, Ep);
-#ifdef OPT_BF16DOT_X86
   const int64_t MR = kBf16DotMR, NR = kBf16DotNR, Pairs = ceilDiv(K, 2), Npad = ceilDiv(N, NR) * NR;
   const TaskGrid Grid(M, N, 8, 4, std::max(1, Par.threads()));
   Par.forRange(static_cast<size_t>(Grid.TasksM * Grid.TasksN), 1, [&](size_t Begin, size_t End) {
@@ -305,7 +305,7 @@ void gemmBf16DotRowsA(int64_t M, int64_t K, const float *A, int64_t Lda, const B
     }
   });
 #else
-  (void)A, (void)Lda, (void)C, (void)Ldc, (void)Par;
+  (void)A, (void)Lda, (void)C, (void)Ldc, (void)Par, (void)K, (void)Ep;
 #endif
 }
 
@@ -314,9 +314,9 @@ void gemmBf16DotRowsB(const Bf16DotA &A, const GemmRowsB &B, float *C, int64_t L
   const int64_t M = A.M, N = B.N, K = A.K;
   if (M == 0 || N == 0)
     return;
+#ifdef OPT_BF16DOT_X86
   if (K == 0)
     return emptyProduct(M, N, C, Ldc, Ep);
-#ifdef OPT_BF16DOT_X86
   const int64_t MR = kBf16DotMR, NR = kBf16DotNR, Pairs = A.pairsPerRow();
   // Every row panel in one task (A is the weights: each task then converts each of its B panels
   // once per K block), column blocks of 4 panels.
@@ -352,7 +352,7 @@ void gemmBf16DotRowsB(const Bf16DotA &A, const GemmRowsB &B, float *C, int64_t L
     }
   });
 #else
-  (void)B, (void)C, (void)Ldc, (void)Par;
+  (void)B, (void)C, (void)Ldc, (void)Par, (void)K, (void)Ep;
 #endif
 }
 

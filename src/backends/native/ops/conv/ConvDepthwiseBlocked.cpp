@@ -220,6 +220,7 @@ bool blockedSupported(int64_t KH, int64_t KW, int64_t SH, int64_t SW, int64_t DH
 #endif
 }
 
+#ifdef OPT_SIMD_X86
 /// Output rows per work item: the padded input rows of a strip stay within ~160 KiB (in L2; the
 /// KH rows a row reads are in L1; 48 KiB measured 400 vs 360 us on ConvNeXt's 56x56 layers), at
 /// least 4 rows, and enough items (channel blocks x strips) for the pool.
@@ -233,6 +234,7 @@ int64_t stripRows(const BlockedGeometry &G, int64_t Items, int Threads) {
     Rows = std::max<int64_t>(2, G.OH / std::max<int64_t>(1, (Want + Items - 1) / Items));
   return std::min(Rows, G.OH);
 }
+#endif
 
 class ConvDepthwiseBlockedKernel : public Kernel {
 public:

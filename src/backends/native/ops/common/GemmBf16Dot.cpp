@@ -262,6 +262,20 @@ struct TaskGrid {
   }
 };
 
+/// The MR-row panels [P0, P1) of A (bf16 pairs, rows Pairs apart; A0 = panel P0 at the K block's
+/// first pair) times one Pc-pair B panel into the columns of CQ; the epilogue on the last K block.
+void rowPanels(int64_t P0, int64_t P1, int64_t M, const uint32_t *A0, int64_t Pairs, const uint32_t *Bp, int64_t Pc,
+               float *CQ, int64_t LdcQ, int64_t Col, int64_t Nr, bool Accumulate, bool Last, const GemmEpilogue *Ep) {
+  for (int64_t P = P0; P < P1; ++P) {
+    const int64_t Mr = std::min<int64_t>(kBf16DotMR, M - P * kBf16DotMR);
+    GemmTileEpilogue TileEp;
+    if (Last && Ep)
+      TileEp = tileEpilogue(*Ep, P * kBf16DotMR, Col);
+    bf16Rows(Pc, A0 + (P - P0) * kBf16DotMR * Pairs, Pairs, Bp, CQ + P * kBf16DotMR * LdcQ, LdcQ, Mr, Nr, 1.0f, 0.0f,
+             Accumulate, Last && Ep ? &TileEp : nullptr);
+  }
+}
+
 } // namespace
 #endif
 
@@ -292,14 +306,7 @@ void gemmBf16DotRowsA(int64_t M, int64_t K, const float *A, int64_t Lda, const B
           const int64_t Nr = std::min(NR, N - Q * NR);
           int64_t LdcQ;
           float *CQ = columnOf(C, Ldc, Ep, Q * NR, LdcQ);
-          for (int64_t P = P0; P < P1; ++P) {
-            const int64_t Mr = std::min(MR, M - P * MR);
-            GemmTileEpilogue TileEp;
-            if (Last && Ep)
-              TileEp = tileEpilogue(*Ep, P * MR, Q * NR);
-            bf16Rows(Pc, Ab + (P * MR - R0) * Pairs + K0 / 2, Pairs, Bp, CQ + P * MR * LdcQ, LdcQ, Mr, Nr, 1.0f, 0.0f,
-                     K0 > 0, Last && Ep ? &TileEp : nullptr);
-          }
+          rowPanels(P0, P1, M, Ab + K0 / 2, Pairs, Bp, Pc, CQ, LdcQ, Q * NR, Nr, K0 > 0, Last, Ep);
         }
       }
     }
@@ -339,14 +346,8 @@ void gemmBf16DotRowsB(const Bf16DotA &A, const GemmRowsB &B, float *C, int64_t L
           convertPanelBf16(F, Kb, Bp);
           int64_t LdcQ;
           float *CQ = columnOf(C, Ldc, Ep, Q * NR, LdcQ);
-          for (int64_t P = P0; P < P1; ++P) {
-            const int64_t Mr = std::min(MR, M - P * MR);
-            GemmTileEpilogue TileEp;
-            if (Last && Ep)
-              TileEp = tileEpilogue(*Ep, P * MR, Q * NR);
-            bf16Rows(Pc, A.Slots.data() + P * MR * Pairs + K0 / 2, Pairs, Bp, CQ + P * MR * LdcQ, LdcQ, Mr, Nr, 1.0f,
-                     0.0f, K0 > 0, Last && Ep ? &TileEp : nullptr);
-          }
+          rowPanels(P0, P1, M, A.Slots.data() + P0 * MR * Pairs + K0 / 2, Pairs, Bp, Pc, CQ, LdcQ, Q * NR, Nr, K0 > 0,
+                    Last, Ep);
         }
       }
     }

@@ -1,6 +1,6 @@
 // GlobalAveragePool (f32): [N, C, spatial...] -> [N, C, 1, ...], the mean over all spatial dims.
 #include "backends/native/ops/common/OpUtil.h"
-#include "backends/native/ops/common/SimdDispatch.h"
+#include "backends/native/ops/common/MathApprox.h"
 
 namespace optimium {
 namespace runtime {
@@ -26,50 +26,6 @@ OpSchema globalAveragePoolSchema() {
   return S;
 }
 
-/// Sum of a plane with independent partial sums (the compiler keeps them in vector registers;
-/// a single float accumulator serialized on the add latency: 1.6 ms of EfficientNet-B0's 16).
-float planeSum(const float *P, int64_t Size) {
-  constexpr int W = 32;
-  float Acc[W] = {};
-  int64_t I = 0;
-  for (; I + W <= Size; I += W)
-    for (int J = 0; J < W; ++J)
-      Acc[J] += P[I + J];
-  float Sum = 0;
-  for (; I < Size; ++I)
-    Sum += P[I];
-  for (int J = 0; J < W; ++J)
-    Sum += Acc[J];
-  return Sum;
-}
-
-#ifdef OPT_SIMD_X86
-// GCC 12 flags the undefined pass-through operand inside _mm512_reduce_add_ps.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-OPT_TARGET_AVX512 float planeSum512(const float *P, int64_t Size) {
-  __m512 A0 = _mm512_setzero_ps(), A1 = A0, A2 = A0, A3 = A0;
-  int64_t I = 0;
-  for (; I + 64 <= Size; I += 64) {
-    A0 = _mm512_add_ps(A0, _mm512_loadu_ps(P + I));
-    A1 = _mm512_add_ps(A1, _mm512_loadu_ps(P + I + 16));
-    A2 = _mm512_add_ps(A2, _mm512_loadu_ps(P + I + 32));
-    A3 = _mm512_add_ps(A3, _mm512_loadu_ps(P + I + 48));
-  }
-  for (; I + 16 <= Size; I += 16)
-    A0 = _mm512_add_ps(A0, _mm512_loadu_ps(P + I));
-  if (I < Size)
-    A1 = _mm512_add_ps(A1, _mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << (Size - I)) - 1), P + I));
-  return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(A0, A1), _mm512_add_ps(A2, A3)));
-}
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
-#endif
-
 Status globalAverage(const KernelContext &Ctx, bool Parallel) {
   const TensorView &X = Ctx.Inputs[0], &Y = Ctx.Outputs[0];
   if (X.rank() < 3 || Y.elementCount() != static_cast<size_t>(X.Dims[0] * X.Dims[1]))
@@ -81,11 +37,9 @@ Status globalAverage(const KernelContext &Ctx, bool Parallel) {
     for (size_t P = Lo; P < Hi; ++P) {
       const float *Plane = In + static_cast<int64_t>(P) * Size;
       if (Parallel) {
-#ifdef OPT_SIMD_X86
-        const float Sum = simdAvx512() ? planeSum512(Plane, Size) : planeSum(Plane, Size);
-#else
-        const float Sum = planeSum(Plane, Size);
-#endif
+        // Independent partial sums: one float accumulator serialized on the add latency (EfficientNet-B0's
+        // 17 GAPs took 1.63 ms of 16).
+        const float Sum = approx::sumF32(Plane, static_cast<size_t>(Size));
         Out[P] = Sum / static_cast<float>(Size);
       } else {
         double Sum = 0;

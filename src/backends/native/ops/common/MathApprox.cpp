@@ -147,8 +147,7 @@ OPT_MATH_CLONES void softmaxF32Generic(const float *X, float *Y, size_t N) {
     Y[K] *= Inv;
 }
 
-OPT_MATH_CLONES void layerNormF32Generic(const float *X, float *Y, size_t N, const float *Scale, const float *Bias,
-                                  float Epsilon, float *MeanOut, float *InvStdOut) {
+OPT_MATH_CLONES float sumF32(const float *X, size_t N) {
   float S[Lanes] = {};
   size_t I = 0;
   for (; I + Lanes <= N; I += Lanes)
@@ -159,8 +158,14 @@ OPT_MATH_CLONES void layerNormF32Generic(const float *X, float *Y, size_t N, con
     Sum += X[K];
   for (size_t J = 0; J < Lanes; ++J)
     Sum += S[J];
-  const float Mean = N ? Sum / static_cast<float>(N) : 0.0f;
+  return Sum;
+}
+
+OPT_MATH_CLONES void layerNormF32Generic(const float *X, float *Y, size_t N, const float *Scale, const float *Bias,
+                                  float Epsilon, float *MeanOut, float *InvStdOut) {
+  const float Mean = N ? sumF32(X, N) / static_cast<float>(N) : 0.0f;
   float Q[Lanes] = {};
+  size_t I;
   for (I = 0; I + Lanes <= N; I += Lanes)
     for (size_t J = 0; J < Lanes; ++J) {
       const float D = X[I + J] - Mean;

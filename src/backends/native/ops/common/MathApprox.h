@@ -19,6 +19,9 @@ void erfF32(const float *X, float *Y, size_t N);
 void geluErfF32(const float *X, float *Y, size_t N);
 void geluTanhF32(const float *X, float *Y, size_t N);
 void expF32(const float *X, float *Y, size_t N);
+/// The sum of N contiguous floats, kept in 16 independent partial sums (vectorized; float32
+/// rounding in that order, not a sequential loop's).
+float sumF32(const float *X, size_t N);
 
 /// Y = softmax(X) over one contiguous line of N elements (max-subtracted; a NaN anywhere gives
 /// NaN everywhere, like the reference). The reductions keep 16 partial results (vectorized),

@@ -12,13 +12,12 @@ import argparse
 import os
 import subprocess
 import sys
-import time
 
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from bench import Worker, batch_size  # noqa: E402
+from bench import Worker, run_rotated  # noqa: E402
 
 
 class EnvWorker(Worker):
@@ -51,13 +50,7 @@ def main():
             w = {"A": EnvWorker("ours", d, "", thr, a.a), "B": EnvWorker("ours", d, "", thr, a.b)}
             if not a.no_ort:
                 w["ORT"] = EnvWorker("ort", d, "", thr, "")
-            n = {k: batch_size(float(np.median(w[k].call(cmd="run", n=3)["times_ms"])), a.batch_ms) for k in w}
-            times = {k: [] for k in w}
-            keys = list(w)
-            for r in range(a.rounds):
-                for k in keys[r % len(keys):] + keys[:r % len(keys)]:
-                    time.sleep(a.settle_ms / 1e3)
-                    times[k] += w[k].call(cmd="run", n=n[k])["times_ms"]
+            times, _ = run_rotated(w, a.rounds, a.batch_ms, a.settle_ms / 1e3)
             med = {k: float(np.median(v)) for k, v in times.items()}
             for x in w.values():
                 x.close()

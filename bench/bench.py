@@ -79,6 +79,23 @@ def batch_size(one_ms, budget_ms):
     return max(1, min(2000, int(budget_ms / max(one_ms, 1e-3))))
 
 
+def run_rotated(w, rounds, budget_ms, settle_s):
+    """Warms up each worker of w (a dict) and sizes its batches to about budget_ms, then runs rounds
+    of one batch per worker, each after a settle pause, rotating who goes first. Returns the
+    latencies (ms) and process CPU seconds per worker."""
+    n = {k: batch_size(float(np.median(w[k].call(cmd="run", n=3)["times_ms"])), budget_ms) for k in w}
+    times = {k: [] for k in w}
+    cpu = {k: 0.0 for k in w}
+    keys = list(w)
+    for r in range(rounds):
+        for k in keys[r % len(keys):] + keys[:r % len(keys)]:
+            time.sleep(settle_s)
+            res = w[k].call(cmd="run", n=n[k])
+            times[k] += res["times_ms"]
+            cpu[k] += res["cpu_s"]
+    return times, cpu
+
+
 def bench_case(model_dirs, prefix, threads, rounds, budget_ms, load_samples, settle_s):
     # Load + first inference from fresh processes, load_samples times per runtime (alternating who
     # starts first); the median goes into the table. The last pair of workers stays for the runs.
@@ -92,20 +109,7 @@ def bench_case(model_dirs, prefix, threads, rounds, budget_ms, load_samples, set
                 wk.close()
             else:
                 w[k] = wk
-    # Warm up and size the batches so each takes about budget_ms.
-    n = {}
-    for k in w:
-        t = w[k].call(cmd="run", n=3)["times_ms"]
-        n[k] = batch_size(float(np.median(t)), budget_ms)
-    times = {k: [] for k in w}
-    cpu = {k: 0.0 for k in w}
-    for r in range(rounds):
-        order = ("ours", "ort") if r % 2 == 0 else ("ort", "ours")
-        for k in order:
-            time.sleep(settle_s)
-            res = w[k].call(cmd="run", n=n[k])
-            times[k] += res["times_ms"]
-            cpu[k] += res["cpu_s"]
+    times, cpu = run_rotated(w, rounds, budget_ms, settle_s)
     out = {}
     for k in w:
         st = w[k].call(cmd="stats")

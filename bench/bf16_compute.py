@@ -11,24 +11,18 @@ import argparse
 import json
 import os
 import sys
-import time
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench import Worker, batch_size  # noqa: E402
+from bench import Worker, run_rotated  # noqa: E402
 
 KINDS = ("ours", "ours-bf16", "ort")
 
 
 def bench_model(model_dir, threads, rounds, budget_ms, settle_s):
     w = {k: Worker(k, model_dir, "", threads) for k in KINDS}
-    n = {k: batch_size(float(np.median(w[k].call(cmd="run", n=3)["times_ms"])), budget_ms) for k in KINDS}
-    times = {k: [] for k in KINDS}
-    for r in range(rounds):
-        for k in KINDS[r % 3:] + KINDS[:r % 3]:  # rotate who goes first
-            time.sleep(settle_s)
-            times[k] += w[k].call(cmd="run", n=n[k])["times_ms"]
+    times, _ = run_rotated(w, rounds, budget_ms, settle_s)
     out = {}
     for k in KINDS:
         out[k] = {"median_ms": float(np.median(times[k])), "runs": len(times[k]),

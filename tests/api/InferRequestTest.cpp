@@ -361,7 +361,11 @@ TEST(InferRequest, AnIdleLoadedModelUsesNoCpu) {
 
 // With one thread the caller is the only compute thread: the pool's worker must not spin beside
 // back-to-back synchronous runs (each run's deferred start used to wake it into a spin, 25-40% of a
-// second core beside MNIST). Process CPU time over the runs stays close to their wall time.
+// second core beside MNIST). Process CPU time over the runs stays close to their wall time: a
+// spinning worker would make it about twice the wall time. What remains is the parked worker's
+// wake-ups for each run's deferred start (woken to sleep until the caller's head start ends, then
+// by that timer): about 3.5 us per run here, 1.2x the wall time of these 14 us runs, up to 1.33x
+// when other tests load the machine, hence the 1.5 bound.
 TEST(InferRequest, OneThreadRunsUseOneCore) {
   for (int Spin : {rt::kDefaultSpinIterations, -1}) {
     rt::ModelLoadOptions O;
@@ -385,7 +389,7 @@ TEST(InferRequest, OneThreadRunsUseOneCore) {
     const double Wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - Wall0).count();
     std::cout << "SpinIterations=" << Spin << ": " << Cpu * 1000 << " ms CPU over " << Wall * 1000 << " ms of " << Runs
               << " runs" << std::endl;
-    EXPECT_LT(Cpu, 1.3 * Wall);
+    EXPECT_LT(Cpu, 1.5 * Wall);
   }
 }
 

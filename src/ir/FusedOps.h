@@ -24,6 +24,25 @@ constexpr const char *kAttentionMaskedRowsNaN = "optimium.masked_rows_nan";
 constexpr const char *kFusedActMin = "optimium.act_min";
 constexpr const char *kFusedActMax = "optimium.act_max";
 
+/// Internal Conv attribute: a fused activation other than a clamp (then kFusedActMin/Max are absent),
+/// one of the kFusedAct* names below; its parameters in kFusedActAlpha / kFusedActBeta.
+constexpr const char *kFusedActKind = "optimium.act";
+constexpr const char *kFusedActAlpha = "optimium.act_alpha";
+constexpr const char *kFusedActBeta = "optimium.act_beta";
+/// 1 / (1 + exp(-x)) (Sigmoid).
+constexpr const char *kFusedActSigmoid = "sigmoid";
+/// x * sigmoid(alpha * x) (SiLU: Mul(x, Sigmoid(x)), alpha 1; ONNX Swish).
+constexpr const char *kFusedActSilu = "silu";
+/// max(0, min(1, alpha * x + beta)) (HardSigmoid).
+constexpr const char *kFusedActHardSigmoid = "hard_sigmoid";
+/// x * max(0, min(1, alpha * x + beta)) (HardSwish: alpha 1/6, beta 0.5).
+constexpr const char *kFusedActHardSwish = "hard_swish";
+
+/// Whether N carries any fused activation (a clamp or a kFusedActKind).
+inline bool hasFusedActivation(const Node &N) {
+  return N.hasAttr(kFusedActMin) || N.hasAttr(kFusedActMax) || N.hasAttr(kFusedActKind);
+}
+
 // --- written by passes/FuseConvResidual ---------------------------------------
 /// Internal Conv attribute marking input 3 as a fused residual (read by the native Conv kernels).
 constexpr const char *kFusedResidual = "optimium.residual";

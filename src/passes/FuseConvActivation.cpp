@@ -1,6 +1,7 @@
-// Conv + Relu/Clip fusion (see FuseConvActivation.h).
+// Conv + activation fusion (see FuseConvActivation.h).
 #include "passes/FuseConvActivation.h"
 #include "passes/EraseNodes.h"
+#include "passes/PassMatch.h"
 
 #include <cmath>
 #include <vector>
@@ -47,6 +48,62 @@ bool activationBounds(const Graph &G, const Node &A, float &Lo, float &Hi) {
   return constBound(G, A, 1, -INFINITY, Lo) && constBound(G, A, 2, INFINITY, Hi);
 }
 
+/// Another activation this pass fuses (a kFusedActKind): Sigmoid, HardSigmoid, HardSwish, Swish.
+bool activationKind(const Node &A, const char *&Kind, float &Alpha, float &Beta) {
+  if (!A.Domain.empty() || A.Inputs.size() != 1)
+    return false;
+  Alpha = 1.0f, Beta = 0.0f;
+  if (A.OpType == "Sigmoid") {
+    Kind = kFusedActSigmoid;
+    return true;
+  }
+  if (A.OpType == "HardSwish") {
+    Kind = kFusedActHardSwish, Alpha = 1.0f / 6.0f, Beta = 0.5f;
+    return true;
+  }
+  if (A.OpType == "HardSigmoid") {
+    auto Al = A.getFloat("alpha", 0.2f), Be = A.getFloat("beta", 0.5f);
+    if (!Al.isOk() || !Be.isOk() || !std::isfinite(*Al) || !std::isfinite(*Be))
+      return false;
+    Kind = kFusedActHardSigmoid, Alpha = *Al, Beta = *Be;
+    return true;
+  }
+  if (A.OpType == "Swish") { // opset 24: x * sigmoid(alpha * x)
+    auto Al = A.getFloat("alpha", 1.0f);
+    if (!Al.isOk() || !std::isfinite(*Al))
+      return false;
+    Kind = kFusedActSilu, Alpha = *Al;
+    return true;
+  }
+  return false;
+}
+
+/// Conv output Y read by exactly Sigmoid(Y) and Mul(Y, Sigmoid(Y)) (either operand order), the
+/// Sigmoid's output read by that Mul only: SiLU. The two node indices on success.
+bool siluPattern(const Graph &G, int Y, const std::vector<char> &Remove, int &SigI, int &MulI) {
+  const Value &V = G.Values[static_cast<size_t>(Y)];
+  if (V.Consumers.size() != 2)
+    return false;
+  for (int Pick = 0; Pick < 2; ++Pick) {
+    const int S = V.Consumers[static_cast<size_t>(Pick)], M = V.Consumers[static_cast<size_t>(1 - Pick)];
+    if (S == M || Remove[static_cast<size_t>(S)] || Remove[static_cast<size_t>(M)])
+      continue;
+    const Node &Sig = G.Nodes[static_cast<size_t>(S)], &Mul = G.Nodes[static_cast<size_t>(M)];
+    if (!isOp(Sig, "Sigmoid", 1) || Sig.Inputs[0] != Y || !isOp(Mul, "Mul", 2))
+      continue;
+    const int SOut = Sig.Outputs[0];
+    const Value &SV = G.Values[static_cast<size_t>(SOut)];
+    if (SV.IsGraphOutput || SV.Consumers.size() != 1 || SV.Consumers[0] != M || SV.Type != ElementType::F32)
+      continue;
+    const bool Operands = (Mul.Inputs[0] == Y && Mul.Inputs[1] == SOut) || (Mul.Inputs[0] == SOut && Mul.Inputs[1] == Y);
+    if (!Operands || G.Values[static_cast<size_t>(Mul.Outputs[0])].Type != ElementType::F32)
+      continue;
+    SigI = S, MulI = M;
+    return true;
+  }
+  return false;
+}
+
 } // namespace
 
 size_t fuseConvActivation(Graph &G) {
@@ -55,10 +112,21 @@ size_t fuseConvActivation(Graph &G) {
   for (size_t I = 0; I < G.Nodes.size(); ++I) {
     Node &C = G.Nodes[I];
     if (C.OpType != "Conv" || !C.Domain.empty() || C.Outputs.size() != 1 || C.Outputs[0] < 0 ||
-        C.hasAttr(kFusedActMin) || C.hasAttr(kFusedActMax))
+        hasFusedActivation(C))
       continue;
     const Value &Y = G.Values[C.Outputs[0]];
-    if (Y.IsGraphOutput || Y.Type != ElementType::F32 || Y.Consumers.size() != 1)
+    if (Y.IsGraphOutput || Y.Type != ElementType::F32)
+      continue;
+    int SigI = -1, MulI = -1;
+    if (siluPattern(G, C.Outputs[0], Remove, SigI, MulI)) {
+      C.Attrs[kFusedActKind] = attrString(kFusedActSilu);
+      C.Attrs[kFusedActAlpha] = attrFloat(1.0f);
+      C.Outputs[0] = G.Nodes[static_cast<size_t>(MulI)].Outputs[0];
+      Remove[static_cast<size_t>(SigI)] = Remove[static_cast<size_t>(MulI)] = 1;
+      ++Fused;
+      continue;
+    }
+    if (Y.Consumers.size() != 1)
       continue;
     const int AI = Y.Consumers[0];
     Node &A = G.Nodes[static_cast<size_t>(AI)];
@@ -69,11 +137,20 @@ size_t fuseConvActivation(Graph &G) {
     bool OnlyData = true;
     for (size_t K = 1; K < A.Inputs.size(); ++K)
       OnlyData &= A.Inputs[K] != C.Outputs[0];
-    float Lo = 0, Hi = 0;
-    if (!OnlyData || !activationBounds(G, A, Lo, Hi) || std::isnan(Lo) || std::isnan(Hi))
+    if (!OnlyData)
       continue;
-    C.Attrs[kFusedActMin] = attrFloat(Lo);
-    C.Attrs[kFusedActMax] = attrFloat(Hi);
+    float Lo = 0, Hi = 0, Alpha = 1, Beta = 0;
+    const char *Kind = nullptr;
+    if (activationBounds(G, A, Lo, Hi) && !std::isnan(Lo) && !std::isnan(Hi)) {
+      C.Attrs[kFusedActMin] = attrFloat(Lo);
+      C.Attrs[kFusedActMax] = attrFloat(Hi);
+    } else if (activationKind(A, Kind, Alpha, Beta)) {
+      C.Attrs[kFusedActKind] = attrString(Kind);
+      C.Attrs[kFusedActAlpha] = attrFloat(Alpha);
+      C.Attrs[kFusedActBeta] = attrFloat(Beta);
+    } else {
+      continue;
+    }
     C.Outputs[0] = A.Outputs[0];
     Remove[static_cast<size_t>(AI)] = 1;
     ++Fused;

@@ -16,7 +16,8 @@ namespace {
 /// A Conv the small kernel runs: float32 4-D input, constant weight [M, C, KH, KW] within the
 /// kernel's limits, group 1, stride 1, dilation 1, no fused residual.
 bool isSmallConv(const Graph &G, const Node &N) {
-  if (!isOp(N, "Conv", N.Inputs.size()) || N.Inputs.size() < 2 || N.Inputs.size() > 3 || N.hasAttr(kFusedResidual))
+  if (!isOp(N, "Conv", N.Inputs.size()) || N.Inputs.size() < 2 || N.Inputs.size() > 3 || N.hasAttr(kFusedResidual) ||
+      N.hasAttr(kFusedActKind)) // the fused node carries a clamp only
     return false;
   auto Group = N.getInt("group", 1);
   if (!Group.isOk() || *Group != 1 || !intsAll(N, "strides", 1) || !intsAll(N, "dilations", 1))

@@ -27,9 +27,11 @@ int64_t groupOf(const Node &N) {
   return R.isOk() ? *R : 0;
 }
 
+/// A Conv the fused pair kernels take: no fused residual, and at most a clamp (kFusedActKind
+/// activations are not carried over).
 bool isConv(const Node &N) {
   return N.OpType == "Conv" && N.Domain.empty() && N.Inputs.size() >= 2 && N.Inputs.size() <= 3 &&
-         N.Outputs.size() == 1 && N.Outputs[0] >= 0;
+         N.Outputs.size() == 1 && N.Outputs[0] >= 0 && !N.hasAttr(kFusedActKind);
 }
 
 /// A 1x1, stride-1, unpadded, group-1 2-D Conv with a constant weight [M, K, 1, 1]; M in Out.

@@ -147,8 +147,9 @@ size_t fuseQuantizedConv(Graph &G) {
   size_t Fused = 0;
   for (size_t I = 0; I < G.Nodes.size(); ++I) {
     Node &C = G.Nodes[I];
+    // QLinearConv applies a clamp only: a Conv with another fused activation stays float.
     if (C.OpType != "Conv" || !C.Domain.empty() || C.Inputs.size() < 2 || C.Inputs.size() > 3 ||
-        C.Outputs.size() != 1 || C.Outputs[0] < 0)
+        C.Outputs.size() != 1 || C.Outputs[0] < 0 || C.hasAttr(kFusedActKind))
       continue;
     DqMatch X, W, B;
     if (!matchDq(G, C.Inputs[0], X) || !matchDq(G, C.Inputs[1], W))

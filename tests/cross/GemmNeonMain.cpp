@@ -74,7 +74,8 @@ int main() {
           GemmEpilogue Ep;
           Ep.RowBias = RowBias.data();
           Ep.ColBias = ColBias.data();
-          Ep.Clamp = Mode == 0, Ep.Min = -0.5f, Ep.Max = 0.75f;
+          if (Mode == 0)
+            Ep.Act = FusedAct::clamp(-0.5f, 0.75f);
           Ep.Gelu = Mode == 1;
           C = C0;
           gemmPacked(MK, PA, PB, 1.0f, 0.0f, C.data(), N, Serial, &Ep);

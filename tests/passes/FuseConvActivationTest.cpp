@@ -1,10 +1,13 @@
-// Conv + Relu/Clip fusion: the activation disappears into the Conv (fewer operations, same outputs
-// as the unfused graph), and is left alone when its bounds are not constant, when the Conv's
-// output has other readers, or when every intermediate must stay readable.
+// Conv + activation fusion (Relu/Clip, SiLU, Sigmoid, HardSwish, HardSigmoid): the activation
+// disappears into the Conv (fewer operations, same outputs as the unfused graph), and is left alone
+// when its bounds are not constant, when the Conv's output has other readers, or when every
+// intermediate must stay readable.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "Optimium/Runtime.h"
 #include "OnnxBuilder.h"
@@ -101,4 +104,97 @@ TEST(FuseConvActivation, LeavesSharedOutputsAndRuntimeBoundsAlone) {
   EXPECT_EQ(Fused.Ops, 3u);
   for (size_t I = 0; I < Fused.Y.size(); ++I)
     EXPECT_NEAR(Fused.Y[I], Plain.Y[I], 1e-5f);
+}
+
+namespace {
+
+void attrFloat(onnx::NodeProto *N, const std::string &Name, float V) {
+  auto *A = N->add_attribute();
+  A->set_name(Name);
+  A->set_type(onnx::AttributeProto::FLOAT);
+  A->set_f(V);
+}
+
+void attrString(onnx::NodeProto *N, const std::string &Name, const std::string &V) {
+  auto *A = N->add_attribute();
+  A->set_name(Name);
+  A->set_type(onnx::AttributeProto::STRING);
+  A->set_s(V);
+}
+
+/// x -> Conv (3x3) -> SiLU written as Sigmoid + Mul (MulSigmoidFirst: Mul(sigmoid, c1)) -> Conv
+/// (1x1) -> HardSwish -> Conv (1x1) -> HardSigmoid(alpha 0.3, beta 0.4) -> Conv (1x1) -> Sigmoid -> y.
+/// SigmoidShared: the first Sigmoid's output is also a graph output (the SiLU must stay unfused).
+std::string convActivationsModel(bool MulSigmoidFirst, bool SigmoidShared) {
+  OnnxBuilder B(17);
+  B.input("x", onnx::TensorProto_DataType_FLOAT, {1, 3, 8, 8});
+  B.initializer("w1", {8, 3, 3, 3}, ramp(216, 0.5f));
+  B.initializer("b1", {8}, ramp(8, 0.3f));
+  B.initializer("w2", {6, 8, 1, 1}, ramp(48, 0.8f));
+  B.initializer("w3", {5, 6, 1, 1}, ramp(30, 1.2f));
+  B.initializer("w4", {4, 5, 1, 1}, ramp(20, 1.5f));
+  OnnxBuilder::attrInts(B.node("Conv", {"x", "w1", "b1"}, {"c1"}, "conv1"), "pads", {1, 1, 1, 1});
+  B.node("Sigmoid", {"c1"}, {"s1"}, "sigmoid1");
+  B.node("Mul", MulSigmoidFirst ? std::vector<std::string>{"s1", "c1"} : std::vector<std::string>{"c1", "s1"}, {"m1"},
+         "mul1");
+  B.node("Conv", {"m1", "w2"}, {"c2"}, "conv2");
+  B.node("HardSwish", {"c2"}, {"h2"}, "hardswish2");
+  B.node("Conv", {"h2", "w3"}, {"c3"}, "conv3");
+  auto *HS = B.node("HardSigmoid", {"c3"}, {"h3"}, "hardsigmoid3");
+  attrFloat(HS, "alpha", 0.3f);
+  attrFloat(HS, "beta", 0.4f);
+  B.node("Conv", {"h3", "w4"}, {"c4"}, "conv4");
+  B.node("Sigmoid", {"c4"}, {"y"}, "sigmoid4");
+  B.output("y", onnx::TensorProto_DataType_FLOAT);
+  if (SigmoidShared)
+    B.output("s1", onnx::TensorProto_DataType_FLOAT);
+  return B.bytes();
+}
+
+void expectClose(const RunResult &A, const RunResult &B, float Tol) {
+  ASSERT_EQ(A.Y.size(), B.Y.size());
+  for (size_t I = 0; I < A.Y.size(); ++I)
+    EXPECT_NEAR(A.Y[I], B.Y[I], Tol) << I;
+}
+
+} // namespace
+
+TEST(FuseConvActivation, SiluHardSwishHardSigmoidAndSigmoidFoldIntoTheirConvs) {
+  rt::AutoInit Init;
+  for (bool SigmoidFirst : {false, true}) {
+    const std::string Bytes = convActivationsModel(SigmoidFirst, false);
+    const RunResult Fused = runModel(Bytes, true), Plain = runModel(Bytes, false);
+    EXPECT_EQ(Fused.Ops, 4u) << SigmoidFirst; // four Convs, every activation inside one
+    EXPECT_EQ(Plain.Ops, 9u);
+    expectClose(Fused, Plain, 2e-6f);
+    float Lo = 1, Hi = 0;
+    for (float V : Fused.Y)
+      Lo = std::min(Lo, V), Hi = std::max(Hi, V);
+    EXPECT_LT(Lo, 0.45f); // the sigmoid's outputs spread: the activations are exercised
+    EXPECT_GT(Hi, 0.55f);
+  }
+}
+
+TEST(FuseConvActivation, SiluWhoseSigmoidHasAnotherReaderStaysUnfused) {
+  rt::AutoInit Init;
+  const std::string Bytes = convActivationsModel(false, true);
+  const RunResult Fused = runModel(Bytes, true), Plain = runModel(Bytes, false);
+  EXPECT_EQ(Fused.Ops, 6u); // conv1, sigmoid1, mul1 stay; the other three activations fold
+  expectClose(Fused, Plain, 2e-6f);
+}
+
+TEST(FuseConvActivation, UnknownFusedActivationIsAClearModelError) {
+  rt::AutoInit Init;
+  OnnxBuilder B(17);
+  B.input("x", onnx::TensorProto_DataType_FLOAT, {1, 3, 8, 8});
+  B.initializer("w1", {4, 3, 3, 3}, ramp(108, 0.4f));
+  auto *C = B.node("Conv", {"x", "w1"}, {"y"}, "conv1");
+  attrString(C, "optimium.act", "gelu");
+  B.output("y", onnx::TensorProto_DataType_FLOAT);
+  try {
+    loadModelBytes(B.bytes(), true);
+    FAIL() << "expected a ModelError";
+  } catch (const rt::ModelError &E) {
+    EXPECT_NE(std::string(E.what()).find("unknown activation 'gelu'"), std::string::npos) << E.what();
+  }
 }

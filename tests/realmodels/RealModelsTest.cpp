@@ -16,6 +16,8 @@
 #include <fstream>
 #include <map>
 #include <regex>
+#include <string>
+#include <vector>
 
 #include "Optimium/Runtime.h"
 #include "TestUtil.h"
@@ -98,6 +100,60 @@ TEST(RealModels, EfficientNetB0) { checkModel("efficientnet_b0"); }
 TEST(RealModels, ConvNextTiny) { checkModel("convnext_tiny"); }
 TEST(RealModels, BertMini) { checkModel("bert_mini"); }
 TEST(RealModels, Gpt2TinyDecoder) { checkModel("gpt2_tiny_decoder"); }
+TEST(RealModels, MobileNetV3Small) { checkModel("mobilenet_v3_small"); }
+
+/// The fused graph (activations in the Conv epilogues, SiLU, squeeze-excitation) against the same
+/// model run op by op (fusions off): within RelTol of the output scale, same top class, and none of
+/// the ops in Gone left after fusion.
+static void checkFusedAgainstUnfused(const std::string &Name, const std::vector<std::string> &Gone, double RelTol) {
+  const std::string Dir = envDir("OPTIMIUM_EXPORTED_MODELS") + "/" + Name;
+  struct stat St;
+  if (::stat((Dir + "/model.onnx").c_str(), &St) != 0)
+    GTEST_SKIP() << Name << " is not available";
+  rt::Model Fused = rt::loadModel(Dir);
+  rt::ModelLoadOptions O;
+  O.EnableMemoryOptimization = false;
+  rt::Model Plain = rt::loadModel(Dir, O);
+  std::map<std::string, int> Types;
+  for (const auto &Op : Fused.getOperations())
+    ++Types[Op.Type];
+  std::cout << Name << ": " << Fused.getOperations().size() << " ops fused, " << Plain.getOperations().size()
+            << " unfused;";
+  for (const auto &KV : Types)
+    std::cout << " " << KV.first << " " << KV.second;
+  std::cout << std::endl;
+  for (const std::string &T : Gone)
+    EXPECT_EQ(Types.count(T), 0u) << Name << ": " << T << " left after fusion";
+  rt::Tensor X = readNpy(Dir + "/input_0.npy");
+  rt::InferRequest RF = Fused.createRequest(), RP = Plain.createRequest();
+  RF.infer({X});
+  RF.wait();
+  RP.infer({X});
+  RP.wait();
+  rt::Tensor YF = RF.getOutput(0), YP = RP.getOutput(0);
+  ASSERT_EQ(YF.getShape(), YP.getShape());
+  const float *PF = static_cast<const float *>(YF.data()), *PP = static_cast<const float *>(YP.data());
+  double Scale = 0;
+  size_t ArgF = 0, ArgP = 0;
+  for (size_t I = 0; I < YP.getElementCount(); ++I) {
+    Scale = std::max(Scale, static_cast<double>(std::fabs(PP[I])));
+    ArgF = PF[I] > PF[ArgF] ? I : ArgF;
+    ArgP = PP[I] > PP[ArgP] ? I : ArgP;
+  }
+  const double Diff = maxAbsDiff(YF, YP);
+  std::cout << Name << " fused vs op by op: max abs diff " << Diff << " (output scale " << Scale << ")" << std::endl;
+  EXPECT_LE(Diff, RelTol * Scale);
+  EXPECT_EQ(ArgF, ArgP);
+}
+
+// EfficientNet-B0: every SiLU (Sigmoid + Mul) follows a Conv and folds into it.
+TEST(RealModels, EfficientNetB0FusedMatchesOpByOp) {
+  checkFusedAgainstUnfused("efficientnet_b0", {"Sigmoid"}, 1e-4);
+}
+// MobileNetV3-Small: HardSwish / Relu / HardSigmoid fold into their Convs.
+TEST(RealModels, MobileNetV3SmallFusedMatchesOpByOp) {
+  checkFusedAgainstUnfused("mobilenet_v3_small", {"HardSigmoid", "Relu"}, 1e-4);
+}
 
 // The same decoder with examples/llm_decode's manifest: the KV cache stays in the request, and
 // after every step the logits match the unmarked model fed past/present from the host.

@@ -7,6 +7,8 @@
 // This file: the schema, the shared helpers (conv/ConvCommon.h), the reference kernel, the harness
 // cases and the variant list; each optimized algorithm is in its own file of ops/conv/.
 #include <cmath>
+#include <map>
+#include <string>
 #include <vector>
 
 #include "backends/native/ops/common/ConvResidual.h"
@@ -53,9 +55,7 @@ Result<ConvAttrs> parseConvAttrs(const Node &N, const TensorShape &X, const Tens
   std::vector<int64_t> Kernel;
   const bool Known = constSpatial(Wt, Kernel);
   ASSIGN_OR_RETURN(A.W, parseWindowAttrs(N, X.getRank() - 2, Known ? &Kernel : nullptr, /*AllowCeilMode=*/false));
-  A.HasAct = N.hasAttr(kFusedActMin) || N.hasAttr(kFusedActMax);
-  ASSIGN_OR_RETURN(A.ActMin, N.getFloat(kFusedActMin, -INFINITY));
-  ASSIGN_OR_RETURN(A.ActMax, N.getFloat(kFusedActMax, INFINITY));
+  ASSIGN_OR_RETURN(A.Act, convFusedActOf(N));
   return A;
 }
 
@@ -192,7 +192,73 @@ std::vector<OpTestCase> convCases() {
   const auto X = [](std::vector<int64_t> D) { return tensorInput(std::move(D)); };
   const auto W = [](std::vector<int64_t> D) { return constInput(std::move(D)); };
   const auto ints = [](std::vector<int64_t> V) { return attrInts(std::move(V)); };
+  // A fused activation other than a clamp (passes/FuseConvActivation), on top of Attrs.
+  const auto act = [](std::map<std::string, AttrValue> Attrs, const char *Kind, float Alpha = 1.0f, float Beta = 0.0f) {
+    Attrs[kFusedActKind] = attrString(Kind);
+    Attrs[kFusedActAlpha] = attrFloat(Alpha);
+    Attrs[kFusedActBeta] = attrFloat(Beta);
+    return Attrs;
+  };
+  const auto hswish = [&](std::map<std::string, AttrValue> Attrs) {
+    return act(std::move(Attrs), kFusedActHardSwish, 1.0f / 6.0f, 0.5f);
+  };
+  const auto hsigmoid = [&](std::map<std::string, AttrValue> Attrs) {
+    return act(std::move(Attrs), kFusedActHardSigmoid, 0.1666667f, 0.5f);
+  };
+  const std::map<std::string, AttrValue> Pad1 = {{"pads", ints({1, 1, 1, 1})}};
   return {
+      // Fused activations in every variant's epilogue: SiLU, Sigmoid, HardSwish, HardSigmoid
+      // (alpha/beta), SiLU with alpha (ONNX Swish).
+      testCase("silu_3x3", {X({1, 3, 8, 8}), W({4, 3, 3, 3}), W({4})}, act(Pad1, kFusedActSilu)),
+      testCase("swish_alpha_3x3", {X({1, 3, 8, 8}), W({4, 3, 3, 3}), W({4})}, act(Pad1, kFusedActSilu, 0.7f)),
+      testCase("sigmoid_groups", {X({1, 4, 6, 6}), W({6, 2, 3, 3}), W({6})},
+               act({{"group", attrInt(2)}, {"pads", ints({1, 1, 1, 1})}}, kFusedActSigmoid)),
+      testCase("hard_sigmoid_alpha_beta", {X({1, 3, 9, 8}), W({4, 3, 3, 3}), W({4})},
+               act(Pad1, kFusedActHardSigmoid, 0.3f, 0.6f)),
+      testCase("silu_depthwise_flat", {X({2, 8, 14, 14}), W({8, 1, 3, 3}), W({8})},
+               act({{"group", attrInt(8)}, {"pads", ints({1, 1, 1, 1})}}, kFusedActSilu)),
+      testCase("hswish_depthwise_5x5_stride2", {X({1, 6, 23, 41}), W({6, 1, 5, 5}), W({6})},
+               hswish({{"group", attrInt(6)}, {"strides", ints({2, 2})}, {"pads", ints({2, 2, 2, 2})}})),
+      testCase("silu_depthwise_wide_rows", {X({1, 3, 20, 37}), W({3, 1, 3, 3}), W({3})},
+               act({{"group", attrInt(3)}, {"pads", ints({1, 1, 1, 1})}}, kFusedActSilu)),
+      testCase("silu_depthwise_stride2", {X({1, 16, 28, 28}), W({16, 1, 3, 3}), W({16})},
+               act({{"group", attrInt(16)}, {"strides", ints({2, 2})}, {"pads", ints({0, 0, 1, 1})}}, kFusedActSilu)),
+      testCase("silu_pointwise_small_plane", {X({1, 64, 5, 6}), W({48, 64, 1, 1}), W({48})}, act({}, kFusedActSilu),
+               1e-4),
+      testCase("hswish_pointwise_threaded", {X({2, 200, 7, 7}), W({128, 200, 1, 1}), W({128})}, hswish({}), 1e-4),
+      // Squeeze-excitation's 1x1 convolutions on a 1x1 plane.
+      testCase("silu_se_reduce", {X({1, 96, 1, 1}), W({4, 96, 1, 1}), W({4})}, act({}, kFusedActSilu), 1e-4),
+      testCase("hsigmoid_se_expand", {X({1, 24, 1, 1}), W({96, 24, 1, 1}), W({96})}, hsigmoid({}), 1e-4),
+      testCase("sigmoid_se_expand", {X({2, 8, 1, 1}), W({40, 8, 1, 1}), W({40})}, act({}, kFusedActSigmoid), 1e-4),
+      testCase("silu_pointwise_rows", {X({1, 24, 28, 30}), W({36, 24, 1, 1}), W({36})}, act({}, kFusedActSilu), 1e-4),
+      testCase("hswish_pointwise_rows_residual", {X({1, 40, 29, 31}), W({26, 40, 1, 1}), W({26}), X({1, 26, 29, 31})},
+               hswish({{kFusedResidual, attrInt(1)}}), 1e-4),
+      testCase("silu_pointwise_many_channels", {X({1, 200, 5, 7}), W({1536, 200, 1, 1}), W({1536})},
+               act({}, kFusedActSilu), 1e-4),
+      testCase("silu_small_plane_transposed", {X({2, 24, 7, 7}), W({40, 24, 3, 3}), W({40})}, act(Pad1, kFusedActSilu),
+               1e-4),
+      testCase("hswish_stem_stride2", {X({1, 3, 23, 37}), W({16, 3, 3, 3}), W({16})},
+               hswish({{"strides", ints({2, 2})}, {"pads", ints({1, 1, 1, 1})}})),
+      testCase("silu_stem_wide_stride2", {X({1, 3, 20, 100}), W({32, 3, 3, 3}), W({32})},
+               act({{"pads", ints({1, 1, 1, 1})}, {"strides", ints({2, 2})}}, kFusedActSilu)),
+      testCase("silu_direct_5x5", {X({1, 16, 14, 14}), W({32, 16, 5, 5}), W({32})},
+               act({{"pads", ints({2, 2, 2, 2})}}, kFusedActSilu), 1e-4),
+      testCase("hswish_direct_pixels_tail", {X({1, 4, 9, 15}), W({48, 4, 3, 3}), W({48})}, hswish(Pad1), 1e-4),
+      testCase("silu_winograd_f2", {X({1, 32, 12, 12}), W({64, 32, 3, 3}), W({64})}, act(Pad1, kFusedActSilu), 1e-4),
+      testCase("hswish_winograd_f4", {X({1, 16, 24, 26}), W({24, 16, 3, 3}), W({24})}, hswish(Pad1), 1e-4),
+      testCase("silu_winograd_residual", {X({1, 48, 10, 10}), W({50, 48, 3, 3}), W({50}), X({1, 50, 10, 10})},
+               act({{"pads", ints({1, 1, 1, 1})}, {kFusedResidual, attrInt(1)}}, kFusedActSilu), 1e-4),
+      testCase("hsigmoid_residual_depthwise", {X({1, 4, 7, 7}), W({4, 1, 3, 3}), W({4}), X({1, 4, 7, 7})},
+               hsigmoid({{"group", attrInt(4)}, {"pads", ints({1, 1, 1, 1})}, {kFusedResidual, attrInt(1)}})),
+      testCase("silu_1d", {X({2, 3, 10}), W({4, 3, 3}), W({4})}, act({{"pads", ints({1, 2})}}, kFusedActSilu)),
+      // Channels in lanes (conv/ConvDepthwiseBlocked.cpp): EfficientNet's 5x5 SiLU layers, MobileNetV3's
+      // HardSwish ones, a strided 3x3.
+      testCase("silu_depthwise_blocked_5x5", {X({1, 20, 14, 13}), W({20, 1, 5, 5}), W({20})},
+               act({{"group", attrInt(20)}, {"pads", ints({2, 2, 2, 2})}}, kFusedActSilu)),
+      testCase("hswish_depthwise_blocked_5x5_stride2", {X({2, 33, 9, 11}), W({33, 1, 5, 5}), W({33})},
+               hswish({{"group", attrInt(33)}, {"strides", ints({2, 2})}, {"pads", ints({1, 2, 2, 1})}})),
+      testCase("sigmoid_depthwise_blocked_3x3_stride2", {X({1, 21, 13, 18}), W({21, 1, 3, 3}), W({21})},
+               act({{"group", attrInt(21)}, {"strides", ints({2, 2})}, {"pads", ints({1, 1, 1, 1})}}, kFusedActSigmoid)),
       testCase("3x3_bias", {X({1, 3, 8, 8}), W({4, 3, 3, 3}), W({4})}),
       testCase("fused_relu6", {X({1, 3, 9, 8}), W({4, 3, 3, 3}), W({4})},
                {{"pads", ints({1, 1, 1, 1})}, {kFusedActMin, attrFloat(0.0f)}, {kFusedActMax, attrFloat(0.5f)}}),

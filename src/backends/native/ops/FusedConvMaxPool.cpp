@@ -169,7 +169,7 @@ public:
     SmallConvGeometry G;
     G.C = R.C, G.H = R.Conv.In[0], G.W = R.Conv.In[1], G.M = R.M, G.OH = R.Conv.Out[0], G.OW = R.Conv.Out[1];
     G.KH = A.Conv.Kernel[0], G.KW = A.Conv.Kernel[1], G.PH = R.Conv.PadBegin[0], G.PW = R.Conv.PadBegin[1];
-    G.HasAct = A.Act.On, G.ActMin = A.Act.Min, G.ActMax = A.Act.Max;
+    G.Act = A.Act;
     if (R.OutPlane == 0 || R.M == 0)
       return Status::ok();
     for (int64_t N = 0; N < R.N; ++N)

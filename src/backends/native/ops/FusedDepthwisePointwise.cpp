@@ -69,7 +69,7 @@ public:
       RowOffsets[static_cast<size_t>(C)] = C * StripPixels;
     GemmEpilogue Ep;
     Ep.RowBias = Bp;
-    Ep.Clamp = A.Pointwise.On, Ep.Min = A.Pointwise.Min, Ep.Max = A.Pointwise.Max;
+    Ep.Act = A.Pointwise;
     const Parallel Serial;
     const int64_t Work = R.N * R.OutPlane * R.C * (KT + R.M);
     const Parallel &Par = Ctx.Par.ifWorth(Work);
@@ -153,8 +153,7 @@ public:
         for (int64_t P = 0; P < Panels; ++P) {
           const int64_t M0 = P * kRowPipelineMR;
           pointwiseRunAvx512(Packed.data() + P * C * kRowPipelineMR, std::min(kRowPipelineMR, M - M0), C, S,
-                             StripPixels, Pixels, Bp ? Bp + M0 : nullptr, A.Pointwise.On, A.Pointwise.Min,
-                             A.Pointwise.Max, Y + (N * M + M0) * R.OutPlane + Oh0 * OW, R.OutPlane);
+                             StripPixels, Pixels, Bp ? Bp + M0 : nullptr, A.Pointwise, Y + (N * M + M0) * R.OutPlane + Oh0 * OW, R.OutPlane);
         }
       }
     });

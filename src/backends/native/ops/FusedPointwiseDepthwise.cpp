@@ -121,7 +121,7 @@ public:
         const PackedA &W1 = Blocks[static_cast<size_t>(B)];
         GemmEpilogue Ep;
         Ep.RowBias = B1 ? B1 + M0 : nullptr;
-        Ep.Clamp = A.Pointwise.On, Ep.Min = A.Pointwise.Min, Ep.Max = A.Pointwise.Max;
+        Ep.Act = A.Pointwise;
         // X is read in place (packing the image once for all blocks measured the same).
         const GemmRowsB Rows{Xn, RowOffsets.data(), R.Plane, nullptr};
         gemmPackedRowsB(MK, W1, Rows, 1.0f, 0.0f, E, R.Plane, Serial, &Ep);
@@ -246,7 +246,7 @@ public:
             const int64_t C0 = P * kRowPipelineMR, Cn = std::min(kRowPipelineMR, M - C0);
             const int64_t Local = (P - P0) * kRowPipelineMR * ChannelPlane;
             pointwiseRunAvx512(Packed.data() + P * K * kRowPipelineMR, Cn, K, Src, Ldx, (R1 - R0) * W,
-                               B1 ? B1 + C0 : nullptr, A.Pointwise.On, A.Pointwise.Min, A.Pointwise.Max,
+                               B1 ? B1 + C0 : nullptr, A.Pointwise,
                                Ring.data() + (Gi % NS) * Slot + Local, ChannelPlane);
             if (Halo)
               continue;
@@ -322,8 +322,7 @@ public:
         const int64_t N = static_cast<int64_t>(T) / Blocks, C0 = static_cast<int64_t>(T) % Blocks * Block;
         const int64_t Cols = std::min(Block, Mpad - C0);
         pointwiseTransposedAvx512(X + N * K * R.Plane, R.Plane, R.Plane, K, W1T.data() + C0, Mpad, Cols,
-                                  B1.empty() ? nullptr : B1.data() + C0, A.Pointwise.On, A.Pointwise.Min,
-                                  A.Pointwise.Max, Et, Block,
+                                  B1.empty() ? nullptr : B1.data() + C0, A.Pointwise, Et, Block,
                                   T + 1 < Hi && C0 + Block < Mpad ? W1T.data() + C0 + Block : nullptr);
         depthwiseChannelsAvx512(G, TL, Et, Block, W2T.data() + C0, Mpad, B2.empty() ? nullptr : B2.data() + C0, Cols,
                                 Dt, Block);

@@ -1,8 +1,10 @@
 // Residual wrapper for Conv kernel variants (see ConvResidual.h).
 #include "backends/native/ops/common/ConvResidual.h"
+#include "backends/native/ops/common/FusedActivation.h"
 #include "backends/native/ops/common/OpUtil.h"
 #include "backends/native/ops/common/SimdDispatch.h"
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 
@@ -15,21 +17,18 @@ namespace ops {
 
 namespace {
 
-/// Y = clamp(Y + R) over [B, E) (NaN passes through the clamp); the loop the compiler vectorizes,
-/// instantiated for the baseline ISA and for AVX-512.
-inline void addResidualRange(float *Y, const float *R, size_t B, size_t E, bool C, float Lo, float Hi) {
-  for (size_t I = B; I < E; ++I) {
-    float V = Y[I] + R[I];
-    if (C) {
-      V = V < Lo ? Lo : V;
-      V = V > Hi ? Hi : V;
-    }
-    Y[I] = V;
+/// Y = act(Y + R) over [B, E), a block at a time (the sum still in L1 when the activation runs).
+void addResidualRange(float *Y, const float *R, size_t B, size_t E, const FusedAct &Act) {
+  constexpr size_t Block = 1024;
+  for (size_t B0 = B; B0 < E; B0 += Block) {
+    const size_t E0 = std::min(E, B0 + Block);
+    for (size_t I = B0; I < E0; ++I)
+      Y[I] += R[I];
+    applyFusedAct(Act, Y + B0, E0 - B0);
   }
 }
-OPT_TARGET_AVX512 void addResidualRangeAvx512(float *Y, const float *R, size_t B, size_t E, bool C, float Lo,
-                                              float Hi) {
-  addResidualRange(Y, R, B, E, C, Lo, Hi);
+OPT_TARGET_AVX512 void addResidualRangeAvx512(float *Y, const float *R, size_t B, size_t E, const FusedAct &Act) {
+  addResidualRange(Y, R, B, E, Act);
 }
 
 /// The node as an unfused Conv: inputs X, W (, B), no clamp or residual attributes.
@@ -40,6 +39,9 @@ Node plainConv(const Node &N) {
     P.Inputs.pop_back();
   P.Attrs.erase(kFusedActMin);
   P.Attrs.erase(kFusedActMax);
+  P.Attrs.erase(kFusedActKind);
+  P.Attrs.erase(kFusedActAlpha);
+  P.Attrs.erase(kFusedActBeta);
   P.Attrs.erase(kFusedResidual);
   return P;
 }
@@ -50,8 +52,7 @@ std::vector<ValueInfo> plainInputs(const KernelCreateInfo &I, const Node &P) {
 
 class ConvResidualKernel : public Kernel {
 public:
-  ConvResidualKernel(std::unique_ptr<Kernel> Inner, bool Clamp, float Min, float Max)
-      : Inner(std::move(Inner)), Clamp(Clamp), Min(Min), Max(Max) {}
+  ConvResidualKernel(std::unique_ptr<Kernel> Inner, FusedAct Act) : Inner(std::move(Inner)), Act(Act) {}
 
   Status run(const KernelContext &Ctx) const override {
     RETURN_IF_ERROR(Inner->run(Ctx));
@@ -60,22 +61,19 @@ public:
     if (!R || Ctx.Inputs[kFusedResidualInput].elementCount() != Out.elementCount())
       return runError("conv_residual", "the residual does not match the output");
     float *Y = Out.data<float>();
-    const float Lo = Min, Hi = Max;
-    const bool C = Clamp;
     const bool Wide = simdAvx512();
     Ctx.Par.forRange(Out.elementCount(), 16384, [&](size_t B, size_t E) {
       if (Wide)
-        addResidualRangeAvx512(Y, R, B, E, C, Lo, Hi);
+        addResidualRangeAvx512(Y, R, B, E, Act);
       else
-        addResidualRange(Y, R, B, E, C, Lo, Hi);
+        addResidualRange(Y, R, B, E, Act);
     });
     return Status::ok();
   }
 
 private:
   std::unique_ptr<Kernel> Inner;
-  bool Clamp;
-  float Min, Max;
+  FusedAct Act;
 };
 
 } // namespace
@@ -111,10 +109,8 @@ KernelVariant withConvResidual(KernelVariant V) {
     for (size_t K = 0; K < PI.ConstConsumed.size(); ++K)
       if (PI.ConstConsumed[K])
         markConstConsumed(I, K);
-    const bool Clamp = I.N.hasAttr(kFusedActMin) || I.N.hasAttr(kFusedActMax);
-    ASSIGN_OR_RETURN(const float Min, I.N.getFloat(kFusedActMin, -INFINITY));
-    ASSIGN_OR_RETURN(const float Max, I.N.getFloat(kFusedActMax, INFINITY));
-    return std::unique_ptr<Kernel>(new ConvResidualKernel(std::move(Inner), Clamp, Min, Max));
+    ASSIGN_OR_RETURN(const FusedAct Act, convFusedActOf(I.N));
+    return std::unique_ptr<Kernel>(new ConvResidualKernel(std::move(Inner), Act));
   };
   return W;
 }

@@ -1,6 +1,6 @@
 // Conv kernels and the residual fused by passes/FuseConvResidual: a kernel variant that does not
-// add the residual itself is wrapped so that it computes the plain convolution (bias, no clamp)
-// and one pass then adds the residual and applies the fused clamp.
+// add the residual itself is wrapped so that it computes the plain convolution (bias, no activation)
+// and one pass then adds the residual and applies the fused activation.
 #pragma once
 
 #include "backends/native/KernelRegistry.h"
@@ -16,7 +16,7 @@ bool hasConvResidual(const Node &N);
 const float *convResidualOf(const KernelContext &Ctx);
 
 /// V made residual-aware: for a node with a residual, V sees the node without the residual and
-/// without the fused clamp, and its kernel is followed by Y = clamp(Y + residual). Nodes without a
+/// without the fused activation, and its kernel is followed by Y = act(Y + residual). Nodes without a
 /// residual go to V as they are.
 KernelVariant withConvResidual(KernelVariant V);
 

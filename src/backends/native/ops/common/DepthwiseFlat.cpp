@@ -28,7 +28,7 @@ constexpr int64_t kLanes = 16, kMaxTaps = 25;
 /// Vectors [B0, B0 + V) of the plane, V accumulators at once.
 template <int V, int Taps>
 __attribute__((target("avx512f,fma"), always_inline)) inline void
-flatVectors(const FlatDepthwisePlan &P, int64_t NTaps, const __m512 *Kv, __m512 Bias, bool Act, __m512 Lo, __m512 Hi,
+flatVectors(const FlatDepthwisePlan &P, int64_t NTaps, const __m512 *Kv, __m512 Bias, const Act512 &Act,
             const float *In, float *Out, int64_t OutFirst, int64_t B0) {
   const int64_t T = Taps > 0 ? Taps : NTaps;
   const int64_t Plane = P.G.OH * P.G.OW;
@@ -45,8 +45,8 @@ flatVectors(const FlatDepthwisePlan &P, int64_t NTaps, const __m512 *Kv, __m512 
   }
   for (int J = 0; J < V; ++J) {
     __m512 R = Acc[J];
-    if (Act)
-      R = _mm512_min_ps(_mm512_max_ps(R, Lo), Hi);
+    if (Act.on())
+      R = Act(R);
     const int64_t P0 = (B0 + J) * kLanes, Left = Plane - P0;
     const __mmask16 Store = Left >= kLanes ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << Left) - 1u);
     _mm512_mask_storeu_ps(Out + (P0 - OutFirst), Store, R);
@@ -61,14 +61,14 @@ __attribute__((target("avx512f,fma"))) void flatPlane(const FlatDepthwisePlan &P
   __m512 Kv[Taps > 0 ? Taps : kMaxTaps];
   for (int64_t T = 0; T < NTaps; ++T)
     Kv[T] = _mm512_set1_ps(K[T]);
-  const __m512 Bv = _mm512_set1_ps(Bias), Lo = _mm512_set1_ps(P.G.ActMin), Hi = _mm512_set1_ps(P.G.ActMax);
-  const bool Act = P.G.HasAct;
+  const __m512 Bv = _mm512_set1_ps(Bias);
+  const Act512 Act(P.G.Act);
   const int64_t First = Begin * kLanes;
   int64_t B = Begin;
   for (; B + 4 <= End; B += 4)
-    flatVectors<4, Taps>(P, NTaps, Kv, Bv, Act, Lo, Hi, In, Out, First, B);
+    flatVectors<4, Taps>(P, NTaps, Kv, Bv, Act, In, Out, First, B);
   for (; B < End; ++B)
-    flatVectors<1, Taps>(P, NTaps, Kv, Bv, Act, Lo, Hi, In, Out, First, B);
+    flatVectors<1, Taps>(P, NTaps, Kv, Bv, Act, In, Out, First, B);
 }
 
 #if defined(__GNUC__) && !defined(__clang__)
@@ -128,8 +128,7 @@ FlatDepthwisePlan planDepthwiseFlat(const DepthwiseGeometry &G) {
 
 bool sameGeometry(const DepthwiseGeometry &A, const DepthwiseGeometry &B) {
   return A.H == B.H && A.W == B.W && A.OH == B.OH && A.OW == B.OW && A.KH == B.KH && A.KW == B.KW && A.SH == B.SH &&
-         A.SW == B.SW && A.DH == B.DH && A.DW == B.DW && A.PH == B.PH && A.PW == B.PW && A.HasAct == B.HasAct &&
-         A.ActMin == B.ActMin && A.ActMax == B.ActMax;
+         A.SW == B.SW && A.DH == B.DH && A.DW == B.DW && A.PH == B.PH && A.PW == B.PW && A.Act == B.Act;
 }
 
 std::shared_ptr<const FlatDepthwisePlan> cachedFlatPlan(const DepthwiseGeometry &G) {

@@ -36,7 +36,7 @@ bool sameGeometry(const DepthwiseGeometry &A, const DepthwiseGeometry &B);
 std::shared_ptr<const FlatDepthwisePlan> cachedFlatPlan(const DepthwiseGeometry &G);
 
 /// Out[OH, OW] = bias + sum over taps of K[kh, kw] * In[ih, iw] (zero outside), clamped when
-/// G.HasAct.
+/// G.Act.
 void depthwiseFlatAvx512(const FlatDepthwisePlan &P, const float *In, const float *K, float Bias, float *Out);
 /// The 16-pixel vectors [Begin, End) of the output plane only (a strip of rows when the row width
 /// times the strip's rows is a multiple of 16); output pixel Begin * 16 is written to Out[0].

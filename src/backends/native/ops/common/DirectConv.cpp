@@ -30,7 +30,7 @@ constexpr int64_t kLanes = 16;
 template <int G>
 __attribute__((target("avx512f,fma"), always_inline)) inline void
 channelGroup(const __m512 *Taps, int64_t NTaps, const float *PackedW, int64_t M, int64_t M0, const float *Bias,
-             bool HasAct, __m512 Lo, __m512 Hi, float *Out, int64_t OutPlane, __mmask16 Store) {
+             const Act512 &Av, float *Out, int64_t OutPlane, __mmask16 Store) {
   __m512 Acc[G];
   for (int J = 0; J < G; ++J)
     Acc[J] = _mm512_set1_ps(Bias ? Bias[M0 + J] : 0.0f);
@@ -42,8 +42,8 @@ channelGroup(const __m512 *Taps, int64_t NTaps, const float *PackedW, int64_t M,
   }
   for (int J = 0; J < G; ++J) {
     __m512 V = Acc[J];
-    if (HasAct)
-      V = _mm512_min_ps(_mm512_max_ps(V, Lo), Hi);
+    if (Av.on())
+      V = Av(V);
     _mm512_mask_storeu_ps(Out + (M0 + J) * OutPlane, Store, V);
   }
 }
@@ -57,7 +57,7 @@ __attribute__((target("avx512f,fma"))) void rowsAvx512(const DirectConvGeometry 
   const int64_t NTaps = C * KH * KW;
   const __m512i Even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
   const __m512 Zero = _mm512_setzero_ps();
-  const __m512 Lo = _mm512_set1_ps(G.ActMin), Hi = _mm512_set1_ps(G.ActMax);
+  const Act512 Av(G.Act);
   alignas(64) __m512 Taps[kDirectConvMaxTaps];
   for (int64_t Oh = Oh0; Oh < Oh1; ++Oh) {
     for (int64_t Ow0 = 0, Blk = 0; Ow0 < G.OW; Ow0 += kLanes, ++Blk) {
@@ -86,11 +86,11 @@ __attribute__((target("avx512f,fma"))) void rowsAvx512(const DirectConvGeometry 
       float *Out = Y + Oh * G.OW + Ow0;
       int64_t M0 = 0;
       for (; M0 + 16 <= M; M0 += 16)
-        channelGroup<16>(Taps, NTaps, PackedW, M, M0, Bias, G.HasAct, Lo, Hi, Out, OutPlane, Store);
+        channelGroup<16>(Taps, NTaps, PackedW, M, M0, Bias, Av, Out, OutPlane, Store);
       for (; M0 + 4 <= M; M0 += 4)
-        channelGroup<4>(Taps, NTaps, PackedW, M, M0, Bias, G.HasAct, Lo, Hi, Out, OutPlane, Store);
+        channelGroup<4>(Taps, NTaps, PackedW, M, M0, Bias, Av, Out, OutPlane, Store);
       for (; M0 < M; ++M0)
-        channelGroup<1>(Taps, NTaps, PackedW, M, M0, Bias, G.HasAct, Lo, Hi, Out, OutPlane, Store);
+        channelGroup<1>(Taps, NTaps, PackedW, M, M0, Bias, Av, Out, OutPlane, Store);
     }
   }
 }

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <vector>
 
+#include "backends/native/ops/common/FusedActivation.h"
 #include "backends/native/ops/common/OpUtil.h"
 #include "backends/native/ops/common/Pooling.h"
 
@@ -15,25 +16,12 @@ namespace runtime {
 namespace detail {
 namespace ops {
 
-/// A Relu/Clip fused after one of the convolutions; NaN passes through, as in the unfused Clip.
-struct FusedClamp {
-  bool On = false;
-  float Min = -INFINITY, Max = INFINITY;
-  float operator()(float V) const {
-    if (!On)
-      return V;
-    V = V < Min ? Min : V;
-    return V > Max ? Max : V;
-  }
-};
+/// The activation fused after one of the convolutions (common/FusedActivation.h).
+using FusedClamp = FusedAct;
 
 /// The clamp stored in the node's attributes MinKey / MaxKey (off when neither is present).
 inline Result<FusedClamp> fusedClampOf(const Node &N, const char *MinKey, const char *MaxKey) {
-  FusedClamp C;
-  C.On = N.hasAttr(MinKey) || N.hasAttr(MaxKey);
-  ASSIGN_OR_RETURN(C.Min, N.getFloat(MinKey, -INFINITY));
-  ASSIGN_OR_RETURN(C.Max, N.getFloat(MaxKey, INFINITY));
-  return C;
+  return fusedActOf(N, MinKey, MaxKey, nullptr);
 }
 
 /// Checks the pair's weights against input X (all 4-D; Wp a 1x1 weight, Wd a depthwise weight

@@ -71,10 +71,7 @@ void microPortable(const GemmTile &T) {
           R += Ep->Bias[I];
         if (Ep->ColBias)
           R += Ep->ColBias[J];
-        if (Ep->Clamp) {
-          R = R < Ep->Min ? Ep->Min : R;
-          R = R > Ep->Max ? Ep->Max : R;
-        }
+        R = Ep->Act(R);
       }
       Row[J] = R;
     }
@@ -113,8 +110,9 @@ template <int R, bool Packed> inline void neonTile(const GemmTile &T) {
     B += NeonNR;
   }
   const GemmTileEpilogue *Ep = T.Ep;
-  const bool Bias = Ep && Ep->Bias, Clamp = Ep && Ep->Clamp, ColBias = Ep && Ep->ColBias;
-  const float32x4_t Lo = vdupq_n_f32(Clamp ? Ep->Min : 0.0f), Hi = vdupq_n_f32(Clamp ? Ep->Max : 0.0f);
+  const bool Bias = Ep && Ep->Bias, Clamp = Ep && Ep->Act.Kind == ActKind::Clamp, ColBias = Ep && Ep->ColBias;
+  const bool OtherAct = Ep && !Ep->Act.clampOnly(); // applied per element after the store
+  const float32x4_t Lo = vdupq_n_f32(Clamp ? Ep->Act.Min : 0.0f), Hi = vdupq_n_f32(Clamp ? Ep->Act.Max : 0.0f);
   const bool Full = T.Nr == NeonNR;
   float Tmp[NeonNR];
   float32x4_t CB[4];
@@ -157,6 +155,9 @@ template <int R, bool Packed> inline void neonTile(const GemmTile &T) {
         vst1q_f32(Tmp + 4 * J, V[J]);
       std::copy(Tmp, Tmp + T.Nr, Row);
     }
+    if (OtherAct)
+      for (int64_t J = 0; J < T.Nr; ++J)
+        Row[J] = Ep->Act(Row[J]);
     if (Ep && Ep->Gelu)
       approx::geluErfF32(Row, Row, static_cast<size_t>(T.Nr));
   }
@@ -213,8 +214,9 @@ __attribute__((target("avx2,fma"), always_inline)) inline void avx2Tile(int64_t 
   const __m256i NrV = _mm256_set1_epi32(static_cast<int>(Nr));
   // Lane j is stored when j < Nr.
   const __m256i M0 = _mm256_cmpgt_epi32(NrV, Iota0), M1 = _mm256_cmpgt_epi32(NrV, Iota1);
-  const bool Bias = Ep && Ep->Bias, Clamp = Ep && Ep->Clamp, ColBias = Ep && Ep->ColBias;
-  const __m256 Lo = _mm256_set1_ps(Clamp ? Ep->Min : 0.0f), Hi = _mm256_set1_ps(Clamp ? Ep->Max : 0.0f);
+  const bool Bias = Ep && Ep->Bias, Clamp = Ep && Ep->Act.Kind == ActKind::Clamp, ColBias = Ep && Ep->ColBias;
+  const bool OtherAct = Ep && !Ep->Act.clampOnly(); // applied per element after the store
+  const __m256 Lo = _mm256_set1_ps(Clamp ? Ep->Act.Min : 0.0f), Hi = _mm256_set1_ps(Clamp ? Ep->Act.Max : 0.0f);
   const bool Full = Nr == 16;
   const __m256 CB0 = ColBias ? (Full ? _mm256_loadu_ps(Ep->ColBias) : _mm256_maskload_ps(Ep->ColBias, M0)) : _mm256_setzero_ps();
   const __m256 CB1 =
@@ -243,6 +245,9 @@ __attribute__((target("avx2,fma"), always_inline)) inline void avx2Tile(int64_t 
       _mm256_storeu_ps(Row, V0), _mm256_storeu_ps(Row + 8, V1);
     else
       _mm256_maskstore_ps(Row, M0, V0), _mm256_maskstore_ps(Row + 8, M1, V1);
+    if (OtherAct)
+      for (int64_t J = 0; J < Nr; ++J)
+        Row[J] = Ep->Act(Row[J]);
     if (Ep && Ep->Gelu)
       approx::geluErfF32(Row, Row, static_cast<size_t>(Nr));
   }
@@ -317,8 +322,8 @@ avx512Tile(int64_t Kc, const float *A, int64_t Lda, const float *B, const float 
   const __mmask16 M1 = Nr >= 32   ? static_cast<__mmask16>(0xFFFF)
                        : Nr > 16 ? static_cast<__mmask16>((1u << (Nr - 16)) - 1u)
                                  : static_cast<__mmask16>(0);
-  const bool Bias = Ep && Ep->Bias, Clamp = Ep && Ep->Clamp, ColBias = Ep && Ep->ColBias, Gelu = Ep && Ep->Gelu;
-  const __m512 Lo = _mm512_set1_ps(Clamp ? Ep->Min : 0.0f), Hi = _mm512_set1_ps(Clamp ? Ep->Max : 0.0f);
+  const bool Bias = Ep && Ep->Bias, Act = Ep && Ep->Act.on(), ColBias = Ep && Ep->ColBias, Gelu = Ep && Ep->Gelu;
+  const Act512 Av(Act ? Ep->Act : FusedAct());
   const __m512 CB0 = ColBias ? _mm512_maskz_loadu_ps(M0, Ep->ColBias) : _mm512_setzero_ps();
   const __m512 CB1 = ColBias ? _mm512_maskz_loadu_ps(M1, Ep->ColBias + 16) : _mm512_setzero_ps();
   OPT_UNROLL for (int I = 0; I < R; ++I) {
@@ -337,8 +342,10 @@ avx512Tile(int64_t Kc, const float *A, int64_t Lda, const float *B, const float 
     }
     if (ColBias)
       V0 = _mm512_add_ps(V0, CB0), V1 = _mm512_add_ps(V1, CB1);
-    if (Clamp) { // max/min with the value second so NaN passes through
-      V0 = _mm512_min_ps(Hi, _mm512_max_ps(Lo, V0)), V1 = _mm512_min_ps(Hi, _mm512_max_ps(Lo, V1));
+    if (Act) { // in registers (a clamp keeps NaN: the value operand second)
+      V0 = Av(V0);
+      if (!Half)
+        V1 = Av(V1);
     }
     if (Gelu)
       V0 = vec512::gelu512(V0), V1 = vec512::gelu512(V1);
@@ -679,8 +686,8 @@ void gemmDriver(const GemmMicroKernel &MK, int64_t M, int64_t K, const GemmASour
           V += Ep->RowBias[I];
         if (Ep && Ep->ColBias)
           V += Ep->ColBias[J];
-        if (Ep && Ep->Clamp)
-          V = std::min(Ep->Max, std::max(Ep->Min, V));
+        if (Ep)
+          V = Ep->Act(V);
         if (Ep && Ep->Gelu)
           approx::geluErfF32(&V, &V, 1);
         Out = V;
@@ -719,7 +726,7 @@ void gemmDriver(const GemmMicroKernel &MK, int64_t M, int64_t K, const GemmASour
       if (Last && Ep) {
         TileEp.Bias = Ep->RowBias ? Ep->RowBias + P * MR : nullptr;
         TileEp.ColBias = Ep->ColBias ? Ep->ColBias + Q * NR : nullptr;
-        TileEp.Clamp = Ep->Clamp, TileEp.Min = Ep->Min, TileEp.Max = Ep->Max, TileEp.Gelu = Ep->Gelu;
+        TileEp.Act = Ep->Act, TileEp.Gelu = Ep->Gelu;
       }
       int64_t LdcQ;
       float *CQ = column(Q * NR, LdcQ);

@@ -11,6 +11,7 @@
 #include <new>
 
 #include "backends/native/Kernel.h"
+#include "backends/native/ops/common/FusedActivation.h"
 #include "core/LargeAlloc.h"
 
 namespace optimium {
@@ -27,13 +28,12 @@ enum class GemmIsa { Portable, Avx2, Avx512 };
 constexpr int64_t GemmKC = 192;
 
 /// What the last K block of a tile adds to its result while it is still in registers: a per-row
-/// bias (Conv's per-output-channel bias; Bias[i] is for the tile's row i) and a clamp (a fused
-/// Relu/Clip). Saves the separate passes over C that would each stream it through the cache again.
+/// bias (Conv's per-output-channel bias; Bias[i] is for the tile's row i) and a fused activation
+/// (Relu/Clip, Sigmoid, SiLU, HardSigmoid, HardSwish). Saves the separate passes over C that would each stream it through the cache again.
 struct GemmTileEpilogue {
   const float *Bias = nullptr;    ///< nullptr: no bias
   const float *ColBias = nullptr; ///< per column (MatMul's fused bias): ColBias[j] for the tile's column j
-  bool Clamp = false;
-  float Min = 0, Max = 0;
+  FusedAct Act; ///< a fused activation (Conv's: clamp, sigmoid, SiLU, hard sigmoid / swish)
   bool Gelu = false; ///< then GELU (erf form, approx::geluErfF32's values): a fused MatMul + Gelu
 };
 
@@ -157,12 +157,11 @@ struct GemmColumnSplit {
   const int64_t *Ldc = nullptr;
 };
 
-/// The epilogue of a whole GEMM: RowBias[i] (i a row of C) is added to row i; then the clamp.
+/// The epilogue of a whole GEMM: RowBias[i] (i a row of C) is added to row i; then the activation.
 struct GemmEpilogue {
   const float *RowBias = nullptr;
   const float *ColBias = nullptr; ///< ColBias[j] (j a column of C) is added to column j
-  bool Clamp = false;
-  float Min = 0, Max = 0;
+  FusedAct Act; ///< then the fused activation
   bool Gelu = false; ///< last, GELU (erf form) of every element, as approx::geluErfF32 computes it
   const GemmColumnSplit *Split = nullptr; ///< C and Ldc are ignored when set
 };

@@ -115,8 +115,8 @@ bf16Tile(int64_t Pc, const uint32_t *A, int64_t Lda, const uint32_t *B, float *C
   const __mmask16 M1 = Nr >= 32   ? static_cast<__mmask16>(0xFFFF)
                        : Nr > 16 ? static_cast<__mmask16>((1u << (Nr - 16)) - 1u)
                                  : static_cast<__mmask16>(0);
-  const bool Bias = Ep && Ep->Bias, Clamp = Ep && Ep->Clamp, ColBias = Ep && Ep->ColBias, Gelu = Ep && Ep->Gelu;
-  const __m512 Lo = _mm512_set1_ps(Clamp ? Ep->Min : 0.0f), Hi = _mm512_set1_ps(Clamp ? Ep->Max : 0.0f);
+  const bool Bias = Ep && Ep->Bias, Act = Ep && Ep->Act.on(), ColBias = Ep && Ep->ColBias, Gelu = Ep && Ep->Gelu;
+  const Act512 Av(Act ? Ep->Act : FusedAct());
   const __m512 CB0 = ColBias ? _mm512_maskz_loadu_ps(M0, Ep->ColBias) : _mm512_setzero_ps();
   const __m512 CB1 = ColBias ? _mm512_maskz_loadu_ps(M1, Ep->ColBias + 16) : _mm512_setzero_ps();
   OPT_UNROLL for (int I = 0; I < R; ++I) {
@@ -135,8 +135,8 @@ bf16Tile(int64_t Pc, const uint32_t *A, int64_t Lda, const uint32_t *B, float *C
     }
     if (ColBias)
       V0 = _mm512_add_ps(V0, CB0), V1 = _mm512_add_ps(V1, CB1);
-    if (Clamp) // max/min with the value second so NaN passes through
-      V0 = _mm512_min_ps(Hi, _mm512_max_ps(Lo, V0)), V1 = _mm512_min_ps(Hi, _mm512_max_ps(Lo, V1));
+    if (Act) // in registers (a clamp keeps NaN: the value operand second)
+      V0 = Av(V0), V1 = Av(V1);
     if (Gelu)
       V0 = vec512::gelu512(V0), V1 = vec512::gelu512(V1);
     _mm512_mask_storeu_ps(Row, M0, V0);
@@ -209,7 +209,7 @@ GemmTileEpilogue tileEpilogue(const GemmEpilogue &Ep, int64_t R0, int64_t J0) {
   GemmTileEpilogue T;
   T.Bias = Ep.RowBias ? Ep.RowBias + R0 : nullptr;
   T.ColBias = Ep.ColBias ? Ep.ColBias + J0 : nullptr;
-  T.Clamp = Ep.Clamp, T.Min = Ep.Min, T.Max = Ep.Max, T.Gelu = Ep.Gelu;
+  T.Act = Ep.Act, T.Gelu = Ep.Gelu;
   return T;
 }
 
@@ -237,8 +237,8 @@ void emptyProduct(int64_t M, int64_t N, float *C, int64_t Ldc, const GemmEpilogu
         V += Ep->RowBias[I];
       if (Ep && Ep->ColBias)
         V += Ep->ColBias[J];
-      if (Ep && Ep->Clamp)
-        V = std::min(Ep->Max, std::max(Ep->Min, V));
+      if (Ep)
+        V = Ep->Act(V);
       if (Ep && Ep->Gelu)
         approx::geluErfF32(&V, &V, 1);
       columnOf(C, Ldc, Ep, J, Stride)[I * Stride] = V;

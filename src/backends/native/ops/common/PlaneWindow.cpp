@@ -77,15 +77,15 @@ __attribute__((target("avx512f,fma"))) inline void dwBlockAvx512(const Depthwise
       }
     }
   }
-  const __m512 Lo = _mm512_set1_ps(G.ActMin), Hi = _mm512_set1_ps(G.ActMax);
+  const Act512 Av(G.Act);
   const int64_t Left = G.OW - Ow0;
   const __mmask16 StoreMask = Left >= kLanes ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << Left) - 1u);
   for (int R = 0; R < RowsAtOnce; ++R) {
     __m512 V = Acc[R];
     if (IsMax)
       V = _mm512_mask_mov_ps(V, Nan[R], _mm512_set1_ps(NAN));
-    if (!IsMax && G.HasAct)
-      V = _mm512_min_ps(_mm512_max_ps(V, Lo), Hi);
+    if (!IsMax && Av.on())
+      V = Av(V);
     _mm512_mask_storeu_ps(Out + (Oh + R) * G.OW + Ow0, StoreMask, V);
   }
 }

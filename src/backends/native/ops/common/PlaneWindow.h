@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "backends/native/ops/common/FusedActivation.h"
 #include "backends/native/ops/common/Pooling.h"
 
 namespace optimium {
@@ -21,8 +22,7 @@ struct DepthwiseGeometry {
   int64_t KH, KW;         ///< kernel
   int64_t SH, SW, DH, DW; ///< strides, dilations
   int64_t PH, PW;         ///< leading pads (trailing pads follow from the sizes)
-  bool HasAct = false;    ///< clamp to [ActMin, ActMax] after the bias (fused Relu/Clip)
-  float ActMin = 0, ActMax = 0;
+  FusedAct Act;           ///< the fused activation, after the bias
 };
 
 /// The geometry of a 2-D window op (W: kernel, strides, dilations) on planes of G (sizes and
@@ -56,11 +56,11 @@ struct DepthwisePlan {
 DepthwisePlan planDepthwise(const DepthwiseGeometry &G);
 
 /// Out[OH, OW] = bias + sum over taps of K[kh, kw] * In[ih, iw] (zero outside the plane), clamped
-/// when G.HasAct.
+/// when G.Act is on.
 void depthwisePlaneAvx512(const DepthwisePlan &P, const float *In, const float *K, float Bias, float *Out);
 
 /// Out[OH, OW] = max over the window's taps inside the plane (-inf when none; NaN propagates).
-/// G.HasAct is ignored.
+/// G.Act is ignored.
 void maxPoolPlaneAvx512(const DepthwisePlan &P, const float *In, float *Out);
 
 } // namespace ops

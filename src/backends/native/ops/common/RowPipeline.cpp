@@ -38,7 +38,7 @@ inline __mmask16 lanesBelow(int64_t N) {
 template <int R, bool Half>
 __attribute__((target("avx512f,fma"), always_inline)) inline void
 pointwiseTile(const float *Panel, int64_t K, const float *X, int64_t Ldx, __mmask16 M0, __mmask16 M1,
-              const float *Bias, bool Clamp, float Lo, float Hi, float *Out, int64_t Ldo, const float *Res) {
+              const float *Bias, const FusedAct &Act, float *Out, int64_t Ldo, const float *Res) {
   __m512 Acc0[R], Acc1[R]; // start from the bias: no add in the write-back
   _Pragma("GCC unroll 12") for (int I = 0; I < R; ++I) Acc0[I] = Acc1[I] = Bias ? _mm512_set1_ps(Bias[I]) : _mm512_setzero_ps();
   _Pragma("GCC unroll 2") for (int64_t Kk = 0; Kk < K; ++Kk) {
@@ -53,7 +53,8 @@ pointwiseTile(const float *Panel, int64_t K, const float *X, int64_t Ldx, __mmas
         Acc1[I] = _mm512_fmadd_ps(Av, B1, Acc1[I]);
     }
   }
-  __m512 LoV = _mm512_set1_ps(Lo), HiV = _mm512_set1_ps(Hi);
+  const bool Clamp = Act.Kind == ActKind::Clamp, Other = !Act.clampOnly();
+  __m512 LoV = _mm512_set1_ps(Act.Min), HiV = _mm512_set1_ps(Act.Max);
   // Kept here: hoisted out of the caller's tile loop they would hold two registers through the
   // k loop, and the 24 accumulators + 2 pixel vectors + 1 broadcast then spill.
   __asm__ volatile("" : "+v"(LoV), "+v"(HiV));
@@ -66,6 +67,10 @@ pointwiseTile(const float *Panel, int64_t K, const float *X, int64_t Ldx, __mmas
     }
     if (Clamp) // the value second: NaN passes through
       V0 = _mm512_min_ps(HiV, _mm512_max_ps(LoV, V0)), V1 = _mm512_min_ps(HiV, _mm512_max_ps(LoV, V1));
+    if (Other) { // sigmoid, SiLU, hard sigmoid / swish: in registers too
+      const Act512 Av(Act);
+      V0 = Av(V0), V1 = Av(V1);
+    }
     _mm512_mask_storeu_ps(Out + I * Ldo, M0, V0);
     if (!Half)
       _mm512_mask_storeu_ps(Out + I * Ldo + kLanes, M1, V1);
@@ -74,18 +79,18 @@ pointwiseTile(const float *Panel, int64_t K, const float *X, int64_t Ldx, __mmas
 
 template <int R>
 __attribute__((target("avx512f,fma"))) void pointwiseRun(const float *Panel, int64_t K, const float *X, int64_t Ldx,
-                                                         int64_t N, const float *Bias, bool Clamp, float Lo, float Hi,
+                                                         int64_t N, const float *Bias, const FusedAct &Act,
                                                          float *Out, int64_t Ldo, const float *Res) {
   int64_t J = 0;
   const __mmask16 All = static_cast<__mmask16>(0xFFFF);
   for (; J + 2 * kLanes <= N; J += 2 * kLanes)
-    pointwiseTile<R, false>(Panel, K, X + J, Ldx, All, All, Bias, Clamp, Lo, Hi, Out + J, Ldo, Res ? Res + J : nullptr);
+    pointwiseTile<R, false>(Panel, K, X + J, Ldx, All, All, Bias, Act, Out + J, Ldo, Res ? Res + J : nullptr);
   const int64_t Left = N - J;
   if (Left > kLanes)
-    pointwiseTile<R, false>(Panel, K, X + J, Ldx, All, lanesBelow(Left - kLanes), Bias, Clamp, Lo, Hi, Out + J, Ldo,
+    pointwiseTile<R, false>(Panel, K, X + J, Ldx, All, lanesBelow(Left - kLanes), Bias, Act, Out + J, Ldo,
                             Res ? Res + J : nullptr);
   else if (Left > 0)
-    pointwiseTile<R, true>(Panel, K, X + J, Ldx, lanesBelow(Left), 0, Bias, Clamp, Lo, Hi, Out + J, Ldo,
+    pointwiseTile<R, true>(Panel, K, X + J, Ldx, lanesBelow(Left), 0, Bias, Act, Out + J, Ldo,
                            Res ? Res + J : nullptr);
 }
 
@@ -118,11 +123,11 @@ dwUnits(const DepthwiseGeometry &G, const __mmask16 *Masks, const float *const *
       }
     }
   }
-  const __m512 Lo = _mm512_set1_ps(G.ActMin), Hi = _mm512_set1_ps(G.ActMax);
+  const Act512 Av(G.Act);
   _Pragma("GCC unroll 8") for (int Un = 0; Un < U; ++Un) {
     __m512 V = Acc[Un];
-    if (G.HasAct)
-      V = _mm512_min_ps(Hi, _mm512_max_ps(Lo, V));
+    if (Av.on())
+      V = Av(V);
     const int64_t Ow0 = UB[Un] * kLanes;
     _mm512_mask_storeu_ps(Out + UR[Un] * G.OW + Ow0, lanesBelow(G.OW - Ow0), V);
   }
@@ -185,12 +190,12 @@ __attribute__((target("avx512f,fma"))) void dw3x3Tile(const DepthwiseGeometry &G
       }
     }
   }
-  const __m512 Lo = _mm512_set1_ps(G.ActMin), Hi = _mm512_set1_ps(G.ActMax);
+  const Act512 Av(G.Act);
   const __mmask16 Last = lanesBelow(G.OW - (NB - 1) * kLanes);
   _Pragma("GCC unroll 8") for (int R = 0; R < RU; ++R) _Pragma("GCC unroll 8") for (int B = 0; B < NB; ++B) {
       __m512 V = Acc[R][B];
-      if (G.HasAct)
-        V = _mm512_min_ps(Hi, _mm512_max_ps(Lo, V));
+      if (Av.on())
+        V = Av(V);
       if (B == NB - 1)
         _mm512_mask_storeu_ps(Out + R * G.OW + B * kLanes, Last, V);
       else
@@ -262,12 +267,12 @@ __attribute__((target("avx512f,fma"))) void dw3x3UnitTile(const Dw3x3RowPlan &P,
       }
     }
   }
-  const __m512 Lo = _mm512_set1_ps(P.ActMin), Hi = _mm512_set1_ps(P.ActMax);
+  const Act512 Av(P.Act);
   const __mmask16 Last = lanesBelow(P.OW - (NB - 1) * kLanes);
   _Pragma("GCC unroll 8") for (int R = 0; R < RU; ++R) _Pragma("GCC unroll 8") for (int B = 0; B < NB; ++B) {
       __m512 V = Acc[R][B];
-      if (P.HasAct)
-        V = _mm512_min_ps(Hi, _mm512_max_ps(Lo, V));
+      if (Av.on())
+        V = Av(V);
       if (B == NB - 1)
         _mm512_mask_storeu_ps(Out + R * P.OW + B * kLanes, Last, V);
       else
@@ -306,12 +311,12 @@ __attribute__((target("avx512f,fma"))) void dw3x3ShiftTile(const Dw3x3RowPlan &P
       }
     }
   }
-  const __m512 Lo = _mm512_set1_ps(P.ActMin), Hi = _mm512_set1_ps(P.ActMax);
+  const Act512 Av(P.Act);
   const __mmask16 Last = lanesBelow(P.OW - (NB - 1) * kLanes);
   _Pragma("GCC unroll 8") for (int R = 0; R < RU; ++R) _Pragma("GCC unroll 8") for (int B = 0; B < NB; ++B) {
       __m512 V = Acc[R][B];
-      if (P.HasAct)
-        V = _mm512_min_ps(Hi, _mm512_max_ps(Lo, V));
+      if (Av.on())
+        V = Av(V);
       if (B == NB - 1)
         _mm512_mask_storeu_ps(Out + R * P.OW + B * kLanes, Last, V);
       else
@@ -381,12 +386,12 @@ __attribute__((target("avx512f,fma"))) void dw3x3Split2Tile(const Dw3x3RowPlan &
       }
     }
   }
-  const __m512 Lo = _mm512_set1_ps(P.ActMin), Hi = _mm512_set1_ps(P.ActMax);
+  const Act512 Av(P.Act);
   const __mmask16 Last = lanesBelow(P.OW - (NB - 1) * kLanes);
   _Pragma("GCC unroll 8") for (int R = 0; R < RU; ++R) _Pragma("GCC unroll 8") for (int B = 0; B < NB; ++B) {
       __m512 V = Acc[R][B];
-      if (P.HasAct)
-        V = _mm512_min_ps(Hi, _mm512_max_ps(Lo, V));
+      if (Av.on())
+        V = Av(V);
       if (B == NB - 1)
         _mm512_mask_storeu_ps(Out + R * P.OW + B * kLanes, Last, V);
       else
@@ -452,8 +457,8 @@ __attribute__((target("avx512f"))) void deinterleaveRow(const float *Src, int64_
 template <int R, bool Prefetch>
 __attribute__((target("avx512f,fma"))) inline void transposedTile(const float *X, int64_t Ldx, int64_t K,
                                                                   const float *WT, int64_t Ldw, __mmask16 M0,
-                                                                  __mmask16 M1, const float *ColBias, bool Clamp,
-                                                                  float Lo, float Hi, float *Out, int64_t Ldo,
+                                                                  __mmask16 M1, const float *ColBias, const FusedAct &Act,
+                                                                  float *Out, int64_t Ldo,
                                                                   const float *Next) {
   const __m512 Bias0 = ColBias ? _mm512_maskz_loadu_ps(M0, ColBias) : _mm512_setzero_ps();
   const __m512 Bias1 = ColBias ? _mm512_maskz_loadu_ps(M1, ColBias + kLanes) : _mm512_setzero_ps();
@@ -471,12 +476,17 @@ __attribute__((target("avx512f,fma"))) inline void transposedTile(const float *X
       Acc1[I] = _mm512_fmadd_ps(Av, B1, Acc1[I]);
     }
   }
-  __m512 LoV = _mm512_set1_ps(Lo), HiV = _mm512_set1_ps(Hi);
+  const bool Clamp = Act.Kind == ActKind::Clamp, Other = !Act.clampOnly();
+  __m512 LoV = _mm512_set1_ps(Act.Min), HiV = _mm512_set1_ps(Act.Max);
   __asm__ volatile("" : "+v"(LoV), "+v"(HiV)); // see pointwiseTile
   _Pragma("GCC unroll 12") for (int I = 0; I < R; ++I) {
     __m512 V0 = Acc0[I], V1 = Acc1[I];
     if (Clamp)
       V0 = _mm512_min_ps(HiV, _mm512_max_ps(LoV, V0)), V1 = _mm512_min_ps(HiV, _mm512_max_ps(LoV, V1));
+    if (Other) { // sigmoid, SiLU, hard sigmoid / swish: in registers too
+      const Act512 Av(Act);
+      V0 = Av(V0), V1 = Av(V1);
+    }
     _mm512_mask_storeu_ps(Out + I * Ldo, M0, V0);
     _mm512_mask_storeu_ps(Out + I * Ldo + kLanes, M1, V1);
   }
@@ -485,15 +495,15 @@ __attribute__((target("avx512f,fma"))) inline void transposedTile(const float *X
 template <int R>
 __attribute__((target("avx512f,fma"))) void transposedPanel(const float *X, int64_t Ldx, int64_t K, const float *WT,
                                                             int64_t Ldw, int64_t Cols, const float *ColBias,
-                                                            bool Clamp, float Lo, float Hi, float *Out, int64_t Ldo,
+                                                            const FusedAct &Act, float *Out, int64_t Ldo,
                                                             const float *Next) {
   for (int64_t C0 = 0; C0 < Cols; C0 += 2 * kLanes) {
     const __mmask16 M0 = lanesBelow(Cols - C0), M1 = lanesBelow(Cols - C0 - kLanes);
     const float *Bias = ColBias ? ColBias + C0 : nullptr;
     if (Next && C0 == 0)
-      transposedTile<R, true>(X, Ldx, K, WT + C0, Ldw, M0, M1, Bias, Clamp, Lo, Hi, Out + C0, Ldo, Next);
+      transposedTile<R, true>(X, Ldx, K, WT + C0, Ldw, M0, M1, Bias, Act, Out + C0, Ldo, Next);
     else
-      transposedTile<R, false>(X, Ldx, K, WT + C0, Ldw, M0, M1, Bias, Clamp, Lo, Hi, Out + C0, Ldo, nullptr);
+      transposedTile<R, false>(X, Ldx, K, WT + C0, Ldw, M0, M1, Bias, Act, Out + C0, Ldo, nullptr);
   }
 }
 
@@ -502,7 +512,7 @@ __attribute__((target("avx512f,fma"))) void depthwiseChannels(const DepthwiseGeo
                                                               int64_t Ldi, const float *KT, int64_t Ldk,
                                                               const float *Bias, int64_t Cols, float *Out,
                                                               int64_t Ldo) {
-  const __m512 Lo = _mm512_set1_ps(G.ActMin), Hi = _mm512_set1_ps(G.ActMax);
+  const Act512 Av(G.Act);
   const int64_t OutPixels = static_cast<int64_t>(Taps.Begin.size()) - 1;
   for (int64_t C0 = 0; C0 < Cols; C0 += 4 * kLanes) {
     const int64_t Groups = std::min<int64_t>(4, (Cols - C0) / kLanes);
@@ -524,8 +534,8 @@ __attribute__((target("avx512f,fma"))) void depthwiseChannels(const DepthwiseGeo
       }
       for (int64_t Gp = 0; Gp < Groups; ++Gp) {
         __m512 V = Acc[Gp];
-        if (G.HasAct)
-          V = _mm512_min_ps(Hi, _mm512_max_ps(Lo, V));
+        if (Av.on())
+          V = Av(V);
         _mm512_storeu_ps(Out + O * Ldo + C0 + Gp * kLanes, V);
       }
     }
@@ -584,18 +594,18 @@ std::vector<float> packPointwiseWeights(const float *W, int64_t M, int64_t K) {
 }
 
 void pointwiseRunAvx512(const float *Panel, int64_t Rows, int64_t K, const float *X, int64_t Ldx, int64_t N,
-                        const float *Bias, bool Clamp, float Lo, float Hi, float *Out, int64_t Ldo, const float *Res) {
+                        const float *Bias, const FusedAct &Act, float *Out, int64_t Ldo, const float *Res) {
 #ifdef OPT_SIMD_X86
   switch (Rows) {
 #define OPT_CASE(C)                                                                                                    \
-  case C: return pointwiseRun<C>(Panel, K, X, Ldx, N, Bias, Clamp, Lo, Hi, Out, Ldo, Res);
+  case C: return pointwiseRun<C>(Panel, K, X, Ldx, N, Bias, Act, Out, Ldo, Res);
     OPT_CASE(1) OPT_CASE(2) OPT_CASE(3) OPT_CASE(4) OPT_CASE(5) OPT_CASE(6)
     OPT_CASE(7) OPT_CASE(8) OPT_CASE(9) OPT_CASE(10) OPT_CASE(11) OPT_CASE(12)
 #undef OPT_CASE
   default: return;
   }
 #else
-  (void)Panel, (void)Rows, (void)K, (void)X, (void)Ldx, (void)N, (void)Bias, (void)Clamp, (void)Lo, (void)Hi;
+  (void)Panel, (void)Rows, (void)K, (void)X, (void)Ldx, (void)N, (void)Bias, (void)Act;
   (void)Out, (void)Ldo, (void)Res;
 #endif
 }
@@ -605,7 +615,7 @@ Dw3x3RowPlan planDw3x3Rows(const DepthwiseGeometry &G, bool Deinterleaved) {
   if (G.KH != 3 || G.KW != 3 || G.DH != 1 || G.DW != 1 || G.SW != (Deinterleaved ? 2 : 1))
     return P;
   P.OW = G.OW, P.SH = G.SH, P.Blocks = (G.OW + kLanes - 1) / kLanes;
-  P.HasAct = G.HasAct, P.ActMin = G.ActMin, P.ActMax = G.ActMax;
+  P.Act = G.Act;
   if (P.Blocks < 1 || P.Blocks > 8)
     return P;
   if (Deinterleaved) { // split rows: one column of padding on each side, vertical stride 2
@@ -665,17 +675,17 @@ void deinterleaveRowsAvx512(const float *X, int64_t Ldx, int64_t K, int64_t Rows
 }
 
 void pointwiseTransposedAvx512(const float *X, int64_t Ldx, int64_t Pixels, int64_t K, const float *WT, int64_t Ldw,
-                               int64_t Cols, const float *ColBias, bool Clamp, float Lo, float Hi, float *Out,
+                               int64_t Cols, const float *ColBias, const FusedAct &Act, float *Out,
                                int64_t Ldo, const float *Next) {
 #ifdef OPT_SIMD_X86
   int64_t P0 = 0;
   for (; P0 + MR <= Pixels; P0 += MR)
-    transposedPanel<12>(X + P0, Ldx, K, WT, Ldw, Cols, ColBias, Clamp, Lo, Hi, Out + P0 * Ldo, Ldo,
+    transposedPanel<12>(X + P0, Ldx, K, WT, Ldw, Cols, ColBias, Act, Out + P0 * Ldo, Ldo,
                         P0 == 0 ? Next : nullptr);
   switch (Pixels - P0) {
 #define OPT_CASE(C)                                                                                                    \
   case C:                                                                                                              \
-    return transposedPanel<C>(X + P0, Ldx, K, WT, Ldw, Cols, ColBias, Clamp, Lo, Hi, Out + P0 * Ldo, Ldo,             \
+    return transposedPanel<C>(X + P0, Ldx, K, WT, Ldw, Cols, ColBias, Act, Out + P0 * Ldo, Ldo,             \
                               P0 == 0 ? Next : nullptr);
     OPT_CASE(1) OPT_CASE(2) OPT_CASE(3) OPT_CASE(4) OPT_CASE(5) OPT_CASE(6)
     OPT_CASE(7) OPT_CASE(8) OPT_CASE(9) OPT_CASE(10) OPT_CASE(11)
@@ -683,8 +693,8 @@ void pointwiseTransposedAvx512(const float *X, int64_t Ldx, int64_t Pixels, int6
   default: return;
   }
 #else
-  (void)X, (void)Ldx, (void)Pixels, (void)K, (void)WT, (void)Ldw, (void)Cols, (void)ColBias, (void)Clamp, (void)Lo;
-  (void)Hi, (void)Out, (void)Ldo, (void)Next;
+  (void)X, (void)Ldx, (void)Pixels, (void)K, (void)WT, (void)Ldw, (void)Cols, (void)ColBias, (void)Act;
+  (void) (void)Out, (void)Ldo, (void)Next;
 #endif
 }
 

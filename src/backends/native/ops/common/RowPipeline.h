@@ -28,15 +28,15 @@ std::vector<float> packPointwiseWeights(const float *W, int64_t M, int64_t K);
 
 /// Out[i][j] = clamp(Bias[i] + sum over k of W[i][k] * X[k * Ldx + j]) for the Rows (<=
 /// kRowPipelineMR) channels of one packed panel and pixels j in [0, N); row i of Out at Out + i *
-/// Ldo. Bias may be null; the clamp applies when Clamp. Res (may be null): a residual laid out as
+/// Ldo. Bias may be null; then the activation Act. Res (may be null): a residual laid out as
 /// Out, added after the bias and before the clamp (a Conv with passes/FuseConvResidual's input).
 void pointwiseRunAvx512(const float *Panel, int64_t Rows, int64_t K, const float *X, int64_t Ldx, int64_t N,
-                        const float *Bias, bool Clamp, float Lo, float Hi, float *Out, int64_t Ldo,
+                        const float *Bias, const FusedAct &Act, float *Out, int64_t Ldo,
                         const float *Res = nullptr);
 
 /// R consecutive output rows of a depthwise plane of geometry G (G.DH == G.DW == 1, G.SW 1 or 2):
 /// Out[r][ow] = clamp(Bias + sum over taps of K[kh][kw] * Rows[r * SH + kh][ow * SW - PW + kw]),
-/// clamped when G.HasAct; Out rows are G.OW apart. Rows[i] is the input row i of the first output
+/// then G.Act; Out rows are G.OW apart. Rows[i] is the input row i of the first output
 /// row's window (oh0 * SH - PH + i), never null: a row outside the plane points at zeros (at least
 /// G.W + 32 of them). Columns outside the plane are masked off (Masks: planDepthwise(G).Masks).
 void depthwiseRowsAvx512(const DepthwiseGeometry &G, const uint16_t *Masks, const float *const *Rows, int64_t R,
@@ -51,8 +51,7 @@ struct Dw3x3RowPlan {
   int64_t OW = 0, Blocks = 0, SH = 1;
   int64_t Off[3] = {0, 0, 0};
   std::vector<uint16_t> Masks; ///< [block][kw]: the lanes whose tap reads inside the row
-  bool HasAct = false;
-  float ActMin = 0, ActMax = 0;
+  FusedAct Act;
   /// Stride 1 with one column of padding on each side ("same"): each input row is loaded once per
   /// block and shifted in registers for the side taps (LastLanes: its lanes in the last block).
   bool Shifted = false;
@@ -82,7 +81,7 @@ void deinterleaveRowsAvx512(const float *X, int64_t Ldx, int64_t K, int64_t Rows
 /// the weights of the caller's next call (64 columns of each of the K rows, Ldw apart), fetched into
 /// L1 while this one computes: a layer's weights come from L3 once per run.
 void pointwiseTransposedAvx512(const float *X, int64_t Ldx, int64_t Pixels, int64_t K, const float *WT, int64_t Ldw,
-                               int64_t Cols, const float *ColBias, bool Clamp, float Lo, float Hi, float *Out,
+                               int64_t Cols, const float *ColBias, const FusedAct &Act, float *Out,
                                int64_t Ldo, const float *Next = nullptr);
 
 /// The taps of each output pixel of a depthwise window that fall inside the input plane:
@@ -93,7 +92,7 @@ struct DepthwiseTapList {
 DepthwiseTapList listDepthwiseTaps(const DepthwiseGeometry &G);
 
 /// Out[o][c] = clamp(Bias[c] + sum over o's taps t of KT[t.Tap * Ldk + c] * In[t.Pixel * Ldi + c])
-/// for the Cols (a multiple of 16) channels; Bias may be null; the clamp as G.HasAct.
+/// for the Cols (a multiple of 16) channels; Bias may be null; then G.Act.
 void depthwiseChannelsAvx512(const DepthwiseGeometry &G, const DepthwiseTapList &Taps, const float *In, int64_t Ldi,
                              const float *KT, int64_t Ldk, const float *Bias, int64_t Cols, float *Out, int64_t Ldo);
 

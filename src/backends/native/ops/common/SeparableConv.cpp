@@ -147,7 +147,7 @@ Result<SeparableRun> planSeparableRun(const char *Name, const SeparableAttrs &A,
 
 DepthwiseGeometry separableGeometry(const SeparableAttrs &A, const WindowGeometry &Geo) {
   DepthwiseGeometry G = planeGeometryOf(A.W, &Geo);
-  G.HasAct = A.Depthwise.On, G.ActMin = A.Depthwise.Min, G.ActMax = A.Depthwise.Max;
+  G.Act = A.Depthwise;
   return G;
 }
 

@@ -92,7 +92,7 @@ __attribute__((target("avx512f"))) void smallTile(const SmallConvGeometry &G, co
         }
       }
     }
-  const __m512 Lo = _mm512_set1_ps(G.ActMin), Hi = _mm512_set1_ps(G.ActMax);
+  const Act512 Av(G.Act);
   for (int C = 0; C < CB; ++C) {
     const int64_t Co = Co0 + C;
     if (Co >= G.M)
@@ -100,8 +100,8 @@ __attribute__((target("avx512f"))) void smallTile(const SmallConvGeometry &G, co
     const __m512 Bv = _mm512_set1_ps(Bias ? Bias[Co] : 0.0f);
     for (int S = 0; S < V; ++S) {
       __m512 R = _mm512_add_ps(Acc[C][S], Bv);
-      if (G.HasAct) // max/min return their second operand for a NaN: it passes through, as in the reference
-        R = _mm512_mask_min_ps(R, 0xFFFF, Hi, _mm512_mask_max_ps(R, 0xFFFF, Lo, R));
+      if (Av.on()) // a clamp passes NaN through, as in the reference
+        R = Av(R);
       const int64_t Lanes = std::min<int64_t>(16, G.OW - Ow[S]);
       const __mmask16 K = static_cast<__mmask16>((1u << Lanes) - 1u);
       _mm512_mask_storeu_ps(Out.Yb + C * Out.Plane + (Oh[S] - Out.Row0) * G.OW + Ow[S], K, R);
@@ -166,7 +166,7 @@ OPT_NO_PREDICTIVE_COMMONING __attribute__((target("avx512f"))) void pixelTile(co
   }
   const __m512i Lane = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
                                           _mm512_set1_epi32(static_cast<int>(Out.Plane)));
-  const __m512 Lo = _mm512_set1_ps(G.ActMin), Hi = _mm512_set1_ps(G.ActMax);
+  const Act512 Av(G.Act);
   // Pooled: pixel Ow0 / 2 + j of pooled row Oh / 2 (rows OW / 2 wide).
   constexpr bool Pooled = Mode == PixelMode::PoolSecond;
   constexpr int NOut = Pooled ? P / 2 : P;
@@ -183,8 +183,8 @@ OPT_NO_PREDICTIVE_COMMONING __attribute__((target("avx512f"))) void pixelTile(co
 #pragma GCC unroll 16
     for (int I = 0; I < NOut; ++I) {
       __m512 R = _mm512_add_ps(Acc[I][V], Bv);
-      if (G.HasAct)
-        R = _mm512_mask_min_ps(R, 0xFFFF, Hi, _mm512_mask_max_ps(R, 0xFFFF, Lo, R));
+      if (Av.on())
+        R = Av(R);
       _mm512_mask_i32scatter_ps(Dst + I, K, Lane, R, 4);
     }
   }

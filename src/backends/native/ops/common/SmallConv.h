@@ -27,8 +27,7 @@ struct SmallConvGeometry {
   int64_t M = 0, OH = 0, OW = 0; ///< output channels and plane
   int64_t KH = 0, KW = 0;        ///< kernel
   int64_t PH = 0, PW = 0;        ///< leading pads
-  bool HasAct = false;           ///< clamp to [ActMin, ActMax] after the bias (fused Relu/Clip)
-  float ActMin = 0, ActMax = 0;
+  FusedAct Act;           ///< the fused activation, after the bias
 };
 
 /// Weights [M, C, KH, KW] in blocks of CB output channels: block b holds, for each (c, kh, kw) in
@@ -49,7 +48,7 @@ inline bool smallConvPixelTiles(int64_t OW, int64_t M) { return OW < 16 && M >= 
 void packSmallConvWeights(const float *Wt, int64_t M, int64_t C, int64_t KH, int64_t KW, bool ForRows,
                            bool ForPixels, SmallConvWeights &Out);
 
-/// Y[M, OH, OW] = bias + conv(X[C, H, W]) for one image, clamped when G.HasAct. Bias may be null.
+/// Y[M, OH, OW] = bias + conv(X[C, H, W]) for one image, then the activation G.Act. Bias may be null.
 /// W must hold the layout smallConvPixelTiles(G.OW, G.M) selects.
 void smallConv(const SmallConvGeometry &G, const SmallConvWeights &W, const float *Bias, const float *X, float *Y,
                 const Parallel &Par);

@@ -121,10 +121,7 @@ void outputTilesPortable(const float *M, int64_t Cols, int64_t Col0, int64_t K, 
           float Vv = O[I * Tile + Jj] + Bias;
           if (Ep.Residual)
             Vv += Ep.Residual[Off];
-          if (Ep.Clamp) { // NaN passes through
-            Vv = Vv < Ep.Min ? Ep.Min : Vv;
-            Vv = Vv > Ep.Max ? Ep.Max : Vv;
-          }
+          Vv = Ep.Act(Vv);
           Y[Off] = Vv;
         }
     }
@@ -284,7 +281,7 @@ __attribute__((target("avx512f"))) void unpackOutputAvx512(const float *Yb, int6
                                                            const WinogradGeometry &G, int64_t Oh0, int64_t YRows,
                                                            int64_t Wo, const WinogradEpilogue &Ep, float *Y) {
   const int64_t OutPlane = G.OH * G.OW;
-  const __m512 Lo = _mm512_set1_ps(Ep.Clamp ? Ep.Min : 0.0f), Hi = _mm512_set1_ps(Ep.Clamp ? Ep.Max : 0.0f);
+  const Act512 Av(Ep.Act);
   for (int64_t J0 = 0; J0 < Cols && Col0 + J0 < K; J0 += 16) {
     const int64_t Nk = std::min<int64_t>(16, K - Col0 - J0);
     for (int64_t R = 0; R < YRows && Oh0 + R < G.OH; ++R) {
@@ -301,8 +298,8 @@ __attribute__((target("avx512f"))) void unpackOutputAvx512(const float *Yb, int6
           __m512 V = B[Ch];
           if (Ep.Residual)
             V = _mm512_add_ps(V, _mm512_maskz_loadu_ps(Wm, Ep.Residual + Off + Ch * OutPlane));
-          if (Ep.Clamp) // max/min with the value second so NaN passes through
-            V = _mm512_min_ps(Hi, _mm512_max_ps(Lo, V));
+          if (Av.on()) // in registers; a clamp keeps NaN (the value operand second)
+            V = Av(V);
           _mm512_mask_storeu_ps(Y + Off + Ch * OutPlane, Wm, V);
         }
       }

@@ -18,12 +18,11 @@ namespace detail {
 namespace ops {
 
 /// What the output transform applies to each output value v: v + Bias[k] (+ Residual at the same
-/// NCHW position), then the clamp.
+/// NCHW position), then the fused activation.
 struct WinogradEpilogue {
   const float *Bias = nullptr;     ///< per output channel, or nullptr
   const float *Residual = nullptr; ///< same shape as the output (one image), or nullptr
-  bool Clamp = false;
-  float Min = 0, Max = 0;
+  FusedAct Act; ///< the fused activation
 };
 
 /// Geometry of one image: input H x W, output OH x OW, top/left padding (any padding: positions

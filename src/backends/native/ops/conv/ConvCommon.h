@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "backends/native/ops/common/FusedActivation.h"
 #include "backends/native/ops/common/Gemm.h"
 #include "backends/native/ops/common/OpUtil.h"
 #include "backends/native/ops/common/Pooling.h"
@@ -22,21 +23,12 @@ namespace conv {
 struct ConvAttrs {
   WindowAttrs W;
   int64_t Group = 1;
-  /// A fused activation clamp (passes/FuseConvActivation: Relu, Clip), applied after the bias.
-  bool HasAct = false;
-  float ActMin = -INFINITY, ActMax = INFINITY;
+  /// A fused activation (passes/FuseConvActivation: Relu, Clip, Sigmoid, SiLU, HardSigmoid,
+  /// HardSwish), applied after the bias (and the fused residual).
+  FusedAct Act;
 
-  /// Clamps Count values in place (NaN passes through).
-  void applyAct(float *Y, size_t Count) const {
-    if (!HasAct)
-      return;
-    const float L = ActMin, H = ActMax;
-    for (size_t I = 0; I < Count; ++I) {
-      float V = Y[I];
-      V = V < L ? L : V;
-      Y[I] = V > H ? H : V;
-    }
-  }
+  /// Applies the activation to Count values in place.
+  void applyAct(float *Y, size_t Count) const { applyFusedAct(Act, Y, Count); }
 };
 
 /// Concrete sizes of one run, checked against the output.

@@ -88,7 +88,7 @@ public:
     const float *X = Ctx.Inputs[0].data<float>(), *Wt = Ctx.Inputs[1].data<float>(), *B = biasOf(Ctx);
     float *Y = Ctx.Outputs[0].data<float>();
     DepthwiseGeometry G = planeGeometryOf(A.W, &R.G);
-    G.HasAct = A.HasAct, G.ActMin = A.ActMin, G.ActMax = A.ActMax;
+    G.Act = A.Act;
     if (R.OutPlane == 0 || R.N * R.M == 0)
       return Status::ok();
     if (!depthwiseAvx512Supported(G))
@@ -148,7 +148,7 @@ KernelVariant depthwiseAvx512Variant() {
             if (XS[2].isConst() && XS[3].isConst()) {
               const WindowGeometry Geo = computeWindowGeometry(A.W, {1, 1, XS[2].value(), XS[3].value()});
               DepthwiseGeometry G = planeGeometryOf(A.W, &Geo);
-              G.HasAct = A.HasAct, G.ActMin = A.ActMin, G.ActMax = A.ActMax;
+              G.Act = A.Act;
               FlatCache = cachedFlatPlan(G);
             }
             return makeKernel<ConvDepthwiseAvx512Kernel>(std::move(A), std::move(FlatCache));

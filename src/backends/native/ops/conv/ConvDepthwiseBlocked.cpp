@@ -32,11 +32,10 @@ struct BlockedGeometry {
   int64_t Wp; ///< padded row width in pixels
 };
 
-/// What happens to an accumulator (bias included) before it is stored: the fused clamp (Relu,
-/// Clip; NaN passes through). The one place for further fused activations.
+/// What happens to an accumulator (bias included) before it is stored: the fused activation (a
+/// clamp: Relu, Clip, NaN passes through; SiLU, Sigmoid, HardSwish, HardSigmoid).
 struct DwEpilogue {
-  bool Clamp = false;
-  float Lo = 0, Hi = 0;
+  FusedAct Act;
 };
 
 #ifdef OPT_SIMD_X86
@@ -49,7 +48,9 @@ struct DwEpilogue {
 #define OPT_DWB_TARGET __attribute__((target("avx512f,fma")))
 
 OPT_DWB_TARGET inline __m512 applyEpilogue(const DwEpilogue &E, __m512 V, __m512 Lo, __m512 Hi) {
-  return E.Clamp ? _mm512_min_ps(Hi, _mm512_max_ps(Lo, V)) : V;
+  if (E.Act.clampOnly())
+    return E.Act.on() ? _mm512_min_ps(Hi, _mm512_max_ps(Lo, V)) : V;
+  return Act512(E.Act)(V);
 }
 
 inline __mmask16 lanesBelow(int64_t N) {
@@ -163,7 +164,7 @@ template <int KW, int SW>
 OPT_DWB_TARGET void outputRow(const BlockedGeometry &G, const float *Rows, const float *Wt, const float *BiasV,
                               const DwEpilogue &E, float *Out) {
   const __m512 Bias = _mm512_load_ps(BiasV);
-  const __m512 Lo = _mm512_set1_ps(E.Lo), Hi = _mm512_set1_ps(E.Hi);
+  const __m512 Lo = _mm512_set1_ps(E.Act.Min), Hi = _mm512_set1_ps(E.Act.Max);
   int64_t Ow = 0;
   for (; Ow + kMaxRun <= G.OW; Ow += kMaxRun)
     rowRun<KW, SW, kMaxRun>(G, Rows, Wt, Bias, E, Lo, Hi, Out, Ow);
@@ -261,7 +262,7 @@ public:
     if (!Row)
       return runError("f32_conv__depthwise_blocked_avx512", "kernel width not supported");
     DwEpilogue E;
-    E.Clamp = A.HasAct, E.Lo = A.ActMin, E.Hi = A.ActMax;
+    E.Act = A.Act;
     const int64_t CB = (C + kLanes - 1) / kLanes, Items = R.N * CB;
     const int64_t SR = stripRows(G, Items, Ctx.Par.threads());
     const int64_t Strips = (G.OH + SR - 1) / SR;

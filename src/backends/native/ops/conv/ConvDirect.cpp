@@ -30,7 +30,7 @@ public:
     SmallConvGeometry G;
     G.C = R.C, G.H = R.G.In[0], G.W = R.G.In[1], G.M = R.M, G.OH = R.G.Out[0], G.OW = R.G.Out[1];
     G.KH = A.W.Kernel[0], G.KW = A.W.Kernel[1], G.PH = R.G.PadBegin[0], G.PW = R.G.PadBegin[1];
-    G.HasAct = A.HasAct, G.ActMin = A.ActMin, G.ActMax = A.ActMax;
+    G.Act = A.Act;
     if (G.OH <= 0 || G.OW <= 0 || G.M == 0)
       return Status::ok();
     for (int64_t N = 0; N < R.N; ++N)
@@ -56,7 +56,7 @@ public:
       return Status::ok();
     DirectConvGeometry D;
     D.G = planeGeometryOf(A.W, &R.G);
-    D.G.HasAct = A.HasAct, D.G.ActMin = A.ActMin, D.G.ActMax = A.ActMax;
+    D.G.Act = A.Act;
     D.C = R.C, D.M = R.M;
     if (A.Group != 1 || !directConvAvx512Supported(D.G, R.C) ||
         PackedW.size() != static_cast<size_t>(R.M * R.C * R.Taps))

@@ -231,7 +231,7 @@ public:
         // Bias and the fused activation are applied in the microkernel's write-back.
         GemmEpilogue Ep;
         Ep.RowBias = B ? B + G * R.Mg : nullptr;
-        Ep.Clamp = A.HasAct, Ep.Min = A.ActMin, Ep.Max = A.ActMax;
+        Ep.Act = A.Act;
         gemmPacked(MK, (*Weights)[G], PB, 1.0f, 0.0f, Yg + J0, Cols, GemmPar, &Ep);
       }
     };
@@ -322,7 +322,7 @@ private:
     const Parallel &Par = Pool.ifWorth(R.N * M * KDim * Pixels);
     GemmEpilogue Ep;
     Ep.ColBias = B;
-    Ep.Clamp = A.HasAct, Ep.Min = A.ActMin, Ep.Max = A.ActMax;
+    Ep.Act = A.Act;
     // One task per thread and image, each a range of panels of about equal cost: a full panel
     // costs 1, the last one its share of rows (at least 1/8: loads, not FMAs, bound a thin tile).
     // 5 panels of a 7x7 plane on 2 threads: 2 + 2.1, where equal panel counts gave 3 + 1.1.
@@ -428,7 +428,7 @@ private:
     const int64_t *const PixOff = Gaps ? PixelOffsets.data() : nullptr;
     GemmEpilogue Ep;
     Ep.RowBias = B;
-    Ep.Clamp = A.HasAct, Ep.Min = A.ActMin, Ep.Max = A.ActMax;
+    Ep.Act = A.Act;
     // Column blocks of about 4 NR-wide panels, as many as a multiple of the threads, the panels
     // spread evenly over them (7 blocks of 4 on 2 threads would leave one idle for a quarter).
     const int64_t Panels = (Cols + NR - 1) / NR, Threads = std::max(1, Par.threads());

@@ -58,7 +58,7 @@ public:
           const int64_t M0 = Pn * kRowPipelineMR;
           const int64_t Off = (N * M + M0) * P + J0;
           pointwiseRunAvx512(Packed.data() + Pn * C * kRowPipelineMR, std::min(kRowPipelineMR, M - M0), C,
-                             X + N * C * P + J0, P, Nj, B ? B + M0 : nullptr, A.HasAct, A.ActMin, A.ActMax, Y + Off, P,
+                             X + N * C * P + J0, P, Nj, B ? B + M0 : nullptr, A.Act, Y + Off, P,
                              Res ? Res + Off : nullptr);
         }
       }

@@ -39,7 +39,7 @@ public:
     G.PadTop = R.G.PadBegin[0], G.PadLeft = R.G.PadBegin[1];
     WinogradEpilogue Ep;
     Ep.Bias = biasOf(Ctx);
-    Ep.Clamp = A.HasAct, Ep.Min = A.ActMin, Ep.Max = A.ActMax;
+    Ep.Act = A.Act;
     for (int64_t N = 0; N < R.N; ++N) {
       Ep.Residual = Res ? Res + N * R.M * R.OutPlane : nullptr;
       W->run(X + N * R.C * R.InPlane, G, Y + N * R.M * R.OutPlane, Ep, Ctx.Par);

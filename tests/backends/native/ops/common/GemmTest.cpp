@@ -61,7 +61,7 @@ void checkGemm(GemmIsa Isa, int64_t M, int64_t N, int64_t K, ASource Src, float 
     return Src == ASource::Transposed ? A[static_cast<size_t>(Kk * Ldt + I)] : A[static_cast<size_t>(I * Lda + Kk)];
   };
   GemmEpilogue Ep;
-  Ep.RowBias = RowBias.data(), Ep.ColBias = ColBias.data(), Ep.Clamp = true, Ep.Min = -2.0f, Ep.Max = 2.5f;
+  Ep.RowBias = RowBias.data(), Ep.ColBias = ColBias.data(), Ep.Act = ops::FusedAct::clamp(-2.0f, 2.5f);
   std::vector<float> Want = C0;
   for (int64_t I = 0; I < M; ++I)
     for (int64_t J = 0; J < N; ++J) {
@@ -70,7 +70,7 @@ void checkGemm(GemmIsa Isa, int64_t M, int64_t N, int64_t K, ASource Src, float 
         S += static_cast<double>(aAt(I, Kk)) * B[static_cast<size_t>(Kk * N + J)];
       double V = Alpha * S + (Beta == 0.0f ? 0.0 : Beta * static_cast<double>(C0[static_cast<size_t>(I * Ldc + J)]));
       if (WithEp)
-        V = std::min<double>(Ep.Max, std::max<double>(Ep.Min, V + RowBias[static_cast<size_t>(I)] +
+        V = std::min<double>(Ep.Act.Max, std::max<double>(Ep.Act.Min, V + RowBias[static_cast<size_t>(I)] +
                                                                      ColBias[static_cast<size_t>(J)]));
       Want[static_cast<size_t>(I * Ldc + J)] = static_cast<float>(V);
     }

@@ -56,7 +56,8 @@ double relativeError(const Shape &S, int Tile, bool Avx512, bool Bias, bool Resi
   WinogradEpilogue Ep;
   Ep.Bias = Bias ? B.data() : nullptr;
   Ep.Residual = Residual ? R.data() : nullptr;
-  Ep.Clamp = Clamp, Ep.Min = -0.5f, Ep.Max = 0.75f;
+  if (Clamp)
+    Ep.Act = ops::FusedAct::clamp(-0.5f, 0.75f);
   WinogradGeometry G;
   G.H = S.H, G.W = S.W, G.OH = OH, G.OW = OW, G.PadTop = S.PadT, G.PadLeft = S.PadL;
   const GemmIsa Isa = Avx512 ? GemmIsa::Avx512 : GemmIsa::Portable;
@@ -80,7 +81,7 @@ double relativeError(const Shape &S, int Tile, bool Avx512, bool Bias, bool Resi
         if (Residual)
           Acc += R[I];
         if (Clamp)
-          Acc = std::min<double>(Ep.Max, std::max<double>(Ep.Min, Acc));
+          Acc = std::min<double>(Ep.Act.Max, std::max<double>(Ep.Act.Min, Acc));
         Scale = std::max(Scale, std::fabs(Acc));
         const double Err = std::fabs(Acc - Y[I]);
         MaxErr = std::isnan(Y[I]) ? INFINITY : std::max(MaxErr, Err);

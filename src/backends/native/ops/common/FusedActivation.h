@@ -1,0 +1,110 @@
+// The activation a fusion pass folds into a convolution (passes/FuseConvActivation): a clamp
+// (Relu, Clip), Sigmoid, SiLU (x * sigmoid(alpha x)), HardSigmoid or HardSwish, read from the
+// node's attributes (ir/FusedOps.h). Kernels apply it per element (reference, portable loops) or
+// per AVX-512 vector while the output tile is still in registers (Act512).
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+
+#include "backends/native/ops/common/OpUtil.h"
+#include "backends/native/ops/common/VecMath512.h"
+
+namespace optimium {
+namespace runtime {
+namespace detail {
+namespace ops {
+
+enum class ActKind : uint8_t { None, Clamp, Sigmoid, Silu, HardSigmoid, HardSwish };
+
+/// A fused activation. Clamp: [Min, Max] (NaN passes through). Silu: x * sigmoid(Alpha x).
+/// HardSigmoid: max(0, min(1, Alpha x + Beta)); HardSwish: x times that.
+struct FusedAct {
+  ActKind Kind = ActKind::None;
+  float Min = -INFINITY, Max = INFINITY;
+  float Alpha = 1.0f, Beta = 0.0f;
+
+  bool on() const { return Kind != ActKind::None; }
+  /// The plain clamp (or nothing): what kernels that only clamp can take.
+  bool clampOnly() const { return Kind == ActKind::None || Kind == ActKind::Clamp; }
+
+  static FusedAct clamp(float Lo, float Hi) {
+    FusedAct A;
+    A.Kind = ActKind::Clamp, A.Min = Lo, A.Max = Hi;
+    return A;
+  }
+
+  /// The reference value (std::exp; the vector forms agree to a few 1e-7 relative).
+  float operator()(float X) const {
+    switch (Kind) {
+    case ActKind::None: return X;
+    case ActKind::Clamp: {
+      X = X < Min ? Min : X;
+      return X > Max ? Max : X;
+    }
+    case ActKind::Sigmoid: return 1.0f / (1.0f + std::exp(-X));
+    case ActKind::Silu: return X / (1.0f + std::exp(-Alpha * X));
+    case ActKind::HardSigmoid: return std::fmax(0.0f, std::fmin(1.0f, Alpha * X + Beta));
+    case ActKind::HardSwish: return X * std::fmax(0.0f, std::fmin(1.0f, Alpha * X + Beta));
+    }
+    return X;
+  }
+  bool operator==(const FusedAct &O) const {
+    return Kind == O.Kind && Min == O.Min && Max == O.Max && Alpha == O.Alpha && Beta == O.Beta;
+  }
+  bool operator!=(const FusedAct &O) const { return !(*this == O); }
+};
+
+/// The activation a node carries in MinKey / MaxKey (a clamp) or kFusedActKind (with
+/// kFusedActAlpha / kFusedActBeta; only with the Conv's own keys, KindKey non-null); an error for an
+/// unknown kind or a kind together with a clamp.
+Result<FusedAct> fusedActOf(const Node &N, const char *MinKey, const char *MaxKey, const char *KindKey);
+/// fusedActOf with Conv's keys (kFusedActMin, kFusedActMax, kFusedActKind).
+Result<FusedAct> convFusedActOf(const Node &N);
+
+/// Y[i] = Act(Y[i]) for i < Count; AVX-512 where the CPU has it (the vector forms of Act512).
+void applyFusedAct(const FusedAct &Act, float *Y, size_t Count);
+
+#ifdef OPT_HAVE_VECMATH512
+#define OPT_ACT512 __attribute__((target("avx512f"), always_inline))
+
+/// Act prepared for AVX-512 registers: construct it once per tile loop, apply it per vector.
+/// Sigmoid is 1 / (1 + exp512(-x)) (vec512::exp512, as approx::sigmoidF32: relative error a few
+/// 1e-7); the clamps keep the value operand second so a NaN passes through.
+struct Act512 {
+  ActKind Kind;
+  __m512 P, Q;
+  OPT_ACT512 explicit Act512(const FusedAct &A) : Kind(A.Kind) {
+    switch (A.Kind) {
+    case ActKind::Clamp: P = _mm512_set1_ps(A.Min), Q = _mm512_set1_ps(A.Max); break;
+    case ActKind::Silu: P = _mm512_set1_ps(-A.Alpha), Q = _mm512_setzero_ps(); break;
+    case ActKind::HardSigmoid:
+    case ActKind::HardSwish: P = _mm512_set1_ps(A.Alpha), Q = _mm512_set1_ps(A.Beta); break;
+    default: P = Q = _mm512_setzero_ps(); break;
+    }
+  }
+  OPT_ACT512 bool on() const { return Kind != ActKind::None; }
+  OPT_ACT512 __m512 operator()(__m512 V) const {
+    const __m512 One = _mm512_set1_ps(1.0f);
+    switch (Kind) {
+    case ActKind::None: return V;
+    case ActKind::Clamp: return _mm512_min_ps(Q, _mm512_max_ps(P, V));
+    case ActKind::Sigmoid:
+      return _mm512_div_ps(One, _mm512_add_ps(One, vec512::exp512(_mm512_sub_ps(_mm512_setzero_ps(), V))));
+    case ActKind::Silu: return _mm512_div_ps(V, _mm512_add_ps(One, vec512::exp512(_mm512_mul_ps(P, V))));
+    case ActKind::HardSigmoid:
+      return _mm512_max_ps(_mm512_setzero_ps(), _mm512_min_ps(One, _mm512_fmadd_ps(P, V, Q)));
+    case ActKind::HardSwish:
+      return _mm512_mul_ps(V, _mm512_max_ps(_mm512_setzero_ps(), _mm512_min_ps(One, _mm512_fmadd_ps(P, V, Q))));
+    }
+    return V;
+  }
+};
+#undef OPT_ACT512
+#endif
+
+} // namespace ops
+} // namespace detail
+} // namespace runtime
+} // namespace optimium

@@ -7,6 +7,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
 
 #include "ir/Graph.h"
 
@@ -38,9 +41,34 @@ constexpr const char *kFusedActHardSigmoid = "hard_sigmoid";
 /// x * max(0, min(1, alpha * x + beta)) (HardSwish: alpha 1/6, beta 0.5).
 constexpr const char *kFusedActHardSwish = "hard_swish";
 
-/// Whether N carries any fused activation (a clamp or a kFusedActKind).
-inline bool hasFusedActivation(const Node &N) {
-  return N.hasAttr(kFusedActMin) || N.hasAttr(kFusedActMax) || N.hasAttr(kFusedActKind);
+/// The attribute names of one fused activation on a node: a clamp (Min, Max) or a kind (with Alpha,
+/// Beta). Kind null: a clamp only.
+struct FusedActKeys {
+  const char *Min, *Max, *Kind, *Alpha, *Beta;
+};
+/// A Conv's own activation (the keys above).
+constexpr FusedActKeys kConvActKeys{kFusedActMin, kFusedActMax, kFusedActKind, kFusedActAlpha, kFusedActBeta};
+
+/// Whether N carries any fused activation under Keys (a clamp or a kind).
+inline bool hasFusedActivation(const Node &N, const FusedActKeys &Keys = kConvActKeys) {
+  return N.hasAttr(Keys.Min) || N.hasAttr(Keys.Max) || (Keys.Kind && N.hasAttr(Keys.Kind));
+}
+
+/// Copies the activation From carries under FromKeys into Attrs under ToKeys.
+inline void copyFusedActivation(const Node &From, const FusedActKeys &FromKeys, std::map<std::string, AttrValue> &Attrs,
+                                const FusedActKeys &ToKeys) {
+  const std::pair<const char *, const char *> Pairs[] = {{FromKeys.Min, ToKeys.Min},
+                                                         {FromKeys.Max, ToKeys.Max},
+                                                         {FromKeys.Kind, ToKeys.Kind},
+                                                         {FromKeys.Alpha, ToKeys.Alpha},
+                                                         {FromKeys.Beta, ToKeys.Beta}};
+  for (const auto &P : Pairs) {
+    if (!P.first || !P.second)
+      continue;
+    auto It = From.Attrs.find(P.first);
+    if (It != From.Attrs.end())
+      Attrs[P.second] = It->second;
+  }
 }
 
 // --- written by passes/FuseConvResidual ---------------------------------------
@@ -78,6 +106,20 @@ constexpr const char *kFusedDepthwisePointwiseOp = "FusedDepthwisePointwise";
 /// The depthwise Conv's clamp on a FusedDepthwisePointwise node.
 constexpr const char *kDepthwiseActMin = "optimium.depthwise_act_min";
 constexpr const char *kDepthwiseActMax = "optimium.depthwise_act_max";
+
+// --- written by passes/FuseSqueezeExcitation ----------------------------------
+/// Squeeze-excitation as one node: inputs X [N, C, H, W], W1 [R, C, 1, 1], W2 [C, R, 1, 1], B1 [R]
+/// (optional), B2 [C] (optional); Y = X * act2(W2 act1(W1 mean_hw(X) + B1) + B2) per channel.
+constexpr const char *kSqueezeExcitationDomain = "com.optimium";
+constexpr const char *kSqueezeExcitationOp = "SqueezeExcitation";
+/// act1 (the reducing 1x1 Conv's: Relu, SiLU, ...) and act2 (the expanding one's: Sigmoid,
+/// HardSigmoid, ...).
+constexpr FusedActKeys kSeReduceActKeys{"optimium.se_reduce_act_min", "optimium.se_reduce_act_max",
+                                        "optimium.se_reduce_act", "optimium.se_reduce_act_alpha",
+                                        "optimium.se_reduce_act_beta"};
+constexpr FusedActKeys kSeExpandActKeys{"optimium.se_expand_act_min", "optimium.se_expand_act_max",
+                                        "optimium.se_expand_act", "optimium.se_expand_act_alpha",
+                                        "optimium.se_expand_act_beta"};
 
 // --- written by passes/FuseMatMulBias -----------------------------------------
 /// Internal MatMul attribute: 1 when input 2 is a fused bias of the output's last dim.

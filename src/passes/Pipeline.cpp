@@ -16,6 +16,7 @@
 #include "passes/FusePointwiseDepthwise.h"
 #include "passes/FuseQdq.h"
 #include "passes/FuseSkipLayerNorm.h"
+#include "passes/FuseSqueezeExcitation.h"
 #include "passes/FuseTransposeMatMul.h"
 #include "passes/RemoveFoldedNodes.h"
 
@@ -34,6 +35,8 @@ const std::vector<PassInfo> &passPipeline() {
       {"FuseConvResidual", &fuseConvResidual, PassGate::Always, true,
        "before FuseConvActivation: a Relu after the residual Add then folds in too"},
       {"FuseConvActivation", &fuseConvActivation, PassGate::Always, true, "after FuseConvResidual"},
+      {"FuseSqueezeExcitation", &fuseSqueezeExcitation, PassGate::Avx512Fma, true,
+       "after FuseConvActivation: the squeeze-excitation Convs carry their activations; its fast kernel is AVX-512"},
       {"FusePointwiseDepthwise", &fusePointwiseDepthwise, PassGate::Always, true,
        "after FuseConvActivation: the fused node carries the 1x1 Conv's clamp"},
       {"FuseDepthwisePointwise", &fuseDepthwisePointwise, PassGate::Avx512Fma, true,

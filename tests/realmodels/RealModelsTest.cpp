@@ -103,9 +103,11 @@ TEST(RealModels, Gpt2TinyDecoder) { checkModel("gpt2_tiny_decoder"); }
 TEST(RealModels, MobileNetV3Small) { checkModel("mobilenet_v3_small"); }
 
 /// The fused graph (activations in the Conv epilogues, SiLU, squeeze-excitation) against the same
-/// model run op by op (fusions off): within RelTol of the output scale, same top class, and none of
-/// the ops in Gone left after fusion.
-static void checkFusedAgainstUnfused(const std::string &Name, const std::vector<std::string> &Gone, double RelTol) {
+/// model run op by op (fusions off): within RelTol of the output scale, same top class, none of the
+/// ops in Gone left after fusion, and (where the CPU gate lets FuseSqueezeExcitation run: AVX-512)
+/// Blocks SqueezeExcitation ops and no Mul.
+static void checkFusedAgainstUnfused(const std::string &Name, const std::vector<std::string> &Gone, int Blocks,
+                                     double RelTol) {
   const std::string Dir = envDir("OPTIMIUM_EXPORTED_MODELS") + "/" + Name;
   struct stat St;
   if (::stat((Dir + "/model.onnx").c_str(), &St) != 0)
@@ -124,6 +126,10 @@ static void checkFusedAgainstUnfused(const std::string &Name, const std::vector<
   std::cout << std::endl;
   for (const std::string &T : Gone)
     EXPECT_EQ(Types.count(T), 0u) << Name << ": " << T << " left after fusion";
+  if (Types.count("com.optimium.SqueezeExcitation")) {
+    EXPECT_EQ(Types["com.optimium.SqueezeExcitation"], Blocks) << Name;
+    EXPECT_EQ(Types.count("Mul"), 0u) << Name << ": a squeeze-excitation Mul left after fusion";
+  }
   rt::Tensor X = readNpy(Dir + "/input_0.npy");
   rt::InferRequest RF = Fused.createRequest(), RP = Plain.createRequest();
   RF.infer({X});
@@ -146,13 +152,15 @@ static void checkFusedAgainstUnfused(const std::string &Name, const std::vector<
   EXPECT_EQ(ArgF, ArgP);
 }
 
-// EfficientNet-B0: every SiLU (Sigmoid + Mul) follows a Conv and folds into it.
+// EfficientNet-B0: every SiLU (Sigmoid + Mul) follows a Conv and folds into it; with AVX-512 the
+// 16 squeeze-excitation blocks become SqueezeExcitation ops (no Mul left).
 TEST(RealModels, EfficientNetB0FusedMatchesOpByOp) {
-  checkFusedAgainstUnfused("efficientnet_b0", {"Sigmoid"}, 1e-4);
+  checkFusedAgainstUnfused("efficientnet_b0", {"Sigmoid"}, 16, 1e-4);
 }
-// MobileNetV3-Small: HardSwish / Relu / HardSigmoid fold into their Convs.
+// MobileNetV3-Small: HardSwish / Relu / HardSigmoid fold into their Convs, the 9 squeeze-excitation
+// blocks into SqueezeExcitation ops.
 TEST(RealModels, MobileNetV3SmallFusedMatchesOpByOp) {
-  checkFusedAgainstUnfused("mobilenet_v3_small", {"HardSigmoid", "Relu"}, 1e-4);
+  checkFusedAgainstUnfused("mobilenet_v3_small", {"HardSigmoid", "Relu"}, 9, 1e-4);
 }
 
 // The same decoder with examples/llm_decode's manifest: the KV cache stays in the request, and

@@ -11,7 +11,8 @@ namespace runtime {
 namespace detail {
 namespace ops {
 
-Result<FusedAct> fusedActOf(const Node &N, const char *MinKey, const char *MaxKey, const char *KindKey) {
+Result<FusedAct> fusedActOf(const Node &N, const FusedActKeys &Keys) {
+  const char *MinKey = Keys.Min, *MaxKey = Keys.Max, *KindKey = Keys.Kind;
   FusedAct A;
   const bool Clamp = N.hasAttr(MinKey) || N.hasAttr(MaxKey);
   if (Clamp) {
@@ -39,14 +40,14 @@ Result<FusedAct> fusedActOf(const Node &N, const char *MinKey, const char *MaxKe
                      "' (expected ", kFusedActSigmoid, ", ", kFusedActSilu, ", ", kFusedActHardSigmoid, " or ",
                      kFusedActHardSwish, ")");
   }
-  ASSIGN_OR_RETURN(A.Alpha, N.getFloat(kFusedActAlpha, Alpha));
-  ASSIGN_OR_RETURN(A.Beta, N.getFloat(kFusedActBeta, Beta));
+  ASSIGN_OR_RETURN(A.Alpha, N.getFloat(Keys.Alpha, Alpha));
+  ASSIGN_OR_RETURN(A.Beta, N.getFloat(Keys.Beta, Beta));
   if (!std::isfinite(A.Alpha) || !std::isfinite(A.Beta))
     return makeError(ErrorCode::Model, N.describe(), ": the fused activation's alpha and beta must be finite");
   return A;
 }
 
-Result<FusedAct> convFusedActOf(const Node &N) { return fusedActOf(N, kFusedActMin, kFusedActMax, kFusedActKind); }
+Result<FusedAct> convFusedActOf(const Node &N) { return fusedActOf(N, kConvActKeys); }
 
 namespace {
 

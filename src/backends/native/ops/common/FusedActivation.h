@@ -10,6 +10,7 @@
 
 #include "backends/native/ops/common/OpUtil.h"
 #include "backends/native/ops/common/VecMath512.h"
+#include "ir/FusedOps.h"
 
 namespace optimium {
 namespace runtime {
@@ -56,11 +57,11 @@ struct FusedAct {
   bool operator!=(const FusedAct &O) const { return !(*this == O); }
 };
 
-/// The activation a node carries in MinKey / MaxKey (a clamp) or kFusedActKind (with
-/// kFusedActAlpha / kFusedActBeta; only with the Conv's own keys, KindKey non-null); an error for an
-/// unknown kind or a kind together with a clamp.
-Result<FusedAct> fusedActOf(const Node &N, const char *MinKey, const char *MaxKey, const char *KindKey);
-/// fusedActOf with Conv's keys (kFusedActMin, kFusedActMax, kFusedActKind).
+/// The activation a node carries under Keys (ir/FusedOps.h): a clamp (Keys.Min / Max) or a kind
+/// (Keys.Kind, with Keys.Alpha / Beta; Kind null: clamps only); an error for an unknown kind or a
+/// kind together with a clamp.
+Result<FusedAct> fusedActOf(const Node &N, const FusedActKeys &Keys);
+/// fusedActOf with Conv's keys (kConvActKeys).
 Result<FusedAct> convFusedActOf(const Node &N);
 
 /// Y[i] = Act(Y[i]) for i < Count; AVX-512 where the CPU has it (the vector forms of Act512).
@@ -68,6 +69,11 @@ void applyFusedAct(const FusedAct &Act, float *Y, size_t Count);
 
 #ifdef OPT_HAVE_VECMATH512
 #define OPT_ACT512 __attribute__((target("avx512f"), always_inline))
+// GCC 12 flags the undefined pass-through operands inside the intrinsics (false positive).
+#if !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 
 /// Act prepared for AVX-512 registers: construct it once per tile loop, apply it per vector.
 /// Sigmoid is 1 / (1 + exp512(-x)) (vec512::exp512, as approx::sigmoidF32: relative error a few
@@ -101,6 +107,9 @@ struct Act512 {
     return V;
   }
 };
+#if !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 #undef OPT_ACT512
 #endif
 

@@ -21,7 +21,7 @@ using FusedClamp = FusedAct;
 
 /// The clamp stored in the node's attributes MinKey / MaxKey (off when neither is present).
 inline Result<FusedClamp> fusedClampOf(const Node &N, const char *MinKey, const char *MaxKey) {
-  return fusedActOf(N, MinKey, MaxKey, nullptr);
+  return fusedActOf(N, FusedActKeys{MinKey, MaxKey, nullptr, nullptr, nullptr});
 }
 
 /// Checks the pair's weights against input X (all 4-D; Wp a 1x1 weight, Wd a depthwise weight

@@ -15,6 +15,7 @@
 #include "passes/FuseMatMulBias.h"
 #include "passes/FusePointwiseDepthwise.h"
 #include "passes/FuseQdq.h"
+#include "passes/FuseSilu.h"
 #include "passes/FuseSkipLayerNorm.h"
 #include "passes/FuseSqueezeExcitation.h"
 #include "passes/FuseTransposeMatMul.h"
@@ -37,6 +38,8 @@ const std::vector<PassInfo> &passPipeline() {
       {"FuseConvActivation", &fuseConvActivation, PassGate::Always, true, "after FuseConvResidual"},
       {"FuseSqueezeExcitation", &fuseSqueezeExcitation, PassGate::Avx512Fma, true,
        "after FuseConvActivation: the squeeze-excitation Convs carry their activations; its fast kernel is AVX-512"},
+      {"FuseSilu", &fuseSilu, PassGate::Avx512Fma, true,
+       "after FuseConvActivation (which takes the SiLUs after Convs); Swish's fast kernel is AVX-512"},
       {"FusePointwiseDepthwise", &fusePointwiseDepthwise, PassGate::Always, true,
        "after FuseConvActivation: the fused node carries the 1x1 Conv's clamp"},
       {"FuseDepthwisePointwise", &fuseDepthwisePointwise, PassGate::Avx512Fma, true,

@@ -95,6 +95,7 @@ TEST(PassPipeline, OrderingRulesHold) {
   EXPECT_LT(Pos.at("FusePointwiseDepthwise"), Pos.at("FuseDepthwisePointwise"));
   EXPECT_LT(Pos.at("FuseConvActivation"), Pos.at("FuseConvMaxPool"));
   EXPECT_LT(Pos.at("FuseConvActivation"), Pos.at("FuseSqueezeExcitation"));
+  EXPECT_LT(Pos.at("FuseConvActivation"), Pos.at("FuseSilu"));
   EXPECT_LT(Pos.at("FuseQuantizedConv"), Pos.at("FoldConstantDequantize"));
   EXPECT_LT(Pos.at("UseBf16Weights"), Pos.at("FuseMatMulBias"));
   EXPECT_LT(Pos.at("FuseGelu"), Pos.at("FuseMatMulGelu"));

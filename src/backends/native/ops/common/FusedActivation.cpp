@@ -2,6 +2,7 @@
 #include "backends/native/ops/common/FusedActivation.h"
 #include "backends/native/ops/common/SimdDispatch.h"
 
+#include <algorithm>
 #include <string>
 
 #include "ir/FusedOps.h"
@@ -52,32 +53,37 @@ Result<FusedAct> convFusedActOf(const Node &N) { return fusedActOf(N, kConvActKe
 namespace {
 
 #ifdef OPT_HAVE_VECMATH512
-OPT_TARGET_AVX512 void applyFusedActAvx512(const FusedAct &A, float *Y, size_t Count) {
+OPT_TARGET_AVX512 void applyFusedActAvx512(const FusedAct &A, const float *X, float *Y, size_t Count) {
   const Act512 Av(A);
   size_t I = 0;
   for (; I + 16 <= Count; I += 16)
-    _mm512_storeu_ps(Y + I, Av(_mm512_loadu_ps(Y + I)));
+    _mm512_storeu_ps(Y + I, Av(_mm512_loadu_ps(X + I)));
   if (I < Count) {
     const __mmask16 M = static_cast<__mmask16>((1u << (Count - I)) - 1u);
-    _mm512_mask_storeu_ps(Y + I, M, Av(_mm512_maskz_loadu_ps(M, Y + I)));
+    _mm512_mask_storeu_ps(Y + I, M, Av(_mm512_maskz_loadu_ps(M, X + I)));
   }
 }
 #endif
 
 } // namespace
 
-void applyFusedAct(const FusedAct &A, float *Y, size_t Count) {
-  if (!A.on())
+void applyFusedAct(const FusedAct &A, const float *X, float *Y, size_t Count) {
+  if (!A.on()) {
+    if (X != Y)
+      std::copy(X, X + Count, Y);
     return;
+  }
 #ifdef OPT_HAVE_VECMATH512
   if (simdAvx512()) {
-    applyFusedActAvx512(A, Y, Count);
+    applyFusedActAvx512(A, X, Y, Count);
     return;
   }
 #endif
   for (size_t I = 0; I < Count; ++I)
-    Y[I] = A(Y[I]);
+    Y[I] = A(X[I]);
 }
+
+void applyFusedAct(const FusedAct &A, float *Y, size_t Count) { applyFusedAct(A, Y, Y, Count); }
 
 } // namespace ops
 } // namespace detail

@@ -66,6 +66,8 @@ Result<FusedAct> convFusedActOf(const Node &N);
 
 /// Y[i] = Act(Y[i]) for i < Count; AVX-512 where the CPU has it (the vector forms of Act512).
 void applyFusedAct(const FusedAct &Act, float *Y, size_t Count);
+/// Y[i] = Act(X[i]) for i < Count (X may be Y), as above.
+void applyFusedAct(const FusedAct &Act, const float *X, float *Y, size_t Count);
 
 #ifdef OPT_HAVE_VECMATH512
 #define OPT_ACT512 __attribute__((target("avx512f"), always_inline))

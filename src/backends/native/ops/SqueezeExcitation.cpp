@@ -191,8 +191,8 @@ OPT_TARGET_AVX512 void scalePlanesAvx512(const float *X, const float *Scale, int
   }
 }
 
-/// excite's products, vectorized by the compiler (float sums, 16 lanes).
-OPT_TARGET_AVX512 void exciteAvx512(const SeAttrs &A, const float *W1, const float *B1, const float *W2,
+/// excite's products in float, 16 lanes; W2T: W2 transposed ([R, C]).
+OPT_TARGET_AVX512 void exciteAvx512(const SeAttrs &A, const float *W1, const float *B1, const float *W2T,
                                     const float *B2, int64_t C, int64_t R, const float *Mean, float *Hidden,
                                     float *Scale) {
   for (int64_t I = 0; I < R; ++I) {
@@ -208,26 +208,32 @@ OPT_TARGET_AVX512 void exciteAvx512(const SeAttrs &A, const float *W1, const flo
     Hidden[I] = _mm512_reduce_add_ps(S) + (B1 ? B1[I] : 0.0f);
   }
   applyFusedAct(A.Reduce, Hidden, static_cast<size_t>(R));
-  // Scale = B2 + sum over j of Hidden[j] * W2[:, j]: W2 is [C, R]; rows of R are short (4..48), so
-  // accumulate 16 output channels at a time with the hidden values broadcast.
+  // Scale = B2 + sum over j of Hidden[j] * W2T[j, :] (W2 transposed to [R, C]): 16 output
+  // channels at a time, each hidden value broadcast.
   for (int64_t I0 = 0; I0 < C; I0 += 16) {
     const int64_t Lanes = std::min<int64_t>(16, C - I0);
     const __mmask16 M = static_cast<__mmask16>((1u << Lanes) - 1u);
-    const __m512i Idx = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
-                                           _mm512_set1_epi32(static_cast<int>(R)));
     __m512 S = B2 ? _mm512_maskz_loadu_ps(M, B2 + I0) : _mm512_setzero_ps();
-    const float *Base = W2 + I0 * R;
     for (int64_t J = 0; J < R; ++J)
-      S = _mm512_fmadd_ps(_mm512_mask_i32gather_ps(_mm512_setzero_ps(), M, Idx, Base + J, 4), _mm512_set1_ps(Hidden[J]),
-                          S);
+      S = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(M, W2T + J * C + I0), _mm512_set1_ps(Hidden[J]), S);
     _mm512_mask_storeu_ps(Scale + I0, M, S);
   }
   applyFusedAct(A.Expand, Scale, static_cast<size_t>(C));
 }
 
+/// W2 [C, R] transposed to [R, C].
+std::vector<float> transposeW2(const float *W2, int64_t C, int64_t R) {
+  std::vector<float> T(static_cast<size_t>(C * R));
+  for (int64_t I = 0; I < C; ++I)
+    for (int64_t J = 0; J < R; ++J)
+      T[static_cast<size_t>(J * C + I)] = W2[I * R + J];
+  return T;
+}
+
 class SeAvx512Kernel : public Kernel {
 public:
-  explicit SeAvx512Kernel(SeAttrs A) : A(A) {}
+  /// W2T: the constant W2 transposed at creation (empty: W2 is transposed per run).
+  SeAvx512Kernel(SeAttrs A, std::vector<float> W2T) : A(A), W2T(std::move(W2T)) {}
 
   Status run(const KernelContext &Ctx) const override {
     const char *Name = "f32_squeeze_excitation__avx512";
@@ -240,6 +246,10 @@ public:
     float *Y = Ctx.Outputs[0].data<float>();
     std::vector<float> Mean(static_cast<size_t>(S.C)), Hidden(static_cast<size_t>(S.R) + 1),
         Scale(static_cast<size_t>(S.C));
+    std::vector<float> LocalW2T;
+    if (W2T.size() != static_cast<size_t>(S.C * S.R))
+      LocalW2T = transposeW2(W2, S.C, S.R);
+    const float *W2t = LocalW2T.empty() ? W2T.data() : LocalW2T.data();
     // Planes per parallel chunk: about 32K floats, so small blocks (7x7 planes) stay on one thread.
     const size_t Chunk = static_cast<size_t>(std::max<int64_t>(1, 32768 / S.P));
     for (int64_t N = 0; N < S.N; ++N) {
@@ -248,7 +258,7 @@ public:
       Ctx.Par.forRange(static_cast<size_t>(S.C), Chunk, [&](size_t Lo, size_t Hi) {
         planeMeansAvx512(Xn + static_cast<int64_t>(Lo) * S.P, S.P, static_cast<int64_t>(Hi - Lo), Mean.data() + Lo);
       });
-      exciteAvx512(A, W1, B1, W2, B2, S.C, S.R, Mean.data(), Hidden.data(), Scale.data());
+      exciteAvx512(A, W1, B1, W2t, B2, S.C, S.R, Mean.data(), Hidden.data(), Scale.data());
       Ctx.Par.forRange(static_cast<size_t>(S.C), Chunk, [&](size_t Lo, size_t Hi) {
         const int64_t Off = static_cast<int64_t>(Lo) * S.P;
         scalePlanesAvx512(Xn + Off, Scale.data() + Lo, S.P, static_cast<int64_t>(Hi - Lo), Yn + Off);
@@ -259,6 +269,7 @@ public:
 
 private:
   SeAttrs A;
+  std::vector<float> W2T;
 };
 #endif
 
@@ -317,7 +328,11 @@ OpKernels seKernels() {
                         [](const KernelCreateInfo &I) { return typesOk(I) && simdAvx512(); },
                         [](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
                           ASSIGN_OR_RETURN(const SeAttrs A, parseSeAttrs(I.N));
-                          return makeKernel<SeAvx512Kernel>(A);
+                          std::vector<float> W2T;
+                          const ConstData *W2 = I.Inputs[kW2].Const.get();
+                          if (W2 && W2->Dims.size() == 4)
+                            W2T = transposeW2(W2->as<float>(), W2->Dims[0], W2->Dims[1]);
+                          return makeKernel<SeAvx512Kernel>(A, std::move(W2T));
                         }});
 #endif
   K.TestCases = seCases;

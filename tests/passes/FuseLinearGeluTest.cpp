@@ -25,8 +25,9 @@ std::vector<float> sineSamples(size_t N, float Scale) {
 
 /// x[2, 5, 16] -> MatMul(w1 16x24) -> Add(b1) -> GELU chain -> MatMul(w2 24x8) -> Add(b2) -> y.
 /// HalfFirst writes GELU as (x * 0.5) * (1 + erf(x / sqrt 2)); Extra makes the Erf's output a
-/// graph output too (a second reader inside the GELU chain).
-std::string linearGeluModel(bool HalfFirst, bool Extra) {
+/// graph output too (a second reader inside the GELU chain). ViaIdentity routes the biases and
+/// the GELU's constants through Identity nodes, as PyTorch exports initializers it deduplicated.
+std::string linearGeluModel(bool HalfFirst, bool Extra, bool ViaIdentity = false) {
   OnnxBuilder B(17);
   B.input("x", onnx::TensorProto_DataType_FLOAT, {2, 5, 16});
   B.initializer("w1", {16, 24}, sineSamples(16 * 24, 0.3f));
@@ -36,9 +37,16 @@ std::string linearGeluModel(bool HalfFirst, bool Extra) {
   B.initializer("sqrt2", {}, {1.4142135f});
   B.initializer("one", {}, {1.0f});
   B.initializer("half", {}, {0.5f});
+  std::string B1 = "b1", B2 = "b2", Sqrt2 = "sqrt2";
+  if (ViaIdentity) {
+    for (std::string *Name : {&B1, &B2, &Sqrt2}) {
+      B.node("Identity", {*Name}, {*Name + "_shared"}, "identity_" + *Name);
+      *Name += "_shared";
+    }
+  }
   B.node("MatMul", {"x", "w1"}, {"m1"}, "mm1");
-  B.node("Add", {"b1", "m1"}, {"h"}, "bias1"); // bias first, as torch exports it
-  B.node("Div", {"h", "sqrt2"}, {"d"}, "div");
+  B.node("Add", {B1, "m1"}, {"h"}, "bias1"); // bias first, as torch exports it
+  B.node("Div", {"h", Sqrt2}, {"d"}, "div");
   B.node("Erf", {"d"}, {"e"}, "erf");
   B.node("Add", {"e", "one"}, {"a"}, "add1");
   if (HalfFirst) {
@@ -49,7 +57,7 @@ std::string linearGeluModel(bool HalfFirst, bool Extra) {
     B.node("Mul", {"ha", "half"}, {"g"}, "mulhalf");
   }
   B.node("MatMul", {"g", "w2"}, {"m2"}, "mm2");
-  B.node("Add", {"m2", "b2"}, {"y"}, "bias2");
+  B.node("Add", {"m2", B2}, {"y"}, "bias2");
   B.output("y", onnx::TensorProto_DataType_FLOAT);
   if (Extra)
     B.output("e", onnx::TensorProto_DataType_FLOAT);
@@ -117,6 +125,22 @@ TEST(FuseLinearGelu, BiasAddsAndTheErfChainFold) {
       EXPECT_NEAR(Fused.Y[I], Want[I], 1e-4) << I;
       EXPECT_NEAR(Plain.Y[I], Want[I], 1e-4) << I;
     }
+  }
+}
+
+TEST(FuseLinearGelu, ConstantsThroughIdentityAreConstantsAndFuse) {
+  rt::AutoInit Init;
+  // Identity of an initializer folds to it at load (RemoveFoldedNodes), so the bias Adds and the
+  // GELU chain that read the Identity outputs fuse as if they read the initializers.
+  const std::vector<float> Want = expected();
+  const std::string Bytes = linearGeluModel(false, false, /*ViaIdentity=*/true);
+  const RunResult Fused = runModel(Bytes, true), Plain = runModel(Bytes, false);
+  EXPECT_EQ(Plain.Ops, 9u) << "the three Identity nodes run nothing";
+  EXPECT_EQ(Fused.Ops, 2u);
+  ASSERT_EQ(Fused.Y.size(), Want.size());
+  for (size_t I = 0; I < Want.size(); ++I) {
+    EXPECT_NEAR(Fused.Y[I], Want[I], 1e-4) << I;
+    EXPECT_NEAR(Plain.Y[I], Want[I], 1e-4) << I;
   }
 }
 

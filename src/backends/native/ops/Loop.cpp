@@ -41,8 +41,10 @@ std::vector<ValueInfo> bodyFormals(const std::vector<ValueInfo> &Inputs, size_t 
   F[0].Present = F[1].Present = true;
   F[0].Type = ElementType::I64;
   F[1].Type = ElementType::Bool;
-  for (size_t K = 0; K < Carried; ++K)
+  for (size_t K = 0; K < Carried; ++K) {
     F[2 + K] = Inputs[2 + K];
+    F[2 + K].Const = nullptr; // the initial value only: a carried value changes between iterations
+  }
   return F;
 }
 

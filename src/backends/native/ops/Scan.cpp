@@ -100,6 +100,7 @@ OpSchema scanSchema() {
       if (VI.Shape.getRank() < B)
         return Ctx.error(ErrorCode::Shape, "state input ", K, " has no batch axis");
       VI.Shape = dropDims(VI.Shape, 0, B);
+      VI.Const = nullptr; // the initial state only: it changes between iterations
       Formal.push_back(VI);
     }
     Expr Len;
@@ -118,6 +119,7 @@ OpSchema scanSchema() {
         Len = L;
       HaveLen = true;
       VI.Shape = dropDims(dropDims(VI.Shape, Axis, 1), 0, B);
+      VI.Const = nullptr; // one slice per iteration, not the whole constant
       Formal.push_back(VI);
     }
     ASSIGN_OR_RETURN(std::vector<ValueInfo> Out,
@@ -315,12 +317,14 @@ Result<std::unique_ptr<Kernel>> createScan(const KernelCreateInfo &Info) {
   for (size_t K = 0; K < SS.State; ++K) {
     ValueInfo VI = Info.Inputs[SS.First + K];
     VI.Shape = dropDims(VI.Shape, 0, B);
+    VI.Const = nullptr;
     Formal.push_back(VI);
   }
   for (size_t J = 0; J < SS.ScanIn; ++J) {
     ValueInfo VI = Info.Inputs[SS.First + SS.State + J];
     ASSIGN_OR_RETURN(size_t Axis, axisFor(N, "scan_input_axes", SS.InAxes[J], VI.Shape.getRank() - B));
     VI.Shape = dropDims(dropDims(VI.Shape, Axis + B, 1), 0, B);
+    VI.Const = nullptr;
     Formal.push_back(VI);
   }
   ASSIGN_OR_RETURN(std::unique_ptr<SubgraphRunner> Body,

@@ -89,7 +89,15 @@ Result<std::shared_ptr<const ExecutionPlan>> buildPlan(ModelImpl &M, const std::
   // input's block, whose lifetime grows to cover the output's readers, and the copy becomes a
   // no-op (ByteCopyKernel skips a copy onto itself). Safe under every scheduler: no kernel writes
   // a value's bytes but its producer, and the view's "write" stores the same bytes.
+  // Concat inputs inside their output: along an axis with nothing before it (NCHW channels at
+  // batch 1, SqueezeNet's and Inception's branch concats), input i is the output's bytes from the
+  // sum of the earlier inputs' bytes, so its producer writes it in place and the Concat skips that
+  // copy (ConcatKernel skips a copy onto itself). The block then starts at the first input's
+  // producer. Only at 64-byte multiples (kernels may assume the arena's alignment), for inputs
+  // that are not yet part of another block, and not under the Pipeline scheduler (its
+  // Precedes() knows one producer per block).
   std::vector<int> Root(Lives.size());
+  std::vector<size_t> Delta(Lives.size(), 0); // byte offset inside the parent's block
   for (size_t I = 0; I < Lives.size(); ++I)
     Root[I] = static_cast<int>(I);
   const auto RootOf = [&Root](int L) {
@@ -97,23 +105,83 @@ Result<std::shared_ptr<const ExecutionPlan>> buildPlan(ModelImpl &M, const std::
       L = Root[static_cast<size_t>(L)];
     return L;
   };
+  const auto OffsetInRoot = [&Root, &Delta](int L) {
+    size_t D = 0;
+    while (Root[static_cast<size_t>(L)] != L) {
+      D += Delta[static_cast<size_t>(L)];
+      L = Root[static_cast<size_t>(L)];
+    }
+    return D;
+  };
+  const auto isNative = [&G](int NodeIndex) {
+    return NodeIndex >= 0 && G.Nodes[static_cast<size_t>(NodeIndex)].Device.getPlatform() == PlatformKind::Native;
+  };
   if (M.Options.EnableMemoryOptimization && M.Options.IntermediateSavePath.empty()) {
     std::vector<int> LifeOf(NV, -1);
     for (size_t I = 0; I < Lives.size(); ++I)
       LifeOf[static_cast<size_t>(Lives[I].Value)] = static_cast<int>(I);
-    for (const Node &N : G.Nodes) {
-      if ((N.OpType != "Reshape" && N.OpType != "Flatten") || !N.Domain.empty() || N.Inputs.empty() ||
-          N.Outputs.size() != 1 || N.Inputs[0] < 0 || N.Outputs[0] < 0 || N.Device.getPlatform() != PlatformKind::Native)
-        continue;
-      const int LX = LifeOf[static_cast<size_t>(N.Inputs[0])], LY = LifeOf[static_cast<size_t>(N.Outputs[0])];
-      if (LX < 0 || LY < 0 || Root[static_cast<size_t>(LY)] != LY || Requests[LX].Bytes != Requests[LY].Bytes)
-        continue;
-      const int R = RootOf(LX);
-      Life &Into = Lives[static_cast<size_t>(R)];
-      const Life &From = Lives[static_cast<size_t>(LY)];
+    const auto merge = [&](int Child, int Parent, size_t Offset) {
+      Life &Into = Lives[static_cast<size_t>(Parent)];
+      const Life &From = Lives[static_cast<size_t>(Child)];
       Into.Last = (Into.Last == End || From.Last == End) ? End : std::max(Into.Last, From.Last);
+      Into.First = std::min(Into.First, From.First);
       Into.Readers.insert(Into.Readers.end(), From.Readers.begin(), From.Readers.end());
-      Root[static_cast<size_t>(LY)] = R;
+      Root[static_cast<size_t>(Child)] = Parent;
+      Delta[static_cast<size_t>(Child)] = Offset;
+    };
+    for (size_t NI = 0; NI < G.Nodes.size(); ++NI) {
+      const Node &N = G.Nodes[NI];
+      if (!N.Domain.empty() || N.Outputs.size() != 1 || N.Outputs[0] < 0 || N.Inputs.empty() ||
+          N.Device.getPlatform() != PlatformKind::Native)
+        continue;
+      const int LY = LifeOf[static_cast<size_t>(N.Outputs[0])];
+      if (LY < 0 || Root[static_cast<size_t>(LY)] != LY)
+        continue;
+      if (N.OpType == "Reshape" || N.OpType == "Flatten") {
+        const int LX = N.Inputs[0] < 0 ? -1 : LifeOf[static_cast<size_t>(N.Inputs[0])];
+        if (LX < 0 || Requests[LX].Bytes != Requests[LY].Bytes)
+          continue;
+        const int R = RootOf(LX);
+        merge(LY, R, OffsetInRoot(LX));
+        continue;
+      }
+      if (N.OpType != "Concat" || Pipeline || N.Inputs.size() < 2)
+        continue;
+      const std::vector<int64_t> &YDims = Plan->Dims[static_cast<size_t>(N.Outputs[0])];
+      const auto AxisAttr = N.getInt("axis", 0);
+      if (!AxisAttr.isOk() || YDims.empty())
+        continue;
+      int64_t Axis = AxisAttr.value();
+      if (Axis < 0)
+        Axis += static_cast<int64_t>(YDims.size());
+      if (Axis < 0 || Axis >= static_cast<int64_t>(YDims.size()))
+        continue;
+      int64_t Outer = 1;
+      for (int64_t D = 0; D < Axis; ++D)
+        Outer *= YDims[static_cast<size_t>(D)];
+      if (Outer != 1)
+        continue;
+      size_t Offset = 0;
+      std::vector<int> Seen;
+      for (int In : N.Inputs) {
+        if (In < 0)
+          break;
+        const int LX = LifeOf[static_cast<size_t>(In)];
+        const size_t Bytes = LX >= 0 ? Requests[static_cast<size_t>(LX)].Bytes
+                                     : [&] {
+                                         size_t C = getElementSize(Plan->Types[static_cast<size_t>(In)]);
+                                         for (int64_t D : Plan->Dims[static_cast<size_t>(In)])
+                                           C *= static_cast<size_t>(D);
+                                         return C;
+                                       }();
+        const bool Once = std::find(Seen.begin(), Seen.end(), In) == Seen.end();
+        Seen.push_back(In);
+        if (LX >= 0 && Once && LX != LY && Root[static_cast<size_t>(LX)] == LX && Offset % kArenaAlignment == 0 &&
+            isNative(G.Values[static_cast<size_t>(In)].Producer) && Lives[static_cast<size_t>(LX)].First >= 0 &&
+            Offset + Bytes <= Requests[static_cast<size_t>(LY)].Bytes)
+          merge(LX, LY, Offset);
+        Offset += Bytes;
+      }
     }
   }
   // The blocks to place: one per root.
@@ -146,7 +214,7 @@ Result<std::shared_ptr<const ExecutionPlan>> buildPlan(ModelImpl &M, const std::
       M.Options.EnableMemoryOptimization);
   for (size_t I = 0; I < Lives.size(); ++I) {
     const size_t S = static_cast<size_t>(Slot[static_cast<size_t>(RootOf(static_cast<int>(I)))]);
-    Plan->Offsets[Lives[I].Value] = static_cast<int64_t>(MP.Offsets[S]);
+    Plan->Offsets[Lives[I].Value] = static_cast<int64_t>(MP.Offsets[S] + OffsetInRoot(static_cast<int>(I)));
     Plan->Readable[Lives[I].Value] = MP.Exclusive[S] || Placed[S].Last == End;
   }
   Plan->ArenaBytes = MP.ArenaBytes;

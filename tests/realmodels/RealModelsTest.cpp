@@ -101,6 +101,8 @@ TEST(RealModels, ConvNextTiny) { checkModel("convnext_tiny"); }
 TEST(RealModels, BertMini) { checkModel("bert_mini"); }
 TEST(RealModels, Gpt2TinyDecoder) { checkModel("gpt2_tiny_decoder"); }
 TEST(RealModels, MobileNetV3Small) { checkModel("mobilenet_v3_small"); }
+TEST(RealModels, SqueezeNet11) { checkModel("squeezenet1_1"); } // fire modules: channel Concats in place
+TEST(RealModels, ResNet50) { checkModel("resnet50"); }
 
 /// The fused graph (activations in the Conv epilogues, SiLU, squeeze-excitation) against the same
 /// model run op by op (fusions off): within RelTol of the output scale, same top class, none of the

@@ -34,6 +34,12 @@ template <typename CopyFn> Status forEachConcatCopy(const KernelContext &Ctx, in
     const int64_t Row = product(X.Dims, A, X.rank());
     const char *Src = static_cast<const char *>(X.Data);
     char *Dst = static_cast<char *>(Y.Data);
+    // The memory plan may have put this input inside the output already (ExecutionPlan.cpp):
+    // its producer wrote it in place, nothing to move.
+    if (Outer == 1 && Src == Dst + static_cast<size_t>(Offset) * Elem) {
+      Offset += Row;
+      continue;
+    }
     for (int64_t O = 0; O < Outer && Row > 0; ++O)
       Copy(Dst + static_cast<size_t>(O * OutRow + Offset) * Elem, Src + static_cast<size_t>(O * Row) * Elem,
            static_cast<size_t>(Row) * Elem);

@@ -102,6 +102,8 @@ ConvertedInputs convertInputs(const char *What, const std::string &ModelName, rt
 void setPerModelOptions(rt::PerModelOptions &O, const char *What, nb::object Devices, bool Strict, bool MemOpt,
                         std::optional<std::string> SavePath, std::optional<std::string> Passphrase, int Threads,
                         nb::object Capacities);
+/// compute_precision: "float32" (also "fp32", "f32") or "bfloat16" (also "bf16"); ValueError otherwise.
+rt::ComputePrecision computePrecision(const std::string &Name);
 void setPoolTuning(rt::PoolTuning &O, nb::object Cores, int Spin, int SpinYield, bool Denormals, bool Stealing);
 /// Every keyword of load_model() (also session.load_model()).
 rt::ModelLoadOptions loadOptions(nb::object Devices, bool Strict, bool MemOpt, bool Denormals,

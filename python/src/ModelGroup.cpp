@@ -95,10 +95,11 @@ void bind_model_group(nb::module_ &m) {
           "add",
           [](rt::ModelGroup &G, nb::handle Path, nb::object Devices, bool Strict, bool MemOpt,
              std::optional<std::string> SavePath, std::optional<std::string> Passphrase, int Threads,
-             nb::object Capacities, bool IndexedSave) {
+             nb::object Capacities, bool IndexedSave, const std::string &Precision) {
             rt::GroupMemberOptions O;
             setPerModelOptions(O, "add", Devices, Strict, MemOpt, SavePath, Passphrase, Threads, Capacities);
             O.IndexedIntermediateSave = IndexedSave;
+            O.Precision = computePrecision(Precision);
             if (nb::isinstance<nb::bytes>(Path) || nb::isinstance<nb::bytearray>(Path) ||
                 PyMemoryView_Check(Path.ptr())) {
               Py_buffer View;
@@ -118,6 +119,7 @@ void bind_model_group(nb::module_ &m) {
           "path"_a, "devices"_a = nb::none(), "strict"_a = false, "memory_optimization"_a = true,
           "intermediate_save_path"_a = nb::none(), "passphrase"_a = nb::none(), "threads"_a = 0,
           "resizable_capacities"_a = nb::none(), "indexed_intermediate_save"_a = false,
+          "compute_precision"_a = "float32",
           "Loads a model (a path, or the bytes of an ONNX file) as a member. InvalidStateError once the group "
           "is sealed (a member has run).")
       .def_prop_ro("size", &rt::ModelGroup::size)

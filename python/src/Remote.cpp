@@ -291,9 +291,10 @@ void bind_remote(nb::module_ &m) {
           "add",
           [](rt::RemoteModelGroup &G, nb::handle Path, nb::object Devices, bool Strict, bool MemOpt,
              std::optional<std::string> SavePath, std::optional<std::string> Passphrase, int Threads,
-             nb::object Capacities) {
+             nb::object Capacities, const std::string &Precision) {
             rt::GroupMemberOptions O;
             setPerModelOptions(O, "add", Devices, Strict, MemOpt, SavePath, Passphrase, Threads, Capacities);
+            O.Precision = computePrecision(Precision);
             std::string P = nb::cast<std::string>(nb::str(nb::module_::import_("os").attr("fspath")(Path)));
             rt::RemoteGroupMember M;
             {
@@ -304,7 +305,7 @@ void bind_remote(nb::module_ &m) {
           },
           "path"_a, "devices"_a = nb::none(), "strict"_a = false, "memory_optimization"_a = true,
           "intermediate_save_path"_a = nb::none(), "passphrase"_a = nb::none(), "threads"_a = 0,
-          "resizable_capacities"_a = nb::none(),
+          "resizable_capacities"_a = nb::none(), "compute_precision"_a = "float32",
           "Uploads the LOCAL model at path (an .onnx file or a model folder) and adds it to the group.")
       .def_prop_ro("size", &rt::RemoteModelGroup::size)
       .def("__len__", &rt::RemoteModelGroup::size)
@@ -323,9 +324,10 @@ void bind_remote(nb::module_ &m) {
           [](rt::RemoteSession &S, nb::handle Path, nb::object Devices, bool Strict, bool MemOpt, bool Denormals,
              std::optional<std::string> SavePath, std::optional<std::string> Passphrase, int Threads,
              nb::object Cores, rt::SchedulerType Sched, int Spin, int SpinYield, bool Stealing,
-             nb::object Capacities) {
+             nb::object Capacities, const std::string &Precision) {
             rt::ModelLoadOptions O = loadOptions(Devices, Strict, MemOpt, Denormals, SavePath, Passphrase, Threads,
                                                  Cores, Sched, Spin, SpinYield, Stealing, Capacities);
+            O.Precision = computePrecision(Precision);
             std::string P = nb::cast<std::string>(nb::str(nb::module_::import_("os").attr("fspath")(Path)));
             rt::RemoteModel M;
             {
@@ -339,7 +341,7 @@ void bind_remote(nb::module_ &m) {
           "threads"_a = 0, "cores"_a = nb::none(), "scheduler_type"_a = rt::SchedulerType::Auto,
           "spin_iterations"_a = rt::kDefaultSpinIterations,
           "spin_yield_iterations"_a = rt::kDefaultSpinYieldIterations, "enable_work_stealing"_a = true,
-          "resizable_capacities"_a = nb::none(),
+          "resizable_capacities"_a = nb::none(), "compute_precision"_a = "float32",
           "Loads the model at path ON THE SERVER (resolved inside the server's workspace folder).")
       .def(
           "create_model_group",

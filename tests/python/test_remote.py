@@ -163,6 +163,33 @@ def test_results_and_metadata_equal_local(rt, server, digits_input):
         session.close()
 
 
+def test_compute_precision_reaches_the_server(rt, server, digits_input):
+    """session.load_model(compute_precision=...) loads with that precision on the server: its
+    result equals the local one of the same precision bit for bit (bfloat16 Gemms where the CPU
+    has AVX512_BF16, float32 elsewhere); group members take it too; a bad name is a ValueError."""
+    def local(precision):
+        req = rt.load_model(str(DIGITS / "model.onnx"), threads=1, compute_precision=precision).create_request()
+        req.infer([digits_input])
+        req.wait()
+        return np.array(req.get_output(0))
+
+    session = rt.connect("127.0.0.1", port=server.port)
+    for precision in ("bf16", "float32"):
+        model = session.load_model("digits.onnx", threads=1, compute_precision=precision)
+        model.infer([digits_input])
+        model.wait()
+        np.testing.assert_array_equal(np.asarray(model.get_output(0)), local(precision))
+    group = session.create_model_group()
+    member = group.add(str(DIGITS / "model.onnx"), threads=1, compute_precision="bf16")
+    np.testing.assert_array_equal(np.asarray(member.run([digits_input])[0]), local("bf16"))
+    with pytest.raises(ValueError, match="compute_precision"):
+        session.load_model("digits.onnx", compute_precision="int4")
+    local_group = rt.create_model_group()
+    with pytest.raises(ValueError, match="compute_precision"):
+        local_group.add(str(DIGITS / "model.onnx"), compute_precision="fp8")
+    session.close()
+
+
 def test_the_server_request_is_reused_kv_cache_persists_and_set_tensor_seeds_it(rt, server):
     session = rt.connect("127.0.0.1", port=server.port)
     model = session.load_model("decoder")  # a folder with optimium.json: `past` is Preserved

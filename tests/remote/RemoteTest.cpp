@@ -7,8 +7,10 @@
 
 #include <atomic>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <random>
 #include <thread>
 
@@ -56,8 +58,8 @@ rt::Tensor readFloats(const std::string &Path, const std::vector<int64_t> &Dims)
   return ::testing::AssertionSuccess();
 }
 
-rt::Tensor localRun(const std::string &Path, const std::vector<rt::Tensor> &Inputs, const std::string &Output) {
-  rt::ModelLoadOptions O;
+rt::Tensor localRun(const std::string &Path, const std::vector<rt::Tensor> &Inputs, const std::string &Output,
+                    rt::ModelLoadOptions O = rt::ModelLoadOptions()) {
   O.ThreadCount = 1;
   rt::Model M = rt::loadModel(Path, O);
   rt::InferRequest R = M.createRequest();
@@ -135,6 +137,30 @@ TEST_F(Remote, InferMatchesLocalBitExact) {
   Cnn.infer(std::map<std::string, rt::Tensor>{{"x", X}});
   Cnn.wait();
   EXPECT_TRUE(sameTensor(Cnn.getTensor("y"), LocalY));
+}
+
+TEST_F(Remote, ComputePrecisionTravelsToTheServer) {
+  // The load options' compute precision reaches the server (protocol version 2): a bfloat16 load
+  // there gives the local bfloat16 result bit for bit, a float32 one the local float32 result.
+  // Where the CPU has AVX512_BF16 the two differ (digits' Gemms run on bfloat16 operands).
+  rt::RemoteSession S = connect();
+  rt::Tensor In = readFloats(std::string(OPTIMIUM_TEST_DATA_DIR) + "/models/digits/sample_input.bin", {1, 1, 8, 8});
+  rt::ModelLoadOptions Bf16 = oneThread();
+  Bf16.Precision = rt::ComputePrecision::BFloat16;
+  const rt::Tensor LocalF32 = localRun(ws("digits"), {In}, "probabilities");
+  const rt::Tensor LocalBf16 = localRun(ws("digits"), {In}, "probabilities", Bf16);
+  std::vector<rt::Tensor> Inputs{In};
+  for (bool UseBf16 : {true, false}) {
+    rt::RemoteModel M = S.loadModel(UseBf16 ? Bf16 : oneThread(), "digits");
+    M.infer(rt::make_array(Inputs));
+    M.wait();
+    EXPECT_TRUE(sameTensor(M.getOutput(0), UseBf16 ? LocalBf16 : LocalF32)) << "bf16 " << UseBf16;
+  }
+  // The CPU's flags as the kernel reports them (the runtime's own detection is not exported).
+  std::ifstream Info("/proc/cpuinfo");
+  const std::string CpuInfo((std::istreambuf_iterator<char>(Info)), std::istreambuf_iterator<char>());
+  if (CpuInfo.find(" avx512_bf16") != std::string::npos && !std::getenv("OPTIMIUM_RT_CPU_DISABLE"))
+    EXPECT_FALSE(sameTensor(LocalBf16, LocalF32)) << "bfloat16 compute changed nothing on a CPU with AVX512_BF16";
 }
 
 TEST_F(Remote, HostInfoIsTheServersHost) {

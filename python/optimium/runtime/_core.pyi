@@ -879,7 +879,7 @@ class ModelGroup:
     Models that never run concurrently, sharing one thread pool and one Exclusive scheduler.
     """
 
-    def add(self, path: object, devices: object | None = None, strict: bool = False, memory_optimization: bool = True, intermediate_save_path: str | None = None, passphrase: str | None = None, threads: int = 0, resizable_capacities: object | None = None, indexed_intermediate_save: bool = False) -> GroupMember:
+    def add(self, path: object, devices: object | None = None, strict: bool = False, memory_optimization: bool = True, intermediate_save_path: str | None = None, passphrase: str | None = None, threads: int = 0, resizable_capacities: object | None = None, indexed_intermediate_save: bool = False, compute_precision: str = 'float32') -> GroupMember:
         """
         Loads a model (a path, or the bytes of an ONNX file) as a member. InvalidStateError once the group is sealed (a member has run).
         """
@@ -1004,7 +1004,7 @@ class RemoteModelGroup:
     A model group owned by the server: its members share one server-side pool.
     """
 
-    def add(self, path: object, devices: object | None = None, strict: bool = False, memory_optimization: bool = True, intermediate_save_path: str | None = None, passphrase: str | None = None, threads: int = 0, resizable_capacities: object | None = None) -> RemoteGroupMember:
+    def add(self, path: object, devices: object | None = None, strict: bool = False, memory_optimization: bool = True, intermediate_save_path: str | None = None, passphrase: str | None = None, threads: int = 0, resizable_capacities: object | None = None, compute_precision: str = 'float32') -> RemoteGroupMember:
         """
         Uploads the LOCAL model at path (an .onnx file or a model folder) and adds it to the group.
         """
@@ -1022,7 +1022,7 @@ class RemoteSession:
     @property
     def host_info(self) -> HostInfo: ...
 
-    def load_model(self, path: object, devices: object | None = None, strict: bool = False, memory_optimization: bool = True, disable_denormals: bool = True, intermediate_save_path: str | None = None, passphrase: str | None = None, threads: int = 0, cores: object | None = None, scheduler_type: SchedulerType = SchedulerType.AUTO, spin_iterations: int = 1000, spin_yield_iterations: int = 0, enable_work_stealing: bool = True, resizable_capacities: object | None = None) -> RemoteModel:
+    def load_model(self, path: object, devices: object | None = None, strict: bool = False, memory_optimization: bool = True, disable_denormals: bool = True, intermediate_save_path: str | None = None, passphrase: str | None = None, threads: int = 0, cores: object | None = None, scheduler_type: SchedulerType = SchedulerType.AUTO, spin_iterations: int = 1000, spin_yield_iterations: int = 0, enable_work_stealing: bool = True, resizable_capacities: object | None = None, compute_precision: str = 'float32') -> RemoteModel:
         """
         Loads the model at path ON THE SERVER (resolved inside the server's workspace folder).
         """

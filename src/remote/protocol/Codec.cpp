@@ -618,6 +618,7 @@ void writePerModelOptions(Writer &W, const rt::PerModelOptions &O) {
     W.str(KV.first);
     writeShape(W, KV.second);
   }
+  W.u8(static_cast<uint8_t>(O.Precision)); // since protocol version 2
 }
 
 void readPerModelOptions(Reader &R, rt::PerModelOptions &O) {
@@ -635,6 +636,7 @@ void readPerModelOptions(Reader &R, rt::PerModelOptions &O) {
     std::string Name = R.str();
     O.ResizableCapacities[Name] = readShape(R);
   }
+  O.Precision = readEnum<rt::ComputePrecision>(R, static_cast<unsigned>(rt::ComputePrecision::BFloat16), "compute precision");
 }
 
 void writePoolTuning(Writer &W, const rt::PoolTuning &O) {

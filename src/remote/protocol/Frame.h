@@ -15,7 +15,7 @@ namespace remote {
 
 /// "OPRM" as the first four bytes on the wire.
 constexpr uint32_t kFrameMagic = 0x4D52504Fu;
-constexpr uint16_t kProtocolVersion = 1;
+constexpr uint16_t kProtocolVersion = 2; // 2: PerModelOptions ends with the compute precision
 constexpr size_t kFrameHeaderSize = 24;
 /// Largest payload (after decompression) a peer accepts unless configured otherwise.
 constexpr uint64_t kDefaultMaxMessageBytes = 256ull << 20;

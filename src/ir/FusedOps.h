@@ -121,6 +121,13 @@ constexpr FusedActKeys kSeExpandActKeys{"optimium.se_expand_act_min", "optimium.
                                         "optimium.se_expand_act", "optimium.se_expand_act_alpha",
                                         "optimium.se_expand_act_beta"};
 
+// --- written by passes/FuseLayerNormChannels ----------------------------------
+/// LayerNorm over the channels (axis 1) of an N, C, spatial... tensor, in place of Transpose
+/// (channels last) -> LayerNormalization (last axis) -> Transpose (channels back to axis 1):
+/// inputs X [N, C, ...], Scale [C], Bias [C] (optional); attribute "epsilon" (float).
+constexpr const char *kLayerNormChannelsDomain = "com.optimium";
+constexpr const char *kLayerNormChannelsOp = "LayerNormChannels";
+
 // --- written by passes/FuseMatMulBias -----------------------------------------
 /// Internal MatMul attribute: 1 when input 2 is a fused bias of the output's last dim.
 constexpr const char *kFusedBias = "optimium.fused_bias";

@@ -12,6 +12,7 @@
 #include "passes/FuseConvResidual.h"
 #include "passes/FuseDynamicQuantMatMul.h"
 #include "passes/FuseGelu.h"
+#include "passes/FuseLayerNormChannels.h"
 #include "passes/FuseMatMulBias.h"
 #include "passes/FusePointwiseDepthwise.h"
 #include "passes/FuseQdq.h"
@@ -33,6 +34,8 @@ const std::vector<PassInfo> &passPipeline() {
   static const std::vector<PassInfo> Table = {
       {"RemoveFoldedNodes", &removeFoldedNodes, PassGate::Always, false,
        "first: nodes whose outputs shape inference folded to constants go before anything matches on them"},
+      {"FuseLayerNormChannels", &fuseLayerNormChannels, PassGate::Always, true,
+       "independent of the others: Transpose -> LayerNormalization -> Transpose, no Conv or MatMul"},
       {"FuseConvResidual", &fuseConvResidual, PassGate::Always, true,
        "before FuseConvActivation: a Relu after the residual Add then folds in too"},
       {"FuseConvActivation", &fuseConvActivation, PassGate::Always, true, "after FuseConvResidual"},

@@ -78,7 +78,7 @@ void applyFusedAct(const FusedAct &Act, const float *X, float *Y, size_t Count);
 #endif
 
 /// Act prepared for AVX-512 registers: construct it once per tile loop, apply it per vector.
-/// Sigmoid is 1 / (1 + exp512(-x)) (vec512::exp512, as approx::sigmoidF32), the reciprocal by
+/// Sigmoid is 1 / (1 + 2^(-log2(e) x)) (vec512::exp2Clamped512), the reciprocal by
 /// rcp14 and one Newton step instead of a division (a 512-bit divide is ~5x the cost of the rest on
 /// Zen 4; relative error of the result a few 1e-7); the clamps keep the value operand second so a
 /// NaN passes through.
@@ -88,7 +88,9 @@ struct Act512 {
   OPT_ACT512 explicit Act512(const FusedAct &A) : Kind(A.Kind) {
     switch (A.Kind) {
     case ActKind::Clamp: P = _mm512_set1_ps(A.Min), Q = _mm512_set1_ps(A.Max); break;
-    case ActKind::Silu: P = _mm512_set1_ps(-A.Alpha), Q = _mm512_setzero_ps(); break;
+    // exp(-alpha x) = 2^(-alpha log2(e) x): the constant the exp2 takes.
+    case ActKind::Silu: P = _mm512_set1_ps(-A.Alpha * 1.44269504088896341f), Q = _mm512_setzero_ps(); break;
+    case ActKind::Sigmoid: P = _mm512_set1_ps(-1.44269504088896341f), Q = _mm512_setzero_ps(); break;
     case ActKind::HardSigmoid:
     case ActKind::HardSwish: P = _mm512_set1_ps(A.Alpha), Q = _mm512_set1_ps(A.Beta); break;
     default: P = Q = _mm512_setzero_ps(); break;
@@ -105,8 +107,8 @@ struct Act512 {
     switch (Kind) {
     case ActKind::None: return V;
     case ActKind::Clamp: return _mm512_min_ps(Q, _mm512_max_ps(P, V));
-    case ActKind::Sigmoid: return recip(_mm512_add_ps(One, vec512::exp512(_mm512_sub_ps(_mm512_setzero_ps(), V))));
-    case ActKind::Silu: return _mm512_mul_ps(V, recip(_mm512_add_ps(One, vec512::exp512(_mm512_mul_ps(P, V)))));
+    case ActKind::Sigmoid: return recip(_mm512_add_ps(One, vec512::exp2Clamped512(_mm512_mul_ps(P, V))));
+    case ActKind::Silu: return _mm512_mul_ps(V, recip(_mm512_add_ps(One, vec512::exp2Clamped512(_mm512_mul_ps(P, V)))));
     case ActKind::HardSigmoid:
       return _mm512_max_ps(_mm512_setzero_ps(), _mm512_min_ps(One, _mm512_fmadd_ps(P, V, Q)));
     case ActKind::HardSwish:

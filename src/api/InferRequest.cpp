@@ -22,6 +22,14 @@ RequestImpl &checked(const std::shared_ptr<RequestImpl> &Impl) {
   return *Impl;
 }
 
+/// For calls the runtime must serve: an InvalidStateError once finalize() released the model.
+RequestImpl &live(const std::shared_ptr<RequestImpl> &Impl, const char *What) {
+  RequestImpl &R = checked(Impl);
+  if (R.M->ShutDown.load())
+    throwIfError(R.M->shutDownError(What));
+  return R;
+}
+
 /// Outputs and intermediates are only readable between runs.
 void requireFinishedRun(RequestImpl &R, std::unique_lock<std::mutex> &, const std::string &What) {
   if (R.State == InferStatus::Running)
@@ -33,7 +41,7 @@ void requireFinishedRun(RequestImpl &R, std::unique_lock<std::mutex> &, const st
 }
 } // namespace
 
-void InferRequest::infer(ArrayRef<Tensor> Inputs) { throwIfError(checked(Impl).start(Inputs.vec())); }
+void InferRequest::infer(ArrayRef<Tensor> Inputs) { throwIfError(live(Impl, "infer").start(Inputs.vec())); }
 
 namespace {
 /// Inputs by name in the model's input order; every model input must be given, no other.
@@ -58,12 +66,12 @@ std::vector<Tensor> orderInputs(const RequestImpl &R, const std::map<std::string
 
 void InferRequest::profile(ArrayRef<Tensor> Inputs, const ProfileOptions &Options,
                            std::shared_ptr<std::atomic_bool> StopFlag) {
-  checked(Impl).profile(Inputs.vec(), Options, StopFlag);
+  live(Impl, "profile").profile(Inputs.vec(), Options, StopFlag);
 }
 
 void InferRequest::profile(const std::map<std::string, Tensor> &Inputs, const ProfileOptions &Options,
                            std::shared_ptr<std::atomic_bool> StopFlag) {
-  RequestImpl &R = checked(Impl);
+  RequestImpl &R = live(Impl, "profile");
   R.profile(orderInputs(R, Inputs, "profile"), Options, StopFlag);
 }
 
@@ -102,7 +110,7 @@ void InferRequest::setRecorder(std::shared_ptr<ProfileEventRecorder> Recorder) {
 }
 
 void InferRequest::infer(const std::map<std::string, Tensor> &Inputs) {
-  RequestImpl &R = checked(Impl);
+  RequestImpl &R = live(Impl, "infer");
   const ModelImpl &M = *R.M;
   std::vector<Tensor> Ordered;
   for (const StringRef &Name : M.InputNames) {
@@ -151,7 +159,7 @@ void InferRequest::addCallback(InferCallback Callback) {
 void InferRequest::cancel() { checked(Impl).CancelFlag.store(true); }
 
 Tensor InferRequest::getOutput(size_t Index) const {
-  RequestImpl &R = checked(Impl);
+  RequestImpl &R = live(Impl, "getOutput");
   std::unique_lock<std::mutex> Lock(R.Mu);
   const Graph &G = *R.M->G;
   if (Index >= G.Outputs.size())
@@ -166,7 +174,7 @@ Tensor InferRequest::getOutput(size_t Index) const {
 }
 
 Tensor InferRequest::getOutput(StringRef Name) const {
-  RequestImpl &R = checked(Impl);
+  RequestImpl &R = live(Impl, "getOutput");
   const Graph &G = *R.M->G;
   for (size_t I = 0; I < G.Outputs.size(); ++I)
     if (G.Values[G.Outputs[I]].Name == Name.str())
@@ -179,7 +187,7 @@ Tensor InferRequest::getOutput(StringRef Name) const {
 }
 
 Tensor InferRequest::getTensor(StringRef Name) const {
-  RequestImpl &R = checked(Impl);
+  RequestImpl &R = live(Impl, "getTensor");
   const Graph &G = *R.M->G;
   const int V = G.findValue(Name.str());
   if (V < 0 || !R.M->findTensor(Name.str()))
@@ -221,7 +229,7 @@ size_t statefulIndex(const RequestImpl &R, StringRef Name, const char *What) {
 } // namespace
 
 void InferRequest::setTensorShape(StringRef Name, const TensorShape &Shape) {
-  RequestImpl &R = checked(Impl);
+  RequestImpl &R = live(Impl, "setTensorShape");
   const size_t SI = statefulIndex(R, Name, "setTensorShape");
   const TensorInfo &TI = *R.M->findTensor(Name.str());
   if (SI == SIZE_MAX || !R.M->Stateful[SI].Resizable)
@@ -256,7 +264,7 @@ void InferRequest::setTensorShape(StringRef Name, const TensorShape &Shape) {
 }
 
 void InferRequest::applyShapeChanges(bool ShrinkToFit) {
-  RequestImpl &R = checked(Impl);
+  RequestImpl &R = live(Impl, "applyShapeChanges");
   std::lock_guard<std::mutex> Lock(R.Mu);
   if (R.State == InferStatus::Running)
     throw InvalidStateError("applyShapeChanges: an inference of model '" + R.M->Name +

@@ -122,7 +122,8 @@ TensorShape Model::inferShape(StringRef Name, ArrayRef<TensorShape> InputShapes)
 }
 
 InferRequest Model::createRequest() const {
-  checked(Impl);
+  if (checked(Impl).ShutDown.load())
+    throwIfError(Impl->shutDownError("createRequest"));
   auto R = std::make_shared<RequestImpl>(Impl);
   throwIfError(R->initStateful());
   return InferRequest(std::move(R));

@@ -187,6 +187,10 @@ namespace {
 class RunScope {
 public:
   explicit RunScope(GroupMemberImpl &Member) : Member(Member), G(*Member.Group) {
+    // Released by finalize(): refuse before seal() would start a pool for nothing.
+    const ModelImpl &MI = *Member.Request.impl()->M;
+    if (MI.ShutDown.load())
+      throwIfError(MI.shutDownError("GroupMember::run"));
     G.seal();
     G.beginTurn();
     G.Pool->arm();

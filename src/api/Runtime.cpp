@@ -2,6 +2,7 @@
 #include <dlfcn.h>
 #include <sys/stat.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <mutex>
 
@@ -10,6 +11,7 @@
 #include "backends/BackendRegistry.h"
 #include "core/ErrorConversion.h"
 #include "core/Log.h"
+#include "exec/Lifecycle.h"
 #include "exec/ModelState.h"
 
 namespace optimium {
@@ -19,8 +21,11 @@ using namespace detail;
 
 namespace {
 
+// initialize() / finalize() run one at a time (InitMutex, held through a whole shutdown);
+// Initialized is what every entry point checks, without waiting for a shutdown in progress.
 std::mutex InitMutex;
-int InitCount = 0;
+int InitCount = 0;                    ///< Guarded by InitMutex.
+std::atomic<bool> Initialized{false};
 
 /// Folder of this shared library (where extensions are auto-loaded from).
 std::string libraryFolder() {
@@ -62,8 +67,7 @@ void autoLoadExtensions() {
 }
 
 void requireInitialized(const char *What) {
-  std::lock_guard<std::mutex> Lock(InitMutex);
-  if (InitCount == 0)
+  if (!Initialized.load())
     throw InvalidStateError(std::string(What) +
                             ": the runtime is not initialized; call rt::initialize() first or declare an rt::AutoInit");
 }
@@ -75,21 +79,32 @@ void initialize() {
   if (InitCount++ > 0)
     return;
   registerNativeBackend();
+  openRuntime();
+  Initialized.store(true);
   autoLoadExtensions();
   OPT_LOG(Info, "Optimium Runtime ", OPTIMIUM_RT_VERSION_MAJOR, ".", OPTIMIUM_RT_VERSION_MINOR, ".",
           OPTIMIUM_RT_VERSION_PATCH, " initialized");
 }
 
+// The spec: finalize() shuts the runtime down entirely. The last matching call stops every run
+// in flight before its next op (it ends with an InvalidStateError), waits for them, joins every
+// model's threads, destroys every kernel and unloads the extensions; models, requests and group
+// members still held then refuse to run (InvalidStateError). initialize() starts afresh.
 void finalize() {
+  // A pool worker or an inference callback would wait for its own run below.
+  if (onRuntimeThread())
+    throw InvalidOperationError("finalize: called from an inference callback or a runtime thread, where it would "
+                                "wait for itself; call it from the application's own thread");
   std::lock_guard<std::mutex> Lock(InitMutex);
-  if (InitCount > 0)
-    --InitCount;
+  if (InitCount == 0 || --InitCount > 0)
+    return;
+  Initialized.store(false); // new loads and entry points fail from here on
+  shutDownLiveModels();     // runs stopped and waited for, threads joined, kernels destroyed
+  unregisterAllBackends();  // extensions destroyed and closed (none of their kernels is left)
+  OPT_LOG(Info, "Optimium Runtime finalized");
 }
 
-bool isInitialized() {
-  std::lock_guard<std::mutex> Lock(InitMutex);
-  return InitCount > 0;
-}
+bool isInitialized() { return Initialized.load(); }
 
 void loadExtension(const std::string &Path) {
   requireInitialized("loadExtension");

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "Optimium/Runtime/Device.h"
+#include "Optimium/Runtime/ElementType.h"
 #include "Optimium/Runtime/Extension/Backend.h"
 #include "core/Status.h"
 
@@ -14,11 +15,18 @@ namespace optimium {
 namespace runtime {
 namespace detail {
 
+/// One backend. Kernels hold it (CompiledNode) so its library stays loaded while any of them
+/// lives: the last reference calls the backend's destroy and closes the library.
 struct RegisteredBackend {
   OptRtBackend Backend{};
   DeviceID Device;
   std::string Library; ///< Path of the extension library ("" for built-in).
   void *Handle = nullptr;
+  bool Registered = false; ///< init succeeded with our API version: destroy() is owed.
+  RegisteredBackend() = default;
+  RegisteredBackend(const RegisteredBackend &) = delete;
+  RegisteredBackend &operator=(const RegisteredBackend &) = delete;
+  ~RegisteredBackend();
 };
 
 /// The host API handed to backends.
@@ -27,6 +35,10 @@ const OptRtHostApi *hostApi();
 void registerNativeBackend();
 /// Loads an extension library and registers its backend.
 Status loadExtensionLibrary(const std::string &Path);
+/// finalize(): forgets every backend and removes the extensions' devices. Each backend is
+/// destroyed (and its library closed) once no kernel holds it: at once when finalize() has
+/// released the live models' kernels first.
+void unregisterAllBackends();
 /// Every registered backend, native first registered.
 std::vector<std::shared_ptr<RegisteredBackend>> registeredBackends();
 std::shared_ptr<RegisteredBackend> findBackend(const DeviceID &Device);

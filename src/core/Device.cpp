@@ -350,6 +350,24 @@ void registerLocalDevice(DeviceID ID, std::unique_ptr<Capability> Cap) {
   R.Current = R.Lists.back().get();
 }
 
+void unregisterLocalDevice(DeviceID ID) {
+  Registry &R = registry();
+  std::lock_guard<std::mutex> G(R.Lock);
+  if (ID == R.Current->front())
+    return; // the Native CPU stays
+  auto It = R.Capabilities.find(ID);
+  if (It == R.Capabilities.end())
+    return;
+  R.Retired.push_back(std::move(It->second));
+  R.Capabilities.erase(It);
+  auto Next = std::make_unique<std::vector<DeviceID>>();
+  for (const DeviceID &D : *R.Current)
+    if (D != ID)
+      Next->push_back(D);
+  R.Lists.push_back(std::move(Next));
+  R.Current = R.Lists.back().get();
+}
+
 } // namespace detail
 
 // --- DeviceID and HostInfo --------------------------------------------------------------------
@@ -381,8 +399,12 @@ std::string HostInfo::toString() const {
   std::ostringstream S;
   S << "HostInfo(id: " << ID << ", name: " << Name << ", arch: " << runtime::toString(Architecture)
     << ", os: " << runtime::toString(OS) << ", devices: [";
-  for (size_t I = 0; I < Devices.size(); ++I)
+  // The local host's devices with their capabilities (those of another host are not known here).
+  for (size_t I = 0; I < Devices.size(); ++I) {
     S << (I ? ", " : "") << Devices[I].toString();
+    if (ID == 0 && Devices[I].getHostID() == 0)
+      S << " (" << Devices[I].getCapability().toString() << ')';
+  }
   S << "])";
   return S.str();
 }

@@ -1,6 +1,7 @@
 // The devices of the local host and their capabilities. The Native CPU of the build target is
 // always present (detected on first use); extension backends register theirs when they are loaded
-// at initialize() (or by loadExtension()), through registerLocalDevice().
+// at initialize() (or by loadExtension()), through registerLocalDevice(), and finalize() removes
+// them again.
 #pragma once
 
 #include <memory>
@@ -21,6 +22,11 @@ const std::vector<DeviceID> &localDevices();
 /// VoidCapability. Registering an ID again replaces its capability (references to the old one
 /// stay valid). Thread-safe; meant to be called from initialize() / extension registration.
 void registerLocalDevice(DeviceID ID, std::unique_ptr<Capability> Cap);
+
+/// Removes a device registered by registerLocalDevice (an extension unloaded by finalize()); its
+/// capability then reads as VoidCapability. References handed out before stay valid. The Native
+/// CPU device cannot be removed; unknown IDs are ignored.
+void unregisterLocalDevice(DeviceID ID);
 
 } // namespace detail
 } // namespace runtime

@@ -14,6 +14,7 @@
 #include "core/LargeAlloc.h"
 #include "core/Log.h"
 #include "exec/InputShapes.h"
+#include "exec/Lifecycle.h"
 #include "exec/Request.h"
 #include "import/Manifest.h"
 #include "import/MappedFile.h"
@@ -175,6 +176,7 @@ std::vector<OptRtTensorDesc> describeValues(const std::vector<ValueInfo> &Infos,
   for (size_t I = 0; I < Infos.size(); ++I) {
     const ValueInfo &VI = Infos[I];
     OptRtTensorDesc &D = Out[I];
+    D.struct_size = sizeof(OptRtTensorDesc);
     D.present = VI.Present ? 1 : 0;
     D.type = static_cast<int32_t>(VI.Type) | (static_cast<int32_t>(VI.Kind) << OPT_RT_VALUE_KIND_SHIFT);
     for (const Expr &E : VI.Shape)
@@ -662,21 +664,25 @@ void attachSharedPool(ModelImpl &M, std::shared_ptr<ThreadPool> Pool, std::share
 
 Result<std::shared_ptr<ModelImpl>> loadModelFromPath(const std::string &Path, const ModelLoadOptions &Options,
                                                      PoolOwnership Ownership) {
+  ASSIGN_OR_RETURN(uint64_t Session, beginModelLoad());
   RETURN_IF_ERROR(validateOptions(Options));
   ASSIGN_OR_RETURN(ImportedModel Imported, importOnnxPath(Path));
   auto R = finishLoad(std::move(Imported), Options, manifestPathFor(Path), Ownership);
   if (!R.isOk())
     return R.status().withContext("model '" + Path + "'");
+  RETURN_IF_ERROR(trackLiveModel(R.value(), Session));
   return R;
 }
 
 Result<std::shared_ptr<ModelImpl>> loadModelFromBuffer(const uint8_t *Data, size_t Size, const ModelLoadOptions &Options,
                                                        std::shared_ptr<const void> Owner, PoolOwnership Ownership) {
+  ASSIGN_OR_RETURN(uint64_t Session, beginModelLoad());
   RETURN_IF_ERROR(validateOptions(Options));
   ASSIGN_OR_RETURN(ImportedModel Imported, importOnnxBuffer(Data, Size, "", "in-memory model", std::move(Owner)));
   auto R = finishLoad(std::move(Imported), Options, "", Ownership);
   if (!R.isOk())
     return R.status().withContext("in-memory model");
+  RETURN_IF_ERROR(trackLiveModel(R.value(), Session));
   return R;
 }
 

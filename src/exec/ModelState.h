@@ -2,6 +2,8 @@
 // pool and scheduler, and execution plans cached per input-shape signature.
 #pragma once
 
+#include <atomic>
+#include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -26,9 +28,13 @@ struct CompiledNode {
   void *Kernel = nullptr;
   std::unique_ptr<KernelCreateInfo> Info;
   NodeHandle Handle;
-  ~CompiledNode() {
+  ~CompiledNode() { release(); }
+  /// Destroys the kernel and lets go of its backend (finalize() unloads the backend next).
+  void release() {
     if (Kernel && Backend && Backend->Backend.destroy_kernel)
       Backend->Backend.destroy_kernel(Backend->Backend.state, Kernel);
+    Kernel = nullptr;
+    Backend.reset();
   }
 };
 
@@ -99,6 +105,23 @@ struct ModelImpl {
   std::mutex PlanMutex;
   std::map<std::vector<std::vector<int64_t>>, std::shared_ptr<const detail::ExecutionPlan>> PlanCache;
   size_t PlanBuilds = 0; ///< Plans built so far (guarded by PlanMutex; tests check the cache with it).
+
+  // finalize() (exec/Lifecycle.h): every run is admitted here and counted until it ends, so a
+  // shutdown can refuse new runs, cancel the ones in flight and wait for them.
+  std::mutex RunsMu;
+  std::condition_variable RunsCv;
+  int RunsInFlight = 0;             ///< Guarded by RunsMu.
+  std::atomic<bool> ShutDown{false}; ///< Set once by finalize(), never cleared.
+  /// Admits one run (false once finalize() shut the model down); endRun() when it has ended.
+  bool beginRun();
+  void endRun();
+  /// finalize(): refuses new runs (running ones see ShutDown and stop before their next op).
+  void beginShutdown();
+  /// finalize(): waits for the runs in flight, then joins the pool's threads and destroys the
+  /// kernels. The object stays (metadata readable); runs and requests are refused.
+  void finishShutdown();
+  /// "<What>: model '<Name>' was released by finalize() ..." (an InvalidStateError).
+  detail::Status shutDownError(const char *What) const;
 
   ~ModelImpl();
 

@@ -59,8 +59,40 @@ ErrorCode runErrorCode(int32_t RC) {
 
 } // namespace
 
+namespace {
+/// A run admitted by the model (ModelImpl::beginRun): given back on every way out of start()
+/// but the one that hands the run to the scheduler (finish() gives it back then).
+class RunAdmission {
+public:
+  explicit RunAdmission(ModelImpl &M) : M(M.beginRun() ? &M : nullptr) {}
+  ~RunAdmission() {
+    if (M)
+      M->endRun();
+  }
+  RunAdmission(const RunAdmission &) = delete;
+  RunAdmission &operator=(const RunAdmission &) = delete;
+  bool admitted() const { return M != nullptr; }
+  void handOver() { M = nullptr; }
+
+private:
+  ModelImpl *M;
+};
+
+/// The error of a run stopped before the node at Index: by cancel(), or by finalize().
+Status cancelledError(const ModelImpl &M, size_t Index) {
+  if (M.ShutDown.load(std::memory_order_relaxed))
+    return makeError(ErrorCode::InvalidState, "inference of model '", M.Name, "' was stopped before ",
+                     M.G->Nodes[Index].describe(), ": finalize() shut the runtime down");
+  return makeError(ErrorCode::Infer, "inference of model '", M.Name, "' was cancelled before ",
+                   M.G->Nodes[Index].describe());
+}
+} // namespace
+
 Status RequestImpl::start(std::vector<Tensor> In) {
   const Graph &G = *M->G;
+  RunAdmission Admission(*M);
+  if (!Admission.admitted())
+    return M->shutDownError("infer");
   if (In.size() != M->UserInputs.size())
     return makeError(ErrorCode::InvalidArgument, "model '", M->Name, "' takes ", M->UserInputs.size(), " input(s), got ",
                      In.size(), M->UserInputs.size() == G.Inputs.size() ? "" : " (preserved inputs live in the request)");
@@ -167,6 +199,7 @@ Status RequestImpl::start(std::vector<Tensor> In) {
   Lock.unlock();
   if (OPT_RT_UNLIKELY(Recorder))
     Recorder->record(ProfileEventKind::QueueBegin);
+  Admission.handOver(); // finish() ends it
   M->Pool->arm();
   M->Sched->enqueue(shared_from_this());
   return Status::ok();
@@ -271,9 +304,10 @@ Status RequestImpl::runNode(size_t NodeIndex) {
   }
   auto Bind = [&](int V, OptRtTensor &T) {
     if (V < 0) {
-      T = OptRtTensor{0, 0, nullptr, nullptr};
+      T = OptRtTensor{sizeof(OptRtTensor), 0, 0, nullptr, nullptr};
       return;
     }
+    T.struct_size = sizeof(OptRtTensor);
     T.type = static_cast<int32_t>(Plan->Types[V] == ElementType::Undefined ? G.Values[V].Type : Plan->Types[V]) |
              (static_cast<int32_t>(G.Values[V].Kind) << OPT_RT_VALUE_KIND_SHIFT);
     T.rank = static_cast<int32_t>(RunDims[V].size());
@@ -347,8 +381,8 @@ void RequestImpl::runSequential() {
   Status S = prepareRun();
   const size_t NN = M->G->Nodes.size();
   for (size_t I = 0; S.isOk() && I < NN; ++I) {
-    if (CancelFlag.load(std::memory_order_relaxed)) {
-      S = makeError(ErrorCode::Infer, "inference of model '", M->Name, "' was cancelled before ", M->G->Nodes[I].describe());
+    if (CancelFlag.load(std::memory_order_relaxed) || M->ShutDown.load(std::memory_order_relaxed)) {
+      S = cancelledError(*M, I);
       break;
     }
     S = runNode(I);
@@ -382,9 +416,8 @@ void RequestImpl::startPipeline() {
     static void run(std::shared_ptr<RequestImpl> R, int Node) {
       if (!R->Failed.load()) {
         Status NS;
-        if (R->CancelFlag.load())
-          NS = makeError(ErrorCode::Infer, "inference of model '", R->M->Name, "' was cancelled before ",
-                         R->M->G->Nodes[Node].describe());
+        if (R->CancelFlag.load() || R->M->ShutDown.load())
+          NS = cancelledError(*R->M, static_cast<size_t>(Node));
         else
           NS = R->runNode(static_cast<size_t>(Node));
         if (!NS.isOk()) {
@@ -449,9 +482,14 @@ void RequestImpl::finish(const Status &RunStatus) {
     ++CompletedRuns;
   }
   Cv.notify_all();
+  // Last: finalize() may release the model's threads and kernels once every run has ended. The
+  // request (and so the model) is still referenced by whoever called finish().
+  M->endRun();
 }
 
 bool RequestImpl::isInCallback() const { return CallbackOwner == this; }
+
+bool RequestImpl::isInAnyCallback() { return CallbackOwner != nullptr; }
 
 void RequestImpl::runPendingHere() {
   uint64_t Ticket = 0;

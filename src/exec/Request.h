@@ -116,6 +116,8 @@ struct RequestImpl : std::enable_shared_from_this<RequestImpl> {
   Tensor valueTensor(int Value) const;
   /// Whether the calling thread is running one of this request's callbacks (wait() must not block).
   bool isInCallback() const;
+  /// Whether the calling thread is running any request's callbacks.
+  static bool isInAnyCallback();
 
   /// The pool task of a Sequential run that may still be taken back (ThreadPool::submitDeferred;
   /// 0: none; guarded by Mu): a thread that blocks in wait() and cancels it runs the run itself.

@@ -360,7 +360,9 @@ ThreadPool::ThreadPool(const PoolConfig &Config) : P(new Impl(Config)) {
     P->Workers.emplace_back([this, I] { P->workerMain(I); });
 }
 
-ThreadPool::~ThreadPool() {
+ThreadPool::~ThreadPool() { shutdown(); }
+
+void ThreadPool::shutdown() {
   {
     std::lock_guard<std::mutex> L(P->M);
     P->Stop = true;
@@ -368,7 +370,8 @@ ThreadPool::~ThreadPool() {
   }
   P->Wake.notify_all();
   for (std::thread &T : P->Workers)
-    T.join();
+    if (T.joinable())
+      T.join();
 }
 
 int ThreadPool::threadCount() const { return P->Config.Threads; }
@@ -518,6 +521,8 @@ void poolSliceParallelFor(void *Slice, size_t N, size_t Grain, void (*Fn)(void *
 }
 
 bool ThreadPool::isWorkerThread() const { return CurrentPool == P.get(); }
+
+bool ThreadPool::isAnyWorkerThread() { return CurrentPool != nullptr; }
 
 unsigned disableDenormalsOnThisThread() {
 #if defined(OPTIMIUM_POOL_X86)

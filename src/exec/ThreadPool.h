@@ -43,7 +43,10 @@ void poolSliceParallelFor(void *Slice, size_t N, size_t Grain, void (*Fn)(void *
 class ThreadPool {
 public:
   explicit ThreadPool(const PoolConfig &Config);
-  ~ThreadPool(); ///< Runs queued tasks to completion, then joins.
+  ~ThreadPool(); ///< shutdown()
+  /// Runs queued tasks to completion, then joins the workers (idempotent; not from a worker of
+  /// this pool). Afterwards parallelFor runs on the calling thread alone and submit() drops tasks.
+  void shutdown();
   ThreadPool(const ThreadPool &) = delete;
   ThreadPool &operator=(const ThreadPool &) = delete;
 
@@ -76,6 +79,8 @@ public:
 
   /// Whether the calling thread is one of this pool's workers.
   bool isWorkerThread() const;
+  /// Whether the calling thread is a worker of any pool.
+  static bool isAnyWorkerThread();
 
 private:
   struct Impl;

@@ -100,7 +100,9 @@ TEST(DeviceTest, LocalHostHasNativeCPU) {
   EXPECT_EQ(Native.getIndex(), 0u);
   EXPECT_EQ(Native.getHostID(), 0u);
   EXPECT_EQ(Native.getHostInfo().Name, Info.Name);
-  EXPECT_NE(Info.toString().find("devices: [" + Native.toString()), std::string::npos) << Info.toString();
+  EXPECT_NE(Info.toString().find("devices: [" + Native.toString() + " (" + Native.getCapability().toString() + ")"),
+            std::string::npos)
+      << Info.toString();
 #if defined(__x86_64__)
   EXPECT_EQ(Info.Architecture, DeviceKind::x64);
   EXPECT_EQ(Native.toString(), "Native:x64:0@0");

@@ -32,6 +32,12 @@ std::string placementAndExecution() {
   for (const rt::DeviceID &D : rt::getLocalInfo().Devices)
     Listed |= D == NPU;
   CHECK_OR_RETURN(Listed, "the extension's device is not in getLocalInfo()");
+  // The capability it reported through the ABI (get_capability).
+  const rt::Capability &Cap = NPU.getCapability();
+  CHECK_OR_RETURN(Cap.getKind() == rt::CapabilityKind::RISCV, "capability " << Cap.toString());
+  const auto &RV = static_cast<const rt::RISCVCapability &>(Cap);
+  CHECK_OR_RETURN(RV.Vector && RV.Float16 && RV.VectorLength == 256, "capability " << Cap.toString());
+  CHECK_OR_RETURN(Cap.toString() == "riscv: v vlen=256 zfh", "capability " << Cap.toString());
 
   rt::ModelLoadOptions O;
   O.Devices = {NPU};
@@ -98,4 +104,79 @@ TEST(Extension, BadPathsAreReported) {
   EXPECT_THROW(rt::loadExtension(dataPath("tests")), rt::InvalidArgumentError);
   // A file that is not a shared library.
   EXPECT_THROW(rt::loadExtension(dataPath("models/digits/model.onnx")), rt::ExtensionError);
+}
+
+namespace {
+
+const rt::DeviceID Hexagon = rt::DeviceID::from(rt::PlatformKind::Hexagon, rt::DeviceKind::Hexagon);
+
+bool listed(const rt::DeviceID &ID) {
+  for (const rt::DeviceID &D : rt::getLocalInfo().Devices)
+    if (D == ID)
+      return true;
+  return false;
+}
+
+/// The ExtensionError message of loading tests/backends/BadBackend.c in Mode ("" when it loads).
+std::string badLoad(const char *Mode) {
+  ::setenv("OPTIMIUM_TEST_BAD_BACKEND", Mode, 1);
+  std::string Message;
+  try {
+    rt::loadExtension(OPTIMIUM_BAD_BACKEND);
+  } catch (const rt::ExtensionError &E) {
+    Message = E.what();
+  }
+  ::unsetenv("OPTIMIUM_TEST_BAD_BACKEND");
+  return Message;
+}
+
+bool contains(const std::string &S, const std::string &Part) { return S.find(Part) != std::string::npos; }
+
+} // namespace
+
+TEST(Extension, WrongApiVersionsAndBadRegistrationsAreRefused) {
+  std::string E = badLoad("v1");
+  EXPECT_TRUE(contains(E, "was built against backend API version 1, this runtime speaks version 2")) << E;
+  EXPECT_TRUE(contains(E, "rebuild it against")) << E;
+  E = badLoad("future");
+  EXPECT_TRUE(contains(E, "was built against backend API version 3, this runtime speaks version 2")) << E;
+  E = badLoad("silent");
+  EXPECT_TRUE(contains(E, "failed to register (code 1) without reporting the backend API version")) << E;
+  E = badLoad("capability");
+  EXPECT_TRUE(contains(E, "reports capability kind 99, which this runtime does not know")) << E;
+  E = badLoad("capfail");
+  EXPECT_TRUE(contains(E, "failed to report the capability of Hexagon:Hexagon:0@0 (code 7)")) << E;
+  E = badLoad("device");
+  EXPECT_TRUE(contains(E, "registered an unknown device (platform 8, device kind 200")) << E;
+  // None of them registered anything, nor stayed loaded.
+  EXPECT_FALSE(listed(Hexagon));
+  EXPECT_EQ(::dlopen(OPTIMIUM_BAD_BACKEND, RTLD_NOW | RTLD_NOLOAD), nullptr);
+}
+
+TEST(Extension, CapabilityCrossesTheAbiAndFinalizeUnloads) {
+  ASSERT_EQ(badLoad("ok"), "");
+  ASSERT_TRUE(listed(Hexagon));
+  const rt::Capability &Cap = Hexagon.getCapability();
+  ASSERT_EQ(Cap.getKind(), rt::CapabilityKind::Hexagon) << Cap.toString();
+  EXPECT_EQ(static_cast<const rt::HexagonCapability &>(Cap).Version, 73u);
+  EXPECT_TRUE(static_cast<const rt::HexagonCapability &>(Cap).HVX);
+  const std::string Host = rt::getLocalInfo().toString();
+  EXPECT_TRUE(contains(Host, "Hexagon:Hexagon:0@0 (" + Cap.toString() + ")")) << Host;
+  // A second library for the platform is refused, and the first stays.
+  EXPECT_TRUE(contains(badLoad("ok"), "an extension for platform Hexagon is already loaded")) << "";
+  EXPECT_TRUE(listed(Hexagon));
+
+  // finalize() unloads it: its device is gone, its library closed; initialize() starts without it.
+  rt::finalize();
+  EXPECT_FALSE(listed(Hexagon));
+  EXPECT_EQ(Hexagon.getCapability().getKind(), rt::CapabilityKind::Void);
+  EXPECT_EQ(::dlopen(OPTIMIUM_BAD_BACKEND, RTLD_NOW | RTLD_NOLOAD), nullptr);
+  rt::initialize();
+  EXPECT_FALSE(listed(Hexagon));
+  // Loading it again works (no "already loaded"), then the test leaves the process as it found it.
+  EXPECT_EQ(badLoad("ok"), "");
+  EXPECT_TRUE(listed(Hexagon));
+  rt::finalize();
+  rt::initialize();
+  EXPECT_FALSE(listed(Hexagon));
 }

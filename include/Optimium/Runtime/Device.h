@@ -165,6 +165,8 @@ struct OPTIMIUM_RT_API HostInfo {
   OSKind OS = OSKind::Linux;
   ArrayRef<DeviceID> Devices;          ///< Devices available on the host.
 
+  /// e.g. "HostInfo(id: 0, ..., devices: [Native:x64:0@0 (x86: sse2 ...)])": the local host (id 0)
+  /// lists each device's capability (extensions report theirs through the backend ABI).
   std::string toString() const;
 };
 

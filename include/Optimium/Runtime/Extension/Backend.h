@@ -7,7 +7,15 @@
  * kernel once at load (create_kernel: validate, pack constant weights), then calls run_kernel for
  * every run with concrete shapes and bound pointers. run_kernel may be called concurrently from
  * several requests with the same kernel. Intra-op parallelism goes through the runtime's thread
- * pool (OptRtExecContext::parallel_for); a backend must not start threads of its own. */
+ * pool (OptRtExecContext::parallel_for); a backend must not start threads of its own.
+ *
+ * Versions: the runtime accepts exactly OPTIMIUM_RT_BACKEND_API_VERSION and refuses a library built
+ * against another one with an ExtensionError naming both. A change that moves or resizes a field
+ * bumps the version; a field appended to a size-prefixed struct does not (readers check
+ * struct_size first). History:
+ *   1  first release.
+ *   2  OptRtTensorDesc and OptRtTensor start with struct_size; OptRtBackend gains get_capability;
+ *      C constants for element types, platforms, device kinds and capabilities. */
 #ifndef OPTIMIUM_RUNTIME_EXTENSION_BACKEND_H
 #define OPTIMIUM_RUNTIME_EXTENSION_BACKEND_H
 
@@ -18,7 +26,137 @@
 extern "C" {
 #endif
 
-#define OPTIMIUM_RT_BACKEND_API_VERSION 1u
+#define OPTIMIUM_RT_BACKEND_API_VERSION 2u
+
+/* Element types: the numbering of optimium::runtime::ElementType. */
+enum {
+  OPT_RT_ELEMENT_UNDEFINED = 0,
+  OPT_RT_ELEMENT_BOOL = 1,
+  OPT_RT_ELEMENT_I8 = 2,
+  OPT_RT_ELEMENT_I16 = 3,
+  OPT_RT_ELEMENT_I32 = 4,
+  OPT_RT_ELEMENT_I64 = 5,
+  OPT_RT_ELEMENT_U8 = 6,
+  OPT_RT_ELEMENT_U16 = 7,
+  OPT_RT_ELEMENT_U32 = 8,
+  OPT_RT_ELEMENT_U64 = 9,
+  OPT_RT_ELEMENT_F16 = 10,
+  OPT_RT_ELEMENT_BF16 = 11,
+  OPT_RT_ELEMENT_F32 = 12,
+  OPT_RT_ELEMENT_F64 = 13,
+  OPT_RT_ELEMENT_STRING = 14,
+  OPT_RT_ELEMENT_F8E4M3FN = 15,
+  OPT_RT_ELEMENT_F8E4M3FNUZ = 16,
+  OPT_RT_ELEMENT_F8E5M2 = 17,
+  OPT_RT_ELEMENT_F8E5M2FNUZ = 18,
+  OPT_RT_ELEMENT_F4E2M1 = 19,
+  OPT_RT_ELEMENT_I4 = 20,
+  OPT_RT_ELEMENT_U4 = 21,
+  OPT_RT_ELEMENT_I2 = 22,
+  OPT_RT_ELEMENT_U2 = 23,
+  OPT_RT_ELEMENT_F8E8M0 = 24
+};
+
+/* Platforms: the numbering of optimium::runtime::PlatformKind. */
+enum {
+  OPT_RT_PLATFORM_NATIVE = 0,
+  OPT_RT_PLATFORM_XNNPACK = 1,
+  OPT_RT_PLATFORM_CUDA = 2,
+  OPT_RT_PLATFORM_VULKAN = 3,
+  OPT_RT_PLATFORM_OPENCL = 4,
+  OPT_RT_PLATFORM_SNPE = 5,
+  OPT_RT_PLATFORM_QNN = 6,
+  OPT_RT_PLATFORM_SYNAPTICS = 7,
+  OPT_RT_PLATFORM_HEXAGON = 8
+};
+
+/* Device kinds: the numbering of optimium::runtime::DeviceKind. */
+enum {
+  OPT_RT_DEVICE_UNSPECIFIED = 0,
+  OPT_RT_DEVICE_NEUTRAL = 1,
+  OPT_RT_DEVICE_X86 = 2,
+  OPT_RT_DEVICE_X64 = 3,
+  OPT_RT_DEVICE_ARM = 4,
+  OPT_RT_DEVICE_ARM64 = 5,
+  OPT_RT_DEVICE_RISCV32 = 6,
+  OPT_RT_DEVICE_RISCV64 = 7,
+  OPT_RT_DEVICE_ANY_CPU = 8,
+  OPT_RT_DEVICE_NVIDIA = 9,
+  OPT_RT_DEVICE_AMDGPU = 10,
+  OPT_RT_DEVICE_INTEL_GPU = 11,
+  OPT_RT_DEVICE_MALI = 12,
+  OPT_RT_DEVICE_ADRENO = 13,
+  OPT_RT_DEVICE_ANY_GPU = 14,
+  OPT_RT_DEVICE_HEXAGON = 15,
+  OPT_RT_DEVICE_MYRIAD = 16,
+  OPT_RT_DEVICE_ARA1 = 17,
+  OPT_RT_DEVICE_GOOGLE_TPU = 18,
+  OPT_RT_DEVICE_CV22 = 19,
+  OPT_RT_DEVICE_SYNAP_NPU = 20,
+  OPT_RT_DEVICE_ANY_NPU = 21
+};
+
+/* Capability kinds: the numbering of optimium::runtime::CapabilityKind. */
+enum {
+  OPT_RT_CAPABILITY_VOID = 0,
+  OPT_RT_CAPABILITY_X86 = 1,
+  OPT_RT_CAPABILITY_ARM = 2,
+  OPT_RT_CAPABILITY_SPIRV = 3,
+  OPT_RT_CAPABILITY_CUDA = 4,
+  OPT_RT_CAPABILITY_RISCV = 5,
+  OPT_RT_CAPABILITY_HEXAGON = 6
+};
+
+/* OptRtCapability::features bits, per kind (the fields of the matching Capability class). */
+#define OPT_RT_X86_SSE2 (1ull << 0)
+#define OPT_RT_X86_SSE3 (1ull << 1)
+#define OPT_RT_X86_SSSE3 (1ull << 2)
+#define OPT_RT_X86_SSE41 (1ull << 3)
+#define OPT_RT_X86_SSE42 (1ull << 4)
+#define OPT_RT_X86_AVX (1ull << 5)
+#define OPT_RT_X86_AVX2 (1ull << 6)
+#define OPT_RT_X86_FMA (1ull << 7)
+#define OPT_RT_X86_F16C (1ull << 8)
+#define OPT_RT_X86_AVX512F (1ull << 9)
+#define OPT_RT_X86_AVX512BW (1ull << 10)
+#define OPT_RT_X86_AVX512DQ (1ull << 11)
+#define OPT_RT_X86_AVX512VL (1ull << 12)
+#define OPT_RT_X86_AVX512VNNI (1ull << 13)
+#define OPT_RT_X86_AVX512BF16 (1ull << 14)
+#define OPT_RT_X86_AVX512FP16 (1ull << 15)
+#define OPT_RT_X86_AVXVNNI (1ull << 16)
+#define OPT_RT_X86_AMX_TILE (1ull << 17)
+#define OPT_RT_X86_AMX_INT8 (1ull << 18)
+#define OPT_RT_X86_AMX_BF16 (1ull << 19)
+
+#define OPT_RT_ARM_NEON (1ull << 0)
+#define OPT_RT_ARM_FP16 (1ull << 1)
+#define OPT_RT_ARM_DOTPROD (1ull << 2)
+#define OPT_RT_ARM_I8MM (1ull << 3)
+#define OPT_RT_ARM_BF16 (1ull << 4)
+#define OPT_RT_ARM_SVE (1ull << 5)
+#define OPT_RT_ARM_SVE2 (1ull << 6)
+
+#define OPT_RT_SPIRV_FLOAT16 (1ull << 0)
+#define OPT_RT_SPIRV_INT8 (1ull << 1)
+
+#define OPT_RT_RISCV_VECTOR (1ull << 0)
+#define OPT_RT_RISCV_FLOAT16 (1ull << 1)
+
+#define OPT_RT_HEXAGON_HVX (1ull << 0)
+
+/* What a backend's device can do: get_capability fills it, and DeviceID::getCapability() /
+ * getLocalInfo() report it as the matching Capability class. The host sets struct_size to the
+ * size it knows and zeroes the rest; a backend writes only the fields that struct_size covers. */
+typedef struct OptRtCapability {
+  uint32_t struct_size;
+  int32_t kind;           /* OPT_RT_CAPABILITY_* */
+  uint64_t features;      /* OR of the kind's OPT_RT_<KIND>_* bits */
+  uint32_t version_major; /* SPIR-V version, CUDA compute capability, Hexagon version (major only) */
+  uint32_t version_minor;
+  uint32_t vector_length; /* RISC-V: VLEN in bits */
+  uint32_t reserved;      /* 0 */
+} OptRtCapability;
 
 /* Return codes: 0 = ok, otherwise one of these (they map to the public exception types). */
 enum {
@@ -33,10 +171,14 @@ enum {
   OPT_RT_ERROR_NOT_IMPLEMENTED = 17
 };
 
-/* Element types use the numbering of optimium::runtime::ElementType. */
+/* Arrays of the size-prefixed tensor structs below are laid out with the host's struct size:
+ * index them with OPT_RT_TENSOR_AT / OPT_RT_TENSOR_DESC_AT (the stride is the elements'
+ * struct_size), so a backend built against this header still reads every element when a later
+ * runtime appends fields. */
 typedef struct OptRtTensorDesc {
+  uint32_t struct_size;
   int32_t present;          /* 0 for an omitted optional input/output */
-  int32_t type;             /* ElementType */
+  int32_t type;             /* OPT_RT_ELEMENT_* */
   int32_t rank;
   const int64_t *dims;      /* -1 for a dimension unknown at load time */
   const void *const_data;   /* non-null for constants (weights) */
@@ -63,11 +205,18 @@ typedef struct OptRtNode {
 #define OPT_RT_VALUE_KIND_SHIFT 16
 
 typedef struct OptRtTensor {
-  int32_t type;
+  uint32_t struct_size;
+  int32_t type; /* OPT_RT_ELEMENT_* (plus the value kind above OPT_RT_VALUE_KIND_SHIFT) */
   int32_t rank;
   const int64_t *dims;
   void *data; /* null for an omitted optional input */
 } OptRtTensor;
+
+/* Element I of an array of OptRtTensor / OptRtTensorDesc (see the note above OptRtTensorDesc). */
+#define OPT_RT_TENSOR_AT(array, i)                                                                     \
+  ((const OptRtTensor *)((const char *)(array) + (size_t)(i) * (array)[0].struct_size))
+#define OPT_RT_TENSOR_DESC_AT(array, i)                                                                \
+  ((const OptRtTensorDesc *)((const char *)(array) + (size_t)(i) * (array)[0].struct_size))
 
 typedef void (*OptRtRangeFn)(void *user, size_t begin, size_t end);
 
@@ -105,10 +254,12 @@ typedef struct OptRtHostApi {
 
 typedef struct OptRtBackend {
   uint32_t struct_size;
-  uint32_t api_version; /* OPTIMIUM_RT_BACKEND_API_VERSION the backend was built against */
+  /* OPTIMIUM_RT_BACKEND_API_VERSION the backend was built against. Set it first, also when init
+   * refuses the host's api_version: the runtime's error then names both versions. */
+  uint32_t api_version;
   const char *name;     /* e.g. "native", "xnnpack" */
-  int32_t platform;     /* PlatformKind */
-  int32_t device_kind;  /* DeviceKind */
+  int32_t platform;     /* OPT_RT_PLATFORM_* */
+  int32_t device_kind;  /* OPT_RT_DEVICE_* */
   uint32_t device_index;
   void *state;
   int32_t (*supports_node)(void *state, const OptRtNode *node);
@@ -117,11 +268,21 @@ typedef struct OptRtBackend {
                         const OptRtTensor *outputs, uint32_t num_outputs, const OptRtExecContext *ctx,
                         char *error, size_t error_size);
   void (*destroy_kernel)(void *state, void *kernel);
+  /* Called once when the runtime unloads the backend (finalize()), after every kernel it made
+   * has been destroyed; the library is dlclose'd right after. */
   void (*destroy)(void *state);
+  /* Optional (NULL: the device reports VoidCapability). Called once at registration with a
+   * host-initialized *capability (see OptRtCapability); returns OPT_RT_OK, or an error code to
+   * refuse the registration. */
+  int32_t (*get_capability)(void *state, OptRtCapability *capability);
 } OptRtBackend;
 
-/* The one symbol an extension library exports. Fills *backend; returns OPT_RT_OK on success. */
+/* The one symbol an extension library exports. Fills *backend; returns OPT_RT_OK on success.
+ * *backend points to at least OPT_RT_BACKEND_STORAGE_BYTES zeroed bytes, so a library built
+ * against a later header (a larger OptRtBackend) cannot write past it, and its api_version is
+ * still read and refused with a clear error. */
 typedef int32_t (*OptRtBackendInitFn)(const OptRtHostApi *host, OptRtBackend *backend);
+#define OPT_RT_BACKEND_STORAGE_BYTES 1024u
 #define OPTIMIUM_RT_BACKEND_INIT_SYMBOL "optimium_rt_backend_init"
 
 #ifdef __cplusplus

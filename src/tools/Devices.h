@@ -12,7 +12,8 @@ namespace optimium {
 namespace tools {
 
 /// The devices of this host that --device=Device names (native; local-task, local-sync, cpu and
-/// llvm-cpu are aliases), after checking --hw_type and --device_allocator fit it. ToolError naming
+/// llvm-cpu are aliases), after checking --hw_type fits it (--device_allocator: every device here
+/// takes auto, cpu and dmabuf; tools/DeviceAllocator.h). ToolError naming
 /// the available devices otherwise.
 std::vector<runtime::DeviceID> resolveDevice(const std::string &Device, const std::string &HwType,
                                              const std::string &DeviceAllocator);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "Optimium/Runtime.h"
+#include "tools/DeviceAllocator.h"
 #include "tools/Devices.h"
 #include "tools/ElementText.h"
 #include "tools/InputSpec.h"
@@ -77,6 +78,8 @@ int runModuleImpl(const RunModuleOptions &O, std::ostream &Out, std::ostream &Er
 
   rt::ModelLoadOptions LoadOptions;
   LoadOptions.Devices = resolveDevice(O.Device, O.HwType, O.DeviceAllocator);
+  // Input buffers (--device_allocator); outlives the tensors and the request that use them.
+  const std::unique_ptr<DeviceAllocator> Allocator = DeviceAllocator::create(O.DeviceAllocator);
 
   // Specs are parsed before the (possibly slow) model load, so a typo fails fast. Only a raw file
   // given without shape/type (`@file.bin`) needs the model's input metadata first.
@@ -139,8 +142,16 @@ int runModuleImpl(const RunModuleOptions &O, std::ostream &Out, std::ostream &Er
                          std::to_string(NumOutputs) + " outputs (use --expected_output=(ignored) to skip one)");
 
   std::vector<rt::Tensor> Tensors;
-  for (const HostArray &A : Inputs)
-    Tensors.push_back(toTensor(A));
+  for (const HostArray &A : Inputs) {
+    if (A.Type == ElementType::String) {
+      Tensors.push_back(toTensor(A));
+      continue;
+    }
+    rt::Tensor T = Allocator->allocate(A.Type, A.Dims);
+    if (!A.Bytes.empty())
+      std::memcpy(T.data(), A.Bytes.data(), A.Bytes.size());
+    Tensors.push_back(T);
+  }
 
   rt::InferRequest Request = Model.createRequest();
   const auto InferStart = std::chrono::steady_clock::now();
@@ -182,6 +193,7 @@ int runModuleImpl(const RunModuleOptions &O, std::ostream &Out, std::ostream &Er
   Out << "optimium-run: inference took " << fmtMs(InferMs) << " ms\n";
   if (O.PrintStatistics) {
     Out << "optimium-run: model load took " << fmtMs(LoadMs) << " ms\n";
+    Out << "optimium-run: input buffers from " << Allocator->name() << "\n";
     Out << "optimium-run: peak resident memory " << peakRssKiB() << " KiB\n";
   }
   Out.flush();

@@ -26,7 +26,9 @@ Flags:
   --device=NAME                  native (default; local-task and local-sync are aliases) or
                                  another driver present on this host (see --dump_devices)
   --hw_type=NAME                 backend of drivers with several (native has none)
-  --device_allocator=auto|cpu|dmabuf   buffer allocator (default auto)
+  --device_allocator=auto|cpu|dmabuf   input buffers: dmabuf from /dev/dma_heap/system (an
+                                 error where it does not exist), cpu from host memory, auto
+                                 (default) dmabuf where the heap allocates, else cpu
   --threads=N                    worker threads (default: one per core)
   --compute_precision=P          float32 (default) or bf16: matrix products on bfloat16
                                  operands, float32 accumulation (CPUs with AVX512_BF16)

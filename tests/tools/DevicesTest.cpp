@@ -1,10 +1,15 @@
 // optimium-run's device listing and selection (tools/Devices.h) with an extension loaded.
+#include "tools/DeviceAllocator.h"
 #include "tools/Devices.h"
+#include "tools/Npy.h"
 
 #include <gtest/gtest.h>
 
 #include <dlfcn.h>
+#include <unistd.h>
 
+#include <cstring>
+#include <fstream>
 #include <sstream>
 
 namespace rt = optimium::runtime;
@@ -35,4 +40,61 @@ TEST(DumpDevices, ListsEachDevicesCapabilityExtensionsIncluded) {
   std::ostringstream OS;
   dumpDevices(OS);
   EXPECT_EQ(OS.str().find("synaptics"), std::string::npos) << OS.str();
+}
+
+namespace {
+/// The ToolError message of DeviceAllocator::create ("" when it succeeds).
+std::string allocatorError(const std::string &Flag, const std::string &Heap) {
+  try {
+    DeviceAllocator::create(Flag, Heap);
+  } catch (const ToolError &E) {
+    return E.what();
+  }
+  return "";
+}
+} // namespace
+
+TEST(DeviceAllocator, DmabufSaysWhyTheHeapCannotBeUsedAndAutoFallsBackToCpu) {
+  rt::AutoInit Init;
+  // No such heap: dmabuf is an error naming it; auto and cpu give host memory.
+  const std::string Missing = "/nonexistent/dma_heap/system";
+  EXPECT_EQ(allocatorError("dmabuf", Missing),
+            "--device_allocator=dmabuf: " + Missing +
+                " does not exist (this kernel offers no DMA-BUF system heap, CONFIG_DMABUF_HEAPS_SYSTEM); use "
+                "--device_allocator=auto or cpu");
+  for (const char *Flag : {"auto", "cpu"}) {
+    std::unique_ptr<DeviceAllocator> A = DeviceAllocator::create(Flag, Missing);
+    EXPECT_FALSE(A->isDmaBuf());
+    EXPECT_EQ(A->name(), "cpu");
+    rt::Tensor T = A->allocate(rt::ElementType::F32, {2, 3});
+    EXPECT_EQ(T.getElementCount(), 6u);
+    EXPECT_FALSE(T.isUserBuffer());
+  }
+  // A node that opens but is no DMA-BUF heap (a regular file): a clear error, and auto falls back.
+  const std::string NotAHeap = ::testing::TempDir() + "/not_a_dma_heap";
+  std::ofstream(NotAHeap) << "x";
+  const std::string E = allocatorError("dmabuf", NotAHeap);
+  EXPECT_EQ(E.rfind("--device_allocator=dmabuf: " + NotAHeap + " is not a DMA-BUF heap (", 0), 0u) << E;
+  EXPECT_FALSE(DeviceAllocator::create("auto", NotAHeap)->isDmaBuf());
+  // A node that cannot be opened read-write (a folder).
+  EXPECT_EQ(allocatorError("dmabuf", "/"), "--device_allocator=dmabuf: cannot open /: Is a directory");
+  EXPECT_EQ(allocatorError("gpu", Missing), "--device_allocator=gpu: expected auto, cpu or dmabuf");
+}
+
+TEST(DeviceAllocator, DmaBufBuffersOfTheSystemHeapWhereItExists) {
+  if (::access(kSystemDmaHeap, R_OK | W_OK) != 0)
+    GTEST_SKIP() << kSystemDmaHeap << " is not usable here (the error and fallback paths are tested above)";
+  rt::AutoInit Init;
+  std::unique_ptr<DeviceAllocator> A = DeviceAllocator::create("dmabuf");
+  ASSERT_TRUE(A->isDmaBuf());
+  rt::Tensor T = A->allocate(rt::ElementType::F32, {4, 5});
+  EXPECT_TRUE(T.isUserBuffer());
+  std::memset(T.data(), 0, T.getTensorSize());
+  // Beyond any heap's size: a clear error, not a crash.
+  try {
+    A->allocate(rt::ElementType::F32, {int64_t(1) << 40});
+    ADD_FAILURE() << "a 4 TiB dma-buf was allocated";
+  } catch (const ToolError &Err) {
+    EXPECT_NE(std::string(Err.what()).find("failed"), std::string::npos) << Err.what();
+  }
 }

@@ -16,6 +16,7 @@
 #include <sstream>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 using namespace optimium::tools;
 namespace rt = optimium::runtime;
@@ -631,6 +632,35 @@ TEST(RunModuleEndToEnd, DumpDevices) {
   EXPECT_NE(R.Out.find("host 0: "), std::string::npos) << R.Out;
   EXPECT_NE(R.Out.find("--device=native"), std::string::npos) << R.Out;
   EXPECT_NE(R.Out.find("capability: "), std::string::npos) << R.Out;
+}
+
+TEST(RunModuleEndToEnd, DeviceAllocators) {
+  const std::vector<std::string> Run = {"--module=" + Digits, "--input=@" + Digits + "/sample_input.npy",
+                                        "--expected_output=@" + Digits + "/sample_output.npy", "--print_statistics"};
+  auto With = [&](const std::string &Flag) {
+    std::vector<std::string> Args = Run;
+    Args.push_back("--device_allocator=" + Flag);
+    return runTool(Args);
+  };
+  const bool HasHeap = ::access("/dev/dma_heap/system", F_OK) == 0;
+  RunResult R = With("cpu");
+  EXPECT_EQ(R.Code, 0) << R.Err;
+  EXPECT_NE(R.Out.find("input buffers from cpu\n"), std::string::npos) << R.Out;
+  // auto: the heap where it allocates, else host memory; the result is the same.
+  R = With("auto");
+  EXPECT_EQ(R.Code, 0) << R.Err;
+  EXPECT_NE(R.Out.find("[SUCCESS]"), std::string::npos) << R.Out;
+  if (!HasHeap)
+    EXPECT_NE(R.Out.find("input buffers from cpu\n"), std::string::npos) << R.Out;
+  R = With("dmabuf");
+  if (HasHeap) {
+    // Where the heap exists but this user may not allocate from it, the error says so.
+    EXPECT_TRUE(R.Code == 0 || R.Err.find("--device_allocator=dmabuf: ") != std::string::npos) << R.Err;
+  } else {
+    EXPECT_EQ(R.Code, 1);
+    EXPECT_EQ(R.Err, "optimium-run: error: --device_allocator=dmabuf: /dev/dma_heap/system does not exist (this kernel "
+                     "offers no DMA-BUF system heap, CONFIG_DMABUF_HEAPS_SYSTEM); use --device_allocator=auto or cpu\n");
+  }
 }
 
 TEST(RunModuleEndToEnd, OutputNpyRoundTrip) {

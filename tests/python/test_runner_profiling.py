@@ -41,8 +41,9 @@ def test_runner_errors():
         InferenceRunner(MODEL, load_method="lazy")
     with pytest.raises(ValueError, match="hw_type"):
         InferenceRunner(MODEL, runtime_flags=["--hw_type=sim"])
-    with pytest.raises(ValueError, match="dmabuf"):
-        InferenceRunner(MODEL, runtime_flags=["--device_allocator=dmabuf"])
+    if not os.path.exists("/dev/dma_heap/system"):
+        with pytest.raises(ValueError, match="dmabuf: /dev/dma_heap/system does not exist"):
+            InferenceRunner(MODEL, runtime_flags=["--device_allocator=dmabuf"])
     with pytest.raises(ValueError, match="unknown runtime flag"):
         InferenceRunner(MODEL, runtime_flags=["--bogus=1"])
 
@@ -149,3 +150,30 @@ def test_profile_resources_with_runner_and_summary(capsys):
     assert with_npu.summary().splitlines()[-1] == "  Avg NPU usage:       82.4%"
     assert "  Avg DRAM footprint:  2.0 MB  (includes mmap'd model file)" in with_npu.summary()
     assert profile_inference_time(runner, n_iters=3, device_io=True) > 0
+
+
+def test_device_allocator_dmabuf_errors_and_auto_fallback(rt, tmp_path, monkeypatch):
+    """--device_allocator as optimium-run has it: dmabuf needs a working DMA-BUF heap and says why
+    one cannot be used (missing, not openable, not a heap); auto falls back to host memory; cpu is
+    host memory. Where /dev/dma_heap/system works, device arrays live in it and infer reads them."""
+    from optimium.runtime import runner as runner_mod
+    x = np.load(DIGITS / "sample_input.npy")
+    not_a_heap = tmp_path / "regular_file"
+    not_a_heap.write_bytes(b"\0" * 64)
+    cases = [(tmp_path / "missing", "does not exist"), (tmp_path, "cannot open"), (not_a_heap, "is it a DMA-BUF heap")]
+    for path, message in cases:
+        monkeypatch.setattr(runner_mod, "_DMA_HEAP_PATH", str(path))
+        with pytest.raises(ValueError, match=message):
+            InferenceRunner(MODEL, runtime_flags=["--device_allocator=dmabuf"])
+        for flag in ("auto", "cpu"):
+            r = InferenceRunner(MODEL, runtime_flags=[f"--device_allocator={flag}"])
+            assert r.device_allocator == "cpu"
+            np.testing.assert_array_equal(r.allocate_device_array(x).to_host(), x)
+    monkeypatch.setattr(runner_mod, "_DMA_HEAP_PATH", "/dev/dma_heap/system")
+    try:
+        r = InferenceRunner(MODEL, runtime_flags=["--device_allocator=dmabuf"])
+    except ValueError as e:
+        pytest.skip(f"no usable DMA-BUF system heap on this host: {e}")
+    assert r.device_allocator == "dmabuf"
+    want = InferenceRunner(MODEL, runtime_flags=["--device_allocator=cpu"]).infer([x])[0]
+    np.testing.assert_array_equal(r.infer([r.allocate_device_array(x)])[0], want)

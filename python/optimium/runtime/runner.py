@@ -147,9 +147,74 @@ def _resolve_device(name: str, hw_type: Optional[str], allocator: str) -> List[D
         raise ValueError(f"device {name!r}: no such device on this host; available devices: {', '.join(available)}")
     if hw_type:
         raise ValueError(f"hw_type={hw_type!r}: device {lname!r} has no selectable hardware backends")
-    if allocator == "dmabuf":
-        raise ValueError(f"device_allocator=dmabuf: device {lname!r} allocates host memory only (use auto or cpu)")
     return picked
+
+
+# --device_allocator=dmabuf: input buffers from the DMA-BUF system heap, as optimium-run does
+# (src/tools/DeviceAllocator.cpp). The path is a module attribute so tests can point it elsewhere.
+_DMA_HEAP_PATH = "/dev/dma_heap/system"
+_DMA_HEAP_IOCTL_ALLOC = 0xC0184800  # _IOWR('H', 0, struct dma_heap_allocation_data), 24 bytes
+
+
+class _DmaHeap:
+    """An open DMA-BUF heap: ``array(a)`` copies ``a`` into a buffer of the heap, mapped into this
+    process (the numpy view keeps the mapping alive; the runtime reads it in place)."""
+
+    def __init__(self, fd: int, path: str):
+        self.fd, self.path = fd, path
+
+    @classmethod
+    def open(cls, path: str, required: bool) -> Optional["_DmaHeap"]:
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CLOEXEC)
+        except OSError as e:
+            if not required:
+                return None  # auto: host memory
+            if isinstance(e, FileNotFoundError):
+                raise ValueError(f"device_allocator=dmabuf: {path} does not exist (this kernel offers no DMA-BUF "
+                                 "system heap, CONFIG_DMABUF_HEAPS_SYSTEM); use auto or cpu") from None
+            raise ValueError(f"device_allocator=dmabuf: cannot open {path}: {e.strerror}") from None
+        heap = cls(fd, path)
+        try:  # a node that opens but does not allocate fails here, not while preparing inputs
+            heap._allocate(1)
+        except ValueError:
+            os.close(fd)
+            if required:
+                raise
+            return None
+        return heap
+
+    def _allocate(self, nbytes: int):
+        import fcntl, mmap, struct
+        req = bytearray(struct.pack("=QIIQ", max(1, nbytes), 0, os.O_RDWR | os.O_CLOEXEC, 0))
+        try:
+            fcntl.ioctl(self.fd, _DMA_HEAP_IOCTL_ALLOC, req, True)
+        except OSError as e:
+            raise ValueError(f"device_allocator=dmabuf: {self.path} cannot give {nbytes} bytes "
+                             f"(DMA_HEAP_IOCTL_ALLOC: {e.strerror}); is it a DMA-BUF heap?") from None
+        buf_fd = struct.unpack_from("=QI", req)[1]
+        try:
+            return mmap.mmap(buf_fd, max(1, nbytes), mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+        finally:
+            os.close(buf_fd)  # the mapping keeps the buffer
+
+    def array(self, a: np.ndarray) -> np.ndarray:
+        a = np.ascontiguousarray(a)
+        view = np.frombuffer(self._allocate(a.nbytes), dtype=a.dtype, count=a.size).reshape(a.shape)
+        view[...] = a
+        return view
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+
+def _open_allocator(flag: str) -> Optional[_DmaHeap]:
+    """None for host memory (cpu, or auto without a usable heap); the heap for dmabuf or auto."""
+    if flag == "cpu":
+        return None
+    return _DmaHeap.open(_DMA_HEAP_PATH, required=(flag == "dmabuf"))
 
 
 def _info_of(t) -> TensorInfo:
@@ -187,8 +252,9 @@ class InferenceRunner:
             raise FileNotFoundError(f"model path '{model_path}' does not exist")
         self._function = flags.get("function", function)
         self._device_name = flags.get("device", device_uri)
-        self._devices = _resolve_device(self._device_name, flags.get("hw_type", hw_type),
-                                        flags.get("device_allocator", "auto"))
+        self._allocator_flag = flags.get("device_allocator", "auto")
+        self._devices = _resolve_device(self._device_name, flags.get("hw_type", hw_type), self._allocator_flag)
+        self._heap = _open_allocator(self._allocator_flag)
         self._threads = flags.get("threads", n_threads if n_threads is not None else 0)
         if self._threads is None or self._threads < 0:
             raise ValueError(f"n_threads={n_threads!r}: expected None or an integer >= 0")
@@ -257,8 +323,16 @@ class InferenceRunner:
         return [_info_of(m.get_output_tensor(i)) for i in range(len(m.output_names))]
 
     # -- running -----------------------------------------------------------------------------
+    @property
+    def device_allocator(self) -> str:
+        """Where input buffers come from: ``"dmabuf"`` (the DMA-BUF system heap) or ``"cpu"``."""
+        return "dmabuf" if self._heap is not None else "cpu"
+
     def allocate_device_array(self, array) -> DeviceArray:
-        """Copies a host array into a runtime-owned buffer usable as an input without further copies."""
+        """Copies a host array into a buffer usable as an input without further copies: one of the
+        DMA-BUF heap with device_allocator dmabuf (or auto where the heap works), else runtime memory."""
+        if self._heap is not None:
+            return DeviceArray(tensor(self._heap.array(np.asarray(array)), copy=False))
         return DeviceArray(tensor(np.ascontiguousarray(array), copy=True))
 
     @staticmethod

@@ -40,24 +40,6 @@ OPT_VEC512 inline __m512 exp512(__m512 X) {
   return _mm512_scalef_ps(P, N);
 }
 
-/// 2^x with x clamped to [-127, 127] (NaN stays NaN): n = round(x), 2^(x - n) by the degree-5 fit
-/// of exp2Neg512 (relative error 1.6e-7), scaled by 2^n with scalef. The exp of sigmoid and SiLU:
-/// exp(a v) = 2^(a log2(e) v) with the log2(e) folded into the caller's constant, 12 operations per
-/// vector instead of exp512's 15 (on Zen 4, where a 512-bit operation takes both 256-bit halves,
-/// the activation's arithmetic is what bounds a fused SiLU epilogue).
-OPT_VEC512 inline __m512 exp2Clamped512(__m512 X) {
-  X = _mm512_max_ps(set1(-127.0f), _mm512_min_ps(set1(127.0f), X));
-  const __m512 N = _mm512_roundscale_ps(X, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  const __m512 R = _mm512_sub_ps(X, N);
-  __m512 P = set1(1.3278164e-3f);
-  P = _mm512_fmadd_ps(P, R, set1(9.6755559e-3f));
-  P = _mm512_fmadd_ps(P, R, set1(5.5507079e-2f));
-  P = _mm512_fmadd_ps(P, R, set1(2.4022119e-1f));
-  P = _mm512_fmadd_ps(P, R, set1(6.9314694e-1f));
-  P = _mm512_fmadd_ps(P, R, set1(1.0000001f));
-  return _mm512_scalef_ps(P, N);
-}
-
 /// 2^x for x <= 0 with 2^x >= 2^-149 or x = -inf..: n = round(x), 2^(x - n) by a degree-5 fit on
 /// [-1/2, 1/2] (relative error 1.6e-7), scaled by 2^n with scalef. No clamping: callers keep x in
 /// [-150, 0] (or accept 0 below it).
@@ -71,6 +53,15 @@ OPT_VEC512 inline __m512 exp2Neg512(__m512 X) {
   P = _mm512_fmadd_ps(P, R, set1(6.9314694e-1f));
   P = _mm512_fmadd_ps(P, R, set1(1.0000001f));
   return _mm512_scalef_ps(P, N);
+}
+
+/// 2^x with x clamped to [-127, 127] (NaN stays NaN): exp2Neg512 of the clamped x (its
+/// fit and scalef hold on both sides of 0). The exp of sigmoid and SiLU:
+/// exp(a v) = 2^(a log2(e) v) with the log2(e) folded into the caller's constant, 12 operations per
+/// vector instead of exp512's 15 (on Zen 4, where a 512-bit operation takes both 256-bit halves,
+/// the activation's arithmetic is what bounds a fused SiLU epilogue).
+OPT_VEC512 inline __m512 exp2Clamped512(__m512 X) {
+  return exp2Neg512(_mm512_max_ps(set1(-127.0f), _mm512_min_ps(set1(127.0f), X)));
 }
 
 /// 0.5 x (1 + erf(x / sqrt 2)) = h + |h| erf(z) with h = x / 2, z = |x| / sqrt 2; erf(z) for z >= 0

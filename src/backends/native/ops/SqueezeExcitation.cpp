@@ -98,28 +98,26 @@ Result<SeRun> planSe(const char *Name, const KernelContext &Ctx) {
   return S;
 }
 
+/// Y[i] = act(B[i] + sum_j W[i, j] X[j]) for i < Rows (W row-major, Cols wide; B may be null),
+/// accumulated in Acc.
+template <typename Acc>
+void denseAct(const FusedAct &Act, const float *W, const float *B, int64_t Rows, int64_t Cols, const float *X,
+              float *Y) {
+  for (int64_t I = 0; I < Rows; ++I) {
+    Acc S = B ? B[I] : 0;
+    const float *Row = W + I * Cols;
+    for (int64_t J = 0; J < Cols; ++J)
+      S += static_cast<Acc>(Row[J]) * X[J];
+    Y[I] = Act(static_cast<float>(S));
+  }
+}
+
 /// s = act2(W2 act1(W1 Mean + B1) + B2) for one image (Mean: C values; Hidden: R of scratch).
 template <typename Acc>
 void excite(const SeAttrs &A, const float *W1, const float *B1, const float *W2, const float *B2, int64_t C, int64_t R,
             const float *Mean, float *Hidden, float *Scale) {
-  for (int64_t I = 0; I < R; ++I) {
-    Acc S = B1 ? B1[I] : 0;
-    const float *Row = W1 + I * C;
-    for (int64_t J = 0; J < C; ++J)
-      S += static_cast<Acc>(Row[J]) * Mean[J];
-    Hidden[I] = static_cast<float>(S);
-  }
-  for (int64_t I = 0; I < R; ++I)
-    Hidden[I] = A.Reduce(Hidden[I]);
-  for (int64_t I = 0; I < C; ++I) {
-    Acc S = B2 ? B2[I] : 0;
-    const float *Row = W2 + I * R;
-    for (int64_t J = 0; J < R; ++J)
-      S += static_cast<Acc>(Row[J]) * Hidden[J];
-    Scale[I] = static_cast<float>(S);
-  }
-  for (int64_t I = 0; I < C; ++I)
-    Scale[I] = A.Expand(Scale[I]);
+  denseAct<Acc>(A.Reduce, W1, B1, R, C, Mean, Hidden);
+  denseAct<Acc>(A.Expand, W2, B2, C, R, Hidden, Scale);
 }
 
 class SeRefKernel : public Kernel {

@@ -1,5 +1,5 @@
 // Detection of the host CPU's features (see CpuFeatures.h).
-#include "core/CpuFeatures.h"
+#include "core/CpuFeatureMask.h"
 
 #include <cstdint>
 #include <cstdlib>
@@ -114,6 +114,30 @@ std::string CpuFeatures::toString() const {
     if (this->*E.second)
       S += (S.empty() ? "" : " ") + std::string(E.first);
   return S.empty() ? "none" : S;
+}
+
+uint64_t cpuFeatureMask(const CpuFeatures &F) {
+  uint64_t Mask = 0, Bit = 1;
+  for (const auto &E : featureTable()) {
+    if (F.*E.second)
+      Mask |= Bit;
+    Bit <<= 1;
+  }
+  return Mask;
+}
+
+std::string missingCpuFeatures(uint64_t Mask, const CpuFeatures &Have) {
+  std::string S;
+  uint64_t Bit = 1;
+  for (const auto &E : featureTable()) {
+    if ((Mask & Bit) && !(Have.*E.second))
+      S += (S.empty() ? "" : " ") + std::string(E.first);
+    Bit <<= 1;
+  }
+  // Bits past the table: features a newer runtime knows and this one does not.
+  if (Mask >> featureTable().size())
+    S += std::string(S.empty() ? "" : " ") + "(features unknown to this runtime)";
+  return S;
 }
 
 CpuFeatures detectCpuFeatures() {

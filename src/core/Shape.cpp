@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "Optimium/Runtime/Exceptions.h"
+#include "core/ExprTree.h"
 
 namespace optimium {
 namespace runtime {
@@ -379,6 +380,49 @@ std::string TensorShape::toString() const {
   }
   return S;
 }
+
+namespace detail {
+
+ExprParts exprParts(const Expr &E) {
+  ExprParts P;
+  if (E.isConst()) {
+    P.Op = ExprOp::Const;
+    P.Value = E.value();
+    return P;
+  }
+  const ExprNode &N = *E.node();
+  switch (N.Kind) {
+  case ExprKind::Symbol: P.Op = ExprOp::Symbol; P.Name = N.Name; return P;
+  case ExprKind::Add: P.Op = ExprOp::Add; break;
+  case ExprKind::Sub: P.Op = ExprOp::Sub; break;
+  case ExprKind::Mul: P.Op = ExprOp::Mul; break;
+  case ExprKind::Div: P.Op = ExprOp::Div; break;
+  case ExprKind::Mod: P.Op = ExprOp::Mod; break;
+  case ExprKind::Min: P.Op = ExprOp::Min; break;
+  case ExprKind::Max: P.Op = ExprOp::Max; break;
+  }
+  P.L = N.L;
+  P.R = N.R;
+  return P;
+}
+
+Expr makeBinaryExpr(ExprOp Op, const Expr &L, const Expr &R) {
+  ExprKind K = ExprKind::Add;
+  switch (Op) {
+  case ExprOp::Add: K = ExprKind::Add; break;
+  case ExprOp::Sub: K = ExprKind::Sub; break;
+  case ExprOp::Mul: K = ExprKind::Mul; break;
+  case ExprOp::Div: K = ExprKind::Div; break;
+  case ExprOp::Mod: K = ExprKind::Mod; break;
+  case ExprOp::Min: K = ExprKind::Min; break;
+  case ExprOp::Max: K = ExprKind::Max; break;
+  case ExprOp::Const:
+  case ExprOp::Symbol: throw ShapeError("makeBinaryExpr: not a binary operator");
+  }
+  return makeNode(K, L, R);
+}
+
+} // namespace detail
 
 } // namespace runtime
 } // namespace optimium

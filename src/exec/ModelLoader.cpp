@@ -10,14 +10,17 @@
 #include <set>
 #include <thread>
 
+#include "core/CpuFeatureMask.h"
 #include "core/CpuFeatures.h"
 #include "core/LargeAlloc.h"
 #include "core/Log.h"
 #include "exec/InputShapes.h"
 #include "exec/Lifecycle.h"
+#include "exec/ModelCompiler.h"
 #include "exec/Request.h"
 #include "import/Manifest.h"
 #include "import/MappedFile.h"
+#include "import/compiled/CompiledModel.h"
 #include "import/onnx/OnnxImporter.h"
 #include "ir/InferShapes.h"
 #include "passes/Pipeline.h"
@@ -462,8 +465,9 @@ SchedulerType chooseScheduler(const ModelImpl &M) {
 
 /// Checks the manifest against the graph and marks the graph inputs it names: a Resizable input's
 /// dims become symbols (kernels are created shape-generic; each run plans its concrete shape), a
-/// Preserved-only input gets its concrete shape. Runs before shape inference.
-Status applyManifest(ModelImpl &M, const Manifest &Man) {
+/// Preserved-only input gets its concrete shape. Runs before shape inference. A compiled model's
+/// graph has those shapes already (ShapesApplied): only the marks are taken.
+Status applyManifest(ModelImpl &M, const Manifest &Man, bool ShapesApplied = false) {
   Graph &G = *M.G;
   auto Bad = [&](const std::string &Name, const std::string &Why) {
     return makeError(ErrorCode::Model, "manifest '", Man.Path, "': 'tensors.", Name, "': ", Why);
@@ -509,13 +513,15 @@ Status applyManifest(ModelImpl &M, const Manifest &Man) {
         return Bad(E.Name + ".base_shape", "has rank " + std::to_string(E.BaseShape.size()) + ", the model declares " +
                                                Val.Shape.toString() + " (rank " + std::to_string(Val.Shape.getRank()) + ")");
       S.BaseDims = E.BaseShape;
-    } else if (!Val.Shape.isDynamic()) {
+    } else if (!ShapesApplied && !Val.Shape.isDynamic()) {
       S.BaseDims = Val.Shape.getDims();
     } else {
       return Bad(E.Name, "the model declares the symbolic shape " + Val.Shape.toString() +
                              "; give a concrete \"base_shape\"");
     }
-    if (S.Resizable) {
+    if (ShapesApplied) {
+      // nothing: the compiler applied them
+    } else if (S.Resizable) {
       std::vector<Expr> Dims;
       for (size_t D = 0; D < Val.Shape.getRank(); ++D)
         Dims.push_back(Val.Shape[D].isSymbol() ? Val.Shape[D] : Expr(E.Name + ":" + std::to_string(D)));
@@ -584,26 +590,56 @@ Status validateCapacities(ModelImpl &M) {
   return Status::ok();
 }
 
-Result<std::shared_ptr<ModelImpl>> finishLoad(ImportedModel Imported, const ModelLoadOptions &Options,
-                                              const std::string &ManifestPath, PoolOwnership Ownership) {
-  auto M = std::make_shared<ModelImpl>();
-  M->Name = Imported.Name;
-  M->G = std::move(Imported.G);
-  M->KeepAlive = std::move(Imported.KeepAlive);
-  M->Options = Options;
-  if (!ManifestPath.empty()) {
-    ASSIGN_OR_RETURN(Manifest Man, readManifest(ManifestPath));
-    M->ManifestPath = ManifestPath;
-    RETURN_IF_ERROR(applyManifest(*M, Man));
-  }
-  RETURN_IF_ERROR(inferGraphShapes(*M->G));
-  // The pass table (passes/Pipeline.cpp). Fusion hides the intermediates between the fused ops:
-  // none runs when every intermediate is wanted.
+/// The pass pipeline's options for these load options.
+PipelineOptions pipelineOptionsFor(const ModelLoadOptions &Options) {
+  // Fusion hides the intermediates between the fused ops: none runs when every intermediate is wanted.
   PipelineOptions PO;
   PO.KeepIntermediates = !Options.EnableMemoryOptimization || !Options.IntermediateSavePath.empty();
   PO.Bf16Compute = Options.Precision == ComputePrecision::BFloat16;
   PO.Cpu = cpuFeatures();
-  runPassPipeline(*M->G, PO);
+  return PO;
+}
+
+/// The graph as kernels see it: manifest marks applied, shapes inferred, the pass table
+/// (passes/Pipeline.cpp) run.
+Status prepareGraph(ModelImpl &M, const std::string &ManifestPath, const PipelineOptions &PO) {
+  if (!ManifestPath.empty()) {
+    ASSIGN_OR_RETURN(Manifest Man, readManifest(ManifestPath));
+    M.ManifestPath = ManifestPath;
+    RETURN_IF_ERROR(applyManifest(M, Man));
+  }
+  RETURN_IF_ERROR(inferGraphShapes(*M.G));
+  runPassPipeline(*M.G, PO);
+  return Status::ok();
+}
+
+/// A compiled model's graph is prepared already: its marks are taken as stored, and its compile
+/// options are checked against this load's (the folder's win; a difference is logged).
+Status adoptCompiledGraph(ModelImpl &M, const CompileInfo &Info, const std::string &Label) {
+  Manifest Man;
+  Man.Path = Label;
+  Man.Tensors = Info.Marks;
+  RETURN_IF_ERROR(applyManifest(M, Man, /*ShapesApplied=*/true));
+  const PipelineOptions Want = pipelineOptionsFor(M.Options);
+  const std::string Missing = missingCpuFeatures(Info.CpuMask, cpuFeatures());
+  if (!Missing.empty())
+    OPT_LOG(Warning, "compiled model '", Label, "' was compiled for a CPU with ", Missing,
+            ", which this CPU lacks (or OPTIMIUM_RT_CPU_DISABLE hides): kernels are chosen for this CPU, and fused ops "
+            "whose fast kernel needs those features run their reference kernel");
+  if (Want.Bf16Compute != Info.Bf16Compute)
+    OPT_LOG(Warning, "compiled model '", Label, "' was compiled with ", Info.Bf16Compute ? "bfloat16" : "float32",
+            " compute; the load asks for ", Want.Bf16Compute ? "bfloat16" : "float32",
+            ": the compiled choice stays (recompile to change it)");
+  if (Want.KeepIntermediates && !Info.KeepIntermediates)
+    OPT_LOG(Warning, "compiled model '", Label, "' was compiled with fusions, which hide some intermediates; "
+            "recompile with --keep-intermediates to read every one");
+  return Status::ok();
+}
+
+/// Kernels, metadata, pool and scheduler for a prepared graph.
+Result<std::shared_ptr<ModelImpl>> finishLoad(std::shared_ptr<ModelImpl> M, ImportedModel &Imported,
+                                              PoolOwnership Ownership) {
+  const ModelLoadOptions &Options = M->Options;
   ASSIGN_OR_RETURN(auto Candidates, resolveDevices(Options));
   {
     ScopedSourceFiles Files(&Imported.Mappings); // factories packing from the file release as they go
@@ -662,12 +698,71 @@ void attachSharedPool(ModelImpl &M, std::shared_ptr<ThreadPool> Pool, std::share
   M.Slice.Parts = M.Threads;
 }
 
+namespace {
+
+std::shared_ptr<ModelImpl> newModel(ImportedModel &Imported, const ModelLoadOptions &Options) {
+  auto M = std::make_shared<ModelImpl>();
+  M->Name = Imported.Name;
+  M->G = std::move(Imported.G);
+  M->KeepAlive = Imported.KeepAlive;
+  M->Options = Options;
+  return M;
+}
+
+Result<std::shared_ptr<ModelImpl>> loadOnnx(ImportedModel Imported, const ModelLoadOptions &Options,
+                                            const std::string &ManifestPath, PoolOwnership Ownership) {
+  auto M = newModel(Imported, Options);
+  RETURN_IF_ERROR(prepareGraph(*M, ManifestPath, pipelineOptionsFor(Options)));
+  return finishLoad(std::move(M), Imported, Ownership);
+}
+
+/// A compiled folder or bundle: no ONNX parsing, no shape inference, no passes.
+Result<std::shared_ptr<ModelImpl>> loadCompiled(const CompiledSource &Src, const ModelLoadOptions &Options,
+                                                PoolOwnership Ownership) {
+  ASSIGN_OR_RETURN(CompiledModel C, readCompiledModel(Src));
+  auto M = newModel(C.Imported, Options);
+  RETURN_IF_ERROR(adoptCompiledGraph(*M, C.Info, Src.Label));
+  return finishLoad(std::move(M), C.Imported, Ownership);
+}
+
+/// Path is one file holding a compiled bundle (its first bytes are the bundle magic).
+bool isCompiledBundleFile(const std::string &Path) {
+  struct stat St;
+  if (::stat(Path.c_str(), &St) != 0 || !S_ISREG(St.st_mode))
+    return false;
+  char Magic[8] = {0};
+  FILE *F = std::fopen(Path.c_str(), "rb");
+  if (!F)
+    return false;
+  const bool Read = std::fread(Magic, 1, 8, F) == 8;
+  std::fclose(F);
+  return Read && isCompiledBundle(reinterpret_cast<const uint8_t *>(Magic), 8);
+}
+
+} // namespace
+
 Result<std::shared_ptr<ModelImpl>> loadModelFromPath(const std::string &Path, const ModelLoadOptions &Options,
                                                      PoolOwnership Ownership) {
   ASSIGN_OR_RETURN(uint64_t Session, beginModelLoad());
   RETURN_IF_ERROR(validateOptions(Options));
-  ASSIGN_OR_RETURN(ImportedModel Imported, importOnnxPath(Path));
-  auto R = finishLoad(std::move(Imported), Options, manifestPathFor(Path), Ownership);
+  Result<std::shared_ptr<ModelImpl>> R = std::shared_ptr<ModelImpl>();
+  if (isCompiledFolder(Path)) {
+    CompiledSource Src;
+    Src.Folder = Path;
+    Src.Label = Path;
+    R = loadCompiled(Src, Options, Ownership);
+  } else if (isCompiledBundleFile(Path)) {
+    ASSIGN_OR_RETURN(std::shared_ptr<MappedFile> F, MappedFile::open(Path));
+    CompiledSource Src;
+    Src.Bundle = F->Data;
+    Src.BundleSize = F->Size;
+    Src.BundleOwner = F;
+    Src.Label = Path;
+    R = loadCompiled(Src, Options, Ownership);
+  } else {
+    ASSIGN_OR_RETURN(ImportedModel Imported, importOnnxPath(Path));
+    R = loadOnnx(std::move(Imported), Options, manifestPathFor(Path), Ownership);
+  }
   if (!R.isOk())
     return R.status().withContext("model '" + Path + "'");
   RETURN_IF_ERROR(trackLiveModel(R.value(), Session));
@@ -678,11 +773,55 @@ Result<std::shared_ptr<ModelImpl>> loadModelFromBuffer(const uint8_t *Data, size
                                                        std::shared_ptr<const void> Owner, PoolOwnership Ownership) {
   ASSIGN_OR_RETURN(uint64_t Session, beginModelLoad());
   RETURN_IF_ERROR(validateOptions(Options));
-  ASSIGN_OR_RETURN(ImportedModel Imported, importOnnxBuffer(Data, Size, "", "in-memory model", std::move(Owner)));
-  auto R = finishLoad(std::move(Imported), Options, "", Ownership);
+  Result<std::shared_ptr<ModelImpl>> R = std::shared_ptr<ModelImpl>();
+  if (isCompiledBundle(Data, Size)) {
+    CompiledSource Src;
+    Src.Bundle = Data;
+    Src.BundleSize = Size;
+    Src.BundleOwner = std::move(Owner);
+    Src.Label = "in-memory model";
+    R = loadCompiled(Src, Options, Ownership);
+  } else {
+    ASSIGN_OR_RETURN(ImportedModel Imported, importOnnxBuffer(Data, Size, "", "in-memory model", std::move(Owner)));
+    R = loadOnnx(std::move(Imported), Options, "", Ownership);
+  }
   if (!R.isOk())
     return R.status().withContext("in-memory model");
   RETURN_IF_ERROR(trackLiveModel(R.value(), Session));
+  return R;
+}
+
+Result<CompiledFiles> compileModelFiles(const std::string &Path, const ModelLoadOptions &Options) {
+  RETURN_IF_ERROR(validateOptions(Options));
+  if (isCompiledFolder(Path) || isCompiledBundleFile(Path))
+    return makeError(ErrorCode::InvalidArgument, "'", Path, "' is a compiled model already; compile its ONNX model");
+  ASSIGN_OR_RETURN(ImportedModel Imported, importOnnxPath(Path));
+  auto M = newModel(Imported, Options);
+  const PipelineOptions PO = pipelineOptionsFor(Options);
+  Status S = prepareGraph(*M, manifestPathFor(Path), PO);
+  if (!S.isOk())
+    return S.withContext("model '" + Path + "'");
+  CompileInfo Info;
+  Info.CpuMask = cpuFeatureMask(PO.Cpu);
+  Info.CpuText = PO.Cpu.toString();
+  Info.Bf16Compute = PO.Bf16Compute;
+  Info.KeepIntermediates = PO.KeepIntermediates;
+  Info.ModelName = M->Name;
+  // The marks as applied: base shapes always concrete (the graph's marked inputs may be symbolic now).
+  for (const StatefulInput &SI : M->Stateful) {
+    ManifestEntry E;
+    E.Name = M->G->Values[SI.Value].Name;
+    E.Preserved = SI.Preserved;
+    E.Resizable = SI.Resizable;
+    if (SI.UpdateFrom >= 0)
+      E.UpdateFrom = M->G->Values[SI.UpdateFrom].Name;
+    E.HasBaseShape = true;
+    E.BaseShape = SI.BaseDims;
+    Info.Marks.push_back(std::move(E));
+  }
+  auto R = encodeCompiledModel(*M->G, Info);
+  if (!R.isOk())
+    return R.status().withContext("model '" + Path + "'");
   return R;
 }
 

@@ -1,0 +1,377 @@
+// The compiled model folder (import/compiled/CompiledModel.h, exec compileModelFiles,
+// optimium-compile): outputs identical to loading the ONNX file on the bundled and test models,
+// the single-file bundle by path and by bytes (with its manifest marks), versioning, and every
+// corruption path (truncated, flipped, missing, mixed files) as a ContainerError naming the file.
+#include <gtest/gtest.h>
+
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "Optimium/Runtime.h"
+#include "OnnxBuilder.h"
+#include "TestUtil.h"
+#include "exec/ModelCompiler.h"
+#include "exec/ModelState.h"
+#include "ir/InferShapes.h"
+#include "core/CpuFeatureMask.h"
+#include "import/compiled/ByteIO.h"
+#include "tools/CompileModel.h"
+
+namespace rt = optimium::runtime;
+namespace rtd = optimium::runtime::detail;
+namespace tools = optimium::tools;
+using namespace optimium_test;
+
+namespace {
+
+std::string tempDir() {
+  char Tmpl[] = "/tmp/optimium_compiled_XXXXXX";
+  return mkdtemp(Tmpl);
+}
+
+std::vector<uint8_t> readFile(const std::string &Path) {
+  std::ifstream In(Path, std::ios::binary);
+  return std::vector<uint8_t>((std::istreambuf_iterator<char>(In)), std::istreambuf_iterator<char>());
+}
+
+void writeFile(const std::string &Path, const std::vector<uint8_t> &Bytes) {
+  std::ofstream(Path, std::ios::binary | std::ios::trunc).write(reinterpret_cast<const char *>(Bytes.data()), Bytes.size());
+}
+
+/// Compiles Model into a fresh folder (or bundle file) and returns its path.
+std::string compileTo(const std::string &Model, bool Bundle = false, bool Bf16 = false) {
+  tools::CompileOptions O;
+  O.Model = Model;
+  O.Output = tempDir() + (Bundle ? "/model.optb" : "/model.opt");
+  O.Bundle = Bundle;
+  O.Bf16 = Bf16;
+  O.Verify = true;
+  std::ostringstream Summary;
+  const std::string Error = tools::compileModel(O, Summary);
+  EXPECT_EQ(Error, "") << Model;
+  return O.Output;
+}
+
+/// Inputs for every input of M: the model folder's input_<i>.npy where present, else a
+/// deterministic pattern (floats) or zeros (other types: safe as indices) at the declared shape
+/// with symbols set to 2.
+std::vector<rt::Tensor> inputsFor(const rt::Model &M, const std::string &Folder) {
+  std::vector<rt::Tensor> In;
+  for (size_t I = 0; I < M.getInputNames().size(); ++I) {
+    const std::string Npy = Folder + "/input_" + std::to_string(I) + ".npy";
+    struct stat St;
+    if (::stat(Npy.c_str(), &St) == 0) {
+      In.push_back(readNpy(Npy));
+      continue;
+    }
+    const rt::TensorInfo &TI = M.getInputTensorInfo(I);
+    std::vector<int64_t> Dims;
+    for (const rt::Expr &E : TI.Shape)
+      Dims.push_back(E.isConst() ? E.value() : 2);
+    rt::Tensor T = rt::tensor(TI.Type, rt::TensorShape::fromDims(Dims));
+    std::memset(T.data(), 0, T.getElementCount() * rt::getElementSize(TI.Type));
+    if (TI.Type == rt::ElementType::F32) {
+      const std::vector<float> W = wave(T.getElementCount(), 1.0f);
+      std::memcpy(T.data(), W.data(), W.size() * sizeof(float));
+    }
+    In.push_back(T);
+  }
+  return In;
+}
+
+std::vector<rt::Tensor> run(const rt::Model &M, const std::vector<rt::Tensor> &In) {
+  rt::InferRequest R = M.createRequest();
+  R.infer(rt::make_array(In));
+  R.wait();
+  std::vector<rt::Tensor> Out;
+  for (size_t I = 0; I < M.getOutputNames().size(); ++I)
+    Out.push_back(R.getOutput(I));
+  return Out;
+}
+
+/// Same names, types, shapes and bytes.
+void expectIdentical(const rt::Model &A, const rt::Model &B, const std::vector<rt::Tensor> &In, const std::string &What) {
+  ASSERT_EQ(A.getOutputNames().size(), B.getOutputNames().size()) << What;
+  for (size_t I = 0; I < A.getInputNames().size(); ++I)
+    EXPECT_EQ(A.getInputNames()[I].str(), B.getInputNames()[I].str()) << What;
+  EXPECT_EQ(opTypeList(A), opTypeList(B)) << What;
+  const std::vector<rt::Tensor> OA = run(A, In), OB = run(B, In);
+  for (size_t I = 0; I < OA.size(); ++I) {
+    EXPECT_EQ(A.getOutputNames()[I].str(), B.getOutputNames()[I].str()) << What;
+    ASSERT_EQ(OA[I].getType(), OB[I].getType()) << What;
+    ASSERT_EQ(OA[I].getShape(), OB[I].getShape()) << What;
+    const size_t Bytes = OA[I].getElementCount() * rt::getElementSize(OA[I].getType());
+    EXPECT_EQ(std::memcmp(OA[I].data(), OB[I].data(), Bytes), 0) << What << " output " << I;
+  }
+}
+
+/// Expects loading Path to throw a ContainerError whose message contains each of Parts.
+void expectContainerError(const std::string &Path, const std::vector<std::string> &Parts) {
+  try {
+    rt::loadModel(Path);
+    ADD_FAILURE() << "loading '" << Path << "' succeeded";
+  } catch (const rt::ContainerError &E) {
+    for (const std::string &P : Parts)
+      EXPECT_NE(std::string(E.what()).find(P), std::string::npos) << E.what() << "\n  lacks: " << P;
+  }
+}
+
+const std::vector<std::string> kModels = {"models/digits/model.onnx",        "tests/models/cnn",
+                                          "tests/models/mlp",                "tests/models/dynamic_batch",
+                                          "tests/models/external_data",      "tests/models/int64_input",
+                                          "tests/models/scripted_loop",      "tests/models/two_inputs",
+                                          "tests/models/group_encoder",      "tests/models/resizable_cache"};
+
+std::string folderOf(const std::string &Model) {
+  return Model.size() > 5 && Model.compare(Model.size() - 5, 5, ".onnx") == 0 ? Model.substr(0, Model.rfind('/')) : Model;
+}
+
+} // namespace
+
+TEST(CompiledModel, OutputsAreIdenticalToTheOnnxModelOnEveryTestModel) {
+  rt::AutoInit Init;
+  for (const std::string &Rel : kModels) {
+    const std::string Onnx = dataPath(Rel);
+    const std::string Folder = compileTo(Onnx);
+    rt::Model A = rt::loadModel(Onnx);
+    rt::Model B = rt::loadModel(Folder);
+    EXPECT_EQ(A.getName(), B.getName()) << Rel;
+    EXPECT_EQ(A.isDynamic(), B.isDynamic()) << Rel;
+    const auto KA = A.getAttributeKeys();
+    const auto KB = B.getAttributeKeys();
+    ASSERT_EQ(KA.size(), KB.size()) << Rel;
+    for (size_t I = 0; I < KA.size(); ++I) {
+      EXPECT_EQ(KA[I].str(), KB[I].str());
+      EXPECT_EQ(A.getAttribute(KA[I]).toString(), B.getAttribute(KB[I]).toString()) << Rel << " " << KA[I].str();
+    }
+    if (Rel == "tests/models/resizable_cache")
+      continue; // preserved input: MarksTravelInTheFolderAndTheBundle runs it
+    expectIdentical(A, B, inputsFor(A, dataPath(folderOf(Rel))), Rel);
+  }
+}
+
+TEST(CompiledModel, Bf16CompiledModelMatchesTheBf16OnnxLoad) {
+  rt::AutoInit Init;
+  const std::string Onnx = dataPath("tests/models/cnn");
+  rt::ModelLoadOptions O;
+  O.Precision = rt::ComputePrecision::BFloat16;
+  rt::Model A = rt::loadModel(Onnx, O);
+  rt::Model B = rt::loadModel(compileTo(Onnx, false, /*Bf16=*/true), O);
+  expectIdentical(A, B, inputsFor(A, Onnx), "cnn bf16");
+}
+
+TEST(CompiledModel, BundleLoadsFromAPathAndFromBytes) {
+  rt::AutoInit Init;
+  const std::string Onnx = dataPath("models/digits/model.onnx");
+  const std::string Bundle = compileTo(Onnx, /*Bundle=*/true);
+  rt::Model A = rt::loadModel(Onnx);
+  const std::vector<rt::Tensor> In = inputsFor(A, dataPath("models/digits"));
+  expectIdentical(A, rt::loadModel(Bundle), In, "bundle path");
+  // Bytes, at an address that is not 64-byte aligned (the weights then get an aligned copy).
+  const std::vector<uint8_t> Bytes = readFile(Bundle);
+  std::vector<uint8_t> Shifted(Bytes.size() + 1);
+  std::memcpy(Shifted.data() + 1, Bytes.data(), Bytes.size());
+  expectIdentical(A, rt::loadModel(Bytes.data(), Bytes.size()), In, "bundle bytes");
+  expectIdentical(A, rt::loadModel(Shifted.data() + 1, Bytes.size()), In, "bundle bytes, unaligned");
+  // A truncated bundle in memory.
+  EXPECT_THROW(rt::loadModel(Bytes.data(), Bytes.size() / 2), rt::ContainerError);
+  EXPECT_THROW(rt::loadModel(Bytes.data(), 20), rt::ContainerError);
+}
+
+TEST(CompiledModel, MarksTravelInTheFolderAndTheBundle) {
+  rt::AutoInit Init;
+  const std::string Onnx = dataPath("tests/models/resizable_cache");
+  rt::Model A = rt::loadModel(Onnx);
+  const std::vector<uint8_t> Bytes = readFile(compileTo(Onnx, /*Bundle=*/true));
+  for (rt::Model B : {rt::loadModel(compileTo(Onnx)), rt::loadModel(Bytes.data(), Bytes.size())}) {
+    ASSERT_EQ(B.getInputNames().size(), A.getInputNames().size());
+    EXPECT_TRUE(B.getTensorInfo("cache").Resizable);
+    EXPECT_EQ(B.getTensorInfo("cache").Shape, A.getTensorInfo("cache").Shape);
+    // The cache persists and grows across runs exactly as with the ONNX model.
+    rt::InferRequest RA = A.createRequest(), RB = B.createRequest();
+    const std::vector<rt::Tensor> In = inputsFor(A, "");
+    for (int Step = 0; Step < 3; ++Step) {
+      RA.infer(rt::make_array(In));
+      RA.wait();
+      RB.infer(rt::make_array(In));
+      RB.wait();
+    }
+    const rt::Tensor CA = RA.getTensor("cache"), CB = RB.getTensor("cache");
+    ASSERT_EQ(CA.getShape(), CB.getShape());
+    EXPECT_EQ(std::memcmp(CA.data(), CB.data(), CA.getElementCount() * rt::getElementSize(CA.getType())), 0);
+  }
+}
+
+TEST(CompiledModel, ANewerFormatVersionIsRefusedNamingTheFileAndBothVersions) {
+  rt::AutoInit Init;
+  const std::string Folder = compileTo(dataPath("tests/models/mlp"));
+  for (const char *Name : {rtd::kCompiledHeaderFile, rtd::kCompiledGraphFile, rtd::kCompiledWeightsFile}) {
+    const std::string Path = Folder + "/" + Name;
+    std::vector<uint8_t> Bytes = readFile(Path);
+    const std::vector<uint8_t> Good = Bytes;
+    const uint32_t Newer = rtd::kCompiledFormatVersion + 1;
+    std::memcpy(Bytes.data() + 8, &Newer, 4);
+    writeFile(Path, Bytes);
+    std::vector<std::string> Parts = {Path, "format version " + std::to_string(Newer),
+                                      "reads format versions 1 to " + std::to_string(rtd::kCompiledFormatVersion)};
+    if (std::string(Name) == rtd::kCompiledHeaderFile)
+      Parts.push_back("by runtime "); // the writer's runtime version
+    expectContainerError(Folder, Parts);
+    writeFile(Path, Good);
+  }
+  EXPECT_NO_THROW(rt::loadModel(Folder));
+}
+
+TEST(CompiledModel, TruncatedFilesAreContainerErrorsNamingTheFile) {
+  rt::AutoInit Init;
+  const std::string Folder = compileTo(dataPath("tests/models/cnn"));
+  for (const char *Name : {rtd::kCompiledHeaderFile, rtd::kCompiledGraphFile, rtd::kCompiledWeightsFile}) {
+    const std::string Path = Folder + "/" + Name;
+    const std::vector<uint8_t> Good = readFile(Path);
+    for (size_t Keep : {size_t(0), size_t(7), size_t(31), size_t(32), size_t(40), Good.size() / 2, Good.size() - 1}) {
+      writeFile(Path, std::vector<uint8_t>(Good.begin(), Good.begin() + Keep));
+      expectContainerError(Folder, {Path});
+    }
+    writeFile(Path, Good);
+  }
+  EXPECT_NO_THROW(rt::loadModel(Folder));
+}
+
+TEST(CompiledModel, FlippedBytesInTheHeaderAndGraphAreContainerErrors) {
+  rt::AutoInit Init;
+  const std::string Folder = compileTo(dataPath("tests/models/scripted_loop"));
+  for (const char *Name : {rtd::kCompiledHeaderFile, rtd::kCompiledGraphFile}) {
+    const std::string Path = Folder + "/" + Name;
+    const std::vector<uint8_t> Good = readFile(Path);
+    const size_t Step = std::max<size_t>(1, Good.size() / 97);
+    for (size_t At = 0; At < Good.size(); At += Step) {
+      std::vector<uint8_t> Bad = Good;
+      Bad[At] ^= 0x5a;
+      writeFile(Path, Bad);
+      expectContainerError(Folder, {Name});
+    }
+    writeFile(Path, Good);
+  }
+  // The weights' preamble is checked at load; their contents only by verifyCompiledModel
+  // (checking them would read every weight at load).
+  const std::string Weights = Folder + "/" + rtd::kCompiledWeightsFile;
+  const std::vector<uint8_t> Good = readFile(Weights);
+  for (size_t At : {size_t(0), size_t(9), size_t(17)}) {
+    std::vector<uint8_t> Bad = Good;
+    Bad[At] ^= 0x5a;
+    writeFile(Weights, Bad);
+    expectContainerError(Folder, {Weights});
+  }
+  std::vector<uint8_t> Bad = Good;
+  Bad.back() ^= 0x01;
+  writeFile(Weights, Bad);
+  rtd::CompiledSource Src;
+  Src.Folder = Src.Label = Folder;
+  const rtd::Status S = rtd::verifyCompiledModel(Src);
+  EXPECT_EQ(S.code(), rtd::ErrorCode::Container);
+  EXPECT_NE(S.message().find(Weights), std::string::npos) << S.message();
+  writeFile(Weights, Good);
+  EXPECT_TRUE(rtd::verifyCompiledModel(Src).isOk());
+}
+
+TEST(CompiledModel, MissingAndMixedFilesAreContainerErrors) {
+  rt::AutoInit Init;
+  const std::string A = compileTo(dataPath("tests/models/cnn")), B = compileTo(dataPath("tests/models/mlp"));
+  for (const char *Name : {rtd::kCompiledGraphFile, rtd::kCompiledWeightsFile}) {
+    const std::string Path = A + "/" + Name;
+    const std::vector<uint8_t> Good = readFile(Path);
+    ::unlink(Path.c_str());
+    expectContainerError(A, {A, Name, "lacks"});
+    writeFile(Path, readFile(B + "/" + Name)); // another compilation's file
+    expectContainerError(A, {Path, "does not belong"});
+    writeFile(Path, Good);
+  }
+  EXPECT_NO_THROW(rt::loadModel(A));
+}
+
+TEST(CompiledModel, ForeignCpuFeaturesFallBackToThisCpusKernels) {
+  rt::AutoInit Init;
+  // A header claiming every feature bit (amx included, which this CPU lacks): the folder loads,
+  // kernels are chosen for this CPU, outputs unchanged.
+  const std::string Onnx = dataPath("tests/models/cnn");
+  auto Files = rtd::compileModelFiles(Onnx, {});
+  ASSERT_TRUE(Files.isOk()) << Files.status().message();
+  EXPECT_EQ(rtd::missingCpuFeatures(rtd::cpuFeatureMask(rtd::cpuFeatures()), rtd::cpuFeatures()), "");
+  EXPECT_NE(rtd::missingCpuFeatures(~0ull, rtd::CpuFeatures()).find("avx512f"), std::string::npos);
+  rtd::CompileInfo Info;
+  Info.CpuMask = (1ull << 20) - 1;
+  Info.CpuText = "everything";
+  Info.ModelName = "cnn";
+  rtd::ImportedModel Imported = rtd::importOnnxPath(Onnx).value();
+  ASSERT_TRUE(rtd::inferGraphShapes(*Imported.G).isOk());
+  auto Plain = rtd::encodeCompiledModel(*Imported.G, Info); // unfused: an older CPU's graph
+  ASSERT_TRUE(Plain.isOk());
+  const std::string Dir = tempDir() + "/foreign.opt";
+  ASSERT_TRUE(rtd::writeCompiledFolder(Plain.value(), Dir).isOk());
+  rt::Model A = rt::loadModel(Onnx);
+  rt::Model B = rt::loadModel(Dir);
+  // The stored graph is unfused (Relu apart from its Conv), so the kernels differ from the fused
+  // ONNX load's: equal to float32 rounding, and equal to the saved reference output.
+  const std::vector<rt::Tensor> In = inputsFor(A, Onnx);
+  const std::vector<rt::Tensor> OA = run(A, In), OB = run(B, In);
+  ASSERT_EQ(OA.size(), OB.size());
+  for (size_t I = 0; I < OA.size(); ++I)
+    EXPECT_LT(maxAbsDiff(OA[I], OB[I]), 1e-4);
+  EXPECT_LT(maxAbsDiff(OB[0], readNpy(Onnx + "/output_0.npy")), 1e-3);
+}
+
+TEST(CompiledModel, CompileToolReportsBadUsageAndBadModels) {
+  std::ostringstream Out, Err;
+  auto Main = [&](std::vector<std::string> Args) {
+    Args.insert(Args.begin(), "optimium-compile");
+    std::vector<char *> Argv;
+    for (std::string &A : Args)
+      Argv.push_back(&A[0]);
+    Out.str("");
+    Err.str("");
+    return tools::compileModelMain(static_cast<int>(Argv.size()), Argv.data(), Out, Err);
+  };
+  EXPECT_EQ(Main({}), 2);
+  EXPECT_EQ(Main({dataPath("tests/models/mlp")}), 2);
+  EXPECT_NE(Err.str().find("no output"), std::string::npos);
+  EXPECT_EQ(Main({"--bogus"}), 2);
+  EXPECT_EQ(Main({"a", "b", "-o", "x"}), 2);
+  EXPECT_EQ(Main({"--help"}), 0);
+  const std::string Dir = tempDir();
+  EXPECT_EQ(Main({dataPath("tests/models/does_not_exist.onnx"), "-o", Dir + "/x.opt"}), 1);
+  EXPECT_NE(Err.str().find("does_not_exist"), std::string::npos) << Err.str();
+  EXPECT_EQ(Main({dataPath("tests/models/mlp"), "-o", Dir + "/m.opt", "--verify"}), 0) << Err.str();
+  EXPECT_NE(Out.str().find("weights"), std::string::npos);
+  EXPECT_EQ(Main({Dir + "/m.opt", "-o", Dir + "/again.opt"}), 1); // compiled already
+  EXPECT_NE(Err.str().find("compiled model already"), std::string::npos) << Err.str();
+  // The output is a file: not a folder.
+  writeFile(Dir + "/file", {1, 2, 3});
+  EXPECT_EQ(Main({dataPath("tests/models/mlp"), "-o", Dir + "/file"}), 1);
+  EXPECT_NE(Err.str().find("not a folder"), std::string::npos) << Err.str();
+}
+
+// Run by ctest compiled_model_without_avx512: a folder compiled on this CPU (ctest
+// compile_test_models) loads with avx512f hidden; kernels are chosen for the smaller CPU and the
+// outputs match the ONNX model loaded under the same mask (to float32 rounding: the kernels differ
+// from the compile host's, not from this load's own ONNX path).
+TEST(CompiledFallback, AFolderCompiledWithAvx512LoadsOnASmallerCpu) {
+  const char *Folder = std::getenv("OPTIMIUM_TEST_COMPILED_FOLDER");
+  if (!Folder)
+    GTEST_SKIP() << "OPTIMIUM_TEST_COMPILED_FOLDER is not set (ctest compiled_model_without_avx512 sets it)";
+  rt::AutoInit Init;
+  const std::string Onnx = dataPath("tests/models/cnn");
+  rt::Model A = rt::loadModel(Onnx);
+  rt::Model B = rt::loadModel(Folder);
+  const std::vector<rt::Tensor> In = inputsFor(A, Onnx);
+  const std::vector<rt::Tensor> OA = run(A, In), OB = run(B, In);
+  ASSERT_EQ(OA.size(), OB.size());
+  for (size_t I = 0; I < OA.size(); ++I)
+    EXPECT_LT(maxAbsDiff(OA[I], OB[I]), 1e-4);
+  const rt::Tensor Want = readNpy(Onnx + "/output_0.npy");
+  EXPECT_LT(maxAbsDiff(OB[0], Want), 1e-3);
+}

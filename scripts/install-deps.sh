@@ -4,7 +4,8 @@ set -euo pipefail
 PACKAGES=(build-essential cmake ninja-build git pkg-config ccache python3
           libprotobuf-dev protobuf-compiler libonnx-dev libgtest-dev googletest
           nlohmann-json3-dev libpng-dev    # libpng: the OCR example reads PNG (examples/ocr)
-          libzstd-dev libssl-dev openssl)  # remote inference: zstd compression, TLS (+ test CAs)
+          libzstd-dev libssl-dev openssl   # remote inference: zstd compression, TLS (+ test CAs)
+          libxnnpack-dev libpthreadpool-dev)  # the XNNPACK extension (src/backends/xnnpack)
 # Test-only packages: Debian's PyTorch exports the reference models; Python venvs host pip packages.
 if [ "${1:-}" = "--test" ]; then
   PACKAGES+=(python3-torch python3-torchvision python3-onnx python3-numpy python3-venv python3-pip python3-dev)

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstring>
+#include <iterator>
 #include <mutex>
 
 #include "backends/NodeHandle.h"
@@ -150,6 +151,15 @@ int32_t getAttrFloats(const void *Node, const char *Name, const float **Out, siz
   *Count = A->Floats.size();
   return 0;
 }
+int32_t getAttrName(const void *HostNode, size_t Index, const char **Name) {
+  const auto *H = static_cast<const NodeHandle *>(HostNode);
+  if (!H || !H->N || !Name || Index >= H->N->Attrs.size())
+    return 1;
+  auto It = H->N->Attrs.begin();
+  std::advance(It, static_cast<std::ptrdiff_t>(Index));
+  *Name = It->first.c_str();
+  return 0;
+}
 void hostLog(int32_t Level, const char *Message) {
   const LogLevel L = static_cast<LogLevel>(std::max(0, std::min(4, static_cast<int>(Level))));
   if (isLogEnabled(L))
@@ -247,7 +257,8 @@ const OptRtHostApi *hostApi() {
   static const OptRtHostApi Api = {sizeof(OptRtHostApi), OPTIMIUM_RT_BACKEND_API_VERSION,
                                    &getAttrInt,         &getAttrFloat,
                                    &getAttrString,      &getAttrInts,
-                                   &getAttrFloats,      &hostLog};
+                                   &getAttrFloats,      &hostLog,
+                                   &getAttrName};
   return &Api;
 }
 

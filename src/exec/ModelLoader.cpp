@@ -94,12 +94,18 @@ Result<std::vector<std::shared_ptr<RegisteredBackend>>> resolveDevices(const Mod
     return S;
   };
   if (O.Devices.empty()) {
-    // Accelerators first, the native CPU as the universal fallback.
+    // Accelerators first, the native CPU as the universal fallback. An extension that runs on the
+    // CPU itself (XNNPack) comes after the native backend: it runs a model only when Devices asks
+    // for it (the native kernels are the faster default on the CPUs we measure, docs/benchmarks.md).
+    const auto OnCpu = [](const std::shared_ptr<RegisteredBackend> &B) { return isDeviceCPU(B->Device.getDeviceKind()); };
     for (const auto &B : All)
-      if (B->Device.getPlatform() != PlatformKind::Native)
+      if (B->Device.getPlatform() != PlatformKind::Native && !OnCpu(B))
         Out.push_back(B);
     for (const auto &B : All)
       if (B->Device.getPlatform() == PlatformKind::Native)
+        Out.push_back(B);
+    for (const auto &B : All)
+      if (B->Device.getPlatform() != PlatformKind::Native && OnCpu(B))
         Out.push_back(B);
     return Out;
   }
@@ -327,6 +333,14 @@ Status placeAndCreateKernels(ModelImpl &M, const std::vector<std::shared_ptr<Reg
         continue;
       char Error[1024] = {0};
       const int32_t RC = B->Backend.create_kernel(B->Backend.state, &Desc, &CN->Kernel, Error, sizeof(Error));
+      if (RC != OPT_RT_OK && !M.Options.Strict && B->Device.getPlatform() != PlatformKind::Native) {
+        // Not Strict: a device that claimed the node and then cannot make its kernel leaves it to
+        // the next candidate (the native CPU last).
+        OPT_LOG(Warning, "cannot create the kernel of ", N.describe(), " on ", B->Device.toString(), ": ", Error,
+                "; trying the next device");
+        CN->Kernel = nullptr;
+        continue;
+      }
       if (RC != OPT_RT_OK) {
         const ErrorCode Code = static_cast<ErrorCode>(RC) == ErrorCode::Shape || static_cast<ErrorCode>(RC) == ErrorCode::Type
                                    ? static_cast<ErrorCode>(RC)

@@ -183,7 +183,9 @@ Status RequestImpl::start(std::vector<Tensor> In) {
   }
   if (!Arena || Arena->Bytes < NewPlan->ArenaBytes) {
     // A new arena; tensors still holding the old one keep it alive (output lifetime rule).
-    auto NewArena = Buffer::allocateLongLived(NewPlan->ArenaBytes);
+    // Plus kTensorPaddingBytes: the last tensor too may be read that far past its end (the padding
+    // promise of Tensor.h, which vector tails and XNNPACK's XNN_EXTRA_BYTES rely on).
+    auto NewArena = Buffer::allocateLongLived(NewPlan->ArenaBytes + kTensorPaddingBytes);
     if (!NewArena)
       return makeError(ErrorCode::OutOfResource, "cannot allocate ", NewPlan->ArenaBytes, " bytes for the tensors of model '",
                        M->Name, "'");

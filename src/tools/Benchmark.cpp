@@ -25,6 +25,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "tools/Devices.h"
 #include "tools/Npy.h"
 #include "tools/Flagfile.h"
 #include "tools/TextUtil.h"
@@ -178,6 +179,8 @@ std::string benchmarkUsage() {
   return "usage: optimium-benchmark MODEL [flags]\n"
          "  MODEL                  .onnx file or model folder (or --module=MODEL)\n"
          "  --threads=N            worker threads (0 = the runtime's default)\n"
+         "  --device=NAME          place the model on this device (optimium-run's names: native, xnnpack, ...);\n"
+         "                         the native CPU runs what a CPU-platform device lacks\n"
          "  --cores=0,1,...        pin workers to these cores\n"
          "  --compute_precision=P  float32 (default) or bf16 (bfloat16 matrix products, float32 accumulation)\n"
          "  --scheduler=NAME       auto | exclusive | sequential | pipeline\n"
@@ -220,6 +223,8 @@ BenchmarkOptions parseBenchmarkFlags(int Argc, const char *const *Argv) {
       O.Help = true;
     } else if (Name == "--module") {
       O.Module = Value();
+    } else if (Name == "--device") {
+      O.Device = Value();
     } else if (Name == "--threads") {
       O.Threads = static_cast<int>(parseInt(Name, Value(), 0));
     } else if (Name == "--compute_precision") {
@@ -426,6 +431,10 @@ int runBenchmarkImpl(const BenchmarkOptions &O, std::ostream &Out, std::ostream 
   rt::AutoInit Init;
   rt::ModelLoadOptions LoadOptions;
   LoadOptions.ThreadCount = O.Threads;
+  if (!O.Device.empty()) {
+    LoadOptions.Devices = withCpuFallback(resolveDevice(O.Device, "", "auto"));
+    LoadOptions.Strict = true;
+  }
   LoadOptions.Precision = O.Precision;
   LoadOptions.Cores = O.Cores;
   LoadOptions.Scheduler = O.Scheduler;

@@ -28,6 +28,7 @@ namespace tools {
 struct BenchmarkOptions {
   std::string Module;
   int Threads = 0;
+  std::string Device; ///< --device (optimium-run's names); empty = every local device
   runtime::ComputePrecision Precision = runtime::ComputePrecision::Float32;
   std::vector<int> Cores;
   runtime::SchedulerType Scheduler = runtime::SchedulerType::Auto;

@@ -87,6 +87,14 @@ std::vector<rt::DeviceID> resolveDevice(const std::string &Device, const std::st
   return Picked;
 }
 
+std::vector<rt::DeviceID> withCpuFallback(std::vector<rt::DeviceID> Devices) {
+  if (!Devices.empty() && Devices[0].getPlatform() != rt::PlatformKind::Native && rt::isDeviceCPU(Devices[0].getDeviceKind()))
+    for (const rt::DeviceID &D : localDevices())
+      if (D.getPlatform() == rt::PlatformKind::Native)
+        Devices.push_back(D);
+  return Devices;
+}
+
 void dumpDevices(std::ostream &Out) {
   const rt::HostInfo H = rt::getLocalInfo();
   Out << "host " << H.ID << ": " << H.Name.str() << " (" << rt::toString(H.Architecture) << ", "

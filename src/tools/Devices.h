@@ -17,6 +17,9 @@ namespace tools {
 /// the available devices otherwise.
 std::vector<runtime::DeviceID> resolveDevice(const std::string &Device, const std::string &HwType,
                                              const std::string &DeviceAllocator);
+/// The Devices to load with for a --device choice: a CPU-platform extension (xnnpack) shares the
+/// host with the native backend, so the native CPU follows it for the ops it lacks.
+std::vector<runtime::DeviceID> withCpuFallback(std::vector<runtime::DeviceID> Devices);
 /// One line per device of this host (--dump_devices).
 void dumpDevices(std::ostream &Out);
 

@@ -634,6 +634,20 @@ TEST(RunModuleEndToEnd, DumpDevices) {
   EXPECT_NE(R.Out.find("capability: "), std::string::npos) << R.Out;
 }
 
+#ifdef OPTIMIUM_HAVE_XNNPACK
+// liboptimium-runtime-xnnpack.so sits beside the runtime library: initialize() auto-loads it, and
+// --device=xnnpack runs the digits model on it (the native CPU takes the ops XNNPACK lacks).
+TEST(RunModuleEndToEnd, XnnpackDeviceIsListedAndRuns) {
+  RunResult R = runTool({"--dump_devices"});
+  EXPECT_EQ(R.Code, 0) << R.Err;
+  EXPECT_NE(R.Out.find("--device=xnnpack  XNNPack:"), std::string::npos) << R.Out;
+  R = runTool({"--module=" + Digits, "--device=xnnpack", "--input=@" + Digits + "/sample_input.npy",
+               "--expected_output=@" + Digits + "/sample_output.npy"});
+  EXPECT_EQ(R.Code, 0) << R.Out << R.Err;
+  EXPECT_NE(R.Out.find("[SUCCESS]"), std::string::npos) << R.Out;
+}
+#endif
+
 TEST(RunModuleEndToEnd, DeviceAllocators) {
   const std::vector<std::string> Run = {"--module=" + Digits, "--input=@" + Digits + "/sample_input.npy",
                                         "--expected_output=@" + Digits + "/sample_output.npy", "--print_statistics"};

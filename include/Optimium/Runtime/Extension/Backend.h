@@ -15,7 +15,8 @@
  * struct_size first). History:
  *   1  first release.
  *   2  OptRtTensorDesc and OptRtTensor start with struct_size; OptRtBackend gains get_capability;
- *      C constants for element types, platforms, device kinds and capabilities. */
+ *      C constants for element types, platforms, device kinds and capabilities.
+ *      Appended later (same version, readers check struct_size): OptRtHostApi::get_attr_name. */
 #ifndef OPTIMIUM_RUNTIME_EXTENSION_BACKEND_H
 #define OPTIMIUM_RUNTIME_EXTENSION_BACKEND_H
 
@@ -250,6 +251,11 @@ typedef struct OptRtHostApi {
   int32_t (*get_attr_floats)(const void *host_node, const char *name, const float **out, size_t *count);
   /* level: 0 debug, 1 verbose, 2 info, 3 warning, 4 error */
   void (*log)(int32_t level, const char *message);
+  /* Present when struct_size covers it. The name of the node's attribute number index (0-based,
+   * in name order): returns 0 and sets *name while index is below the attribute count, non-zero
+   * after. A backend lists them to refuse nodes carrying attributes it does not know (the fusion
+   * passes write internal ones, named "optimium.*"). */
+  int32_t (*get_attr_name)(const void *host_node, size_t index, const char **name);
 } OptRtHostApi;
 
 typedef struct OptRtBackend {

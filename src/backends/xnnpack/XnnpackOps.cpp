@@ -1,0 +1,744 @@
+// The ONNX nodes the XNNPACK extension claims and how each runs on XNNPACK's operator API
+// (see XnnpackOps.h). Float32 only; shapes static (known at load).
+#include "XnnpackOps.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <sstream>
+
+#include "PoolBridge.h"
+
+namespace optimium {
+namespace xnnpack_ext {
+
+namespace {
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+/// XNNPACK reads up to XNN_EXTRA_BYTES past an input; its scratch copies carry that much more.
+constexpr size_t kExtraFloats = XNN_EXTRA_BYTES / sizeof(float) + 1;
+
+const OptRtTensorDesc *input(const OptRtNode &N, uint32_t I) {
+  if (I >= N.num_inputs)
+    return nullptr;
+  const OptRtTensorDesc *D = OPT_RT_TENSOR_DESC_AT(N.inputs, I);
+  return D->present ? D : nullptr;
+}
+const OptRtTensorDesc *output(const OptRtNode &N, uint32_t I) {
+  if (I >= N.num_outputs)
+    return nullptr;
+  const OptRtTensorDesc *D = OPT_RT_TENSOR_DESC_AT(N.outputs, I);
+  return D->present ? D : nullptr;
+}
+
+/// Float32 with every dimension known at load.
+bool staticF32(const OptRtTensorDesc *D) {
+  if (!D || D->type != OPT_RT_ELEMENT_F32)
+    return false;
+  for (int32_t I = 0; I < D->rank; ++I)
+    if (D->dims[I] < 0)
+      return false;
+  return true;
+}
+bool constF32(const OptRtTensorDesc *D) { return staticF32(D) && D->const_data != nullptr; }
+
+size_t countOf(const OptRtTensorDesc *D) {
+  size_t C = 1;
+  for (int32_t I = 0; I < D->rank; ++I)
+    C *= static_cast<size_t>(D->dims[I]);
+  return C;
+}
+std::vector<int64_t> dimsOf(const OptRtTensorDesc *D) { return std::vector<int64_t>(D->dims, D->dims + D->rank); }
+
+std::string dimsText(const int64_t *Dims, int32_t Rank) {
+  std::ostringstream OS;
+  OS << '[';
+  for (int32_t I = 0; I < Rank; ++I)
+    OS << (I ? "," : "") << Dims[I];
+  OS << ']';
+  return OS.str();
+}
+
+/// A node's attributes through the host API.
+class Attrs {
+public:
+  Attrs(const OptRtHostApi &H, const OptRtNode &N) : H(H), Node(N.host_node) {}
+  /// Every attribute the node carries is in Allowed (the fusion passes add internal ones this
+  /// extension must not ignore). False also when the host cannot list them.
+  bool only(std::initializer_list<const char *> Allowed, std::string &Why) const {
+    if (H.struct_size < offsetof(OptRtHostApi, get_attr_name) + sizeof(H.get_attr_name) || !H.get_attr_name) {
+      Why = "the runtime cannot list node attributes (OptRtHostApi::get_attr_name)";
+      return false;
+    }
+    const char *Name = nullptr;
+    for (size_t I = 0; H.get_attr_name(Node, I, &Name) == 0; ++I) {
+      bool Known = false;
+      for (const char *A : Allowed)
+        Known |= std::strcmp(A, Name) == 0;
+      if (!Known) {
+        Why = std::string("attribute '") + Name + "' is not supported";
+        return false;
+      }
+    }
+    return true;
+  }
+  int64_t i(const char *Name, int64_t Default) const {
+    int64_t V = Default;
+    return H.get_attr_int(Node, Name, &V) == 0 ? V : Default;
+  }
+  float f(const char *Name, float Default) const {
+    float V = Default;
+    return H.get_attr_float(Node, Name, &V) == 0 ? V : Default;
+  }
+  bool has(const char *Name) const {
+    const char *N = nullptr;
+    for (size_t I = 0; H.get_attr_name && H.get_attr_name(Node, I, &N) == 0; ++I)
+      if (std::strcmp(N, Name) == 0)
+        return true;
+    return false;
+  }
+  std::string s(const char *Name, const char *Default) const {
+    const char *P = nullptr;
+    size_t Len = 0;
+    return H.get_attr_string(Node, Name, &P, &Len) == 0 ? std::string(P, Len) : std::string(Default);
+  }
+  /// Ints of Name (Default when absent); false when present with another count than Count.
+  bool ints(const char *Name, size_t Count, std::vector<int64_t> &Out, int64_t Default) const {
+    const int64_t *P = nullptr;
+    size_t N = 0;
+    if (H.get_attr_ints(Node, Name, &P, &N) != 0) {
+      Out.assign(Count, Default);
+      return true;
+    }
+    if (N != Count)
+      return false;
+    Out.assign(P, P + N);
+    return true;
+  }
+
+private:
+  const OptRtHostApi &H;
+  const void *Node;
+};
+
+bool fail(std::string &Why, const std::string &Message) {
+  Why = Message;
+  return false;
+}
+
+/// The fused activation a pass put on a Conv (passes/FuseConvActivation: a clamp only here).
+void readClamp(const Attrs &A, NodePlan &P) {
+  P.OutMin = A.f("optimium.act_min", -kInf);
+  P.OutMax = A.f("optimium.act_max", kInf);
+}
+
+/// Window geometry shared by Conv and the pools: strides, dilations, pads (explicit or auto_pad),
+/// checked against the output size shape inference computed.
+bool planWindow(const Attrs &A, NodePlan &P, bool Dilations, bool CeilPads, std::string &Why) {
+  std::vector<int64_t> S, D, Pads;
+  if (!A.ints("strides", 2, S, 1) || !A.ints("pads", 4, Pads, 0) || (Dilations && !A.ints("dilations", 2, D, 1)))
+    return fail(Why, "strides, dilations or pads are not 2-D");
+  if (!Dilations)
+    D = {1, 1};
+  for (int64_t V : S)
+    if (V < 1)
+      return fail(Why, "strides below 1");
+  for (int64_t V : D)
+    if (V < 1)
+      return fail(Why, "dilations below 1");
+  P.SH = static_cast<uint32_t>(S[0]), P.SW = static_cast<uint32_t>(S[1]);
+  P.DH = static_cast<uint32_t>(D[0]), P.DW = static_cast<uint32_t>(D[1]);
+  const int64_t EffH = (static_cast<int64_t>(P.KH) - 1) * P.DH + 1, EffW = (static_cast<int64_t>(P.KW) - 1) * P.DW + 1;
+  const std::string AutoPad = A.s("auto_pad", "NOTSET");
+  if (AutoPad == "SAME_UPPER" || AutoPad == "SAME_LOWER") {
+    const int64_t TotH = std::max<int64_t>(0, (static_cast<int64_t>(P.OH) - 1) * P.SH + EffH - static_cast<int64_t>(P.H));
+    const int64_t TotW = std::max<int64_t>(0, (static_cast<int64_t>(P.OW) - 1) * P.SW + EffW - static_cast<int64_t>(P.W));
+    const bool Upper = AutoPad == "SAME_UPPER";
+    Pads = {Upper ? TotH / 2 : TotH - TotH / 2, Upper ? TotW / 2 : TotW - TotW / 2, 0, 0};
+    Pads[2] = TotH - Pads[0];
+    Pads[3] = TotW - Pads[1];
+  } else if (AutoPad == "VALID") {
+    Pads = {0, 0, 0, 0};
+  } else if (AutoPad != "NOTSET") {
+    return fail(Why, "auto_pad " + AutoPad);
+  }
+  for (int64_t V : Pads)
+    if (V < 0)
+      return fail(Why, "negative pads");
+  P.PT = static_cast<uint32_t>(Pads[0]), P.PL = static_cast<uint32_t>(Pads[1]);
+  P.PB = static_cast<uint32_t>(Pads[2]), P.PR = static_cast<uint32_t>(Pads[3]);
+  // ceil_mode (pools): the extra bottom/right padding that makes floor division give that size.
+  const auto Rows = [&](int64_t In, int64_t Begin, int64_t End, int64_t Eff, int64_t Stride) {
+    return (In + Begin + End - Eff) / Stride + 1;
+  };
+  if (CeilPads) {
+    const int64_t ExtraH = (static_cast<int64_t>(P.OH) - 1) * P.SH + EffH - (static_cast<int64_t>(P.H) + P.PT + P.PB);
+    const int64_t ExtraW = (static_cast<int64_t>(P.OW) - 1) * P.SW + EffW - (static_cast<int64_t>(P.W) + P.PL + P.PR);
+    if (ExtraH > 0)
+      P.PB += static_cast<uint32_t>(ExtraH);
+    if (ExtraW > 0)
+      P.PR += static_cast<uint32_t>(ExtraW);
+  }
+  if (static_cast<int64_t>(P.H) + P.PT + P.PB < EffH || static_cast<int64_t>(P.W) + P.PL + P.PR < EffW ||
+      Rows(P.H, P.PT, P.PB, EffH, P.SH) != static_cast<int64_t>(P.OH) ||
+      Rows(P.W, P.PL, P.PR, EffW, P.SW) != static_cast<int64_t>(P.OW))
+    return fail(Why, "the window does not give the inferred output size");
+  return true;
+}
+
+bool planConv(const OptRtHostApi &H, const OptRtNode &N, NodePlan &P, std::string &Why) {
+  const Attrs A(H, N);
+  if (!A.only({"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides", "optimium.act_min",
+               "optimium.act_max", "optimium.residual"},
+              Why))
+    return false;
+  const OptRtTensorDesc *X = input(N, 0), *W = input(N, 1), *B = input(N, 2), *Y = output(N, 0);
+  if (!staticF32(X) || X->rank != 4 || !constF32(W) || W->rank != 4 || !staticF32(Y) || Y->rank != 4)
+    return fail(Why, "not a 2-D float32 convolution with constant weights and static shapes");
+  P.Kind = OpKind::Conv;
+  P.Residual = A.i("optimium.residual", 0) != 0;
+  const OptRtTensorDesc *R = input(N, 3);
+  if (P.Residual != (R != nullptr) || N.num_inputs > 4 || (R && (!staticF32(R) || dimsOf(R) != dimsOf(Y))))
+    return fail(Why, "residual input does not match the output");
+  P.N = X->dims[0], P.C = X->dims[1], P.H = X->dims[2], P.W = X->dims[3];
+  P.OC = W->dims[0], P.OH = Y->dims[2], P.OW = Y->dims[3];
+  P.KH = static_cast<uint32_t>(W->dims[2]), P.KW = static_cast<uint32_t>(W->dims[3]);
+  const int64_t G = A.i("group", 1);
+  if (G < 1 || P.C % G != 0 || P.OC % G != 0 || W->dims[1] != static_cast<int64_t>(P.C / G) ||
+      Y->dims[0] != static_cast<int64_t>(P.N) || Y->dims[1] != static_cast<int64_t>(P.OC) || P.N == 0)
+    return fail(Why, "channels and groups do not match");
+  P.Groups = static_cast<uint32_t>(G);
+  std::vector<int64_t> K;
+  if (!A.ints("kernel_shape", 2, K, -1) || (K[0] != -1 && (K[0] != P.KH || K[1] != P.KW)))
+    return fail(Why, "kernel_shape differs from the weights");
+  if (B && (!constF32(B) || countOf(B) != P.OC))
+    return fail(Why, "bias is not a constant of the output channels");
+  P.Weights = static_cast<const float *>(W->const_data);
+  P.Bias = B ? static_cast<const float *>(B->const_data) : nullptr;
+  readClamp(A, P);
+  return planWindow(A, P, true, false, Why);
+}
+
+bool planPool(const OptRtHostApi &H, const OptRtNode &N, NodePlan &P, std::string &Why) {
+  const Attrs A(H, N);
+  const bool Max = std::strcmp(N.op_type, "MaxPool") == 0;
+  if (Max ? !A.only({"auto_pad", "ceil_mode", "dilations", "kernel_shape", "pads", "storage_order", "strides"}, Why)
+          : !A.only({"auto_pad", "ceil_mode", "count_include_pad", "kernel_shape", "pads", "strides"}, Why))
+    return false;
+  const OptRtTensorDesc *X = input(N, 0), *Y = output(N, 0);
+  if (!staticF32(X) || X->rank != 4 || !staticF32(Y) || N.num_inputs != 1 || output(N, 1))
+    return fail(Why, "not a 2-D float32 pool with static shapes and one output");
+  P.Kind = Max ? OpKind::MaxPool : OpKind::AveragePool;
+  P.N = X->dims[0], P.C = X->dims[1], P.H = X->dims[2], P.W = X->dims[3];
+  P.OC = P.C, P.OH = Y->dims[2], P.OW = Y->dims[3];
+  std::vector<int64_t> K;
+  if (!A.ints("kernel_shape", 2, K, -1) || K[0] < 1 || K[1] < 1)
+    return fail(Why, "kernel_shape is not 2-D");
+  P.KH = static_cast<uint32_t>(K[0]), P.KW = static_cast<uint32_t>(K[1]);
+  if (P.KH * P.KW < 2)
+    return fail(Why, "a 1x1 window");
+  const bool Ceil = A.i("ceil_mode", 0) != 0;
+  if (!planWindow(A, P, Max, Ceil, Why))
+    return false;
+  if (!Max && (P.PT | P.PL | P.PB | P.PR) != 0 && (A.i("count_include_pad", 0) != 0 || Ceil))
+    return fail(Why, "padding counted in the average (count_include_pad or ceil_mode)");
+  return true;
+}
+
+bool planGemm(const OptRtHostApi &H, const OptRtNode &N, NodePlan &P, std::string &Why) {
+  const Attrs A(H, N);
+  const bool IsGemm = std::strcmp(N.op_type, "Gemm") == 0;
+  if (IsGemm ? !A.only({"alpha", "beta", "transA", "transB"}, Why)
+             : !A.only({"optimium.fused_bias", "optimium.transpose_b"}, Why))
+    return false;
+  const OptRtTensorDesc *X = input(N, 0), *W = input(N, 1), *B = input(N, 2), *Y = output(N, 0);
+  if (!staticF32(X) || X->rank < 2 || !constF32(W) || W->rank != 2 || !staticF32(Y))
+    return fail(Why, "not a float32 product with constant 2-D weights and static shapes");
+  P.Kind = OpKind::FullyConnected;
+  bool TransB = false;
+  if (IsGemm) {
+    if (X->rank != 2 || A.i("transA", 0) != 0)
+      return fail(Why, "transA or a rank other than 2");
+    TransB = A.i("transB", 0) != 0;
+    P.Alpha = A.f("alpha", 1.0f);
+    P.Beta = A.f("beta", 1.0f);
+  } else {
+    TransB = A.i("optimium.transpose_b", 0) != 0;
+    if ((A.i("optimium.fused_bias", 0) != 0) != (B != nullptr) || N.num_inputs > 3)
+      return fail(Why, "a bias input without optimium.fused_bias");
+  }
+  P.InCh = X->dims[X->rank - 1];
+  P.OutCh = TransB ? W->dims[0] : W->dims[1];
+  if ((TransB ? W->dims[1] : W->dims[0]) != static_cast<int64_t>(P.InCh) || P.InCh == 0 || P.OutCh == 0)
+    return fail(Why, "the weights do not match the input");
+  P.WeightsKxN = !TransB;
+  P.Batch = countOf(X) / P.InCh;
+  if (countOf(Y) != P.Batch * P.OutCh || Y->dims[Y->rank - 1] != static_cast<int64_t>(P.OutCh))
+    return fail(Why, "the output does not match");
+  if (B) {
+    const size_t BC = countOf(B);
+    if (!constF32(B) || (BC != 1 && BC != P.OutCh) || (BC == P.OutCh && B->rank >= 2 && B->dims[B->rank - 1] != static_cast<int64_t>(P.OutCh)))
+      return fail(Why, "the bias is not a constant broadcast along the rows");
+    P.Bias = static_cast<const float *>(B->const_data);
+    P.BiasCount = BC;
+  }
+  P.Weights = static_cast<const float *>(W->const_data);
+  return true;
+}
+
+bool planBinary(const OptRtHostApi &H, const OptRtNode &N, NodePlan &P, std::string &Why) {
+  static const struct {
+    const char *Name;
+    BinaryOp Op;
+  } Ops[] = {{"Add", BinaryOp::Add}, {"Sub", BinaryOp::Sub}, {"Mul", BinaryOp::Mul},
+             {"Div", BinaryOp::Div}, {"Max", BinaryOp::Max}, {"Min", BinaryOp::Min}};
+  for (const auto &O : Ops)
+    if (std::strcmp(O.Name, N.op_type) == 0)
+      P.Binary = O.Op;
+  if (!Attrs(H, N).only({}, Why))
+    return false;
+  const OptRtTensorDesc *A = input(N, 0), *B = input(N, 1), *Y = output(N, 0);
+  if (N.num_inputs != 2 || !staticF32(A) || !staticF32(B) || !staticF32(Y) || A->rank > XNN_MAX_TENSOR_DIMS ||
+      B->rank > XNN_MAX_TENSOR_DIMS || Y->rank > XNN_MAX_TENSOR_DIMS)
+    return fail(Why, "not two static float32 operands of rank <= 6");
+  P.Kind = OpKind::Binary;
+  P.ShapeA.assign(A->dims, A->dims + A->rank);
+  P.ShapeB.assign(B->dims, B->dims + B->rank);
+  P.ConstA = static_cast<const float *>(A->const_data);
+  P.ConstB = static_cast<const float *>(B->const_data);
+  P.Count = countOf(Y);
+  if (P.Count == 0)
+    return fail(Why, "an empty output");
+  return true;
+}
+
+bool planUnary(const OptRtHostApi &H, const OptRtNode &N, NodePlan &P, std::string &Why) {
+  const Attrs A(H, N);
+  const std::string Op = N.op_type;
+  const OptRtTensorDesc *X = input(N, 0), *Y = output(N, 0);
+  if (!staticF32(X) || !staticF32(Y) || countOf(X) != countOf(Y) || countOf(X) == 0)
+    return fail(Why, "not a static, non-empty float32 tensor");
+  P.Kind = OpKind::Unary;
+  P.Count = countOf(X);
+  if (Op == "Relu") {
+    P.Unary = UnaryOp::Clamp, P.P0 = 0.0f, P.P1 = kInf;
+    return N.num_inputs == 1 && A.only({}, Why);
+  }
+  if (Op == "Clip") {
+    P.Unary = UnaryOp::Clamp, P.P0 = -kInf, P.P1 = kInf;
+    if (N.opset_version < 11) {
+      P.P0 = A.f("min", -kInf), P.P1 = A.f("max", kInf);
+      return A.only({"min", "max"}, Why);
+    }
+    for (uint32_t I = 1; I < N.num_inputs && I < 3; ++I) {
+      const OptRtTensorDesc *L = input(N, I);
+      if (!L)
+        continue;
+      if (!constF32(L) || countOf(L) != 1)
+        return fail(Why, "a bound that is not a constant float32 scalar");
+      (I == 1 ? P.P0 : P.P1) = *static_cast<const float *>(L->const_data);
+    }
+    if (std::isnan(P.P0) || std::isnan(P.P1) || P.P0 > P.P1)
+      return fail(Why, "min above max");
+    return N.num_inputs <= 3 && A.only({}, Why);
+  }
+  if (N.num_inputs != 1)
+    return fail(Why, "more than one input");
+  if (Op == "LeakyRelu") {
+    P.Unary = UnaryOp::LeakyRelu, P.P0 = A.f("alpha", 0.01f);
+    return A.only({"alpha"}, Why);
+  }
+  if (Op == "Elu") {
+    P.Unary = UnaryOp::Elu, P.P0 = A.f("alpha", 1.0f);
+    return A.only({"alpha"}, Why);
+  }
+  static const struct {
+    const char *Name;
+    UnaryOp Op;
+  } Plain[] = {{"Sigmoid", UnaryOp::Sigmoid}, {"HardSwish", UnaryOp::HardSwish}, {"Abs", UnaryOp::Abs},
+               {"Neg", UnaryOp::Neg},         {"Floor", UnaryOp::Floor},         {"Ceil", UnaryOp::Ceil},
+               {"Sqrt", UnaryOp::Sqrt},       {"Round", UnaryOp::Round}};
+  for (const auto &U : Plain)
+    if (Op == U.Name) {
+      P.Unary = U.Op;
+      return A.only({}, Why);
+    }
+  return fail(Why, "op not supported");
+}
+
+bool planSoftmax(const OptRtHostApi &H, const OptRtNode &N, NodePlan &P, std::string &Why) {
+  const Attrs A(H, N);
+  if (!A.only({"axis"}, Why))
+    return false;
+  const OptRtTensorDesc *X = input(N, 0), *Y = output(N, 0);
+  if (N.num_inputs != 1 || !staticF32(X) || !staticF32(Y) || X->rank < 1 || countOf(X) == 0)
+    return fail(Why, "not a static, non-empty float32 tensor");
+  int64_t Axis = A.i("axis", N.opset_version < 13 ? 1 : -1);
+  if (Axis < 0)
+    Axis += X->rank;
+  if (Axis < 0 || Axis >= X->rank)
+    return fail(Why, "axis out of range");
+  if (N.opset_version >= 13 && Axis != X->rank - 1)
+    return fail(Why, "softmax over an axis other than the last");
+  P.Kind = OpKind::Softmax;
+  P.Channels = 1;
+  for (int32_t D = static_cast<int32_t>(Axis); D < X->rank; ++D)
+    P.Channels *= static_cast<size_t>(X->dims[D]);
+  P.Rows = countOf(X) / P.Channels;
+  return true;
+}
+
+// --- layout changes at the node's boundaries ---------------------------------------------------
+
+struct TransposeJob {
+  const float *Src;
+  float *Dst;
+  size_t Rows, Cols; ///< per image: Src is [Rows, Cols], Dst [Cols, Rows]
+  size_t Images;
+};
+
+constexpr size_t kTile = 32;
+
+void transposeRange(void *User, size_t Begin, size_t End) {
+  const TransposeJob &J = *static_cast<const TransposeJob *>(User);
+  const size_t RowTiles = (J.Rows + kTile - 1) / kTile;
+  for (size_t T = Begin; T < End; ++T) {
+    const size_t Image = T / RowTiles, R0 = (T % RowTiles) * kTile, R1 = std::min(J.Rows, R0 + kTile);
+    const float *S = J.Src + Image * J.Rows * J.Cols;
+    float *D = J.Dst + Image * J.Rows * J.Cols;
+    for (size_t C0 = 0; C0 < J.Cols; C0 += kTile) {
+      const size_t C1 = std::min(J.Cols, C0 + kTile);
+      for (size_t R = R0; R < R1; ++R)
+        for (size_t C = C0; C < C1; ++C)
+          D[C * J.Rows + R] = S[R * J.Cols + C];
+    }
+  }
+}
+
+/// Per image, [Rows, Cols] -> [Cols, Rows] (NCHW -> NHWC: Rows = C, Cols = H*W), split over the pool.
+void transposeImages(const float *Src, float *Dst, size_t Images, size_t Rows, size_t Cols, const OptRtExecContext *Ctx) {
+  TransposeJob J{Src, Dst, Rows, Cols, Images};
+  const size_t Tiles = Images * ((Rows + kTile - 1) / kTile);
+  if (Ctx && Ctx->parallel_for && Ctx->num_threads > 1 && Rows * Cols * Images >= 16384)
+    Ctx->parallel_for(Ctx->pool, Tiles, 1, &transposeRange, &J);
+  else
+    transposeRange(&J, 0, Tiles);
+}
+
+float *sized(std::vector<float> &V, size_t Count) {
+  if (V.size() < Count + kExtraFloats)
+    V.assign(Count + kExtraFloats, 0.0f);
+  return V.data();
+}
+
+int32_t xnnError(xnn_status S, const char *Step, const NodePlan &P, std::string &Error) {
+  Error = std::string("xnnpack: cannot ") + Step + " " + P.Label + ": " + statusText(S);
+  return S == xnn_status_out_of_memory ? OPT_RT_ERROR_OUT_OF_RESOURCE : OPT_RT_ERROR_INFER;
+}
+
+#define XNN_TRY(Call, Step)                                                                            \
+  do {                                                                                                 \
+    const xnn_status S_ = (Call);                                                                      \
+    if (S_ != xnn_status_success)                                                                      \
+      return xnnError(S_, Step, P, Error);                                                             \
+  } while (0)
+
+} // namespace
+
+const char *statusText(xnn_status S) {
+  switch (S) {
+  case xnn_status_success: return "success";
+  case xnn_status_uninitialized: return "XNNPACK is not initialized";
+  case xnn_status_invalid_parameter: return "invalid parameter";
+  case xnn_status_invalid_state: return "invalid state";
+  case xnn_status_unsupported_parameter: return "unsupported parameter";
+  case xnn_status_unsupported_hardware: return "unsupported hardware (this CPU lacks the instructions XNNPACK needs)";
+  case xnn_status_out_of_memory: return "out of memory";
+  }
+  return "unknown status";
+}
+
+bool planNode(const OptRtHostApi &Host, const OptRtNode &Node, NodePlan &Plan, std::string &Why) {
+  if (Node.domain[0] != '\0')
+    return fail(Why, "not an ai.onnx op");
+  Plan.Label = std::string(Node.op_type) + " '" + Node.name + "'";
+  if (Node.num_outputs != 1 && std::strcmp(Node.op_type, "MaxPool") != 0)
+    return fail(Why, "more than one output");
+  const std::string Op = Node.op_type;
+  bool Ok = false;
+  if (Op == "Conv")
+    Ok = planConv(Host, Node, Plan, Why);
+  else if (Op == "MaxPool" || Op == "AveragePool")
+    Ok = planPool(Host, Node, Plan, Why);
+  else if (Op == "GlobalAveragePool") {
+    const OptRtTensorDesc *X = input(Node, 0), *Y = output(Node, 0);
+    Ok = Attrs(Host, Node).only({}, Why) && staticF32(X) && X->rank == 4 && staticF32(Y) && countOf(X) > 0;
+    if (Ok) {
+      Plan.Kind = OpKind::GlobalAveragePool;
+      Plan.N = X->dims[0], Plan.C = X->dims[1], Plan.H = X->dims[2], Plan.W = X->dims[3];
+    } else if (Why.empty()) {
+      Why = "not a static, non-empty 4-D float32 tensor";
+    }
+  } else if (Op == "Gemm" || Op == "MatMul")
+    Ok = planGemm(Host, Node, Plan, Why);
+  else if (Op == "Add" || Op == "Sub" || Op == "Mul" || Op == "Div" || Op == "Max" || Op == "Min")
+    Ok = planBinary(Host, Node, Plan, Why);
+  else if (Op == "Softmax")
+    Ok = planSoftmax(Host, Node, Plan, Why);
+  else
+    Ok = planUnary(Host, Node, Plan, Why);
+  if (!Ok)
+    return false;
+  Plan.InDims = dimsOf(input(Node, 0));
+  Plan.OutDims = dimsOf(output(Node, 0));
+  return true;
+}
+
+std::unique_ptr<ScratchPool::Set> ScratchPool::take() {
+  std::lock_guard<std::mutex> L(M);
+  if (Free.empty())
+    return std::unique_ptr<Set>(new Set());
+  std::unique_ptr<Set> S = std::move(Free.back());
+  Free.pop_back();
+  return S;
+}
+
+void ScratchPool::give(std::unique_ptr<Set> S) {
+  std::lock_guard<std::mutex> L(M);
+  Free.push_back(std::move(S));
+}
+
+Kernel::~Kernel() {
+  if (Op)
+    xnn_delete_operator(Op);
+  if (ResidualAdd)
+    xnn_delete_operator(ResidualAdd);
+}
+
+int32_t createKernel(const OptRtHostApi &Host, const OptRtNode &Node, std::unique_ptr<Kernel> &Out, std::string &Error) {
+  std::unique_ptr<Kernel> K(new Kernel());
+  NodePlan &P = K->Plan;
+  std::string Why;
+  if (!planNode(Host, Node, P, Why)) {
+    Error = "xnnpack: " + std::string(Node.op_type) + " '" + Node.name + "' is not supported: " + Why;
+    return OPT_RT_ERROR_NOT_IMPLEMENTED;
+  }
+  switch (P.Kind) {
+  case OpKind::Conv: {
+    // OIHW -> OHWI (per group: [G, O/G, KH, KW, C/G], XNNPACK's layout; a depthwise Conv is its G x 1 x KH x KW x 1 case).
+    const size_t Cg = P.C / P.Groups, Kk = static_cast<size_t>(P.KH) * P.KW;
+    std::vector<float> Packed(P.OC * Kk * Cg);
+    for (size_t O = 0; O < P.OC; ++O)
+      for (size_t Ci = 0; Ci < Cg; ++Ci)
+        for (size_t T = 0; T < Kk; ++T)
+          Packed[(O * Kk + T) * Cg + Ci] = P.Weights[(O * Cg + Ci) * Kk + T];
+    const float Min = P.Residual ? -kInf : P.OutMin, Max = P.Residual ? kInf : P.OutMax;
+    XNN_TRY(xnn_create_convolution2d_nhwc_f32(P.PT, P.PR, P.PB, P.PL, P.KH, P.KW, P.SH, P.SW, P.DH, P.DW, P.Groups, Cg,
+                                              P.OC / P.Groups, P.C, P.OC, Packed.data(), P.Bias, Min, Max, 0, &K->Op),
+            "create the convolution of");
+    if (P.Residual)
+      XNN_TRY(xnn_create_add_nd_f32(P.OutMin, P.OutMax, 0, &K->ResidualAdd), "create the residual add of");
+    break;
+  }
+  case OpKind::FullyConnected: {
+    std::vector<float> Scaled, Bias;
+    const float *W = P.Weights;
+    if (P.Alpha != 1.0f) {
+      Scaled.assign(W, W + P.InCh * P.OutCh);
+      for (float &V : Scaled)
+        V *= P.Alpha;
+      W = Scaled.data();
+    }
+    if (P.Bias) {
+      Bias.resize(P.OutCh);
+      for (size_t I = 0; I < P.OutCh; ++I)
+        Bias[I] = P.Beta * P.Bias[P.BiasCount == 1 ? 0 : I];
+    }
+    XNN_TRY(xnn_create_fully_connected_nc_f32(P.InCh, P.OutCh, P.InCh, P.OutCh, W, P.Bias ? Bias.data() : nullptr, -kInf,
+                                              kInf, P.WeightsKxN ? XNN_FLAG_TRANSPOSE_WEIGHTS : 0, &K->Op),
+            "create the fully connected operator of");
+    break;
+  }
+  case OpKind::MaxPool:
+    XNN_TRY(xnn_create_max_pooling2d_nhwc_f32(P.PT, P.PR, P.PB, P.PL, P.KH, P.KW, P.SH, P.SW, P.DH, P.DW, P.C, P.C, P.C,
+                                              -kInf, kInf, 0, &K->Op),
+            "create the max pooling of");
+    break;
+  case OpKind::AveragePool:
+    XNN_TRY(xnn_create_average_pooling2d_nhwc_f32(P.PT, P.PR, P.PB, P.PL, P.KH, P.KW, P.SH, P.SW, P.C, P.C, P.C, -kInf,
+                                                  kInf, 0, &K->Op),
+            "create the average pooling of");
+    break;
+  case OpKind::GlobalAveragePool:
+    // NCHW read as N*C rows of H*W pixels with one channel: no layout change.
+    XNN_TRY(xnn_create_global_average_pooling_nwc_f32(1, 1, 1, -kInf, kInf, 0, &K->Op),
+            "create the global average pooling of");
+    break;
+  case OpKind::Binary: {
+    // Constant operands get a copy with XNNPACK's read-past-the-end slack.
+    if (P.ConstA) {
+      const size_t N = std::max<size_t>(1, [&] { size_t C = 1; for (size_t D : P.ShapeA) C *= D; return C; }());
+      std::memcpy(sized(K->ConstA, N), P.ConstA, N * sizeof(float));
+    }
+    if (P.ConstB) {
+      const size_t N = std::max<size_t>(1, [&] { size_t C = 1; for (size_t D : P.ShapeB) C *= D; return C; }());
+      std::memcpy(sized(K->ConstB, N), P.ConstB, N * sizeof(float));
+    }
+    switch (P.Binary) {
+    case BinaryOp::Add: XNN_TRY(xnn_create_add_nd_f32(-kInf, kInf, 0, &K->Op), "create"); break;
+    case BinaryOp::Sub: XNN_TRY(xnn_create_subtract_nd_f32(-kInf, kInf, 0, &K->Op), "create"); break;
+    case BinaryOp::Mul: XNN_TRY(xnn_create_multiply_nd_f32(-kInf, kInf, 0, &K->Op), "create"); break;
+    case BinaryOp::Div: XNN_TRY(xnn_create_divide_nd_f32(-kInf, kInf, 0, &K->Op), "create"); break;
+    case BinaryOp::Max: XNN_TRY(xnn_create_maximum_nd_f32(0, &K->Op), "create"); break;
+    case BinaryOp::Min: XNN_TRY(xnn_create_minimum_nd_f32(0, &K->Op), "create"); break;
+    }
+    break;
+  }
+  case OpKind::Unary:
+    switch (P.Unary) {
+    case UnaryOp::Clamp: XNN_TRY(xnn_create_clamp_nc_f32(1, 1, 1, P.P0, P.P1, 0, &K->Op), "create"); break;
+    case UnaryOp::LeakyRelu: XNN_TRY(xnn_create_leaky_relu_nc_f32(1, 1, 1, P.P0, 0, &K->Op), "create"); break;
+    case UnaryOp::Sigmoid: XNN_TRY(xnn_create_sigmoid_nc_f32(1, 1, 1, 0, &K->Op), "create"); break;
+    case UnaryOp::HardSwish: XNN_TRY(xnn_create_hardswish_nc_f32(1, 1, 1, 0, &K->Op), "create"); break;
+    case UnaryOp::Elu: XNN_TRY(xnn_create_elu_nc_f32(1, 1, 1, P.P0, 0, &K->Op), "create"); break;
+    case UnaryOp::Abs: XNN_TRY(xnn_create_abs_nc_f32(1, 1, 1, 0, &K->Op), "create"); break;
+    case UnaryOp::Neg: XNN_TRY(xnn_create_negate_nc_f32(1, 1, 1, 0, &K->Op), "create"); break;
+    case UnaryOp::Floor: XNN_TRY(xnn_create_floor_nc_f32(1, 1, 1, 0, &K->Op), "create"); break;
+    case UnaryOp::Ceil: XNN_TRY(xnn_create_ceiling_nc_f32(1, 1, 1, 0, &K->Op), "create"); break;
+    case UnaryOp::Sqrt: XNN_TRY(xnn_create_square_root_nc_f32(1, 1, 1, 0, &K->Op), "create"); break;
+    case UnaryOp::Round: XNN_TRY(xnn_create_bankers_rounding_nc_f32(1, 1, 1, 0, &K->Op), "create"); break;
+    }
+    break;
+  case OpKind::Softmax:
+    XNN_TRY(xnn_create_softmax_nc_f32(P.Channels, P.Channels, P.Channels, 0, &K->Op), "create the softmax of");
+    break;
+  }
+  P.Weights = P.Bias = P.ConstA = P.ConstB = nullptr; // packed or copied: the runtime's bytes are not read again
+  Out = std::move(K);
+  return OPT_RT_OK;
+}
+
+namespace {
+
+int32_t setupUnary(Kernel &K, const float *In, float *Out, pthreadpool_t Pool) {
+  const NodePlan &P = K.Plan;
+  switch (P.Unary) {
+  case UnaryOp::Clamp: return xnn_setup_clamp_nc_f32(K.Op, P.Count, In, Out, Pool);
+  case UnaryOp::LeakyRelu: return xnn_setup_leaky_relu_nc_f32(K.Op, P.Count, In, Out, Pool);
+  case UnaryOp::Sigmoid: return xnn_setup_sigmoid_nc_f32(K.Op, P.Count, In, Out, Pool);
+  case UnaryOp::HardSwish: return xnn_setup_hardswish_nc_f32(K.Op, P.Count, In, Out, Pool);
+  case UnaryOp::Elu: return xnn_setup_elu_nc_f32(K.Op, P.Count, In, Out, Pool);
+  case UnaryOp::Abs: return xnn_setup_abs_nc_f32(K.Op, P.Count, In, Out, Pool);
+  case UnaryOp::Neg: return xnn_setup_negate_nc_f32(K.Op, P.Count, In, Out, Pool);
+  case UnaryOp::Floor: return xnn_setup_floor_nc_f32(K.Op, P.Count, In, Out, Pool);
+  case UnaryOp::Ceil: return xnn_setup_ceiling_nc_f32(K.Op, P.Count, In, Out, Pool);
+  case UnaryOp::Sqrt: return xnn_setup_square_root_nc_f32(K.Op, P.Count, In, Out, Pool);
+  case UnaryOp::Round: return xnn_setup_bankers_rounding_nc_f32(K.Op, P.Count, In, Out, Pool);
+  }
+  return xnn_status_invalid_parameter;
+}
+
+int32_t setupBinary(Kernel &K, const float *A, const float *B, float *Out, pthreadpool_t Pool) {
+  const NodePlan &P = K.Plan;
+  const size_t RA = P.ShapeA.size(), RB = P.ShapeB.size();
+  const size_t *SA = P.ShapeA.data(), *SB = P.ShapeB.data();
+  switch (P.Binary) {
+  case BinaryOp::Add: return xnn_setup_add_nd_f32(K.Op, RA, SA, RB, SB, A, B, Out, Pool);
+  case BinaryOp::Sub: return xnn_setup_subtract_nd_f32(K.Op, RA, SA, RB, SB, A, B, Out, Pool);
+  case BinaryOp::Mul: return xnn_setup_multiply_nd_f32(K.Op, RA, SA, RB, SB, A, B, Out, Pool);
+  case BinaryOp::Div: return xnn_setup_divide_nd_f32(K.Op, RA, SA, RB, SB, A, B, Out, Pool);
+  case BinaryOp::Max: return xnn_setup_maximum_nd_f32(K.Op, RA, SA, RB, SB, A, B, Out, Pool);
+  case BinaryOp::Min: return xnn_setup_minimum_nd_f32(K.Op, RA, SA, RB, SB, A, B, Out, Pool);
+  }
+  return xnn_status_invalid_parameter;
+}
+
+bool sameDims(const OptRtTensor *T, const std::vector<int64_t> &Dims) {
+  return T && T->rank == static_cast<int32_t>(Dims.size()) && std::equal(Dims.begin(), Dims.end(), T->dims);
+}
+
+} // namespace
+
+int32_t runKernel(Kernel &K, const OptRtTensor *Inputs, uint32_t NumInputs, const OptRtTensor *Outputs,
+                  uint32_t NumOutputs, const OptRtExecContext *Ctx, ScratchPool &Scratch, std::string &Error) {
+  const NodePlan &P = K.Plan;
+  if (NumInputs < 1 || NumOutputs < 1 || !OPT_RT_TENSOR_AT(Outputs, 0)->data) {
+    Error = "xnnpack: " + P.Label + ": unexpected inputs or outputs";
+    return OPT_RT_ERROR_INFER;
+  }
+  const OptRtTensor *X = OPT_RT_TENSOR_AT(Inputs, 0), *Y = OPT_RT_TENSOR_AT(Outputs, 0);
+  if (!sameDims(X, P.InDims) || !sameDims(Y, P.OutDims)) {
+    Error = "xnnpack: " + P.Label + " was created for input " + dimsText(P.InDims.data(), static_cast<int32_t>(P.InDims.size())) +
+            " -> output " + dimsText(P.OutDims.data(), static_cast<int32_t>(P.OutDims.size())) + ", but runs with " +
+            dimsText(X->dims, X->rank) + " -> " + dimsText(Y->dims, Y->rank);
+    return OPT_RT_ERROR_SHAPE;
+  }
+  const float *In = static_cast<const float *>(X->data);
+  float *Out = static_cast<float *>(Y->data);
+  std::lock_guard<std::mutex> Hold(K.Lock); // an XNNPACK operator holds its setup until it runs
+  ScopedPool Pool(Ctx);                     // XNNPACK's parallel loops go to the runtime's pool
+  switch (P.Kind) {
+  case OpKind::Conv:
+  case OpKind::MaxPool:
+  case OpKind::AveragePool: {
+    std::unique_ptr<ScratchPool::Set> S = Scratch.take();
+    float *Nhwc = sized(S->In, P.N * P.C * P.H * P.W);
+    float *NhwcOut = sized(S->Out, P.N * P.OC * P.OH * P.OW);
+    transposeImages(In, Nhwc, P.N, P.C, P.H * P.W, Ctx);
+    xnn_status St = P.Kind == OpKind::Conv
+                        ? xnn_setup_convolution2d_nhwc_f32(K.Op, P.N, P.H, P.W, Nhwc, NhwcOut, Pool.threadpool())
+                    : P.Kind == OpKind::MaxPool
+                        ? xnn_setup_max_pooling2d_nhwc_f32(K.Op, P.N, P.H, P.W, Nhwc, NhwcOut, Pool.threadpool())
+                        : xnn_setup_average_pooling2d_nhwc_f32(K.Op, P.N, P.H, P.W, Nhwc, NhwcOut, Pool.threadpool());
+    if (St == xnn_status_success)
+      St = xnn_run_operator(K.Op, Pool.threadpool());
+    if (St != xnn_status_success) {
+      Scratch.give(std::move(S));
+      return xnnError(St, "run", P, Error);
+    }
+    transposeImages(NhwcOut, Out, P.N, P.OH * P.OW, P.OC, Ctx);
+    Scratch.give(std::move(S));
+    if (K.ResidualAdd) {
+      const OptRtTensor *R = NumInputs > 3 ? OPT_RT_TENSOR_AT(Inputs, 3) : nullptr;
+      if (!R || !R->data || !sameDims(R, P.OutDims)) {
+        Error = "xnnpack: " + P.Label + ": the residual input is missing or has another shape than the output";
+        return OPT_RT_ERROR_INFER;
+      }
+      const size_t Count = P.N * P.OC * P.OH * P.OW;
+      XNN_TRY(xnn_setup_add_nd_f32(K.ResidualAdd, 1, &Count, 1, &Count, Out, static_cast<const float *>(R->data), Out,
+                                   Pool.threadpool()),
+              "set up the residual add of");
+      XNN_TRY(xnn_run_operator(K.ResidualAdd, Pool.threadpool()), "run the residual add of");
+    }
+    return OPT_RT_OK;
+  }
+  case OpKind::GlobalAveragePool:
+    XNN_TRY(xnn_setup_global_average_pooling_nwc_f32(K.Op, P.N * P.C, P.H * P.W, In, Out, Pool.threadpool()), "set up");
+    break;
+  case OpKind::FullyConnected:
+    XNN_TRY(xnn_setup_fully_connected_nc_f32(K.Op, P.Batch, In, Out, Pool.threadpool()), "set up");
+    break;
+  case OpKind::Softmax:
+    XNN_TRY(xnn_setup_softmax_nc_f32(K.Op, P.Rows, In, Out, Pool.threadpool()), "set up");
+    break;
+  case OpKind::Unary:
+    XNN_TRY(static_cast<xnn_status>(setupUnary(K, In, Out, Pool.threadpool())), "set up");
+    break;
+  case OpKind::Binary: {
+    const OptRtTensor *B = NumInputs > 1 ? OPT_RT_TENSOR_AT(Inputs, 1) : nullptr;
+    const float *A = K.ConstA.empty() ? In : K.ConstA.data();
+    const float *Bp = !K.ConstB.empty() ? K.ConstB.data() : B ? static_cast<const float *>(B->data) : nullptr;
+    if (!A || !Bp) {
+      Error = "xnnpack: " + P.Label + ": an operand is missing";
+      return OPT_RT_ERROR_INFER;
+    }
+    XNN_TRY(static_cast<xnn_status>(setupBinary(K, A, Bp, Out, Pool.threadpool())), "set up");
+    break;
+  }
+  }
+  XNN_TRY(xnn_run_operator(K.Op, Pool.threadpool()), "run");
+  return OPT_RT_OK;
+}
+
+} // namespace xnnpack_ext
+} // namespace optimium

@@ -5,6 +5,7 @@ PACKAGES=(build-essential cmake ninja-build git pkg-config ccache python3
           libprotobuf-dev protobuf-compiler libonnx-dev libgtest-dev googletest
           nlohmann-json3-dev libpng-dev    # libpng: the OCR example reads PNG (examples/ocr)
           libzstd-dev libssl-dev openssl   # remote inference: zstd compression, TLS (+ test CAs)
+          zlib1g-dev                       # CRC-32 of compiled model folders
           libxnnpack-dev libpthreadpool-dev)  # the XNNPACK extension (src/backends/xnnpack)
 # Test-only packages: Debian's PyTorch exports the reference models; Python venvs host pip packages.
 if [ "${1:-}" = "--test" ]; then

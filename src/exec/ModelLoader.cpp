@@ -5,8 +5,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -18,6 +20,7 @@
 #include "exec/Request.h"
 #include "import/Manifest.h"
 #include "import/MappedFile.h"
+#include "import/SealedFolder.h"
 #include "import/onnx/OnnxImporter.h"
 #include "ir/InferShapes.h"
 #include "passes/Pipeline.h"
@@ -584,17 +587,19 @@ Status validateCapacities(ModelImpl &M) {
   return Status::ok();
 }
 
+/// Encrypted: the model came decrypted from a sealed folder (the passphrase was used).
 Result<std::shared_ptr<ModelImpl>> finishLoad(ImportedModel Imported, const ModelLoadOptions &Options,
-                                              const std::string &ManifestPath, PoolOwnership Ownership) {
+                                              const std::optional<Manifest> &Man, bool Encrypted,
+                                              PoolOwnership Ownership) {
   auto M = std::make_shared<ModelImpl>();
   M->Name = Imported.Name;
   M->G = std::move(Imported.G);
   M->KeepAlive = std::move(Imported.KeepAlive);
   M->Options = Options;
-  if (!ManifestPath.empty()) {
-    ASSIGN_OR_RETURN(Manifest Man, readManifest(ManifestPath));
-    M->ManifestPath = ManifestPath;
-    RETURN_IF_ERROR(applyManifest(*M, Man));
+  M->Options.Passphrase.clear(); // used at load only; the model does not carry it around
+  if (Man) {
+    M->ManifestPath = Man->Path;
+    RETURN_IF_ERROR(applyManifest(*M, *Man));
   }
   RETURN_IF_ERROR(inferGraphShapes(*M->G));
   // The pass table (passes/Pipeline.cpp). Fusion hides the intermediates between the fused ops:
@@ -616,7 +621,7 @@ Result<std::shared_ptr<ModelImpl>> finishLoad(ImportedModel Imported, const Mode
   buildMetadata(*M);
   applyStatefulMetadata(*M);
   RETURN_IF_ERROR(validateCapacities(*M));
-  if (!Options.Passphrase.empty())
+  if (!Options.Passphrase.empty() && !Encrypted)
     OPT_LOG(Warning, "model '", M->Name, "' is not encrypted; the passphrase is ignored");
 
   M->Threads = Options.ThreadCount > 0 ? Options.ThreadCount
@@ -662,12 +667,81 @@ void attachSharedPool(ModelImpl &M, std::shared_ptr<ThreadPool> Pool, std::share
   M.Slice.Parts = M.Threads;
 }
 
+namespace {
+
+std::string folderStem(std::string Path) {
+  while (Path.size() > 1 && Path.back() == '/')
+    Path.pop_back();
+  const size_t Slash = Path.find_last_of('/');
+  std::string Base = Slash == std::string::npos ? Path : Path.substr(Slash + 1);
+  const size_t Dot = Base.rfind('.');
+  return Dot != std::string::npos && Dot > 0 ? Base.substr(0, Dot) : Base;
+}
+
+/// An encrypted folder: the key is derived once, model.onnx, its external data files and the
+/// manifest are decrypted into memory (each handed out only once its tag verified), and the key is
+/// wiped when the folder object goes at the end of the import.
+Result<std::shared_ptr<ModelImpl>> loadSealedFolder(const std::string &Folder, const ModelLoadOptions &Options,
+                                                    PoolOwnership Ownership) {
+  const auto T0 = std::chrono::steady_clock::now();
+  ImportedModel Imported;
+  std::optional<Manifest> Man;
+  double KdfSeconds = 0;
+  {
+    ASSIGN_OR_RETURN(auto Sealed, SealedFolder::open(Folder, Options.Passphrase));
+    KdfSeconds = Sealed->kdfSeconds();
+    if (!Sealed->contains("model.onnx"))
+      return makeError(ErrorCode::Container, "encrypted model folder '", Sealed->folder(), "' holds no model.onnx (",
+                       kSealedParamsFile, " does not list it)");
+    ASSIGN_OR_RETURN(auto Bytes, Sealed->readFile("model.onnx"));
+    ExternalDataReader Reader = [Sealed](const std::string &Location) -> Result<ModelFileBytes> {
+      ASSIGN_OR_RETURN(auto B, Sealed->readFile(Location));
+      return ModelFileBytes{B->data(), B->size(), B};
+    };
+    ASSIGN_OR_RETURN(Imported, importOnnxBuffer(Bytes->data(), Bytes->size(), Sealed->folder(),
+                                                "'" + Sealed->folder() + "/model.onnx' (decrypted)", Bytes,
+                                                std::move(Reader)));
+    if (Sealed->contains("optimium.json")) {
+      ASSIGN_OR_RETURN(auto Text, Sealed->readFile("optimium.json"));
+      ASSIGN_OR_RETURN(Manifest Parsed,
+                       parseManifest(std::string(reinterpret_cast<const char *>(Text->data()), Text->size()),
+                                     Sealed->folder() + "/optimium.json"));
+      Man = std::move(Parsed);
+    }
+  }
+  Imported.Name = folderStem(Folder);
+  const double Seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - T0).count();
+  OPT_LOG(Info, "encrypted model '", Imported.Name, "': key derivation ", KdfSeconds * 1e3, " ms, decryption and import ",
+          (Seconds - KdfSeconds) * 1e3, " ms");
+  return finishLoad(std::move(Imported), Options, Man, /*Encrypted=*/true, Ownership);
+}
+
+} // namespace
+
 Result<std::shared_ptr<ModelImpl>> loadModelFromPath(const std::string &Path, const ModelLoadOptions &Options,
                                                      PoolOwnership Ownership) {
   ASSIGN_OR_RETURN(uint64_t Session, beginModelLoad());
   RETURN_IF_ERROR(validateOptions(Options));
+  auto Sealed = isSealedModelPath(Path);
+  if (!Sealed.isOk())
+    return Sealed.status();
+  if (Sealed.value()) {
+    auto R = loadSealedFolder(Path, Options, Ownership);
+    if (!R.isOk())
+      return R.status().withContext("model '" + Path + "'");
+    RETURN_IF_ERROR(trackLiveModel(R.value(), Session));
+    return R;
+  }
   ASSIGN_OR_RETURN(ImportedModel Imported, importOnnxPath(Path));
-  auto R = finishLoad(std::move(Imported), Options, manifestPathFor(Path), Ownership);
+  std::optional<Manifest> Man;
+  const std::string ManifestPath = manifestPathFor(Path);
+  if (!ManifestPath.empty()) {
+    auto Read = readManifest(ManifestPath);
+    if (!Read.isOk())
+      return Read.status().withContext("model '" + Path + "'");
+    Man = Read.value();
+  }
+  auto R = finishLoad(std::move(Imported), Options, Man, /*Encrypted=*/false, Ownership);
   if (!R.isOk())
     return R.status().withContext("model '" + Path + "'");
   RETURN_IF_ERROR(trackLiveModel(R.value(), Session));
@@ -679,7 +753,7 @@ Result<std::shared_ptr<ModelImpl>> loadModelFromBuffer(const uint8_t *Data, size
   ASSIGN_OR_RETURN(uint64_t Session, beginModelLoad());
   RETURN_IF_ERROR(validateOptions(Options));
   ASSIGN_OR_RETURN(ImportedModel Imported, importOnnxBuffer(Data, Size, "", "in-memory model", std::move(Owner)));
-  auto R = finishLoad(std::move(Imported), Options, "", Ownership);
+  auto R = finishLoad(std::move(Imported), Options, std::nullopt, /*Encrypted=*/false, Ownership);
   if (!R.isOk())
     return R.status().withContext("in-memory model");
   RETURN_IF_ERROR(trackLiveModel(R.value(), Session));

@@ -443,7 +443,7 @@ void bind_model(nb::module_ &m) {
         nb::gil_scoped_release G;
         return rt::detail::valueOrThrow(rt::detail::encryptModelFolder(In, Out, Passphrase, Kdf));
       },
-      "path"_a, "out_folder"_a, "passphrase"_a, "scrypt_log2n"_a = 15,
+      "path"_a, "out_folder"_a, "passphrase"_a, "scrypt_log2n"_a = 14,
       "Writes an encrypted copy of a model (an .onnx file or a model folder, with its external data\n"
       "files and optimium.json) into out_folder (missing or empty): AES-256-GCM per file, the key from\n"
       "the passphrase through scrypt (N = 2**scrypt_log2n, r = 8, p = 1). Load it with\n"

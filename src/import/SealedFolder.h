@@ -22,10 +22,10 @@ constexpr int kSealedFormatVersion = 1;
 /// First bytes of every encrypted file.
 constexpr char kSealedFileMagic[8] = {'O', 'P', 'T', 'R', 'T', 'E', 'N', 'C'};
 
-/// scrypt cost: memory 128 * N * R * P bytes. The default (N = 2^15, r = 8, p = 1: 32 MiB) takes
-/// ~70 ms on the development machine (docs/encrypted-models.md).
+/// scrypt cost: memory 128 * N * R * P bytes. The default (N = 2^14, r = 8, p = 1: 16 MiB) takes
+/// ~50-70 ms on the development machine (docs/encrypted-models.md).
 struct ScryptParams {
-  uint64_t N = uint64_t{1} << 15;
+  uint64_t N = uint64_t{1} << 14;
   uint32_t R = 8;
   uint32_t P = 1;
 };

@@ -19,7 +19,7 @@ struct EncryptOptions {
   std::string Input;          ///< .onnx file or model folder
   std::string OutFolder;      ///< created; must be missing or empty
   std::string PassphraseFile; ///< "" = OPTIMIUM_RT_PASSPHRASE
-  int ScryptLog2N = 15;       ///< scrypt cost: N = 2^ScryptLog2N (r = 8, p = 1)
+  int ScryptLog2N = 14;       ///< scrypt cost: N = 2^ScryptLog2N (r = 8, p = 1)
 };
 
 /// The passphrase Options name: the first line of PassphraseFile (without its line break), or the

@@ -259,7 +259,7 @@ TEST(SealedFolder, DefaultKdfParametersRoundTrip) {
   writeAll(In + "/x", "payload");
   ASSERT_TRUE(encryptFiles({{In + "/x", "x"}}, Out, "pw").isOk());
   auto J = nlohmann::json::parse(readAll(Out + "/" + kSealedParamsFile));
-  EXPECT_EQ(J["kdf"]["n"], 32768);
+  EXPECT_EQ(J["kdf"]["n"], 16384);
   auto S = SealedFolder::open(Out, "pw");
   ASSERT_TRUE(S.isOk()) << S.status().message();
   EXPECT_GT(S.value()->kdfSeconds(), 0.0);

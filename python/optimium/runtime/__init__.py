@@ -71,6 +71,7 @@ from ._core import (  # noqa: F401  (re-exported API)
     X86Capability,
     connect,
     create_model_group,
+    encrypt_model,
     finalize,
     get_local_info,
     get_version,

@@ -836,6 +836,14 @@ class Model:
 
 def load_model(path: object, devices: object | None = None, strict: bool = False, memory_optimization: bool = True, disable_denormals: bool = True, intermediate_save_path: str | None = None, passphrase: str | None = None, threads: int = 0, cores: object | None = None, scheduler_type: SchedulerType = SchedulerType.AUTO, spin_iterations: int = 1000, spin_yield_iterations: int = 0, enable_work_stealing: bool = True, resizable_capacities: object | None = None, indexed_intermediate_save: bool = False, compute_precision: str = 'float32') -> Model: ...
 
+def encrypt_model(path: object, out_folder: object, passphrase: str, scrypt_log2n: int = 14) -> list[str]:
+    """
+    Writes an encrypted copy of a model (an .onnx file or a model folder, with its external data
+    files and optimium.json) into out_folder (missing or empty): AES-256-GCM per file, the key from
+    the passphrase through scrypt (N = 2**scrypt_log2n, r = 8, p = 1). Load it with
+    load_model(out_folder, passphrase=...). Returns the names of the files encrypted.
+    """
+
 class GroupMember:
     """
     One model of a ModelGroup. Not a Model: no create_request(); run() blocks, and a run of another member from another thread waits until it ends.

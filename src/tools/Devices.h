@@ -12,12 +12,21 @@ namespace optimium {
 namespace tools {
 
 /// The devices of this host that --device=Device names (native; local-task, local-sync, cpu and
-/// llvm-cpu are aliases), after checking --hw_type fits it (--device_allocator: every device here
+/// llvm-cpu are aliases; npu, alias torq and synaptics, the accelerator driver), of hardware type
+/// --hw_type when given (only the npu driver has hardware types; ToolError listing them otherwise) (--device_allocator: every device here
 /// takes auto, cpu and dmabuf; tools/DeviceAllocator.h). ToolError naming
 /// the available devices otherwise.
 std::vector<runtime::DeviceID> resolveDevice(const std::string &Device, const std::string &HwType,
                                              const std::string &DeviceAllocator);
-/// One line per device of this host (--dump_devices).
+/// The hardware types of the npu driver (--hw_type): each names a backend by its "hw_type"
+/// device property. Only sim is built in this tree.
+struct HwTypeInfo {
+  std::string Name, Description;
+};
+const std::vector<HwTypeInfo> &hwTypes();
+/// "sim (...), astra_machina (...)" for error messages.
+std::string knownHwTypes();
+/// One line per device of this host (--dump_devices), with its capability and properties.
 void dumpDevices(std::ostream &Out);
 
 } // namespace tools

@@ -77,7 +77,9 @@ int runModuleImpl(const RunModuleOptions &O, std::ostream &Out, std::ostream &Er
     return fail(Err, "--function=" + O.Function + ": no such function in " + O.Module + "; available functions: main");
 
   rt::ModelLoadOptions LoadOptions;
-  LoadOptions.Devices = resolveDevice(O.Device, O.HwType, O.DeviceAllocator);
+  // --hw_type alone selects the npu driver (hardware types are its backends: docs/devices.md).
+  LoadOptions.Devices =
+      resolveDevice(O.DeviceGiven || O.HwType.empty() ? O.Device : std::string("npu"), O.HwType, O.DeviceAllocator);
   // Input buffers (--device_allocator); outlives the tensors and the request that use them.
   const std::unique_ptr<DeviceAllocator> Allocator = DeviceAllocator::create(O.DeviceAllocator);
 

@@ -23,7 +23,7 @@ TEST(DumpDevices, ListsEachDevicesCapabilityExtensionsIncluded) {
     dumpDevices(OS);
     const std::string Out = OS.str();
     // The example extension's capability crosses the backend ABI (get_capability).
-    EXPECT_NE(Out.find("--device=synaptics  Synaptics:SynapNPU:0@0  platform=Synaptics kind=SynapNPU index=0  "
+    EXPECT_NE(Out.find("--device=npu  Synaptics:SynapNPU:0@0  platform=Synaptics kind=SynapNPU index=0  "
                        "capability: riscv: v vlen=256 zfh\n"),
               std::string::npos)
         << Out;
@@ -39,7 +39,7 @@ TEST(DumpDevices, ListsEachDevicesCapabilityExtensionsIncluded) {
   rt::AutoInit Init;
   std::ostringstream OS;
   dumpDevices(OS);
-  EXPECT_EQ(OS.str().find("synaptics"), std::string::npos) << OS.str();
+  EXPECT_EQ(OS.str().find("Synaptics"), std::string::npos) << OS.str();
 }
 
 namespace {

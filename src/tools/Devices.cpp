@@ -56,8 +56,8 @@ std::string availableDeviceNames(const std::vector<rt::DeviceID> &Devices) {
 
 const std::vector<HwTypeInfo> &hwTypes() {
   static const std::vector<HwTypeInfo> Types = {
-      {"sim", "the simulated NPU (liboptimium-runtime-sim.so)"},
-      {"astra_machina", "the Synaptics Astra Machina SoC NPU (not built in this runtime)"}};
+      {"sim", "the simulated NPU, liboptimium-runtime-sim.so"},
+      {"astra_machina", "the Synaptics Astra Machina SoC NPU, not built in this runtime"}};
   return Types;
 }
 

@@ -72,6 +72,7 @@ from ._core import (  # noqa: F401  (re-exported API)
     connect,
     create_model_group,
     finalize,
+    get_device_property,
     get_local_info,
     get_version,
     initialize,

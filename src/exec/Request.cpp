@@ -283,6 +283,13 @@ Status RequestImpl::runNode(size_t NodeIndex) {
   const CompiledNode &CN = *M->Nodes[NodeIndex];
   ProfileEventScope LayerEvents(Recorder, ProfileEventKind::LayerExecuteBegin, static_cast<int32_t>(NodeIndex));
 
+  if (OPT_RT_UNLIKELY(Tracking) && !CN.Backend->hasDeviceMemory()) {
+    // A host node's inputs in host memory before anything reads them (shape inference below too).
+    std::lock_guard<std::mutex> Lock(DevMu);
+    for (int V : N.Inputs)
+      if (V >= 0)
+        RETURN_IF_ERROR(ensureOnHost(V, NodeIndex));
+  }
   // Outputs whose shape depends on data: infer with the actual values, then allocate.
   bool Unresolved = false;
   std::vector<int> Deferred; // outputs the kernel sizes while running (control flow)

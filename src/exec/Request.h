@@ -74,7 +74,7 @@ struct RequestImpl : std::enable_shared_from_this<RequestImpl> {
   std::atomic<bool> CancelFlag{false};
   uint64_t RunIndex = 0;
 
-  // Device memory (docs/architecture.md, "Device memory"): active for a run of a model with a node
+  // Device memory (docs/devices.md, "Device memory in the executor"): active for a run of a model with a node
   // on a backend that has its own memory, or fed a device tensor. Per value: its buffer on that
   // device (kept across runs; constants stay valid once copied in), and where the current data is.
   bool DeviceOutputs = false;    ///< setDeviceOutputs(); guarded by Mu

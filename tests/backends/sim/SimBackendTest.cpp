@@ -268,6 +268,49 @@ TEST(SimBackend, CopiesPerRunWithAndWithoutDeviceOutputs) {
   EXPECT_EQ(hostFloats(NB.getOutput(0)), hostFloats(RB.getOutput(0)));
 }
 
+TEST(SimBackend, EverySchedulerGivesTheNativeResultsAndADeviceTensorFeedsDataDependentCpuOps) {
+  SimRuntime Sim;
+  const std::string Path = std::string(OPTIMIUM_TEST_DATA_DIR) + "/models/digits/model.onnx";
+  rt::Model Native = rt::loadModel(Path);
+  const rt::Tensor X = floats({1, 1, 8, 8}, digits(3, 1));
+  rt::InferRequest N = Native.createRequest();
+  N.infer({X});
+  N.wait();
+  for (rt::SchedulerType T : {rt::SchedulerType::Exclusive, rt::SchedulerType::Sequential, rt::SchedulerType::Pipeline}) {
+    rt::ModelLoadOptions O = onSim(true);
+    O.Scheduler = T;
+    O.ThreadCount = 2;
+    rt::Model M = rt::loadModel(Path, O);
+    rt::InferRequest R = M.createRequest();
+    for (int Run = 0; Run < 3; ++Run) {
+      R.infer({X});
+      R.wait();
+      EXPECT_EQ(hostFloats(R.getOutput(0)), hostFloats(N.getOutput(0))) << rt::toString(T);
+    }
+  }
+  // NonZero (output shape from the values, on the CPU) of a device output: the executor copies it
+  // to the host before shape inference reads it.
+  rt::Model A = load(squareLayer(16, 1), onSim(true));
+  rt::InferRequest RA = A.createRequest();
+  RA.setDeviceOutputs(true);
+  RA.infer({floats({1, 16}, randomFloats(16, 9))});
+  RA.wait();
+  const rt::Tensor Y = RA.getOutput(0);
+  ASSERT_TRUE(Y.isDeviceTensor());
+  OnnxBuilder B;
+  B.input("y", onnx::TensorProto::FLOAT, {1, 16});
+  B.node("NonZero", {"y"}, {"idx"});
+  B.output("idx");
+  rt::Model NZ = load(B.bytes(), {});
+  rt::InferRequest RN = NZ.createRequest();
+  RN.infer({Y});
+  RN.wait();
+  size_t NonZeros = 0;
+  for (float V : hostFloats(Y))
+    NonZeros += V != 0.0f;
+  EXPECT_EQ(RN.getOutput(0).getShape().getDims(), (std::vector<int64_t>{2, static_cast<int64_t>(NonZeros)}));
+}
+
 TEST(SimBackend, DeviceTensorsCopyToTheHostOnlyThroughToHost) {
   SimRuntime Sim;
   rt::Model A = load(squareLayer(16, 1), onSim(true));

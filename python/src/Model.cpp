@@ -318,6 +318,10 @@ void bind_model(nb::module_ &m) {
           },
           "timeout_us"_a = 0)
       .def_prop_ro("status", [](const PyRequest &Q) { return Q.R.getStatus(); })
+      .def_prop_rw(
+          "device_outputs", [](const PyRequest &Q) { return Q.R.getDeviceOutputs(); },
+          [](PyRequest &Q, bool Enable) { Q.R.setDeviceOutputs(Enable); },
+          "Outputs computed on a device with its own memory stay there as device tensors (docs/devices.md).")
       .def("set_callback", &requestSetCallback, "callback"_a.none())
       .def("cancel", [](PyRequest &Q) { Q.R.cancel(); })
       .def("get_output",

@@ -100,15 +100,16 @@ Result<std::vector<std::shared_ptr<RegisteredBackend>>> resolveDevices(const Mod
     // Accelerators first, the native CPU as the universal fallback. An extension that runs on the
     // CPU itself (XNNPack) comes after the native backend: it runs a model only when Devices asks
     // for it (the native kernels are the faster default on the CPUs we measure, docs/benchmarks.md).
+    // A simulator (explicit-only) is used only where Devices names it.
     const auto OnCpu = [](const std::shared_ptr<RegisteredBackend> &B) { return isDeviceCPU(B->Device.getDeviceKind()); };
     for (const auto &B : All)
-      if (B->Device.getPlatform() != PlatformKind::Native && !OnCpu(B))
+      if (B->Device.getPlatform() != PlatformKind::Native && !OnCpu(B) && !B->explicitOnly())
         Out.push_back(B);
     for (const auto &B : All)
       if (B->Device.getPlatform() == PlatformKind::Native)
         Out.push_back(B);
     for (const auto &B : All)
-      if (B->Device.getPlatform() != PlatformKind::Native && OnCpu(B))
+      if (B->Device.getPlatform() != PlatformKind::Native && OnCpu(B) && !B->explicitOnly())
         Out.push_back(B);
     return Out;
   }
@@ -354,6 +355,18 @@ Status placeAndCreateKernels(ModelImpl &M, const std::vector<std::shared_ptr<Reg
       N.Device = B->Device;
       break;
     }
+    if (CN->Backend && !M.Options.Strict && CN->Backend->Device.getPlatform() != PlatformKind::Native) {
+      // The fallback when the extension fails this node at run time (ModelState.h).
+      for (const auto &B : registeredBackends())
+        if (B->Device.getPlatform() == PlatformKind::Native && B->Backend.supports_node(B->Backend.state, &Desc)) {
+          char Error[1024] = {0};
+          if (B->Backend.create_kernel(B->Backend.state, &Desc, &CN->FallbackKernel, Error, sizeof(Error)) == OPT_RT_OK)
+            CN->Fallback = B;
+          else
+            CN->FallbackKernel = nullptr;
+          break;
+        }
+    }
     if (!CN->Backend) {
       std::string Tried;
       for (const auto &B : Candidates)
@@ -422,6 +435,36 @@ void buildMetadata(ModelImpl &M) {
 }
 
 /// Node dependencies: distinct users/producers, and (for Pipeline) ancestor bitsets.
+/// Where each value is read (ModelImpl::ReadOnHost): bit 1, by a node that reads host memory or
+/// sits on another device-memory backend than its producer (or by a subgraph, a Preserved input's
+/// update, anything this cannot see through); bit 2, by the caller as a graph output.
+void computeResidency(ModelImpl &M) {
+  const Graph &G = *M.G;
+  M.ReadOnHost.assign(G.Values.size(), 0);
+  bool HasSubgraphs = false;
+  for (const Node &N : G.Nodes)
+    for (const auto &KV : N.Attrs)
+      HasSubgraphs |= KV.second.K == AttrValue::Kind::Graph;
+  for (const auto &CN : M.Nodes)
+    M.UsesDeviceMemory |= CN->Backend && CN->Backend->hasDeviceMemory();
+  for (size_t V = 0; V < G.Values.size(); ++V) {
+    const Value &Val = G.Values[V];
+    const RegisteredBackend *Producer = Val.Producer >= 0 ? M.Nodes[Val.Producer]->Backend.get() : nullptr;
+    char Bits = Val.IsGraphOutput ? 2 : 0;
+    if (HasSubgraphs)
+      Bits |= 1;
+    for (int C : Val.Consumers) {
+      const RegisteredBackend *B = M.Nodes[C]->Backend.get();
+      if (!B || !B->hasDeviceMemory() || B != Producer)
+        Bits |= 1;
+    }
+    M.ReadOnHost[V] = Bits;
+  }
+  for (const StatefulInput &S : M.Stateful)
+    if (S.UpdateFrom >= 0)
+      M.ReadOnHost[S.UpdateFrom] |= 1;
+}
+
 void buildDependencies(ModelImpl &M) {
   const Graph &G = *M.G;
   const size_t NN = G.Nodes.size();
@@ -688,6 +731,7 @@ Result<std::shared_ptr<ModelImpl>> finishLoad(std::shared_ptr<ModelImpl> M, Impo
   M->EffectiveScheduler = Ownership == PoolOwnership::Shared ? SchedulerType::Exclusive : chooseScheduler(*M);
   M->GroupMember = Ownership == PoolOwnership::Shared;
   buildDependencies(*M);
+  computeResidency(*M);
   if (Ownership == PoolOwnership::Own) {
     PoolConfig PC;
     PC.Threads = M->Threads;

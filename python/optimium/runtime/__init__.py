@@ -73,6 +73,7 @@ from ._core import (  # noqa: F401  (re-exported API)
     create_model_group,
     encrypt_model,
     finalize,
+    get_device_property,
     get_local_info,
     get_version,
     initialize,

@@ -114,6 +114,17 @@ class Tensor:
     @property
     def is_user_buffer(self) -> bool: ...
 
+    @property
+    def is_device(self) -> bool:
+        """
+        Whether the data is in a device's own memory (a device output; to_host() copies it).
+        """
+
+    @property
+    def device(self) -> DeviceID: ...
+
+    def to_host(self) -> Tensor: ...
+
     def fill(self, value: object) -> None: ...
 
     def to_numpy(self) -> numpy.ndarray:
@@ -416,6 +427,11 @@ class DeviceID:
     def __repr__(self) -> str: ...
 
 def get_local_info() -> HostInfo: ...
+
+def get_device_property(device: DeviceID, key: str) -> str:
+    """
+    A property its backend reports (hw_type, inference_time_path, memory), '' when none.
+    """
 
 def initialize() -> None: ...
 
@@ -762,6 +778,15 @@ class InferRequest:
 
     @property
     def status(self) -> InferStatus: ...
+
+    @property
+    def device_outputs(self) -> bool:
+        """
+        Outputs computed on a device with its own memory stay there as device tensors (docs/devices.md).
+        """
+
+    @device_outputs.setter
+    def device_outputs(self, arg: bool, /) -> None: ...
 
     def set_callback(self, callback: object | None) -> None: ...
 

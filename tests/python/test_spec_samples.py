@@ -1,4 +1,4 @@
-"""The spec's Python samples (optimium-runtime-4.4.txt sections 2-7 and 12; torq-runtime.txt's runner
+"""The spec's Python samples (optimium-runtime-4.4.txt sections 2-7, 12 and 13; torq-runtime.txt's runner
 and profiling examples), adapted only in model paths / tensor names."""
 import os
 import subprocess
@@ -361,6 +361,79 @@ def test_section12_errors(rt, tmp_path):
     # Bytes that are no ONNX protobuf are a ContainerError (an invalid model would be a ModelError).
     assert type(caught) is rt.ContainerError and isinstance(caught, rt.RuntimeException)
     assert str(caught)
+
+
+_XNNPACK_EXTENSION = os.environ.get("OPTIMIUM_XNNPACK_EXTENSION",
+                                    str(DIGITS.parents[1] / "build" / "liboptimium-runtime-xnnpack.so"))
+
+# Section 13 in a fresh interpreter: a loaded extension stays registered for the process, and the
+# wheel does not carry the XNNPACK extension, so nothing auto-loads it there.
+_SECTION13 = r"""
+import os, sys
+import numpy as np
+import optimium.runtime as rt
+
+path, digits = sys.argv[1], sys.argv[2]
+xnn = lambda: [d for d in rt.get_local_info().devices if d.platform == rt.PlatformKind.XNNPACK]
+assert not xnn(), "XNNPack registered before the explicit load"
+
+# An extension that fails to register: the XNNPACK extension refuses while disabled.
+os.environ["OPTIMIUM_RT_XNNPACK_DISABLE"] = "1"
+try:
+    rt.load_extension(path)
+    raise AssertionError("a disabled extension registered")
+except rt.ExtensionError as e:
+    assert "failed to register" in str(e), e
+del os.environ["OPTIMIUM_RT_XNNPACK_DISABLE"]
+
+# --- the spec sample (the path of the built extension) ---
+rt.load_extension(path)
+
+[device] = xnn()
+print("loaded", device, device.capability)
+for bad, expected, part in [(path, rt.ExtensionError, "already loaded"),
+                            ("path/to/liboptimium-runtime-hexagon.so", ValueError, "is not a file"),
+                            (digits, ValueError, "is not a file"),
+                            (os.path.join(digits, "model.onnx"), rt.ExtensionError, "cannot load extension")]:
+    try:
+        rt.load_extension(bad)
+        raise AssertionError(f"load_extension({bad!r}) did not raise")
+    except expected as e:
+        assert type(e) is expected and part in str(e), (bad, type(e), e)
+        print("ok", expected.__name__, e)
+
+cpu = [d for d in rt.get_local_info().devices if d.platform == rt.PlatformKind.NATIVE][0]
+on_xnn = rt.load_model(os.path.join(digits, "model.onnx"), devices=[device, cpu])
+placement = {op.type: op.device for op in on_xnn.operations}
+for op in on_xnn.operations:
+    print(op.name, op.type, op.device)
+assert all(placement[t] == device for t in ("Conv", "MaxPool", "Gemm", "Softmax")), placement
+assert placement["Flatten"] == cpu, placement
+on_cpu = rt.load_model(os.path.join(digits, "model.onnx"), devices=[cpu])
+x = np.load(os.path.join(digits, "test_images.npy"))[:8]
+def run(model, img):
+    request = model.create_request()
+    request.infer([img[None]])
+    request.wait()
+    return request.get_output(0).to_numpy()
+for img in x:
+    a, b = run(on_xnn, img), run(on_cpu, img)
+    assert np.abs(a - b).max() <= 1e-5 and a.argmax() == b.argmax(), (a, b)
+print("XNNPack matches the native CPU on", len(x), "digits")
+"""
+
+
+def test_section13_loading_extensions():
+    """rt.load_extension against the XNNPACK extension of the build tree (built where Debian's
+    libxnnpack-dev is installed): the explicit load, ExtensionError (already loaded, fails to
+    register, not a library), ValueError (not a file), then the digits model on XNNPack."""
+    if not os.path.isfile(_XNNPACK_EXTENSION):
+        pytest.skip(f"{_XNNPACK_EXTENSION} is not built (libxnnpack-dev missing)")
+    env = {k: v for k, v in os.environ.items() if k not in ("OPTIMIUM_RT_EXTENSION_PATH", "OPTIMIUM_RT_XNNPACK_DISABLE")}
+    out = subprocess.run([sys.executable, "-c", _SECTION13, _XNNPACK_EXTENSION, str(DIGITS)], capture_output=True,
+                         text=True, timeout=120, env=env)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "XNNPack matches the native CPU" in out.stdout
 
 
 # -- torq-runtime.txt ---------------------------------------------------------------------

@@ -312,6 +312,18 @@ void bind_tensors(nb::module_ &m) {
              requireValid(P, "to_host");
              return P.T.isDeviceTensor() ? PyTensor{P.T.toHost(), nb::none()} : P;
            })
+      .def(
+          "to_device",
+          [](const PyTensor &P, const rt::DeviceID &Device) {
+            requireValid(P, "to_device");
+            rt::Tensor T = P.T.toDevice(Device);
+            return T.impl() == P.T.impl() ? P : PyTensor{std::move(T), nb::none()};
+          },
+          "device"_a,
+          "This tensor's data in the memory of device: a device tensor (one copy now) for a device with "
+          "memory of its own (the simulated NPU), which infer() of a model there binds without a copy; "
+          "for a device computing in host memory (the CPU, XNNPack) to_host(). DeviceError for a device "
+          "not loaded here.")
       .def("fill", &tensorFill, "value"_a)
       .def("to_numpy", &tensorToNumpy)
       .def("clone", [](const PyTensor &P) {

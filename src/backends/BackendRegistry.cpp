@@ -464,7 +464,7 @@ void unregisterAllBackends() {
   for (const auto &B : Old)
     if (!B->Library.empty() && B.use_count() > 1)
       OPT_LOG(Warning, "extension '", B->Library, "' stays loaded: ", B.use_count() - 1,
-              " kernel(s) made by it are still alive");
+              " kernel(s) or device buffer(s) of it are still alive");
   // Old goes here: each backend no kernel holds is destroyed and its library closed.
 }
 

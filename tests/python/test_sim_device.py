@@ -1,7 +1,10 @@
 """The simulated NPU (liboptimium-runtime-sim.so, bundled beside the extension module and auto-loaded)
 from Python: hw_type="sim", its counter read by profile_resources, device-resident outputs
-(DeviceArray in the device's memory) and the copies they save, counted with the profiler."""
+(DeviceArray in the device's memory) and the copies they save, counted with the profiler; device
+arrays the runner allocates in the sim's memory (allocate_device_array) and their errors."""
 import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -130,3 +133,100 @@ def test_hw_type_errors(rt):
         InferenceRunner(MODEL, device_uri="xnnpack", hw_type="sim")
     with pytest.raises(ValueError, match="astra_machina.*not loaded|this runtime does not build it"):
         InferenceRunner(MODEL, hw_type="astra_machina")
+
+
+def _copies(rt, sim, req, inputs):
+    """(copies into the sim, copies out of it) of one profiled run."""
+    req.profile(inputs, repeat=1, warmup=0)
+    ins = outs = 0
+    for e in req.get_profile_events():
+        if e.kind == rt.ProfileEventKind.COPY_BEGIN:
+            ins += e.dest_device == sim and e.source_device != sim
+            outs += e.source_device == sim and e.dest_device != sim
+    return ins, outs
+
+
+def test_allocate_device_array_lives_in_the_sims_memory(rt, tmp_path):
+    sim = _sim(rt)
+    model = _square_layer(tmp_path, 5)
+    x = np.random.default_rng(6).uniform(-1, 1, (1, 64)).astype(np.float32)
+    runner = InferenceRunner(model, hw_type="sim")  # preload: MatMul packs W, so W is never copied
+    native = InferenceRunner(model)
+    arr = runner.allocate_device_array(x)
+    assert isinstance(arr, DeviceArray) and arr.is_on_device
+    assert arr.tensor.device == sim and arr.shape == (1, 64) and arr.dtype == np.float32
+    assert np.array_equal(arr.to_host(), x)  # one copy in, exact
+    expected = native.infer([x])[0]
+    assert np.array_equal(runner.infer([arr])[0], expected)
+    # Copies per run, with the profiler: the device array goes in without a copy, a host array with one.
+    # (A new request copies the constant W in once on its first run, as in the test above.)
+    req = runner.model.create_request()
+    assert [_copies(rt, sim, req, [arr.tensor]) for _ in range(3)] == [(1, 1), (0, 1), (0, 1)]
+    host_req = runner.model.create_request()
+    assert [_copies(rt, sim, host_req, [rt.tensor(x)]) for _ in range(3)] == [(2, 1), (1, 1), (1, 1)]
+    req.device_outputs = True
+    assert _copies(rt, sim, req, [arr.tensor]) == (0, 0)
+    assert np.array_equal(req.get_output(0).to_host().to_numpy(), expected)
+    assert np.array_equal(arr.to_host(), x)  # the device only read it
+    # Fed to a runner on the CPU it is read through the host.
+    assert np.array_equal(native.infer([arr])[0], expected)
+    # A native runner's allocate_device_array stays host memory (a copy of the array).
+    host = native.allocate_device_array(x)
+    assert not host.is_on_device and np.array_equal(host.to_host(), x)
+    x[0, 0] += 1.0
+    assert host.to_host()[0, 0] != x[0, 0] and arr.to_host()[0, 0] != x[0, 0]
+
+
+def test_allocate_device_array_bad_input(rt, tmp_path):
+    sim = _sim(rt)
+    runner = InferenceRunner(_square_layer(tmp_path, 7), hw_type="sim")
+    x = np.ones((1, 64), np.float32)
+    # A device this runtime does not have: a clear DeviceError listing the ones it has.
+    cuda = rt.DeviceID(rt.PlatformKind.CUDA, rt.DeviceKind.NVIDIA)
+    with pytest.raises(rt.DeviceError, match=r"CUDA:NVIDIA:0@0 is not a device of this runtime \(loaded: .*Synaptics"):
+        rt.tensor(x).to_device(cuda)
+    # The wrong shape or type for the model: refused by infer() as any input would be.
+    with pytest.raises(rt.ShapeError):
+        runner.infer([runner.allocate_device_array(np.ones((1, 32), np.float32))])
+    with pytest.raises(TypeError):
+        runner.infer([runner.allocate_device_array(np.ones((1, 64), np.float64))])
+    # Released: its device memory is freed; using it is a ValueError.
+    arr = runner.allocate_device_array(x)
+    arr.release()
+    with pytest.raises(ValueError, match="empty or released"):
+        runner.infer([arr])
+    with pytest.raises(ValueError, match="empty or released"):
+        arr.to_host()
+
+
+_AFTER_FINALIZE = r"""
+import sys
+import numpy as np
+import optimium.runtime as rt
+from optimium.runtime.runner import InferenceRunner
+
+runner = InferenceRunner(sys.argv[1], hw_type="sim")
+x = np.arange(64, dtype=np.float32).reshape(1, 64)
+arr = runner.allocate_device_array(x)
+rt.finalize()
+try:
+    runner.allocate_device_array(x)
+    raise AssertionError("allocate_device_array worked after finalize()")
+except rt.InvalidStateError as e:
+    assert "not initialized" in str(e), e
+try:
+    runner.infer([arr])
+    raise AssertionError("infer worked after finalize()")
+except rt.InvalidStateError as e:
+    print("infer:", e)
+# A device array held across finalize() stays readable (its buffer holds the driver).
+assert np.array_equal(arr.to_host(), x)
+arr.release()
+print("ok")
+"""
+
+
+def test_allocate_device_array_after_finalize(tmp_path):
+    model = _square_layer(tmp_path, 8)
+    out = subprocess.run([sys.executable, "-c", _AFTER_FINALIZE, model], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.strip().endswith("ok"), out.stdout + out.stderr

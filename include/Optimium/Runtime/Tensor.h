@@ -50,6 +50,14 @@ public:
   /// A host tensor with this one's data: this tensor itself when it is in host memory, else a
   /// copy from the device (DeviceError if the device cannot copy).
   Tensor toHost() const;
+  /// This tensor's data in the memory of Device, for infer() of a model on that device without a
+  /// copy per run: for a device with memory of its own (the simulated NPU) a new device tensor
+  /// owning a buffer of that memory, filled with one copy now (this tensor itself when it is
+  /// already there; from another device through the host); for a device that computes in host
+  /// memory (the native CPU, XNNPack) toHost(). Throws DeviceError when Device is not a device of
+  /// this runtime, TypeError for a string tensor, OutOfResourceError when the device memory is
+  /// full, InvalidStateError for an empty or released tensor or after finalize().
+  Tensor toDevice(const DeviceID &Device) const;
 
   /// Deep copy into Dest; shape and element type must match (ShapeError / TypeError otherwise).
   /// A device tensor is copied from the device (Dest must be a host tensor).

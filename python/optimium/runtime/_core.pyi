@@ -125,6 +125,11 @@ class Tensor:
 
     def to_host(self) -> Tensor: ...
 
+    def to_device(self, device: DeviceID) -> Tensor:
+        """
+        This tensor's data in the memory of device: a device tensor (one copy now) for a device with memory of its own (the simulated NPU), which infer() of a model there binds without a copy; for a device computing in host memory (the CPU, XNNPack) to_host(). DeviceError for a device not loaded here.
+        """
+
     def fill(self, value: object) -> None: ...
 
     def to_numpy(self) -> numpy.ndarray:

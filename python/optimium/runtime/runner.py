@@ -62,11 +62,12 @@ class TensorInfo:
 
 
 class DeviceArray:
-    """A buffer owned by the runtime: in the device's own memory for a device output of a driver
-    that has it (the simulated NPU, ``hw_type="sim"``), host memory otherwise.
+    """A buffer owned by the runtime: in the device's own memory for a device output or an
+    ``allocate_device_array`` of a driver that has it (the simulated NPU, ``hw_type="sim"``), host
+    memory otherwise.
 
     Passing it to ``InferenceRunner.infer`` hands the runtime tensor over without a host copy
-    (a device output feeds a model on the same device without any copy).
+    (in the device's memory, it feeds a model on the same device without any copy).
     """
 
     __slots__ = ("_tensor",)
@@ -93,6 +94,11 @@ class DeviceArray:
     def is_on_device(self) -> bool:
         """Whether the data is in a device's own memory (not host memory)."""
         return self._tensor.is_device
+
+    def release(self) -> None:
+        """Frees the buffer now (device memory goes back to the device once no request holds it);
+        the array cannot be used afterwards (ValueError)."""
+        self._tensor.release()
 
     def to_host(self) -> np.ndarray:
         """Copies the data to a new numpy array (from the device when it is there)."""
@@ -375,8 +381,14 @@ class InferenceRunner:
         return "dmabuf" if self._heap is not None else "cpu"
 
     def allocate_device_array(self, array) -> DeviceArray:
-        """Copies a host array into a buffer usable as an input without further copies: one of the
-        DMA-BUF heap with device_allocator dmabuf (or auto where the heap works), else runtime memory."""
+        """Copies a host array into a buffer usable as an input without further copies: in the
+        device's own memory where it has one (the simulated NPU, ``hw_type="sim"``: ``is_on_device``,
+        and ``infer()`` then copies nothing in), else one of the DMA-BUF heap with device_allocator
+        dmabuf (or auto where the heap works), else runtime memory."""
+        host = np.ascontiguousarray(array)
+        on_device = tensor(host, copy=False).to_device(self._devices[0])
+        if on_device.is_device:
+            return DeviceArray(on_device)
         if self._heap is not None:
             return DeviceArray(tensor(self._heap.array(np.asarray(array)), copy=False))
         return DeviceArray(tensor(np.ascontiguousarray(array), copy=True))

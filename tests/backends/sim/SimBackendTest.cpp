@@ -399,3 +399,123 @@ TEST(SimBackend, BadSettingsRefuseTheExtension) {
   ::unsetenv("OPTIMIUM_RT_SIM_CLOCK_MHZ");
   rt::finalize();
 }
+
+TEST(SimBackend, ToDeviceTensorsFeedInferWithoutACopy) {
+  SimRuntime Sim;
+  rt::Model A = load(squareLayer(64, 1), onSim(true));
+  rt::Model NativeA = load(squareLayer(64, 1), {});
+  const rt::Tensor X = floats({1, 64}, randomFloats(64, 3));
+  rt::InferRequest N = NativeA.createRequest();
+  N.infer({X});
+  N.wait();
+  const std::vector<float> Expected = hostFloats(N.getOutput(0));
+
+  const rt::Tensor XD = X.toDevice(kSim);
+  ASSERT_TRUE(XD.isDeviceTensor());
+  EXPECT_EQ(XD.getDevice(), kSim);
+  EXPECT_EQ(XD.data(), nullptr);
+  EXPECT_EQ(XD.getShape().getDims(), (std::vector<int64_t>{1, 64}));
+  EXPECT_EQ(hostFloats(XD), hostFloats(X)); // the copy in is exact
+  EXPECT_EQ(XD.toDevice(kSim).impl(), XD.impl()); // already there: itself
+
+  // Host outputs: the input is bound without a copy in, y is copied out.
+  rt::InferRequest R = A.createRequest();
+  for (int Run = 0; Run < 2; ++Run) {
+    profileOnce(R, {XD});
+    EXPECT_EQ(copiesOf(R).In, 0) << "run " << Run;
+    EXPECT_EQ(copiesOf(R).Out, 1) << "run " << Run;
+    EXPECT_EQ(hostFloats(R.getOutput(0)), Expected);
+  }
+  // The same host tensor costs a copy in every run.
+  profileOnce(R, {X});
+  EXPECT_EQ(copiesOf(R).In, 1);
+  // Device outputs too: no copy at all.
+  rt::InferRequest D = A.createRequest();
+  D.setDeviceOutputs(true);
+  profileOnce(D, {XD});
+  EXPECT_EQ(copiesOf(D).In, 0);
+  EXPECT_EQ(copiesOf(D).Out, 0);
+  EXPECT_EQ(hostFloats(D.getOutput(0)), Expected);
+  // The device's buffer is only read: the input is unchanged after the runs.
+  EXPECT_EQ(hostFloats(XD), hostFloats(X));
+  // A model on the CPU reads it through the host.
+  rt::InferRequest N2 = NativeA.createRequest();
+  N2.infer({XD});
+  N2.wait();
+  EXPECT_EQ(hostFloats(N2.getOutput(0)), Expected);
+
+  // Devices computing in host memory: the host tensor itself (or the device tensor's host copy).
+  const rt::DeviceID Cpu = rt::getLocalInfo().Devices[0];
+  EXPECT_EQ(X.toDevice(Cpu).impl(), X.impl());
+  const rt::Tensor Back = XD.toDevice(Cpu);
+  EXPECT_FALSE(Back.isDeviceTensor());
+  EXPECT_EQ(hostFloats(Back), hostFloats(X));
+}
+
+TEST(SimBackend, ToDeviceBadInputIsAClearError) {
+  SimRuntime Sim(SimEnv{{"OPTIMIUM_RT_SIM_ARENA_BYTES", "4K"}});
+  const rt::Tensor X = floats({1, 256}, randomFloats(256, 4)); // 1 KiB (+ 64 bytes of tail in the arena)
+  // Not a device of this runtime: a platform with no extension loaded, and another host's CPU.
+  for (const rt::DeviceID &D : {rt::DeviceID::from(rt::PlatformKind::CUDA, rt::DeviceKind::NVIDIA, 0),
+                                rt::DeviceID::from(rt::PlatformKind::Native, rt::DeviceKind::x64, 0, 3)}) {
+    try {
+      X.toDevice(D);
+      ADD_FAILURE() << "toDevice(" << D.toString() << ") succeeded";
+    } catch (const rt::DeviceError &E) {
+      const std::string M = E.what();
+      EXPECT_NE(M.find(D.toString() + " is not a device of this runtime"), std::string::npos) << M;
+      EXPECT_NE(M.find(kSim.toString()), std::string::npos) << M; // lists the loaded ones
+    }
+  }
+  EXPECT_THROW(rt::Tensor().toDevice(kSim), rt::InvalidStateError);
+  rt::Tensor Released = X.clone();
+  Released.release();
+  EXPECT_THROW(Released.toDevice(kSim), rt::InvalidStateError);
+  EXPECT_THROW(rt::tensor(rt::ElementType::String, rt::TensorShape::fromDims({2})).toDevice(kSim), rt::TypeError);
+
+  // Real device memory: three 1 KiB tensors fill the 4 KiB arena, a fourth does not fit until one
+  // is released.
+  std::vector<rt::Tensor> OnDevice;
+  for (int I = 0; I < 3; ++I)
+    OnDevice.push_back(X.toDevice(kSim));
+  try {
+    X.toDevice(kSim);
+    ADD_FAILURE() << "a fourth 1 KiB buffer fitted into the 4 KiB arena";
+  } catch (const rt::OutOfResourceError &E) {
+    const std::string M = E.what();
+    EXPECT_NE(M.find("sim device memory is full"), std::string::npos) << M;
+    EXPECT_NE(M.find(kSim.toString()), std::string::npos) << M;
+  }
+  OnDevice[1].release();
+  OnDevice[1] = X.toDevice(kSim);
+  EXPECT_EQ(hostFloats(OnDevice[1]), hostFloats(X));
+
+  // A released device tensor is refused by infer().
+  rt::Model A = load(squareLayer(256, 1), onSim(true));
+  rt::Tensor Freed = OnDevice[0];
+  OnDevice[0].release();
+  Freed.release();
+  rt::InferRequest R = A.createRequest();
+  try {
+    R.infer({Freed});
+    R.wait();
+    ADD_FAILURE() << "a released device tensor was accepted";
+  } catch (const rt::InvalidArgumentError &E) {
+    EXPECT_NE(std::string(E.what()).find("empty or released tensor"), std::string::npos) << E.what();
+  }
+}
+
+TEST(SimBackend, ToDeviceAfterFinalizeIsAClearErrorAndHeldDeviceTensorsStayReadable) {
+  rt::Tensor XD;
+  const rt::Tensor X = floats({1, 16}, randomFloats(16, 8));
+  {
+    SimRuntime Sim;
+    XD = X.toDevice(kSim);
+  } // finalize()
+  EXPECT_THROW(X.toDevice(kSim), rt::InvalidStateError);
+  // The buffer holds its backend: the data can still be read back (then the library closes).
+  EXPECT_EQ(hostFloats(XD), hostFloats(X));
+  XD.release();
+  SimRuntime Again; // initialize() again works
+  EXPECT_TRUE(X.toDevice(kSim).isDeviceTensor());
+}

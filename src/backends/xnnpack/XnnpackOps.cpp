@@ -219,6 +219,137 @@ bool planConv(const OptRtHostApi &H, const OptRtNode &N, NodePlan &P, std::strin
   return planWindow(A, P, true, false, Why);
 }
 
+/// int8 or uint8 with every dimension known at load.
+bool static8(const OptRtTensorDesc *D) {
+  if (!D || (D->type != OPT_RT_ELEMENT_I8 && D->type != OPT_RT_ELEMENT_U8))
+    return false;
+  for (int32_t I = 0; I < D->rank; ++I)
+    if (D->dims[I] < 0)
+      return false;
+  return true;
+}
+
+/// A constant of Type with Count (or, where AllowOne, one) elements, read as int32 / float.
+bool constInts(const OptRtTensorDesc *D, int32_t Type, size_t Count, std::vector<int32_t> &Out) {
+  if (!D || D->type != Type || !D->const_data || (countOf(D) != Count && countOf(D) != 1))
+    return false;
+  Out.resize(countOf(D));
+  for (size_t I = 0; I < Out.size(); ++I)
+    Out[I] = Type == OPT_RT_ELEMENT_I8 ? static_cast<const int8_t *>(D->const_data)[I]
+                                       : static_cast<const uint8_t *>(D->const_data)[I];
+  return true;
+}
+bool constScales(const OptRtTensorDesc *D, size_t Count, std::vector<float> &Out) {
+  if (!constF32(D) || (countOf(D) != Count && countOf(D) != 1))
+    return false;
+  const float *V = static_cast<const float *>(D->const_data);
+  Out.assign(V, V + countOf(D));
+  for (float S : Out)
+    if (!std::isnormal(S) || S <= 0.0f)
+      return false;
+  return true;
+}
+
+/// The 8-bit parameters shared by QLinearConv and QLinearMatMul: inputs (x, x_scale, x_zp, w,
+/// w_scale, w_zp, y_scale, y_zp) at 0..7, w constant with OutCh output channels. Chooses qs8 (int8,
+/// w_zp 0, one w_scale), qc8 (int8, w_zp 0, a scale per channel; if AllowPerChannel) or qu8 (uint8,
+/// one w_scale and one w_zp), and reads the clamp a fused activation put on the node.
+bool planQuant(const Attrs &A, const OptRtNode &N, size_t OutCh, bool AllowPerChannel, NodePlan &P, std::string &Why) {
+  const OptRtTensorDesc *X = input(N, 0), *W = input(N, 3), *Y = output(N, 0);
+  if (!static8(X) || !static8(Y) || !W || !W->const_data || X->type != Y->type || W->type != X->type)
+    return fail(Why, "not an 8-bit op with static shapes, constant weights and one 8-bit type for input, weights "
+                     "and output (XNNPACK has no mixed uint8 x int8 operator)");
+  const int32_t T = X->type;
+  std::vector<float> XS, YS;
+  std::vector<int32_t> XZ{0}, WZ{0}, YZ{0};
+  if (!constScales(input(N, 1), 1, XS) || !constScales(input(N, 4), OutCh, P.WScales) || !constScales(input(N, 6), 1, YS))
+    return fail(Why, "scales are not positive normal float32 constants (one, or one per output channel for w)");
+  if ((input(N, 2) && !constInts(input(N, 2), T, 1, XZ)) || (input(N, 5) && !constInts(input(N, 5), T, OutCh, WZ)) ||
+      (input(N, 7) && !constInts(input(N, 7), T, 1, YZ)))
+    return fail(Why, "zero points are not constants of the tensors' type");
+  for (int32_t Z : WZ)
+    if (Z != WZ[0])
+      return fail(Why, "a zero point per output channel (XNNPACK takes one)");
+  P.XScale = XS[0], P.YScale = YS[0], P.XZp = XZ[0], P.WZp = WZ[0], P.YZp = YZ[0];
+  if (T == OPT_RT_ELEMENT_I8) {
+    if (P.WZp != 0)
+      return fail(Why, "int8 weights with a nonzero zero point (XNNPACK's int8 operators take symmetric weights)");
+    P.Quant = P.WScales.size() == 1 ? QuantKind::QS8 : QuantKind::QC8;
+    if (P.Quant == QuantKind::QC8 && !AllowPerChannel)
+      return fail(Why, "a weight scale per output channel (XNNPACK's int8 fully connected operator takes one)");
+    P.QMin = -128, P.QMax = 127;
+  } else {
+    if (P.WScales.size() != 1)
+      return fail(Why, "uint8 weights with a scale per output channel (XNNPACK's uint8 operators take one)");
+    P.Quant = QuantKind::QU8;
+    P.QMin = 0, P.QMax = 255;
+  }
+  // XNNPACK requantizes with the float32 scale x_scale * w_scale / y_scale and refuses one of 256 or more.
+  for (float WS : P.WScales)
+    if (!(P.XScale * WS / P.YScale < 256.0f) || !(P.XScale * WS / P.YScale >= 1.0f / 4294967296.0f))
+      return fail(Why, "a requantization scale outside XNNPACK's range [2^-32, 256)");
+  // A fused activation: its bounds quantized as the QuantizeLinear the fusion removed (monotone, so
+  // exact), as the native QLinearConv does.
+  const int32_t Lo = P.QMin, Hi = P.QMax;
+  const auto Q = [&](float V) {
+    const float R = std::nearbyint(V / P.YScale) + static_cast<float>(P.YZp);
+    return static_cast<int32_t>(std::min<float>(Hi, std::max<float>(Lo, R)));
+  };
+  const float Min = A.f("optimium.act_min", -kInf), Max = A.f("optimium.act_max", kInf);
+  if (!std::isinf(Min) || Min > 0)
+    P.QMin = std::max(P.QMin, Q(Min));
+  if (!std::isinf(Max) || Max < 0)
+    P.QMax = std::min(P.QMax, Q(Max));
+  if (P.QMin >= P.QMax)
+    return fail(Why, "the fused clamp leaves one output value");
+  P.QWeights = W->const_data;
+  return true;
+}
+
+bool planQConv(const OptRtHostApi &H, const OptRtNode &N, NodePlan &P, std::string &Why) {
+  const Attrs A(H, N);
+  if (!A.only({"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides", "optimium.act_min", "optimium.act_max"},
+              Why))
+    return false;
+  const OptRtTensorDesc *X = input(N, 0), *W = input(N, 3), *B = input(N, 8), *Y = output(N, 0);
+  if (!static8(X) || X->rank != 4 || !W || W->rank != 4 || !static8(Y) || Y->rank != 4 || N.num_inputs > 9)
+    return fail(Why, "not a 2-D 8-bit convolution with static shapes");
+  P.Kind = OpKind::QConv;
+  P.N = X->dims[0], P.C = X->dims[1], P.H = X->dims[2], P.W = X->dims[3];
+  P.OC = W->dims[0], P.OH = Y->dims[2], P.OW = Y->dims[3];
+  P.KH = static_cast<uint32_t>(W->dims[2]), P.KW = static_cast<uint32_t>(W->dims[3]);
+  const int64_t G = A.i("group", 1);
+  if (G < 1 || P.C % G != 0 || P.OC % G != 0 || W->dims[1] != static_cast<int64_t>(P.C / G) ||
+      Y->dims[0] != static_cast<int64_t>(P.N) || Y->dims[1] != static_cast<int64_t>(P.OC) || P.N == 0)
+    return fail(Why, "channels and groups do not match");
+  P.Groups = static_cast<uint32_t>(G);
+  std::vector<int64_t> K;
+  if (!A.ints("kernel_shape", 2, K, -1) || (K[0] != -1 && (K[0] != P.KH || K[1] != P.KW)))
+    return fail(Why, "kernel_shape differs from the weights");
+  if (B && (B->type != OPT_RT_ELEMENT_I32 || !B->const_data || countOf(B) != P.OC))
+    return fail(Why, "bias is not an int32 constant of the output channels");
+  P.QBias = B ? static_cast<const int32_t *>(B->const_data) : nullptr;
+  return planQuant(A, N, P.OC, true, P, Why) && planWindow(A, P, true, false, Why);
+}
+
+bool planQMatMul(const OptRtHostApi &H, const OptRtNode &N, NodePlan &P, std::string &Why) {
+  const Attrs A(H, N);
+  if (!A.only({}, Why))
+    return false;
+  const OptRtTensorDesc *X = input(N, 0), *W = input(N, 3), *Y = output(N, 0);
+  if (!static8(X) || X->rank < 2 || !W || W->rank != 2 || !static8(Y) || N.num_inputs != 8)
+    return fail(Why, "not an 8-bit product with constant 2-D weights and static shapes");
+  P.Kind = OpKind::QFullyConnected;
+  P.InCh = X->dims[X->rank - 1], P.OutCh = W->dims[1];
+  if (W->dims[0] != static_cast<int64_t>(P.InCh) || P.InCh == 0 || P.OutCh == 0)
+    return fail(Why, "the weights do not match the input");
+  P.Batch = countOf(X) / P.InCh;
+  if (countOf(Y) != P.Batch * P.OutCh || Y->dims[Y->rank - 1] != static_cast<int64_t>(P.OutCh))
+    return fail(Why, "the output does not match");
+  P.WeightsKxN = true;
+  return planQuant(A, N, P.OutCh, false, P, Why);
+}
+
 bool planPool(const OptRtHostApi &H, const OptRtNode &N, NodePlan &P, std::string &Why) {
   const Attrs A(H, N);
   const bool Max = std::strcmp(N.op_type, "MaxPool") == 0;
@@ -390,22 +521,22 @@ bool planSoftmax(const OptRtHostApi &H, const OptRtNode &N, NodePlan &P, std::st
 
 // --- layout changes at the node's boundaries ---------------------------------------------------
 
-struct TransposeJob {
-  const float *Src;
-  float *Dst;
+template <typename T> struct TransposeJob {
+  const T *Src;
+  T *Dst;
   size_t Rows, Cols; ///< per image: Src is [Rows, Cols], Dst [Cols, Rows]
   size_t Images;
 };
 
 constexpr size_t kTile = 32;
 
-void transposeRange(void *User, size_t Begin, size_t End) {
-  const TransposeJob &J = *static_cast<const TransposeJob *>(User);
+template <typename T> void transposeRange(void *User, size_t Begin, size_t End) {
+  const TransposeJob<T> &J = *static_cast<const TransposeJob<T> *>(User);
   const size_t RowTiles = (J.Rows + kTile - 1) / kTile;
-  for (size_t T = Begin; T < End; ++T) {
-    const size_t Image = T / RowTiles, R0 = (T % RowTiles) * kTile, R1 = std::min(J.Rows, R0 + kTile);
-    const float *S = J.Src + Image * J.Rows * J.Cols;
-    float *D = J.Dst + Image * J.Rows * J.Cols;
+  for (size_t Tl = Begin; Tl < End; ++Tl) {
+    const size_t Image = Tl / RowTiles, R0 = (Tl % RowTiles) * kTile, R1 = std::min(J.Rows, R0 + kTile);
+    const T *S = J.Src + Image * J.Rows * J.Cols;
+    T *D = J.Dst + Image * J.Rows * J.Cols;
     for (size_t C0 = 0; C0 < J.Cols; C0 += kTile) {
       const size_t C1 = std::min(J.Cols, C0 + kTile);
       for (size_t R = R0; R < R1; ++R)
@@ -416,13 +547,20 @@ void transposeRange(void *User, size_t Begin, size_t End) {
 }
 
 /// Per image, [Rows, Cols] -> [Cols, Rows] (NCHW -> NHWC: Rows = C, Cols = H*W), split over the pool.
-void transposeImages(const float *Src, float *Dst, size_t Images, size_t Rows, size_t Cols, const OptRtExecContext *Ctx) {
-  TransposeJob J{Src, Dst, Rows, Cols, Images};
+template <typename T>
+void transposeImages(const T *Src, T *Dst, size_t Images, size_t Rows, size_t Cols, const OptRtExecContext *Ctx) {
+  TransposeJob<T> J{Src, Dst, Rows, Cols, Images};
   const size_t Tiles = Images * ((Rows + kTile - 1) / kTile);
   if (Ctx && Ctx->parallel_for && Ctx->num_threads > 1 && Rows * Cols * Images >= 16384)
-    Ctx->parallel_for(Ctx->pool, Tiles, 1, &transposeRange, &J);
+    Ctx->parallel_for(Ctx->pool, Tiles, 1, &transposeRange<T>, &J);
   else
-    transposeRange(&J, 0, Tiles);
+    transposeRange<T>(&J, 0, Tiles);
+}
+
+uint8_t *sized8(std::vector<uint8_t> &V, size_t Count) {
+  if (V.size() < Count + XNN_EXTRA_BYTES)
+    V.assign(Count + XNN_EXTRA_BYTES, 0);
+  return V.data();
 }
 
 float *sized(std::vector<float> &V, size_t Count) {
@@ -468,6 +606,10 @@ bool planNode(const OptRtHostApi &Host, const OptRtNode &Node, NodePlan &Plan, s
   bool Ok = false;
   if (Op == "Conv")
     Ok = planConv(Host, Node, Plan, Why);
+  else if (Op == "QLinearConv")
+    Ok = planQConv(Host, Node, Plan, Why);
+  else if (Op == "QLinearMatMul")
+    Ok = planQMatMul(Host, Node, Plan, Why);
   else if (Op == "MaxPool" || Op == "AveragePool")
     Ok = planPool(Host, Node, Plan, Why);
   else if (Op == "GlobalAveragePool") {
@@ -559,6 +701,66 @@ int32_t createKernel(const OptRtHostApi &Host, const OptRtNode &Node, std::uniqu
             "create the fully connected operator of");
     break;
   }
+  case OpKind::QConv: {
+    // OIHW -> OHWI per group, bytes (as the float32 Conv).
+    const size_t Cg = P.C / P.Groups, Kk = static_cast<size_t>(P.KH) * P.KW;
+    const auto *Wt = static_cast<const uint8_t *>(P.QWeights);
+    std::vector<uint8_t> Packed(P.OC * Kk * Cg);
+    for (size_t O = 0; O < P.OC; ++O)
+      for (size_t Ci = 0; Ci < Cg; ++Ci)
+        for (size_t T = 0; T < Kk; ++T)
+          Packed[(O * Kk + T) * Cg + Ci] = Wt[(O * Cg + Ci) * Kk + T];
+    const size_t Og = P.OC / P.Groups;
+    switch (P.Quant) {
+    case QuantKind::QS8:
+      XNN_TRY(xnn_create_convolution2d_nhwc_qs8(
+                  P.PT, P.PR, P.PB, P.PL, P.KH, P.KW, P.SH, P.SW, P.DH, P.DW, P.Groups, Cg, Og, P.C, P.OC,
+                  static_cast<int8_t>(P.XZp), P.XScale, P.WScales[0], reinterpret_cast<const int8_t *>(Packed.data()),
+                  P.QBias, static_cast<int8_t>(P.YZp), P.YScale, static_cast<int8_t>(P.QMin),
+                  static_cast<int8_t>(P.QMax), 0, &K->Op),
+              "create the int8 convolution of");
+      break;
+    case QuantKind::QC8:
+      XNN_TRY(xnn_create_convolution2d_nhwc_qc8(
+                  P.PT, P.PR, P.PB, P.PL, P.KH, P.KW, P.SH, P.SW, P.DH, P.DW, P.Groups, Cg, Og, P.C, P.OC,
+                  static_cast<int8_t>(P.XZp), P.XScale, P.WScales.data(), reinterpret_cast<const int8_t *>(Packed.data()),
+                  P.QBias, static_cast<int8_t>(P.YZp), P.YScale, static_cast<int8_t>(P.QMin),
+                  static_cast<int8_t>(P.QMax), 0, &K->Op),
+              "create the per-channel int8 convolution of");
+      break;
+    case QuantKind::QU8:
+      XNN_TRY(xnn_create_convolution2d_nhwc_qu8(P.PT, P.PR, P.PB, P.PL, P.KH, P.KW, P.SH, P.SW, P.DH, P.DW, P.Groups, Cg,
+                                                Og, P.C, P.OC, static_cast<uint8_t>(P.XZp), P.XScale,
+                                                static_cast<uint8_t>(P.WZp), P.WScales[0], Packed.data(), P.QBias,
+                                                static_cast<uint8_t>(P.YZp), P.YScale, static_cast<uint8_t>(P.QMin),
+                                                static_cast<uint8_t>(P.QMax), 0, &K->Op),
+              "create the uint8 convolution of");
+      break;
+    }
+    break;
+  }
+  case OpKind::QFullyConnected: {
+    // B is [K, N]: packed to XNNPACK's [N, K] here (its transposed-weights flag is not used for the
+    // 8-bit operators: the uint8 one gives wrong results with it in this XNNPACK).
+    const auto *Wt = static_cast<const uint8_t *>(P.QWeights);
+    std::vector<uint8_t> Packed(P.InCh * P.OutCh);
+    for (size_t Kx = 0; Kx < P.InCh; ++Kx)
+      for (size_t Nx = 0; Nx < P.OutCh; ++Nx)
+        Packed[Nx * P.InCh + Kx] = Wt[Kx * P.OutCh + Nx];
+    if (P.Quant == QuantKind::QS8)
+      XNN_TRY(xnn_create_fully_connected_nc_qs8(P.InCh, P.OutCh, P.InCh, P.OutCh, static_cast<int8_t>(P.XZp), P.XScale,
+                                                P.WScales[0], reinterpret_cast<const int8_t *>(Packed.data()), nullptr,
+                                                static_cast<int8_t>(P.YZp), P.YScale, static_cast<int8_t>(P.QMin),
+                                                static_cast<int8_t>(P.QMax), 0, &K->Op),
+              "create the int8 fully connected operator of");
+    else
+      XNN_TRY(xnn_create_fully_connected_nc_qu8(P.InCh, P.OutCh, P.InCh, P.OutCh, static_cast<uint8_t>(P.XZp), P.XScale,
+                                                static_cast<uint8_t>(P.WZp), P.WScales[0], Packed.data(), nullptr,
+                                                static_cast<uint8_t>(P.YZp), P.YScale, static_cast<uint8_t>(P.QMin),
+                                                static_cast<uint8_t>(P.QMax), 0, &K->Op),
+              "create the uint8 fully connected operator of");
+    break;
+  }
   case OpKind::MaxPool:
     XNN_TRY(xnn_create_max_pooling2d_nhwc_f32(P.PT, P.PR, P.PB, P.PL, P.KH, P.KW, P.SH, P.SW, P.DH, P.DW, P.C, P.C, P.C,
                                               -kInf, kInf, 0, &K->Op),
@@ -614,6 +816,8 @@ int32_t createKernel(const OptRtHostApi &Host, const OptRtNode &Node, std::uniqu
     break;
   }
   P.Weights = P.Bias = P.ConstA = P.ConstB = nullptr; // packed or copied: the runtime's bytes are not read again
+  P.QWeights = nullptr;
+  P.QBias = nullptr;
   Out = std::move(K);
   return OPT_RT_OK;
 }
@@ -678,6 +882,44 @@ int32_t runKernel(Kernel &K, const OptRtTensor *Inputs, uint32_t NumInputs, cons
   std::lock_guard<std::mutex> Hold(K.Lock); // an XNNPACK operator holds its setup until it runs
   ScopedPool Pool(Ctx);                     // XNNPACK's parallel loops go to the runtime's pool
   switch (P.Kind) {
+  case OpKind::QConv: {
+    std::unique_ptr<ScratchPool::Set> S = Scratch.take();
+    uint8_t *Nhwc = sized8(S->In8, P.N * P.C * P.H * P.W);
+    uint8_t *NhwcOut = sized8(S->Out8, P.N * P.OC * P.OH * P.OW);
+    transposeImages(static_cast<const uint8_t *>(X->data), Nhwc, P.N, P.C, P.H * P.W, Ctx);
+    xnn_status St;
+    switch (P.Quant) {
+    case QuantKind::QS8:
+      St = xnn_setup_convolution2d_nhwc_qs8(K.Op, P.N, P.H, P.W, reinterpret_cast<const int8_t *>(Nhwc),
+                                            reinterpret_cast<int8_t *>(NhwcOut), Pool.threadpool());
+      break;
+    case QuantKind::QC8:
+      St = xnn_setup_convolution2d_nhwc_qc8(K.Op, P.N, P.H, P.W, reinterpret_cast<const int8_t *>(Nhwc),
+                                            reinterpret_cast<int8_t *>(NhwcOut), Pool.threadpool());
+      break;
+    default:
+      St = xnn_setup_convolution2d_nhwc_qu8(K.Op, P.N, P.H, P.W, Nhwc, NhwcOut, Pool.threadpool());
+      break;
+    }
+    if (St == xnn_status_success)
+      St = xnn_run_operator(K.Op, Pool.threadpool());
+    if (St == xnn_status_success)
+      transposeImages(static_cast<const uint8_t *>(NhwcOut), static_cast<uint8_t *>(Y->data), P.N, P.OH * P.OW, P.OC, Ctx);
+    Scratch.give(std::move(S));
+    if (St != xnn_status_success)
+      return xnnError(St, "run", P, Error);
+    return OPT_RT_OK;
+  }
+  case OpKind::QFullyConnected:
+    if (P.Quant == QuantKind::QS8)
+      XNN_TRY(xnn_setup_fully_connected_nc_qs8(K.Op, P.Batch, static_cast<const int8_t *>(X->data),
+                                               static_cast<int8_t *>(Y->data), Pool.threadpool()),
+              "set up");
+    else
+      XNN_TRY(xnn_setup_fully_connected_nc_qu8(K.Op, P.Batch, static_cast<const uint8_t *>(X->data),
+                                               static_cast<uint8_t *>(Y->data), Pool.threadpool()),
+              "set up");
+    break;
   case OpKind::Conv:
   case OpKind::MaxPool:
   case OpKind::AveragePool: {

@@ -18,7 +18,10 @@
 namespace optimium {
 namespace xnnpack_ext {
 
-enum class OpKind { Conv, FullyConnected, MaxPool, AveragePool, GlobalAveragePool, Binary, Unary, Softmax };
+enum class OpKind { Conv, FullyConnected, MaxPool, AveragePool, GlobalAveragePool, Binary, Unary, Softmax, QConv, QFullyConnected };
+/// XNNPACK's 8-bit operator families: qs8 (int8, weights symmetric, one scale), qc8 (int8 weights
+/// with a scale per output channel), qu8 (uint8 with zero points, one scale).
+enum class QuantKind { QS8, QC8, QU8 };
 enum class BinaryOp { Add, Sub, Mul, Div, Max, Min };
 enum class UnaryOp { Clamp, LeakyRelu, Sigmoid, HardSwish, Elu, Abs, Neg, Floor, Ceil, Sqrt, Round };
 
@@ -48,6 +51,13 @@ struct NodePlan {
   UnaryOp Unary = UnaryOp::Clamp;
   float P0 = 0.0f, P1 = 0.0f;
   size_t Count = 0, Rows = 0, Channels = 0;
+  // QConv (QLinearConv), QFullyConnected (QLinearMatMul): 8-bit tensors, the geometry above.
+  QuantKind Quant = QuantKind::QS8;
+  float XScale = 1.0f, YScale = 1.0f;
+  int32_t XZp = 0, WZp = 0, YZp = 0, QMin = -128, QMax = 127; ///< QMin/QMax: the (fused) clamp
+  std::vector<float> WScales;                                 ///< one, or one per output channel (qc8)
+  const void *QWeights = nullptr;                              ///< int8 or uint8, as Weights
+  const int32_t *QBias = nullptr;
 };
 
 /// Whether the extension runs Node; when not, Why says why (logged at debug level).
@@ -58,6 +68,7 @@ class ScratchPool {
 public:
   struct Set {
     std::vector<float> In, Out, Res;
+    std::vector<uint8_t> In8, Out8; ///< the 8-bit layout changes
   };
   std::unique_ptr<Set> take();
   void give(std::unique_ptr<Set> S);

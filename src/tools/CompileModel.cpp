@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "Optimium/Runtime.h"
 #include "exec/ModelCompiler.h"
 #include "exec/ModelState.h"
 
@@ -18,6 +19,7 @@ std::string compileModel(const CompileOptions &Options, std::ostream &Summary) {
     return "no model given";
   if (Options.Output.empty())
     return "no output given (-o <folder>)";
+  rt::AutoInit Init; // the kernels are created once to record their packed weights
   rt::ModelLoadOptions LO;
   LO.Precision = Options.Bf16 ? rt::ComputePrecision::BFloat16 : rt::ComputePrecision::Float32;
   LO.EnableMemoryOptimization = !Options.KeepIntermediates;
@@ -61,7 +63,8 @@ std::string compileModel(const CompileOptions &Options, std::ostream &Summary) {
   }
   const rtd::CpuFeatures &Cpu = rtd::cpuFeatures();
   Summary << "compiled '" << Options.Model << "' -> '" << Options.Output << "'" << (Options.Bundle ? " (bundle)" : "")
-          << ": graph " << F.Graph.size() << " bytes, weights " << F.Weights.size() << " bytes, "
+          << ": graph " << F.Graph.size() << " bytes, weights " << F.Weights.size() << " bytes, packed weights "
+          << F.Packed.size() << " bytes, "
           << (Options.Bf16 ? "bfloat16" : "float32") << " compute, for CPU features: " << Cpu.toString() << "\n";
   return "";
 }

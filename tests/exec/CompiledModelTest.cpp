@@ -374,4 +374,104 @@ TEST(CompiledFallback, AFolderCompiledWithAvx512LoadsOnASmallerCpu) {
     EXPECT_LT(maxAbsDiff(OA[I], OB[I]), 1e-4);
   const rt::Tensor Want = readNpy(Onnx + "/output_0.npy");
   EXPECT_LT(maxAbsDiff(OB[0], Want), 1e-3);
+  // Packed weights: served from packed.bin when this CPU's features are the compile host's, else
+  // every key misses (the CPU feature level is part of it) and the kernels pack at load.
+  rtd::CompiledSource Src;
+  Src.Folder = Src.Label = Folder;
+  auto C = rtd::readCompiledModel(Src);
+  ASSERT_TRUE(C.isOk()) << C.status().message();
+  ASSERT_TRUE(C.value().Packed);
+  if (C.value().Info.CpuMask == rtd::cpuFeatureMask(rtd::cpuFeatures())) {
+    EXPECT_GT(B.impl()->PackedHits, 0u);
+    EXPECT_EQ(B.impl()->PackedMisses, 0u);
+  } else {
+    EXPECT_EQ(B.impl()->PackedHits, 0u);
+    EXPECT_GT(B.impl()->PackedMisses, 0u);
+  }
+}
+
+TEST(CompiledModel, PackedWeightsAreBorrowedWithNoPackingAtLoad) {
+  rt::AutoInit Init;
+  for (const std::string Rel : {"models/digits/model.onnx", "tests/models/cnn", "tests/models/mlp"}) {
+    const std::string Onnx = dataPath(Rel);
+    const std::string Folder = compileTo(Onnx);
+    struct stat St;
+    ASSERT_EQ(::stat((Folder + "/" + rtd::kCompiledPackedFile).c_str(), &St), 0) << Rel;
+    rt::Model A = rt::loadModel(Onnx);
+    rt::Model B = rt::loadModel(Folder);
+    EXPECT_EQ(A.impl()->PackedHits + A.impl()->PackedMisses, 0u) << Rel; // ONNX loads have no cache
+    EXPECT_GT(B.impl()->PackedHits, 0u) << Rel;
+    EXPECT_EQ(B.impl()->PackedMisses, 0u) << Rel;
+    expectIdentical(A, B, inputsFor(A, dataPath(folderOf(Rel))), Rel + " packed");
+  }
+  // The bundle carries packed.bin too: by path and by (aligned) bytes.
+  const std::string Onnx = dataPath("models/digits/model.onnx");
+  const std::string Bundle = compileTo(Onnx, /*Bundle=*/true);
+  rt::Model A = rt::loadModel(Onnx);
+  rt::Model B = rt::loadModel(Bundle);
+  EXPECT_GT(B.impl()->PackedHits, 0u);
+  EXPECT_EQ(B.impl()->PackedMisses, 0u);
+  expectIdentical(A, B, inputsFor(A, dataPath("models/digits")), "packed bundle");
+}
+
+TEST(CompiledModel, PackedWeightsWithOtherKeysArePackedAgainAtLoad) {
+  rt::AutoInit Init;
+  const std::string Onnx = dataPath("tests/models/cnn");
+  const std::string Folder = compileTo(Onnx);
+  rt::Model A = rt::loadModel(Onnx);
+  const std::vector<rt::Tensor> In = inputsFor(A, Onnx);
+  // A packed.bin of the right graph whose keys name no kernel of it (another runtime's layout):
+  // every lookup misses, the kernels pack as for the ONNX file, outputs unchanged.
+  const std::vector<uint8_t> Graph = readFile(Folder + "/" + rtd::kCompiledGraphFile);
+  uint32_t GraphCrc = 0;
+  std::memcpy(&GraphCrc, Graph.data() + 24, 4);
+  rtd::PackedRecord Other;
+  Other["0:nowhere:native:in1/f32_gemm__other"] = std::vector<uint8_t>(256, 7);
+  writeFile(Folder + "/" + rtd::kCompiledPackedFile, rtd::encodePackedWeights(Other, GraphCrc));
+  rt::Model B = rt::loadModel(Folder);
+  EXPECT_EQ(B.impl()->PackedHits, 0u);
+  EXPECT_GT(B.impl()->PackedMisses, 0u);
+  expectIdentical(A, B, In, "packed keys missing");
+  // No packed.bin at all: the folder still loads (kernels pack at load).
+  ::unlink((Folder + "/" + rtd::kCompiledPackedFile).c_str());
+  rt::Model C = rt::loadModel(Folder);
+  EXPECT_EQ(C.impl()->PackedHits + C.impl()->PackedMisses, 0u);
+  expectIdentical(A, C, In, "no packed.bin");
+  // Another compilation's packed.bin is refused, naming the file.
+  const std::string Mlp = compileTo(dataPath("tests/models/mlp"));
+  writeFile(Folder + "/" + rtd::kCompiledPackedFile, readFile(Mlp + "/" + rtd::kCompiledPackedFile));
+  expectContainerError(Folder, {Folder + "/" + rtd::kCompiledPackedFile, "does not belong"});
+}
+
+TEST(CompiledModel, CorruptPackedWeightsAreContainerErrorsNamingTheFile) {
+  rt::AutoInit Init;
+  const std::string Folder = compileTo(dataPath("tests/models/cnn"));
+  const std::string Path = Folder + "/" + rtd::kCompiledPackedFile;
+  const std::vector<uint8_t> Good = readFile(Path);
+  ASSERT_GT(Good.size(), 4096u);
+  for (size_t Keep : {size_t(0), size_t(7), size_t(31), size_t(32), size_t(40), Good.size() / 2, Good.size() - 1}) {
+    writeFile(Path, std::vector<uint8_t>(Good.begin(), Good.begin() + Keep));
+    expectContainerError(Folder, {Path});
+  }
+  // Every byte of the preamble and the index is checked at load (the index by its CRC-32).
+  for (size_t At = 0; At < 200 && At < Good.size(); At += 3) {
+    if (At >= 24 && At < 28)
+      continue; // the whole body's CRC-32: checked by verifyCompiledModel only (below)
+    std::vector<uint8_t> Bad = Good;
+    Bad[At] ^= 0x5a;
+    writeFile(Path, Bad);
+    expectContainerError(Folder, {Path});
+  }
+  // An entry's bytes only by verifyCompiledModel (checking them would read every packed weight).
+  std::vector<uint8_t> Bad = Good;
+  Bad.back() ^= 0x01;
+  writeFile(Path, Bad);
+  rtd::CompiledSource Src;
+  Src.Folder = Src.Label = Folder;
+  const rtd::Status S = rtd::verifyCompiledModel(Src);
+  EXPECT_EQ(S.code(), rtd::ErrorCode::Container);
+  EXPECT_NE(S.message().find(Path), std::string::npos) << S.message();
+  writeFile(Path, Good);
+  EXPECT_TRUE(rtd::verifyCompiledModel(Src).isOk());
+  EXPECT_NO_THROW(rt::loadModel(Folder));
 }

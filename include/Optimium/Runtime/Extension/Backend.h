@@ -16,7 +16,8 @@
  *   1  first release.
  *   2  OptRtTensorDesc and OptRtTensor start with struct_size; OptRtBackend gains get_capability;
  *      C constants for element types, platforms, device kinds and capabilities.
- *      Appended later (same version, readers check struct_size): OptRtHostApi::get_attr_name. */
+ *      Appended later (same version, readers check struct_size): OptRtHostApi::get_attr_name;
+ *      OptRtNode::weights_cache (the packed-weights cache, OptRtWeightsCache). */
 #ifndef OPTIMIUM_RUNTIME_EXTENSION_BACKEND_H
 #define OPTIMIUM_RUNTIME_EXTENSION_BACKEND_H
 
@@ -186,6 +187,22 @@ typedef struct OptRtTensorDesc {
   uint64_t const_bytes;
 } OptRtTensorDesc;
 
+/* A packed-weights cache the host offers a backend per node at create_kernel (like XNNPACK's
+ * weights cache): a factory that packs a constant input into a layout of its own first asks
+ * lookup with a key naming the input, its kernel variant, the packing parameters and the CPU
+ * feature level; a hit hands it bytes it borrows (64-byte aligned, read-only, valid as long as the
+ * kernel) instead of packing; on a miss it packs as before and offers the result to store (the
+ * host may copy it: optimium-compile records them into the compiled folder's packed.bin). Keys
+ * are per node (the host scopes them by node and backend); the bytes are the backend's own
+ * layout, opaque to the host, so a backend checks a hit's size and treats a wrong one as a miss.
+ * Both return 1 for a hit / a stored entry, 0 otherwise. */
+typedef struct OptRtWeightsCache {
+  uint32_t struct_size;
+  void *state;
+  int32_t (*lookup)(void *state, const char *key, size_t key_size, const void **data, uint64_t *size);
+  int32_t (*store)(void *state, const char *key, size_t key_size, const void *data, uint64_t size);
+} OptRtWeightsCache;
+
 typedef struct OptRtNode {
   uint32_t struct_size;
   const char *name;
@@ -197,6 +214,9 @@ typedef struct OptRtNode {
   uint32_t num_outputs;
   const OptRtTensorDesc *outputs;
   const void *host_node; /* opaque: pass to OptRtHostApi attribute getters */
+  /* Present when struct_size covers it; may be NULL (no cache: pack as usual). Valid during
+   * create_kernel only; the bytes of a hit live as long as the model. */
+  const OptRtWeightsCache *weights_cache;
 } OptRtNode;
 
 /* Sequence and optional values (ONNX sequence(tensor), optional(...)) reach only the built-in native

@@ -4,6 +4,7 @@
 #include "Optimium/Runtime/Attribute.h"
 #include "Optimium/Runtime/Config.h"
 #include "Optimium/Runtime/Device.h"
+#include "Optimium/Runtime/DeviceProperties.h"
 #include "Optimium/Runtime/ElementType.h"
 #include "Optimium/Runtime/Exceptions.h"
 #include "Optimium/Runtime/Export.h"

@@ -155,6 +155,9 @@ void bind_devices(nb::module_ &m) {
       .def("__str__", &rt::DeviceID::toString)
       .def("__repr__", [](const rt::DeviceID &D) { return "<optimium.runtime.DeviceID " + D.toString() + ">"; });
   m.def("get_local_info", [] { return hostInfo(rt::getLocalInfo()); });
+  m.def("get_device_property", [](const rt::DeviceID &D, const std::string &Key) { return rt::getDeviceProperty(D, Key); },
+        "device"_a, "key"_a,
+        "A property its backend reports (hw_type, inference_time_path, memory), '' when none.");
 }
 
 } // namespace python

@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "api/OwnedModelBytes.h"
+#include "core/ErrorConversion.h"
+#include "import/SealedFolder.h"
 
 namespace optimium {
 namespace python {
@@ -316,6 +318,10 @@ void bind_model(nb::module_ &m) {
           },
           "timeout_us"_a = 0)
       .def_prop_ro("status", [](const PyRequest &Q) { return Q.R.getStatus(); })
+      .def_prop_rw(
+          "device_outputs", [](const PyRequest &Q) { return Q.R.getDeviceOutputs(); },
+          [](PyRequest &Q, bool Enable) { Q.R.setDeviceOutputs(Enable); },
+          "Outputs computed on a device with its own memory stay there as device tensors (docs/devices.md).")
       .def("set_callback", &requestSetCallback, "callback"_a.none())
       .def("cancel", [](PyRequest &Q) { Q.R.cancel(); })
       .def("get_output",
@@ -427,6 +433,25 @@ void bind_model(nb::module_ &m) {
       "spin_iterations"_a = rt::kDefaultSpinIterations, "spin_yield_iterations"_a = rt::kDefaultSpinYieldIterations,
       "enable_work_stealing"_a = true, "resizable_capacities"_a = nb::none(),
       "indexed_intermediate_save"_a = false, "compute_precision"_a = "float32");
+
+  m.def(
+      "encrypt_model",
+      [](nb::handle Path, nb::handle OutFolder, const std::string &Passphrase, int ScryptLog2N) {
+        if (ScryptLog2N < 10 || ScryptLog2N > 22)
+          throw rt::InvalidArgumentError("scrypt_log2n must be in [10, 22], got " + std::to_string(ScryptLog2N));
+        nb::object FsPath = nb::module_::import_("os").attr("fspath");
+        const std::string In = nb::cast<std::string>(nb::str(FsPath(Path)));
+        const std::string Out = nb::cast<std::string>(nb::str(FsPath(OutFolder)));
+        rt::detail::ScryptParams Kdf;
+        Kdf.N = uint64_t{1} << ScryptLog2N;
+        nb::gil_scoped_release G;
+        return rt::detail::valueOrThrow(rt::detail::encryptModelFolder(In, Out, Passphrase, Kdf));
+      },
+      "path"_a, "out_folder"_a, "passphrase"_a, "scrypt_log2n"_a = 14,
+      "Writes an encrypted copy of a model (an .onnx file or a model folder, with its external data\n"
+      "files and optimium.json) into out_folder (missing or empty): AES-256-GCM per file, the key from\n"
+      "the passphrase through scrypt (N = 2**scrypt_log2n, r = 8, p = 1). Load it with\n"
+      "load_model(out_folder, passphrase=...). Returns the names of the files encrypted.");
 }
 
 } // namespace python

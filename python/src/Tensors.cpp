@@ -141,6 +141,8 @@ PyTensor tensorFromBuffer(nb::handle Obj, rt::ElementType Type, bool Copy, const
 
 nb::object tensorToNumpy(const PyTensor &P) {
   requireValid(P, "to_numpy");
+  if (P.T.isDeviceTensor()) // in a device's memory: a host copy first
+    return tensorToNumpy(PyTensor{P.T.toHost(), nb::none()});
   const rt::Tensor &T = P.T;
   const rt::ElementType Type = T.getType();
   std::vector<int64_t> Dims64 = T.getShape().getDims();
@@ -298,6 +300,18 @@ void bind_tensors(nb::module_ &m) {
       .def_prop_ro("element_count", [](const PyTensor &P) { return P.T.impl() ? P.T.getElementCount() : 0; })
       .def_prop_ro("nbytes", [](const PyTensor &P) { return P.T.impl() ? P.T.getTensorSize() : 0; })
       .def_prop_ro("is_user_buffer", [](const PyTensor &P) { return P.T.impl() && P.T.isUserBuffer(); })
+      .def_prop_ro("is_device", [](const PyTensor &P) { return P.T.isDeviceTensor(); },
+                   "Whether the data is in a device's own memory (a device output; to_host() copies it).")
+      .def_prop_ro("device",
+                   [](const PyTensor &P) {
+                     requireValid(P, "device");
+                     return P.T.getDevice();
+                   })
+      .def("to_host",
+           [](const PyTensor &P) {
+             requireValid(P, "to_host");
+             return P.T.isDeviceTensor() ? PyTensor{P.T.toHost(), nb::none()} : P;
+           })
       .def("fill", &tensorFill, "value"_a)
       .def("to_numpy", &tensorToNumpy)
       .def("clone", [](const PyTensor &P) {

@@ -102,6 +102,18 @@ std::vector<LayerDuration> InferRequest::getLayerDurations() const {
   return summarizeLayerDurations(getProfileEvents(), getModelOperations());
 }
 
+void InferRequest::setDeviceOutputs(bool Enable) {
+  RequestImpl &R = checked(Impl);
+  std::lock_guard<std::mutex> Lock(R.Mu);
+  R.DeviceOutputs = Enable;
+}
+
+bool InferRequest::getDeviceOutputs() const {
+  RequestImpl &R = checked(Impl);
+  std::lock_guard<std::mutex> Lock(R.Mu);
+  return R.DeviceOutputs;
+}
+
 void InferRequest::setRecorder(std::shared_ptr<ProfileEventRecorder> Recorder) {
   RequestImpl &R = checked(Impl);
   std::lock_guard<std::mutex> Lock(R.Mu);

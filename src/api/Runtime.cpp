@@ -39,7 +39,9 @@ std::string libraryFolder() {
 }
 
 void autoLoadExtensions() {
-  static const char *Known[] = {"xnnpack", "cuda", "vulkan", "opencl", "snpe", "qnn"};
+  // The spec's list, then the simulated accelerator (docs/devices.md; explicit-only, so loading it
+  // changes no placement unless ModelLoadOptions.Devices names it).
+  static const char *Known[] = {"xnnpack", "cuda", "vulkan", "opencl", "snpe", "qnn", "sim"};
   std::vector<std::string> Folders{libraryFolder()};
   if (const char *Extra = std::getenv("OPTIMIUM_RT_EXTENSION_PATH")) {
     std::string S = Extra;

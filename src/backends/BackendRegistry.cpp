@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstring>
 #include <iterator>
+#include <map>
 #include <mutex>
 
 #include "backends/NodeHandle.h"
@@ -93,6 +94,49 @@ RegisteredBackend::~RegisteredBackend() {
     Backend.destroy(Backend.state);
   if (Handle)
     ::dlclose(Handle);
+}
+
+DeviceBuffer::~DeviceBuffer() {
+  if (Handle && Owner && Owner->Backend.release)
+    Owner->Backend.release(Owner->Backend.state, Handle);
+}
+
+Result<std::shared_ptr<DeviceBuffer>> DeviceBuffer::allocate(const std::shared_ptr<RegisteredBackend> &B, uint64_t Bytes) {
+  auto D = std::make_shared<DeviceBuffer>();
+  char Error[512] = {0};
+  void *Handle = nullptr;
+  const int32_t RC = B->Backend.allocate(B->Backend.state, Bytes ? Bytes : 1, &Handle, Error, sizeof(Error));
+  if (RC != OPT_RT_OK || !Handle)
+    return makeError(RC == OPT_RT_ERROR_OUT_OF_RESOURCE ? ErrorCode::OutOfResource : ErrorCode::Device,
+                     "cannot allocate ", Bytes, " bytes of device memory on ", B->Device.toString(), ": ",
+                     Error[0] ? Error : "the backend's allocate failed");
+  D->Owner = B;
+  D->Device = B->Device;
+  D->Handle = Handle;
+  D->Bytes = Bytes;
+  return D;
+}
+
+Status DeviceBuffer::copyFromHost(const void *Src, uint64_t N) const {
+  if (N > Bytes)
+    return makeError(ErrorCode::InvalidArgument, "copy of ", N, " bytes into a device buffer of ", Bytes);
+  char Error[512] = {0};
+  const int32_t RC = Owner->Backend.copy_to_device(Owner->Backend.state, Handle, Src, N, Error, sizeof(Error));
+  if (RC != OPT_RT_OK)
+    return makeError(ErrorCode::Device, "copy of ", N, " bytes to ", Device.toString(), " failed: ",
+                     Error[0] ? Error : "copy_to_device failed");
+  return Status::ok();
+}
+
+Status DeviceBuffer::copyToHost(void *Dst, uint64_t N) const {
+  if (N > Bytes)
+    return makeError(ErrorCode::InvalidArgument, "copy of ", N, " bytes out of a device buffer of ", Bytes);
+  char Error[512] = {0};
+  const int32_t RC = Owner->Backend.copy_from_device(Owner->Backend.state, Dst, Handle, N, Error, sizeof(Error));
+  if (RC != OPT_RT_OK)
+    return makeError(ErrorCode::Device, "copy of ", N, " bytes from ", Device.toString(), " failed: ",
+                     Error[0] ? Error : "copy_from_device failed");
+  return Status::ok();
 }
 
 void writeAbiError(const std::string &Message, char *Buffer, size_t Size) {
@@ -251,6 +295,43 @@ Result<std::unique_ptr<Capability>> capabilityFromAbi(const OptRtCapability &C) 
   }
 }
 
+// The native kernels offered to extensions (OptRtHostApi::native_*): the native backend's own
+// callbacks, so an extension computing with them goes through the same code as a native node.
+const OptRtBackend &nativeAbi() {
+  static const OptRtBackend *B = [] {
+    auto *N = new OptRtBackend();
+    makeNativeBackend(*N);
+    return N;
+  }();
+  return *B;
+}
+int32_t hostNativeSupports(const OptRtNode *Node) {
+  const OptRtBackend &B = nativeAbi();
+  return Node ? B.supports_node(B.state, Node) : 0;
+}
+int32_t hostNativeCreate(const OptRtNode *Node, void **Kernel, char *Error, size_t ErrorSize) {
+  const OptRtBackend &B = nativeAbi();
+  if (!Node || !Kernel) {
+    writeAbiError("native_create_kernel: null node or kernel pointer", Error, ErrorSize);
+    return OPT_RT_ERROR_INVALID_ARGUMENT;
+  }
+  return B.create_kernel(B.state, Node, Kernel, Error, ErrorSize);
+}
+int32_t hostNativeRun(void *Kernel, const OptRtTensor *Inputs, uint32_t NumInputs, const OptRtTensor *Outputs,
+                      uint32_t NumOutputs, const OptRtExecContext *Ctx, char *Error, size_t ErrorSize) {
+  const OptRtBackend &B = nativeAbi();
+  return B.run_kernel(B.state, Kernel, Inputs, NumInputs, Outputs, NumOutputs, Ctx, Error, ErrorSize);
+}
+void hostNativeDestroy(void *Kernel) {
+  const OptRtBackend &B = nativeAbi();
+  if (Kernel)
+    B.destroy_kernel(B.state, Kernel);
+}
+
+/// Whether the backend's struct (its struct_size) covers the field ending at End.
+bool covers(const OptRtBackend &B, size_t End) { return B.struct_size >= End; }
+#define OPT_RT_FIELD_END(F) (offsetof(OptRtBackend, F) + sizeof(OptRtBackend::F))
+
 } // namespace
 
 const OptRtHostApi *hostApi() {
@@ -258,7 +339,8 @@ const OptRtHostApi *hostApi() {
                                    &getAttrInt,         &getAttrFloat,
                                    &getAttrString,      &getAttrInts,
                                    &getAttrFloats,      &hostLog,
-                                   &getAttrName};
+                                   &getAttrName,        &hostNativeSupports, &hostNativeCreate,
+                                   &hostNativeRun,      &hostNativeDestroy};
   return &Api;
 }
 
@@ -312,8 +394,25 @@ Status loadExtensionLibrary(const std::string &Path) {
     return makeError(ErrorCode::Extension, "extension '", Path, "' registered an incomplete backend (struct_size ",
                      Got.struct_size, ", at least ", Required,
                      " expected; supports_node, create_kernel and run_kernel are required)");
-  if (B->Backend.struct_size < sizeof(OptRtBackend))
-    B->Backend.get_capability = nullptr; // not covered: an earlier struct of this version
+  // Fields an earlier struct of this version does not cover read as absent.
+  if (!covers(B->Backend, OPT_RT_FIELD_END(get_capability)))
+    B->Backend.get_capability = nullptr;
+  if (!covers(B->Backend, OPT_RT_FIELD_END(flags)))
+    B->Backend.flags = 0;
+  if (!covers(B->Backend, OPT_RT_FIELD_END(copy_from_device))) {
+    B->Backend.flags &= ~OPT_RT_BACKEND_DEVICE_MEMORY;
+    B->Backend.allocate = nullptr;
+    B->Backend.release = nullptr;
+    B->Backend.copy_to_device = nullptr;
+    B->Backend.copy_from_device = nullptr;
+  }
+  if (!covers(B->Backend, OPT_RT_FIELD_END(get_property)))
+    B->Backend.get_property = nullptr;
+  if (B->hasDeviceMemory() && (!B->Backend.allocate || !B->Backend.release || !B->Backend.copy_to_device ||
+                               !B->Backend.copy_from_device))
+    return makeError(ErrorCode::Extension, "extension '", Path,
+                     "' declares device memory (OPT_RT_BACKEND_DEVICE_MEMORY) without allocate, release, "
+                     "copy_to_device and copy_from_device");
   if (Got.platform < 0 || Got.platform > OPT_RT_PLATFORM_HEXAGON || Got.device_kind < 0 ||
       Got.device_kind > OPT_RT_DEVICE_ANY_NPU || Got.device_index > 255)
     return makeError(ErrorCode::Extension, "extension '", Path, "' registered an unknown device (platform ",
@@ -335,6 +434,11 @@ Status loadExtensionLibrary(const std::string &Path) {
       return makeError(ErrorCode::Extension, "extension '", Path, "' ", Converted.status().message());
     Cap = std::move(Converted.value());
   }
+  std::map<std::string, std::string> Props;
+  if (B->Backend.get_property)
+    for (const char *Key : {"hw_type", "inference_time_path", "memory"})
+      if (const char *V = B->Backend.get_property(B->Backend.state, Key))
+        Props[Key] = V;
   std::lock_guard<std::mutex> Lock(registryMutex());
   for (const auto &Other : registry()) {
     if (Other->Device.getPlatform() == B->Device.getPlatform())
@@ -342,7 +446,7 @@ Status loadExtensionLibrary(const std::string &Path) {
                        " is already loaded (", Other->Library.empty() ? "built-in" : Other->Library, ")");
   }
   registry().push_back(B);
-  registerLocalDevice(B->Device, std::move(Cap));
+  registerLocalDevice(B->Device, std::move(Cap), std::move(Props));
   OPT_LOG(Info, "loaded extension '", Path, "' (", B->Backend.name ? B->Backend.name : "?", ") for ",
           B->Device.toString(), ", capability ", B->Device.getCapability().toString());
   return Status::ok();

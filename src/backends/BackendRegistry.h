@@ -10,6 +10,7 @@
 #include "Optimium/Runtime/ElementType.h"
 #include "Optimium/Runtime/Extension/Backend.h"
 #include "core/Status.h"
+#include "core/TensorImpl.h"
 
 namespace optimium {
 namespace runtime {
@@ -23,10 +24,24 @@ struct RegisteredBackend {
   std::string Library; ///< Path of the extension library ("" for built-in).
   void *Handle = nullptr;
   bool Registered = false; ///< init succeeded with our API version: destroy() is owed.
+  /// The backend's OPT_RT_BACKEND_* flags (0 where its struct does not cover them).
+  bool explicitOnly() const { return (Backend.flags & OPT_RT_BACKEND_EXPLICIT_ONLY) != 0; }
+  bool hasDeviceMemory() const { return (Backend.flags & OPT_RT_BACKEND_DEVICE_MEMORY) != 0; }
   RegisteredBackend() = default;
   RegisteredBackend(const RegisteredBackend &) = delete;
   RegisteredBackend &operator=(const RegisteredBackend &) = delete;
   ~RegisteredBackend();
+};
+
+/// A buffer of a backend with device memory (allocate / release of Backend.h); holds the backend
+/// so its library stays loaded while the buffer lives (a device tensor may outlive the model).
+struct DeviceBuffer : DeviceMemory {
+  std::shared_ptr<RegisteredBackend> Owner;
+  ~DeviceBuffer() override;
+  /// Bytes (>= 1) of the backend's memory; OutOfResource naming the device when it is full.
+  static Result<std::shared_ptr<DeviceBuffer>> allocate(const std::shared_ptr<RegisteredBackend> &B, uint64_t Bytes);
+  Status copyFromHost(const void *Src, uint64_t N) const;
+  Status copyToHost(void *Dst, uint64_t N) const override;
 };
 
 /// The host API handed to backends.

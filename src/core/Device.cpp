@@ -12,6 +12,7 @@
 #endif
 
 #include "Optimium/Runtime/Device.h"
+#include "Optimium/Runtime/DeviceProperties.h"
 #include "Optimium/Runtime/Exceptions.h"
 #include "core/CpuFeatures.h"
 #include "core/DeviceRegistry.h"
@@ -296,6 +297,7 @@ std::unique_ptr<Capability> detectNativeCapability() {
 struct Registry {
   std::mutex Lock;
   std::map<DeviceID, std::unique_ptr<Capability>> Capabilities;
+  std::map<DeviceID, std::map<std::string, std::string>> Properties;
   /// Every published device list; the last one is current. Never shrinks (see DeviceRegistry.h).
   std::vector<std::unique_ptr<const std::vector<DeviceID>>> Lists;
   /// Capabilities replaced by a re-registration, kept alive for references to them.
@@ -330,13 +332,14 @@ const std::vector<DeviceID> &localDevices() {
   return *R.Current;
 }
 
-void registerLocalDevice(DeviceID ID, std::unique_ptr<Capability> Cap) {
+void registerLocalDevice(DeviceID ID, std::unique_ptr<Capability> Cap, std::map<std::string, std::string> Props) {
   if (ID.getHostID() != 0)
     throw InvalidArgumentError("registerLocalDevice(): " + ID.toString() + " is not on the local host");
   if (!Cap)
     Cap = std::make_unique<VoidCapability>();
   Registry &R = registry();
   std::lock_guard<std::mutex> G(R.Lock);
+  R.Properties[ID] = std::move(Props);
   auto It = R.Capabilities.find(ID);
   if (It != R.Capabilities.end()) {
     R.Retired.push_back(std::move(It->second));
@@ -360,6 +363,7 @@ void unregisterLocalDevice(DeviceID ID) {
     return;
   R.Retired.push_back(std::move(It->second));
   R.Capabilities.erase(It);
+  R.Properties.erase(ID);
   auto Next = std::make_unique<std::vector<DeviceID>>();
   for (const DeviceID &D : *R.Current)
     if (D != ID)
@@ -386,6 +390,16 @@ const Capability &DeviceID::getCapability() const {
   if (It == R.Capabilities.end())
     return voidCapability();
   return *It->second;
+}
+
+std::string getDeviceProperty(const DeviceID &Device, const std::string &Key) {
+  Registry &R = registry();
+  std::lock_guard<std::mutex> G(R.Lock);
+  auto It = R.Properties.find(Device);
+  if (It == R.Properties.end())
+    return std::string();
+  auto P = It->second.find(Key);
+  return P == It->second.end() ? std::string() : P->second;
 }
 
 HostInfo DeviceID::getHostInfo() const {

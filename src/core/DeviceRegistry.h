@@ -4,7 +4,9 @@
 // them again.
 #pragma once
 
+#include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "Optimium/Runtime/Device.h"
@@ -20,8 +22,9 @@ const std::vector<DeviceID> &localDevices();
 
 /// Adds a local device (host 0) with its capabilities; a null Capability stands for
 /// VoidCapability. Registering an ID again replaces its capability (references to the old one
-/// stay valid). Thread-safe; meant to be called from initialize() / extension registration.
-void registerLocalDevice(DeviceID ID, std::unique_ptr<Capability> Cap);
+/// stay valid). Props are what DeviceID::getProperty reports (the backend's get_property).
+/// Thread-safe; meant to be called from initialize() / extension registration.
+void registerLocalDevice(DeviceID ID, std::unique_ptr<Capability> Cap, std::map<std::string, std::string> Props = {});
 
 /// Removes a device registered by registerLocalDevice (an extension unloaded by finalize()); its
 /// capability then reads as VoidCapability. References handed out before stay valid. The Native

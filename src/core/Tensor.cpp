@@ -138,6 +138,9 @@ TensorImpl &requireImpl(const std::shared_ptr<TensorImpl> &Impl, const char *Wha
 /// The impl, checked to still view memory.
 TensorImpl &requireData(const std::shared_ptr<TensorImpl> &Impl, const char *What) {
   TensorImpl &I = requireImpl(Impl, What);
+  if (I.DeviceStorage)
+    throw InvalidStateError(std::string("Tensor::") + What + "() called on a device tensor (its data is in the memory of " +
+                            I.DeviceStorage->Device.toString() + "); copy it with toHost() first");
   if (!I.Storage)
     throw InvalidStateError(std::string("Tensor::") + What + "() called on a tensor whose data was released");
   if (!I.data() && I.bytes() != 0)
@@ -220,6 +223,20 @@ Tensor makeTensorView(ElementType Type, const std::vector<int64_t> &Dims, std::s
   Impl->Offset = Offset;
   return Tensor(std::move(Impl));
 }
+
+Tensor makeDeviceTensor(ElementType Type, const std::vector<int64_t> &Dims, std::shared_ptr<DeviceMemory> Memory) {
+  auto Impl = std::make_shared<TensorImpl>();
+  Impl->Type = Type;
+  Impl->Shape = TensorShape::fromDims(Dims);
+  Impl->Dims = Dims;
+  size_t Count = 1;
+  for (int64_t D : Dims)
+    Count *= static_cast<size_t>(D < 0 ? 0 : D);
+  Impl->ElementCount = Count;
+  Impl->Padding = false;
+  Impl->DeviceStorage = std::move(Memory);
+  return Tensor(std::move(Impl));
+}
 } // namespace detail
 
 ElementType Tensor::getType() const { return requireImpl(Impl, "getType").Type; }
@@ -234,7 +251,30 @@ bool Tensor::isUserBuffer() const { return requireImpl(Impl, "isUserBuffer").Use
 void *Tensor::data() { return requireImpl(Impl, "data").data(); }
 const void *Tensor::data() const { return requireImpl(Impl, "data").data(); }
 
+bool Tensor::isDeviceTensor() const { return Impl && Impl->DeviceStorage; }
+
+DeviceID Tensor::getDevice() const {
+  const TensorImpl &I = requireImpl(Impl, "getDevice");
+  if (I.DeviceStorage)
+    return I.DeviceStorage->Device;
+  return getLocalInfo().Devices[0]; // the native CPU comes first
+}
+
+Tensor Tensor::toHost() const {
+  const TensorImpl &I = requireImpl(Impl, "toHost");
+  if (!I.DeviceStorage)
+    return *this;
+  Tensor Host = tensor(I.Type, I.Shape, /*Padding=*/true);
+  if (I.bytes())
+    throwIfError(I.DeviceStorage->copyToHost(Host.data(), I.bytes()));
+  return Host;
+}
+
 void Tensor::copyTo(const Tensor &Dest) const {
+  if (isDeviceTensor()) {
+    toHost().copyTo(Dest);
+    return;
+  }
   const TensorImpl &Src = requireData(Impl, "copyTo");
   if (!Dest.Impl)
     throw InvalidArgumentError("Tensor::copyTo(): the destination tensor is empty or released");
@@ -260,6 +300,8 @@ void Tensor::copyTo(const Tensor &Dest) const {
 }
 
 Tensor Tensor::clone() const {
+  if (isDeviceTensor())
+    return toHost(); // a fresh host copy
   const TensorImpl &Src = requireData(Impl, "clone");
   Tensor Copy = tensor(Src.Type, Src.Shape, Src.Padding);
   copyTo(Copy);
@@ -267,6 +309,10 @@ Tensor Tensor::clone() const {
 }
 
 void Tensor::save(const std::string &Path) const {
+  if (isDeviceTensor()) {
+    toHost().save(Path);
+    return;
+  }
   const TensorImpl &Src = requireData(Impl, "save");
   if (Src.Type == ElementType::String)
     throwIfError(makeError(ErrorCode::Type, "cannot save a string tensor to '", Path, "' as raw bytes"));

@@ -5,8 +5,10 @@
 #include <cstddef>
 #include <memory>
 
+#include "Optimium/Runtime/Device.h"
 #include "Optimium/Runtime/Shape.h"
 #include "Optimium/Runtime/Tensor.h"
+#include "core/Status.h"
 
 namespace optimium {
 namespace runtime {
@@ -28,6 +30,19 @@ struct Buffer {
   static std::shared_ptr<Buffer> allocateLongLived(size_t Bytes);
   static std::shared_ptr<Buffer> wrap(void *Data, size_t Bytes);
 };
+
+/// A buffer in the memory of a device that has its own (Extension/Backend.h,
+/// OPT_RT_BACKEND_DEVICE_MEMORY): an opaque handle the host never dereferences. Implemented by
+/// backends/BackendRegistry (DeviceBuffer); core sees only this face of it. Freed with its last
+/// reference.
+struct DeviceMemory {
+  DeviceID Device;
+  void *Handle = nullptr;
+  uint64_t Bytes = 0;
+  virtual ~DeviceMemory() = default;
+  /// Copies the first N bytes to host memory.
+  virtual Status copyToHost(void *Dst, uint64_t N) const = 0;
+};
 } // namespace detail
 
 struct TensorImpl {
@@ -39,6 +54,9 @@ struct TensorImpl {
   size_t Offset = 0;                       ///< Byte offset of the data in Storage.
   bool Padding = true;
   bool UserBuffer = false;
+  /// Set for a device tensor (InferRequest::setDeviceOutputs): its data is on the device, Storage
+  /// is null and data() returns null.
+  std::shared_ptr<detail::DeviceMemory> DeviceStorage;
 
   void *data() const { return Storage ? static_cast<char *>(Storage->Data) + Offset : nullptr; }
   size_t bytes() const { return ElementCount * getElementSize(Type); }
@@ -48,6 +66,8 @@ namespace detail {
 /// A tensor viewing Bytes at Offset of a shared buffer (used for outputs and intermediates).
 Tensor makeTensorView(ElementType Type, const std::vector<int64_t> &Dims, std::shared_ptr<Buffer> Storage,
                       size_t Offset);
+/// A tensor whose data is the device buffer Memory (shared, not copied).
+Tensor makeDeviceTensor(ElementType Type, const std::vector<int64_t> &Dims, std::shared_ptr<DeviceMemory> Memory);
 } // namespace detail
 
 } // namespace runtime

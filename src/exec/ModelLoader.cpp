@@ -5,8 +5,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -20,6 +22,7 @@
 #include "exec/Request.h"
 #include "import/Manifest.h"
 #include "import/MappedFile.h"
+#include "import/SealedFolder.h"
 #include "import/compiled/CompiledModel.h"
 #include "import/onnx/OnnxImporter.h"
 #include "ir/InferShapes.h"
@@ -97,15 +100,16 @@ Result<std::vector<std::shared_ptr<RegisteredBackend>>> resolveDevices(const Mod
     // Accelerators first, the native CPU as the universal fallback. An extension that runs on the
     // CPU itself (XNNPack) comes after the native backend: it runs a model only when Devices asks
     // for it (the native kernels are the faster default on the CPUs we measure, docs/benchmarks.md).
+    // A simulator (explicit-only) is used only where Devices names it.
     const auto OnCpu = [](const std::shared_ptr<RegisteredBackend> &B) { return isDeviceCPU(B->Device.getDeviceKind()); };
     for (const auto &B : All)
-      if (B->Device.getPlatform() != PlatformKind::Native && !OnCpu(B))
+      if (B->Device.getPlatform() != PlatformKind::Native && !OnCpu(B) && !B->explicitOnly())
         Out.push_back(B);
     for (const auto &B : All)
       if (B->Device.getPlatform() == PlatformKind::Native)
         Out.push_back(B);
     for (const auto &B : All)
-      if (B->Device.getPlatform() != PlatformKind::Native && OnCpu(B))
+      if (B->Device.getPlatform() != PlatformKind::Native && OnCpu(B) && !B->explicitOnly())
         Out.push_back(B);
     return Out;
   }
@@ -397,6 +401,19 @@ Status placeAndCreateKernels(ModelImpl &M, const std::vector<std::shared_ptr<Reg
       N.Device = B->Device;
       break;
     }
+    if (CN->Backend && !M.Options.Strict && CN->Backend->Device.getPlatform() != PlatformKind::Native) {
+      // The fallback when the extension fails this node at run time (ModelState.h).
+      for (const auto &B : registeredBackends())
+        if (B->Device.getPlatform() == PlatformKind::Native && B->Backend.supports_node(B->Backend.state, &Desc)) {
+          char Error[1024] = {0};
+          CacheState.Prefix = std::to_string(NI) + ":" + N.Name + ":" + (B->Backend.name ? B->Backend.name : "") + ":";
+          if (B->Backend.create_kernel(B->Backend.state, &Desc, &CN->FallbackKernel, Error, sizeof(Error)) == OPT_RT_OK)
+            CN->Fallback = B;
+          else
+            CN->FallbackKernel = nullptr;
+          break;
+        }
+    }
     if (!CN->Backend) {
       std::string Tried;
       for (const auto &B : Candidates)
@@ -465,6 +482,36 @@ void buildMetadata(ModelImpl &M) {
 }
 
 /// Node dependencies: distinct users/producers, and (for Pipeline) ancestor bitsets.
+/// Where each value is read (ModelImpl::ReadOnHost): bit 1, by a node that reads host memory or
+/// sits on another device-memory backend than its producer (or by a subgraph, a Preserved input's
+/// update, anything this cannot see through); bit 2, by the caller as a graph output.
+void computeResidency(ModelImpl &M) {
+  const Graph &G = *M.G;
+  M.ReadOnHost.assign(G.Values.size(), 0);
+  bool HasSubgraphs = false;
+  for (const Node &N : G.Nodes)
+    for (const auto &KV : N.Attrs)
+      HasSubgraphs |= KV.second.K == AttrValue::Kind::Graph;
+  for (const auto &CN : M.Nodes)
+    M.UsesDeviceMemory |= CN->Backend && CN->Backend->hasDeviceMemory();
+  for (size_t V = 0; V < G.Values.size(); ++V) {
+    const Value &Val = G.Values[V];
+    const RegisteredBackend *Producer = Val.Producer >= 0 ? M.Nodes[Val.Producer]->Backend.get() : nullptr;
+    char Bits = Val.IsGraphOutput ? 2 : 0;
+    if (HasSubgraphs)
+      Bits |= 1;
+    for (int C : Val.Consumers) {
+      const RegisteredBackend *B = M.Nodes[C]->Backend.get();
+      if (!B || !B->hasDeviceMemory() || B != Producer)
+        Bits |= 1;
+    }
+    M.ReadOnHost[V] = Bits;
+  }
+  for (const StatefulInput &S : M.Stateful)
+    if (S.UpdateFrom >= 0)
+      M.ReadOnHost[S.UpdateFrom] |= 1;
+}
+
 void buildDependencies(ModelImpl &M) {
   const Graph &G = *M.G;
   const size_t NN = G.Nodes.size();
@@ -662,11 +709,10 @@ PipelineOptions pipelineOptionsFor(const ModelLoadOptions &Options) {
 
 /// The graph as kernels see it: manifest marks applied, shapes inferred, the pass table
 /// (passes/Pipeline.cpp) run.
-Status prepareGraph(ModelImpl &M, const std::string &ManifestPath, const PipelineOptions &PO) {
-  if (!ManifestPath.empty()) {
-    ASSIGN_OR_RETURN(Manifest Man, readManifest(ManifestPath));
-    M.ManifestPath = ManifestPath;
-    RETURN_IF_ERROR(applyManifest(M, Man));
+Status prepareGraph(ModelImpl &M, const std::optional<Manifest> &Man, const PipelineOptions &PO) {
+  if (Man) {
+    M.ManifestPath = Man->Path;
+    RETURN_IF_ERROR(applyManifest(M, *Man));
   }
   RETURN_IF_ERROR(inferGraphShapes(*M.G));
   runPassPipeline(*M.G, PO);
@@ -696,9 +742,20 @@ Status adoptCompiledGraph(ModelImpl &M, const CompileInfo &Info, const std::stri
   return Status::ok();
 }
 
-/// Kernels, metadata, pool and scheduler for a prepared graph.
+/// The manifest beside a model path (manifestPathFor), if there is one.
+Result<std::optional<Manifest>> manifestFor(const std::string &Path) {
+  const std::string ManifestPath = manifestPathFor(Path);
+  if (ManifestPath.empty())
+    return std::optional<Manifest>();
+  ASSIGN_OR_RETURN(Manifest Man, readManifest(ManifestPath));
+  return std::optional<Manifest>(std::move(Man));
+}
+
+/// Kernels, metadata, pool and scheduler for a prepared graph. Encrypted: the model came decrypted
+/// from a sealed folder (the passphrase was used).
 Result<std::shared_ptr<ModelImpl>> finishLoad(std::shared_ptr<ModelImpl> M, ImportedModel &Imported,
-                                              PoolOwnership Ownership, std::shared_ptr<PackedWeights> Packed = nullptr) {
+                                              PoolOwnership Ownership, bool Encrypted = false,
+                                              std::shared_ptr<PackedWeights> Packed = nullptr) {
   const ModelLoadOptions &Options = M->Options;
   ASSIGN_OR_RETURN(auto Candidates, resolveDevices(Options));
   {
@@ -718,8 +775,9 @@ Result<std::shared_ptr<ModelImpl>> finishLoad(std::shared_ptr<ModelImpl> M, Impo
   buildMetadata(*M);
   applyStatefulMetadata(*M);
   RETURN_IF_ERROR(validateCapacities(*M));
-  if (!Options.Passphrase.empty())
+  if (!Options.Passphrase.empty() && !Encrypted)
     OPT_LOG(Warning, "model '", M->Name, "' is not encrypted; the passphrase is ignored");
+  M->Options.Passphrase.clear(); // used at load only; the model does not carry it around
 
   M->Threads = Options.ThreadCount > 0 ? Options.ThreadCount
                                        : (Options.Cores.empty() ? availableCores() : static_cast<int>(Options.Cores.size()));
@@ -727,6 +785,7 @@ Result<std::shared_ptr<ModelImpl>> finishLoad(std::shared_ptr<ModelImpl> M, Impo
   M->EffectiveScheduler = Ownership == PoolOwnership::Shared ? SchedulerType::Exclusive : chooseScheduler(*M);
   M->GroupMember = Ownership == PoolOwnership::Shared;
   buildDependencies(*M);
+  computeResidency(*M);
   if (Ownership == PoolOwnership::Own) {
     PoolConfig PC;
     PC.Threads = M->Threads;
@@ -776,10 +835,58 @@ std::shared_ptr<ModelImpl> newModel(ImportedModel &Imported, const ModelLoadOpti
 }
 
 Result<std::shared_ptr<ModelImpl>> loadOnnx(ImportedModel Imported, const ModelLoadOptions &Options,
-                                            const std::string &ManifestPath, PoolOwnership Ownership) {
+                                            const std::optional<Manifest> &Man, PoolOwnership Ownership,
+                                            bool Encrypted = false) {
   auto M = newModel(Imported, Options);
-  RETURN_IF_ERROR(prepareGraph(*M, ManifestPath, pipelineOptionsFor(Options)));
-  return finishLoad(std::move(M), Imported, Ownership);
+  RETURN_IF_ERROR(prepareGraph(*M, Man, pipelineOptionsFor(Options)));
+  return finishLoad(std::move(M), Imported, Ownership, Encrypted);
+}
+
+std::string folderStem(std::string Path) {
+  while (Path.size() > 1 && Path.back() == '/')
+    Path.pop_back();
+  const size_t Slash = Path.find_last_of('/');
+  std::string Base = Slash == std::string::npos ? Path : Path.substr(Slash + 1);
+  const size_t Dot = Base.rfind('.');
+  return Dot != std::string::npos && Dot > 0 ? Base.substr(0, Dot) : Base;
+}
+
+/// An encrypted folder: the key is derived once, model.onnx, its external data files and the
+/// manifest are decrypted into memory (each handed out only once its tag verified), and the key is
+/// wiped when the folder object goes at the end of the import.
+Result<std::shared_ptr<ModelImpl>> loadSealedFolder(const std::string &Folder, const ModelLoadOptions &Options,
+                                                    PoolOwnership Ownership) {
+  const auto T0 = std::chrono::steady_clock::now();
+  ImportedModel Imported;
+  std::optional<Manifest> Man;
+  double KdfSeconds = 0;
+  {
+    ASSIGN_OR_RETURN(auto Sealed, SealedFolder::open(Folder, Options.Passphrase));
+    KdfSeconds = Sealed->kdfSeconds();
+    if (!Sealed->contains("model.onnx"))
+      return makeError(ErrorCode::Container, "encrypted model folder '", Sealed->folder(), "' holds no model.onnx (",
+                       kSealedParamsFile, " does not list it)");
+    ASSIGN_OR_RETURN(auto Bytes, Sealed->readFile("model.onnx"));
+    ExternalDataReader Reader = [Sealed](const std::string &Location) -> Result<ModelFileBytes> {
+      ASSIGN_OR_RETURN(auto B, Sealed->readFile(Location));
+      return ModelFileBytes{B->data(), B->size(), B};
+    };
+    ASSIGN_OR_RETURN(Imported, importOnnxBuffer(Bytes->data(), Bytes->size(), Sealed->folder(),
+                                                "'" + Sealed->folder() + "/model.onnx' (decrypted)", Bytes,
+                                                std::move(Reader)));
+    if (Sealed->contains("optimium.json")) {
+      ASSIGN_OR_RETURN(auto Text, Sealed->readFile("optimium.json"));
+      ASSIGN_OR_RETURN(Manifest Parsed,
+                       parseManifest(std::string(reinterpret_cast<const char *>(Text->data()), Text->size()),
+                                     Sealed->folder() + "/optimium.json"));
+      Man = std::move(Parsed);
+    }
+  }
+  Imported.Name = folderStem(Folder);
+  const double Seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - T0).count();
+  OPT_LOG(Info, "encrypted model '", Imported.Name, "': key derivation ", KdfSeconds * 1e3, " ms, decryption and import ",
+          (Seconds - KdfSeconds) * 1e3, " ms");
+  return loadOnnx(std::move(Imported), Options, Man, Ownership, /*Encrypted=*/true);
 }
 
 /// A compiled folder or bundle: no ONNX parsing, no shape inference, no passes.
@@ -788,7 +895,7 @@ Result<std::shared_ptr<ModelImpl>> loadCompiled(const CompiledSource &Src, const
   ASSIGN_OR_RETURN(CompiledModel C, readCompiledModel(Src));
   auto M = newModel(C.Imported, Options);
   RETURN_IF_ERROR(adoptCompiledGraph(*M, C.Info, Src.Label));
-  return finishLoad(std::move(M), C.Imported, Ownership, C.Packed);
+  return finishLoad(std::move(M), C.Imported, Ownership, /*Encrypted=*/false, C.Packed);
 }
 
 /// Path is one file holding a compiled bundle (its first bytes are the bundle magic).
@@ -811,8 +918,11 @@ Result<std::shared_ptr<ModelImpl>> loadModelFromPath(const std::string &Path, co
                                                      PoolOwnership Ownership) {
   ASSIGN_OR_RETURN(uint64_t Session, beginModelLoad());
   RETURN_IF_ERROR(validateOptions(Options));
+  ASSIGN_OR_RETURN(bool Sealed, isSealedModelPath(Path));
   Result<std::shared_ptr<ModelImpl>> R = std::shared_ptr<ModelImpl>();
-  if (isCompiledFolder(Path)) {
+  if (Sealed) {
+    R = loadSealedFolder(Path, Options, Ownership);
+  } else if (isCompiledFolder(Path)) {
     CompiledSource Src;
     Src.Folder = Path;
     Src.Label = Path;
@@ -827,7 +937,8 @@ Result<std::shared_ptr<ModelImpl>> loadModelFromPath(const std::string &Path, co
     R = loadCompiled(Src, Options, Ownership);
   } else {
     ASSIGN_OR_RETURN(ImportedModel Imported, importOnnxPath(Path));
-    R = loadOnnx(std::move(Imported), Options, manifestPathFor(Path), Ownership);
+    auto Man = manifestFor(Path);
+    R = Man.isOk() ? loadOnnx(std::move(Imported), Options, Man.value(), Ownership) : Man.status();
   }
   if (!R.isOk())
     return R.status().withContext("model '" + Path + "'");
@@ -849,7 +960,7 @@ Result<std::shared_ptr<ModelImpl>> loadModelFromBuffer(const uint8_t *Data, size
     R = loadCompiled(Src, Options, Ownership);
   } else {
     ASSIGN_OR_RETURN(ImportedModel Imported, importOnnxBuffer(Data, Size, "", "in-memory model", std::move(Owner)));
-    R = loadOnnx(std::move(Imported), Options, "", Ownership);
+    R = loadOnnx(std::move(Imported), Options, std::nullopt, Ownership);
   }
   if (!R.isOk())
     return R.status().withContext("in-memory model");
@@ -864,7 +975,8 @@ Result<CompiledFiles> compileModelFiles(const std::string &Path, const ModelLoad
   ASSIGN_OR_RETURN(ImportedModel Imported, importOnnxPath(Path));
   auto M = newModel(Imported, Options);
   const PipelineOptions PO = pipelineOptionsFor(Options);
-  Status S = prepareGraph(*M, manifestPathFor(Path), PO);
+  auto Man = manifestFor(Path);
+  Status S = Man.isOk() ? prepareGraph(*M, Man.value(), PO) : Man.status();
   if (!S.isOk())
     return S.withContext("model '" + Path + "'");
   CompileInfo Info;

@@ -28,13 +28,21 @@ struct CompiledNode {
   void *Kernel = nullptr;
   std::unique_ptr<KernelCreateInfo> Info;
   NodeHandle Handle;
+  /// Without Strict, a node placed on an extension also gets a native kernel: it runs the node
+  /// when the extension fails it at run time (the run goes on on the CPU, with a warning).
+  std::shared_ptr<RegisteredBackend> Fallback;
+  void *FallbackKernel = nullptr;
+  mutable std::atomic<bool> FellBack{false}; ///< Warned once.
   ~CompiledNode() { release(); }
   /// Destroys the kernel and lets go of its backend (finalize() unloads the backend next).
   void release() {
     if (Kernel && Backend && Backend->Backend.destroy_kernel)
       Backend->Backend.destroy_kernel(Backend->Backend.state, Kernel);
-    Kernel = nullptr;
+    if (FallbackKernel && Fallback && Fallback->Backend.destroy_kernel)
+      Fallback->Backend.destroy_kernel(Fallback->Backend.state, FallbackKernel);
+    Kernel = FallbackKernel = nullptr;
     Backend.reset();
+    Fallback.reset();
   }
 };
 
@@ -74,6 +82,10 @@ struct ModelImpl {
   SchedulerType EffectiveScheduler = SchedulerType::Sequential;
   int Threads = 1;
   std::vector<std::unique_ptr<detail::CompiledNode>> Nodes; ///< Parallel to G->Nodes.
+  /// Per value: whether a node on another backend than a device-memory producer's, or the
+  /// caller (a graph output), reads it on the host (exec/DeviceResidency.cpp).
+  std::vector<char> ReadOnHost;
+  bool UsesDeviceMemory = false; ///< Some node runs on a backend with its own memory.
 
   // Metadata.
   std::vector<TensorInfo> Tensors;

@@ -9,6 +9,7 @@
 
 #include "core/ErrorConversion.h"
 #include "core/Log.h"
+#include "core/DeviceRegistry.h"
 #include "core/Npy.h"
 #include "exec/InputShapes.h"
 #include "exec/Profiler.h"
@@ -51,6 +52,7 @@ ErrorCode runErrorCode(int32_t RC) {
   case ErrorCode::Type:
   case ErrorCode::OutOfResource:
   case ErrorCode::NotImplemented:
+  case ErrorCode::Device: // a device failed the op (Backend.h OPT_RT_ERROR_DEVICE): DeviceError
     return C;
   default:
     return ErrorCode::Infer;
@@ -122,8 +124,14 @@ Status RequestImpl::start(std::vector<Tensor> In) {
       Dims[I].clear();
       continue;
     }
-    if (!T.impl() || !T.impl()->data())
+    const bool OnDevice = T.impl() && T.impl()->DeviceStorage;
+    if (!T.impl() || (!T.impl()->data() && !OnDevice))
       return makeError(ErrorCode::InvalidArgument, "input ", K, " ('", V.Name, "') is an empty or released tensor");
+    if (OnDevice && (!std::dynamic_pointer_cast<DeviceBuffer>(T.impl()->DeviceStorage) || M->StatefulOf[G.Inputs[I]] >= 0))
+      return makeError(ErrorCode::InvalidArgument, "input ", K, " ('", V.Name, "') is a device tensor of ",
+                       T.impl()->DeviceStorage->Device.toString(),
+                       M->StatefulOf[G.Inputs[I]] >= 0 ? ", but it is a resizable input, which takes host tensors only"
+                                                       : " this runtime did not allocate");
     if (T.getType() != V.Type)
       return makeError(ErrorCode::Type, "input ", K, " ('", V.Name, "') has element type ", toString(T.getType()),
                        ", the model expects ", toString(V.Type));
@@ -193,6 +201,7 @@ Status RequestImpl::start(std::vector<Tensor> In) {
   }
   Inputs = std::move(Full);
   Plan = std::move(NewPlan);
+  RunDeviceOutputs = DeviceOutputs;
   State = InferStatus::Running;
   Error = nullptr;
   HasRun = true;
@@ -240,6 +249,27 @@ Status RequestImpl::prepareRun() {
     Ptrs[V] = Inputs[I].impl()->data();
     RunDims[V] = Inputs[I].impl()->Dims;
   }
+  bool DeviceInput = false;
+  for (const Tensor &T : Inputs)
+    DeviceInput |= T.impl() && T.impl()->DeviceStorage;
+  Tracking = M->UsesDeviceMemory || DeviceInput;
+  if (Tracking) {
+    DevBuf.resize(NV);
+    DevValid.resize(NV, 0);
+    HostValid.assign(NV, 1);
+    for (size_t V = 0; V < NV; ++V)
+      if (!G.Values[V].Const) // a constant's device copy stays valid across runs
+        DevValid[V] = 0;
+    for (size_t I = 0; I < G.Inputs.size(); ++I) {
+      const int V = G.Inputs[I];
+      if (!Inputs[I].impl() || !Inputs[I].impl()->DeviceStorage)
+        continue;
+      DevBuf[V] = std::static_pointer_cast<DeviceBuffer>(Inputs[I].impl()->DeviceStorage); // checked in start()
+      DevValid[V] = 1;
+      HostValid[V] = 0;
+      Ptrs[V] = nullptr;
+    }
+  }
   // update_from outputs are not in the arena: they go to the spare buffer of their input.
   for (size_t SI = 0; SI < M->Stateful.size(); ++SI) {
     const StatefulInput &S = M->Stateful[SI];
@@ -255,6 +285,13 @@ Status RequestImpl::runNode(size_t NodeIndex) {
   const CompiledNode &CN = *M->Nodes[NodeIndex];
   ProfileEventScope LayerEvents(Recorder, ProfileEventKind::LayerExecuteBegin, static_cast<int32_t>(NodeIndex));
 
+  if (OPT_RT_UNLIKELY(Tracking) && !CN.Backend->hasDeviceMemory()) {
+    // A host node's inputs in host memory before anything reads them (shape inference below too).
+    std::lock_guard<std::mutex> Lock(DevMu);
+    for (int V : N.Inputs)
+      if (V >= 0)
+        RETURN_IF_ERROR(ensureOnHost(V, NodeIndex));
+  }
   // Outputs whose shape depends on data: infer with the actual values, then allocate.
   bool Unresolved = false;
   std::vector<int> Deferred; // outputs the kernel sizes while running (control flow)
@@ -348,15 +385,85 @@ Status RequestImpl::runNode(size_t NodeIndex) {
                        &Alloc, nullptr, nullptr};
   char ErrorBuf[1024] = {0};
   const OptRtBackend &B = CN.Backend->Backend;
-  const int32_t RC =
+  const bool OnDevice = CN.Backend->hasDeviceMemory();
+  if (OPT_RT_UNLIKELY(Tracking)) {
+    // The kernel's tensors where its backend reads them: a device-memory backend gets its own
+    // buffers (inputs copied in as needed), any other backend host memory (copied out as needed).
+    if (OnDevice && !Deferred.empty())
+      return makeError(ErrorCode::Infer, "while running ", N.describe(), " on ", CN.Backend->Device.toString(),
+                       ": an output's shape is known only while the kernel runs, which a device with its own "
+                       "memory cannot do");
+    std::lock_guard<std::mutex> Lock(DevMu);
+    for (size_t I = 0; I < N.Inputs.size(); ++I) {
+      const int V = N.Inputs[I];
+      if (V < 0)
+        continue;
+      if (OnDevice) {
+        RETURN_IF_ERROR(ensureOnDevice(V, CN.Backend, NodeIndex));
+        Ins[I].data = DevBuf[V] && DevValid[V] ? DevBuf[V]->Handle : nullptr; // null: a packed constant
+      } else {
+        RETURN_IF_ERROR(ensureOnHost(V, NodeIndex));
+        Ins[I].data = Ptrs[V];
+      }
+    }
+    if (OnDevice)
+      for (size_t I = 0; I < N.Outputs.size(); ++I)
+        if (N.Outputs[I] >= 0) {
+          RETURN_IF_ERROR(deviceOutput(N.Outputs[I], CN.Backend));
+          Outs[I].data = DevBuf[N.Outputs[I]]->Handle;
+        }
+  }
+  int32_t RC =
       OPT_RT_UNLIKELY(Recorder)
           ? runKernelProfiled(NodeIndex, Ins, static_cast<uint32_t>(N.Inputs.size()), Outs,
                               static_cast<uint32_t>(N.Outputs.size()), Ctx, ErrorBuf, sizeof(ErrorBuf))
           : B.run_kernel(B.state, CN.Kernel, Ins, static_cast<uint32_t>(N.Inputs.size()), Outs,
                          static_cast<uint32_t>(N.Outputs.size()), &Ctx, ErrorBuf, sizeof(ErrorBuf));
+  bool RanOnDevice = OnDevice;
+  if (RC != OPT_RT_OK && CN.FallbackKernel) {
+    // Not Strict: the node runs on the native CPU instead (ModelLoadOptions::Strict).
+    if (!CN.FellBack.exchange(true))
+      OPT_LOG(Warning, "while running ", N.describe(), " on ", CN.Backend->Device.toString(), ": ",
+              ErrorBuf[0] ? ErrorBuf : "kernel failed", "; running it on ", CN.Fallback->Device.toString(),
+              " instead (Strict is off)");
+    if (OnDevice) {
+      std::lock_guard<std::mutex> Lock(DevMu);
+      for (size_t I = 0; I < N.Inputs.size(); ++I)
+        if (N.Inputs[I] >= 0) {
+          RETURN_IF_ERROR(ensureOnHost(N.Inputs[I], NodeIndex));
+          Ins[I].data = Ptrs[N.Inputs[I]];
+        }
+      for (size_t I = 0; I < N.Outputs.size(); ++I)
+        if (N.Outputs[I] >= 0)
+          Outs[I].data = Ptrs[N.Outputs[I]];
+    }
+    ErrorBuf[0] = 0;
+    const OptRtBackend &F = CN.Fallback->Backend;
+    RC = F.run_kernel(F.state, CN.FallbackKernel, Ins, static_cast<uint32_t>(N.Inputs.size()), Outs,
+                      static_cast<uint32_t>(N.Outputs.size()), &Ctx, ErrorBuf, sizeof(ErrorBuf));
+    RanOnDevice = false;
+    if (RC != OPT_RT_OK)
+      return makeError(runErrorCode(RC), "while running ", N.describe(), " on ", CN.Fallback->Device.toString(),
+                       " (after ", CN.Backend->Device.toString(), " failed it): ", ErrorBuf[0] ? ErrorBuf : "kernel failed");
+  }
   if (RC != OPT_RT_OK)
     return makeError(runErrorCode(RC), "while running ", N.describe(), " on ", CN.Backend->Device.toString(), ": ",
-                     ErrorBuf[0] ? ErrorBuf : "kernel failed");
+                     ErrorBuf[0] ? ErrorBuf : "kernel failed",
+                     CN.Backend->Device.getPlatform() != PlatformKind::Native && M->Options.Strict
+                         ? " (Strict: no fallback to the CPU)"
+                         : "");
+  if (OPT_RT_UNLIKELY(Tracking)) {
+    std::lock_guard<std::mutex> Lock(DevMu);
+    for (int O : N.Outputs) {
+      if (O < 0)
+        continue;
+      DevValid[O] = RanOnDevice ? 1 : 0;
+      HostValid[O] = RanOnDevice ? 0 : 1;
+      const char Read = M->ReadOnHost[O];
+      if (RanOnDevice && ((Read & 1) || ((Read & 2) && !RunDeviceOutputs) || !M->Options.IntermediateSavePath.empty()))
+        RETURN_IF_ERROR(ensureOnHost(O, NodeIndex));
+    }
+  }
   for (int O : Deferred)
     if (!Ptrs[O])
       return makeError(ErrorCode::Infer, "while running ", N.describe(), " on ", CN.Backend->Device.toString(),
@@ -371,6 +478,89 @@ Status RequestImpl::runNode(size_t NodeIndex) {
                               Plan->Types[O], RunDims[O], Ptrs[O]));
     }
   }
+  return Status::ok();
+}
+
+size_t RequestImpl::valueBytes(int V) const {
+  const Value &Val = M->G->Values[V];
+  const ElementType T = Val.Const ? Val.Const->Type : (Plan->Types[V] == ElementType::Undefined ? Val.Type : Plan->Types[V]);
+  size_t Count = 1;
+  for (int64_t D : RunDims[V])
+    Count *= static_cast<size_t>(D < 0 ? 0 : D);
+  return Count * getElementSize(T);
+}
+
+void RequestImpl::recordCopy(size_t NodeIndex, int V, bool Begin, const DeviceID &From, const DeviceID &To) {
+  if (!Recorder)
+    return;
+  ProfileEvent E;
+  E.Kind = Begin ? ProfileEventKind::CopyBegin : ProfileEventKind::CopyEnd;
+  E.Operation = static_cast<int32_t>(NodeIndex);
+  E.ThreadID = ProfileEventRecorder::currentThreadID();
+  E.TensorID = V >= 0 && static_cast<size_t>(V) < ValueToTensor.size() ? ValueToTensor[V] : -1;
+  E.SourceDevice = From;
+  E.DestDevice = To;
+  E.TimeStamp = std::chrono::high_resolution_clock::now();
+  Recorder->record(E);
+}
+
+Status RequestImpl::ensureOnHost(int V, size_t NodeIndex) {
+  if (HostValid[V] || !DevValid[V] || !DevBuf[V])
+    return Status::ok();
+  const size_t Bytes = valueBytes(V);
+  if (!Ptrs[V]) { // a graph input bound from the device, read on the host too
+    Owned[V] = Buffer::allocate(Bytes);
+    if (!Owned[V])
+      return makeError(ErrorCode::OutOfResource, "cannot allocate ", Bytes, " bytes for a host copy of '",
+                       M->G->Values[V].Name, "'");
+    Ptrs[V] = Owned[V]->Data;
+  }
+  const DeviceID Host = localDevices().front();
+  recordCopy(NodeIndex, V, true, DevBuf[V]->Device, Host);
+  Status S = DevBuf[V]->copyToHost(Ptrs[V], Bytes);
+  recordCopy(NodeIndex, V, false, DevBuf[V]->Device, Host);
+  if (!S.isOk())
+    return makeError(S.code(), "while copying '", M->G->Values[V].Name, "' to the host: ", S.message());
+  HostValid[V] = 1;
+  return Status::ok();
+}
+
+Status RequestImpl::ensureOnDevice(int V, const std::shared_ptr<RegisteredBackend> &B, size_t NodeIndex) {
+  if (DevValid[V] && DevBuf[V] && DevBuf[V]->Owner == B)
+    return Status::ok();
+  RETURN_IF_ERROR(ensureOnHost(V, NodeIndex)); // on another device: through the host
+  if (!Ptrs[V] && M->G->Values[V].Const)
+    return Status::ok(); // a constant its kernels packed and no longer read: nothing to copy
+  const size_t Bytes = valueBytes(V);
+  if (!DevBuf[V] || DevBuf[V]->Owner != B || DevBuf[V]->Bytes < Bytes || DevBuf[V].use_count() > 1) {
+    DevBuf[V].reset(); // the old buffer goes first: a full device may fit the new one then
+    Result<std::shared_ptr<DeviceBuffer>> R = DeviceBuffer::allocate(B, Bytes);
+    if (!R.isOk())
+      return makeError(R.status().code(), "input '", M->G->Values[V].Name, "' of ", M->G->Nodes[NodeIndex].describe(),
+                       ": ", R.status().message());
+    DevBuf[V] = std::move(R.value());
+  }
+  if (Ptrs[V] && Bytes) {
+    const DeviceID Host = localDevices().front();
+    recordCopy(NodeIndex, V, true, Host, B->Device);
+    Status S = DevBuf[V]->copyFromHost(Ptrs[V], Bytes);
+    recordCopy(NodeIndex, V, false, Host, B->Device);
+    if (!S.isOk())
+      return makeError(S.code(), "while copying '", M->G->Values[V].Name, "' to the device: ", S.message());
+  }
+  DevValid[V] = 1;
+  return Status::ok();
+}
+
+Status RequestImpl::deviceOutput(int O, const std::shared_ptr<RegisteredBackend> &B) {
+  const size_t Bytes = valueBytes(O);
+  if (DevBuf[O] && DevBuf[O]->Owner == B && DevBuf[O]->Bytes >= Bytes && DevBuf[O].use_count() == 1)
+    return Status::ok();
+  DevBuf[O].reset();
+  Result<std::shared_ptr<DeviceBuffer>> R = DeviceBuffer::allocate(B, Bytes);
+  if (!R.isOk())
+    return makeError(R.status().code(), "output '", M->G->Values[O].Name, "': ", R.status().message());
+  DevBuf[O] = std::move(R.value());
   return Status::ok();
 }
 
@@ -529,6 +719,8 @@ Tensor RequestImpl::valueTensor(int V) const {
   for (size_t I = 0; I < G.Inputs.size(); ++I)
     if (G.Inputs[I] == V)
       return Inputs[I];
+  if (Tracking && static_cast<size_t>(V) < DevValid.size() && DevValid[V] && !HostValid[V] && DevBuf[V])
+    return makeDeviceTensor(Plan->Types[V], RunDims[V], DevBuf[V]); // setDeviceOutputs(true)
   if (Owned[V])
     return makeTensorView(Plan->Types[V], RunDims[V], Owned[V], 0);
   return makeTensorView(Plan->Types[V], RunDims[V], Arena, static_cast<size_t>(Plan->Offsets[V]));

@@ -74,6 +74,24 @@ struct RequestImpl : std::enable_shared_from_this<RequestImpl> {
   std::atomic<bool> CancelFlag{false};
   uint64_t RunIndex = 0;
 
+  // Device memory (docs/devices.md, "Device memory in the executor"): active for a run of a model with a node
+  // on a backend that has its own memory, or fed a device tensor. Per value: its buffer on that
+  // device (kept across runs; constants stay valid once copied in), and where the current data is.
+  bool DeviceOutputs = false;    ///< setDeviceOutputs(); guarded by Mu
+  bool RunDeviceOutputs = false; ///< DeviceOutputs of the current run
+  bool Tracking = false;         ///< the current run tracks residency
+  std::vector<std::shared_ptr<detail::DeviceBuffer>> DevBuf;
+  std::vector<char> DevValid, HostValid;
+  std::mutex DevMu;
+  /// DevMu held: V's data in host memory (copied out of the device when only there).
+  detail::Status ensureOnHost(int V, size_t NodeIndex);
+  /// DevMu held: V's data in B's memory (copied in when not there yet).
+  detail::Status ensureOnDevice(int V, const std::shared_ptr<detail::RegisteredBackend> &B, size_t NodeIndex);
+  /// DevMu held: a buffer of B for output O (a handed-out device output is never written again).
+  detail::Status deviceOutput(int O, const std::shared_ptr<detail::RegisteredBackend> &B);
+  size_t valueBytes(int V) const;
+  void recordCopy(size_t NodeIndex, int V, bool Begin, const DeviceID &From, const DeviceID &To);
+
   // Pipeline bookkeeping.
   std::unique_ptr<std::atomic<int>[]> PendingInputs;
   std::atomic<int> Outstanding{0};

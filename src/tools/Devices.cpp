@@ -22,7 +22,7 @@ std::string platformName(rt::PlatformKind P) {
   case rt::PlatformKind::OpenCL: return "opencl";
   case rt::PlatformKind::SNPE: return "snpe";
   case rt::PlatformKind::QNN: return "qnn";
-  case rt::PlatformKind::Synaptics: return "synaptics";
+  case rt::PlatformKind::Synaptics: return "npu";
   case rt::PlatformKind::Hexagon: return "hexagon";
   }
   return "unknown";
@@ -54,11 +54,27 @@ std::string availableDeviceNames(const std::vector<rt::DeviceID> &Devices) {
 
 } // namespace
 
+const std::vector<HwTypeInfo> &hwTypes() {
+  static const std::vector<HwTypeInfo> Types = {
+      {"sim", "the simulated NPU, liboptimium-runtime-sim.so"},
+      {"astra_machina", "the Synaptics Astra Machina SoC NPU, not built in this runtime"}};
+  return Types;
+}
+
+std::string knownHwTypes() {
+  std::string S;
+  for (const HwTypeInfo &T : hwTypes())
+    S += (S.empty() ? "" : ", ") + T.Name + " (" + T.Description + ")";
+  return S;
+}
+
 std::vector<rt::DeviceID> resolveDevice(const std::string &Device, const std::string &HwType,
                                         const std::string &DeviceAllocator) {
   std::string Name = lower(Device);
   if (Name == "local-task" || Name == "local-sync" || Name == "cpu" || Name == "llvm-cpu")
     Name = "native";
+  if (Name == "torq" || Name == "synaptics")
+    Name = "npu";
   const std::vector<rt::DeviceID> All = localDevices();
   static const rt::PlatformKind Platforms[] = {
       rt::PlatformKind::Native, rt::PlatformKind::XNNPack, rt::PlatformKind::CUDA,
@@ -78,11 +94,32 @@ std::vector<rt::DeviceID> resolveDevice(const std::string &Device, const std::st
   for (const rt::DeviceID &D : All)
     if (D.getPlatform() == Platform)
       Picked.push_back(D);
+  if (!HwType.empty()) {
+    // Hardware types are the backends of the npu driver (docs/devices.md).
+    if (Platform != rt::PlatformKind::Synaptics)
+      throw ToolError("--hw_type=" + HwType + ": device '" + Name +
+                      "' has no selectable hardware backends (hardware types belong to --device=npu: " +
+                      knownHwTypes() + ")");
+    bool KnownType = false;
+    for (const HwTypeInfo &T : hwTypes())
+      KnownType |= HwType == T.Name;
+    if (!KnownType)
+      throw ToolError("--hw_type=" + HwType + ": unknown hardware type of device npu; known: " + knownHwTypes());
+    std::vector<rt::DeviceID> OfType;
+    for (const rt::DeviceID &D : Picked)
+      if (rt::getDeviceProperty(D, "hw_type") == HwType)
+        OfType.push_back(D);
+    if (OfType.empty())
+      throw ToolError("--hw_type=" + HwType + ": no npu backend of that type is loaded (" +
+                      (HwType == "sim" ? std::string("liboptimium-runtime-sim.so is neither beside the runtime library "
+                                                     "nor in a folder of OPTIMIUM_RT_EXTENSION_PATH")
+                                       : std::string("this runtime does not build it")) +
+                      "); available devices: " + availableDeviceNames(All));
+    Picked = OfType;
+  }
   if (Picked.empty())
     throw ToolError("--device=" + Device + ": no such device on this host; available devices: " +
                     availableDeviceNames(All));
-  if (!HwType.empty())
-    throw ToolError("--hw_type=" + HwType + ": device '" + Name + "' has no selectable hardware backends");
   (void)DeviceAllocator; // every device here reads host memory, dma-bufs included (tools/DeviceAllocator.h)
   return Picked;
 }
@@ -103,7 +140,13 @@ void dumpDevices(std::ostream &Out) {
   for (const rt::DeviceID &D : H.Devices) {
     Out << "device[" << I++ << "]: --device=" << platformName(D.getPlatform()) << "  " << D.toString()
         << "  platform=" << rt::toString(D.getPlatform()) << " kind=" << rt::toString(D.getDeviceKind())
-        << " index=" << D.getIndex() << "  capability: " << D.getCapability().toString() << "\n";
+        << " index=" << D.getIndex() << "  capability: " << D.getCapability().toString();
+    for (const char *Key : {"hw_type", "memory", "inference_time_path"}) {
+      const std::string V = rt::getDeviceProperty(D, Key);
+      if (!V.empty())
+        Out << "  " << Key << "=" << V;
+    }
+    Out << "\n";
   }
   if (I == 0)
     Out << "(no devices)\n";

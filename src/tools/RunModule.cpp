@@ -77,9 +77,11 @@ int runModuleImpl(const RunModuleOptions &O, std::ostream &Out, std::ostream &Er
     return fail(Err, "--function=" + O.Function + ": no such function in " + O.Module + "; available functions: main");
 
   rt::ModelLoadOptions LoadOptions;
+  // --hw_type alone selects the npu driver (hardware types are its backends: docs/devices.md);
   // --device=xnnpack: the native CPU runs the ops XNNPACK lacks (Strict below still refuses a device
   // that is absent).
-  LoadOptions.Devices = withCpuFallback(resolveDevice(O.Device, O.HwType, O.DeviceAllocator));
+  LoadOptions.Devices = withCpuFallback(
+      resolveDevice(O.DeviceGiven || O.HwType.empty() ? O.Device : std::string("npu"), O.HwType, O.DeviceAllocator));
   // Input buffers (--device_allocator); outlives the tensors and the request that use them.
   const std::unique_ptr<DeviceAllocator> Allocator = DeviceAllocator::create(O.DeviceAllocator);
 

@@ -25,7 +25,8 @@ Flags:
   --function=NAME                function to run (default main; models export only "main")
   --device=NAME                  native (default; local-task and local-sync are aliases) or
                                  another driver present on this host (see --dump_devices)
-  --hw_type=NAME                 backend of drivers with several (native has none)
+  --hw_type=NAME                 backend of the npu driver: sim (the simulated NPU); alone it
+                                 selects --device=npu (native has no hardware types)
   --device_allocator=auto|cpu|dmabuf   input buffers: dmabuf from /dev/dma_heap/system (an
                                  error where it does not exist), cpu from host memory, auto
                                  (default) dmabuf where the heap allocates, else cpu

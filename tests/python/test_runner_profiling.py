@@ -34,13 +34,13 @@ def test_runner_errors():
     with pytest.raises(FileNotFoundError):
         InferenceRunner("nonexistent.onnx")
     with pytest.raises(ValueError, match="unknown device"):
-        InferenceRunner(MODEL, device_uri="torq")
+        InferenceRunner(MODEL, device_uri="tpu")
     with pytest.raises(ValueError, match="function"):
         InferenceRunner(MODEL, function="decode")
     with pytest.raises(ValueError, match="load_method"):
         InferenceRunner(MODEL, load_method="lazy")
-    with pytest.raises(ValueError, match="hw_type"):
-        InferenceRunner(MODEL, runtime_flags=["--hw_type=sim"])
+    with pytest.raises(ValueError, match="hw_type='fpga': unknown hardware type of device npu; known: sim"):
+        InferenceRunner(MODEL, runtime_flags=["--hw_type=fpga"])
     if not os.path.exists("/dev/dma_heap/system"):
         with pytest.raises(ValueError, match="dmabuf: /dev/dma_heap/system does not exist"):
             InferenceRunner(MODEL, runtime_flags=["--device_allocator=dmabuf"])

@@ -269,15 +269,36 @@ TEST(RealModels, ResNet18Int8MatchesItsFloatPath) {
             << std::endl;
   EXPECT_LE(Diff, 3e-2 * Scale);
   EXPECT_EQ(ArgI, ArgF);
-  // ONNX Runtime on the same int8 model (scripts/make-lowprec-models.sh writes its output): measured
-  // 0.8% of the scale.
+  // The exact result of the ONNX semantics (DequantizeLinear -> float Conv -> QuantizeLinear, onnx's
+  // ReferenceEvaluator; scripts/make-lowprec-models.sh): the float path within float rounding moving
+  // an activation a step (measured 0.8% of the scale), the integer path as above.
   struct stat Ref;
+  double OrtOffExact = 0;
+  if (::stat((Dir + "/exact_reference_0.npy").c_str(), &Ref) == 0) {
+    rt::Tensor YE = readNpy(Dir + "/exact_reference_0.npy");
+    ASSERT_EQ(YE.getShape(), YI.getShape());
+    const double DiffFE = maxAbsDiff(YF, YE), DiffIE = maxAbsDiff(YI, YE);
+    std::cout << "resnet18_int8 vs the exact (reference evaluator) result: float path " << DiffFE << ", integer path "
+              << DiffIE << std::endl;
+    EXPECT_LE(DiffFE, 2e-2 * Scale);
+    EXPECT_LE(DiffIE, 3e-2 * Scale);
+    if (::stat((Dir + "/ort_reference_0.npy").c_str(), &Ref) == 0)
+      OrtOffExact = maxAbsDiff(readNpy(Dir + "/ort_reference_0.npy"), YE);
+  }
+  // ONNX Runtime on the same int8 model: measured 0.8% of the scale from the integer path on VNNI
+  // hosts. Without VNNI its u8s8 kernels saturate int16 pair sums (VPMADDUBSW) and its answer is
+  // itself off the exact one (AMD EPYC Zen 3: 4.6% of the scale): then it is reported, not compared.
   if (::stat((Dir + "/ort_reference_0.npy").c_str(), &Ref) == 0) {
     rt::Tensor YO = readNpy(Dir + "/ort_reference_0.npy");
     ASSERT_EQ(YO.getShape(), YI.getShape());
     const double DiffOrt = maxAbsDiff(YI, YO);
-    std::cout << "resnet18_int8 integer path vs ONNX Runtime: max abs diff " << DiffOrt << std::endl;
-    EXPECT_LE(DiffOrt, 2e-2 * Scale);
+    std::cout << "resnet18_int8 integer path vs ONNX Runtime: max abs diff " << DiffOrt
+              << " (ONNX Runtime vs the exact result: " << OrtOffExact << ")" << std::endl;
+    if (OrtOffExact <= 3e-2 * Scale)
+      EXPECT_LE(DiffOrt, 2e-2 * Scale);
+    else
+      std::cout << "resnet18_int8: ONNX Runtime on this CPU is " << OrtOffExact / Scale * 100
+                << "% of the scale off the exact result (u8s8 saturation without VNNI): not compared" << std::endl;
   } else {
     std::cout << "resnet18_int8: no ort_reference_0.npy (older scripts/make-lowprec-models.sh output)" << std::endl;
   }
@@ -309,8 +330,27 @@ static void checkAgainstOrt(const std::string &Name, double RelTol, std::vector<
     for (size_t I = 0; I < Ref.getElementCount(); ++I)
       Scale = std::max(Scale, static_cast<double>(std::fabs(static_cast<const float *>(Ref.data())[I])));
     const double Diff = maxAbsDiff(Got, Ref);
-    std::cout << Name << " case '" << (Prefix.empty() ? "default" : Prefix) << "' vs ONNX Runtime on the same model: max abs diff "
-              << Diff << " (output scale " << Scale << ")" << std::endl;
+    const char *Case = Prefix.empty() ? "default" : Prefix.c_str();
+    std::cout << Name << " case '" << Case << "' vs ONNX Runtime on the same model: max abs diff " << Diff
+              << " (output scale " << Scale << ")" << std::endl;
+    // The exact result (onnx's ReferenceEvaluator; written for the int8 models): ours within RelTol
+    // always; ONNX Runtime's only where it is itself exact. Without VNNI its u8s8 kernels saturate
+    // int16 pair sums (VPMADDUBSW), and its answer is then reported, not compared (AMD EPYC Zen 3:
+    // BERT-mini int8 6.5%, GPT decoder int8 27% of the scale off the exact result).
+    const std::string ExactPath = Dir + "/" + Prefix + "exact_reference_0.npy";
+    if (::stat(ExactPath.c_str(), &St) == 0) {
+      rt::Tensor Exact = readNpy(ExactPath);
+      ASSERT_EQ(Got.getShape(), Exact.getShape());
+      const double DiffExact = maxAbsDiff(Got, Exact), OrtOff = maxAbsDiff(Ref, Exact);
+      std::cout << Name << " case '" << Case << "' vs the exact result: max abs diff " << DiffExact
+                << " (ONNX Runtime vs the exact result: " << OrtOff << ")" << std::endl;
+      EXPECT_LE(DiffExact, RelTol * Scale);
+      if (OrtOff > RelTol * Scale) {
+        std::cout << Name << ": ONNX Runtime on this CPU is " << OrtOff / Scale * 100
+                  << "% of the scale off the exact result (u8s8 saturation without VNNI): not compared" << std::endl;
+        continue;
+      }
+    }
     EXPECT_LE(Diff, RelTol * Scale);
   }
 }

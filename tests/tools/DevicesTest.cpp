@@ -23,7 +23,7 @@ TEST(DumpDevices, ListsEachDevicesCapabilityExtensionsIncluded) {
     dumpDevices(OS);
     const std::string Out = OS.str();
     // The example extension's capability crosses the backend ABI (get_capability).
-    EXPECT_NE(Out.find("--device=synaptics  Synaptics:SynapNPU:0@0  platform=Synaptics kind=SynapNPU index=0  "
+    EXPECT_NE(Out.find("--device=npu  Synaptics:SynapNPU:0@0  platform=Synaptics kind=SynapNPU index=0  "
                        "capability: riscv: v vlen=256 zfh\n"),
               std::string::npos)
         << Out;
@@ -39,7 +39,38 @@ TEST(DumpDevices, ListsEachDevicesCapabilityExtensionsIncluded) {
   rt::AutoInit Init;
   std::ostringstream OS;
   dumpDevices(OS);
-  EXPECT_EQ(OS.str().find("synaptics"), std::string::npos) << OS.str();
+  EXPECT_EQ(OS.str().find("Synaptics"), std::string::npos) << OS.str();
+}
+
+namespace {
+std::string resolveError(const std::string &Device, const std::string &HwType) {
+  try {
+    resolveDevice(Device, HwType, "auto");
+  } catch (const ToolError &E) {
+    return E.what();
+  }
+  return "";
+}
+} // namespace
+
+TEST(ResolveDevice, HwTypesAreTheNpuDriversBackends) {
+  rt::AutoInit Init;
+  EXPECT_NE(resolveError("npu", "sim").find("--hw_type=sim: no npu backend of that type is loaded"), std::string::npos);
+  rt::loadExtension(OPTIMIUM_SIM_BACKEND);
+  for (const char *Name : {"npu", "torq", "synaptics"}) {
+    const std::vector<rt::DeviceID> D = resolveDevice(Name, "sim", "auto");
+    ASSERT_EQ(D.size(), 1u) << Name;
+    EXPECT_EQ(D[0].toString(), "Synaptics:SynapNPU:0@0");
+  }
+  EXPECT_EQ(resolveDevice("npu", "", "auto").size(), 1u);
+  EXPECT_EQ(resolveError("npu", "fpga"), "--hw_type=fpga: unknown hardware type of device npu; known: " + knownHwTypes());
+  EXPECT_EQ(knownHwTypes(), "sim (the simulated NPU, liboptimium-runtime-sim.so), astra_machina (the Synaptics Astra "
+                            "Machina SoC NPU, not built in this runtime)");
+  EXPECT_NE(resolveError("npu", "astra_machina").find("this runtime does not build it"), std::string::npos);
+  EXPECT_NE(resolveError("native", "sim").find("device 'native' has no selectable hardware backends"), std::string::npos);
+  std::ostringstream OS;
+  dumpDevices(OS);
+  EXPECT_NE(OS.str().find("capability: riscv: v vlen=256 zfh  hw_type=sim  memory="), std::string::npos) << OS.str();
 }
 
 namespace {

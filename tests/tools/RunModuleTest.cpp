@@ -648,6 +648,39 @@ TEST(RunModuleEndToEnd, XnnpackDeviceIsListedAndRuns) {
 }
 #endif
 
+TEST(RunModuleEndToEnd, HwTypeSimRunsOnTheSimulatedNpu) {
+  // The simulator is found through OPTIMIUM_RT_EXTENSION_PATH (the build keeps it out of the
+  // runtime's folder); its counter file goes where the test says.
+  const std::string Sim = OPTIMIUM_SIM_BACKEND;
+  const std::string Counter = tempDir() + "/sim_inference_time";
+  std::remove(Counter.c_str());
+  ::setenv("OPTIMIUM_RT_EXTENSION_PATH", Sim.substr(0, Sim.find_last_of('/')).c_str(), 1);
+  ::setenv("OPTIMIUM_RT_SIM_COUNTER_PATH", Counter.c_str(), 1);
+  RunResult R = runTool({"--module=" + Digits, "--input=@" + Digits + "/sample_input.npy",
+                         "--expected_output=@" + Digits + "/sample_output.npy", "--hw_type=sim"});
+  EXPECT_EQ(R.Code, 0) << R.Out << R.Err;
+  EXPECT_NE(R.Out.find("[SUCCESS]"), std::string::npos) << R.Out;
+  EXPECT_GT(std::stoull(readFile(Counter)), 0u) << "the sim's counter did not grow";
+  R = runTool({"--dump_devices"});
+  EXPECT_NE(R.Out.find("--device=npu  Synaptics:SynapNPU:0@0"), std::string::npos) << R.Out;
+  EXPECT_NE(R.Out.find("hw_type=sim  memory=268435456-byte arena  inference_time_path=" + Counter), std::string::npos)
+      << R.Out;
+  R = runTool({"--module=" + Digits, "--input=@" + Digits + "/sample_input.npy", "--hw_type=tpu"});
+  EXPECT_EQ(R.Code, 1);
+  EXPECT_NE(R.Err.find("--hw_type=tpu: unknown hardware type of device npu; known: sim (the simulated NPU, "
+                       "liboptimium-runtime-sim.so), astra_machina ("),
+            std::string::npos)
+      << R.Err;
+  R = runTool({"--module=" + Digits, "--input=@" + Digits + "/sample_input.npy", "--device=native", "--hw_type=sim"});
+  EXPECT_EQ(R.Code, 1);
+  EXPECT_NE(R.Err.find("device 'native' has no selectable hardware backends"), std::string::npos) << R.Err;
+  ::unsetenv("OPTIMIUM_RT_EXTENSION_PATH");
+  R = runTool({"--module=" + Digits, "--input=@" + Digits + "/sample_input.npy", "--hw_type=sim"});
+  EXPECT_EQ(R.Code, 1);
+  EXPECT_NE(R.Err.find("--hw_type=sim: no npu backend of that type is loaded"), std::string::npos) << R.Err;
+  ::unsetenv("OPTIMIUM_RT_SIM_COUNTER_PATH");
+}
+
 TEST(RunModuleEndToEnd, DeviceAllocators) {
   const std::vector<std::string> Run = {"--module=" + Digits, "--input=@" + Digits + "/sample_input.npy",
                                         "--expected_output=@" + Digits + "/sample_output.npy", "--print_statistics"};

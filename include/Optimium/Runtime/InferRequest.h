@@ -55,6 +55,13 @@ public:
   /// Output by index or name. Shares the request's buffer (see "Output lifetime").
   Tensor getOutput(size_t Index) const;
   Tensor getOutput(StringRef Name) const;
+  /// Device-resident outputs: with Enable, an output computed on a device with its own memory (the
+  /// simulated accelerator) stays there after later runs too: getOutput() returns a device tensor
+  /// (Tensor::isDeviceTensor(); toHost() copies it) that owns its buffer, so it may be passed to
+  /// infer() of this or another model on that device without a copy. Takes effect at the next
+  /// infer(); outputs computed on the host are host tensors either way. Off by default.
+  void setDeviceOutputs(bool Enable);
+  bool getDeviceOutputs() const;
   /// Any tensor by name: inputs, outputs, constants, and intermediates that are still readable
   /// (all of them with EnableMemoryOptimization = false).
   Tensor getTensor(StringRef Name) const;

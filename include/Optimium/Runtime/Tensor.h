@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "Optimium/Runtime/Device.h"
 #include "Optimium/Runtime/ElementType.h"
 #include "Optimium/Runtime/Export.h"
 #include "Optimium/Runtime/Shape.h"
@@ -24,7 +25,7 @@ class OPTIMIUM_RT_API Tensor {
 public:
   Tensor() {}
 
-  explicit operator bool() const { return static_cast<bool>(Impl) && data() != nullptr; }
+  explicit operator bool() const { return static_cast<bool>(Impl) && (data() != nullptr || isDeviceTensor()); }
   ElementType getType() const;
   const TensorShape &getShape() const;
   /// Number of elements.
@@ -36,10 +37,22 @@ public:
   /// Whether this tensor wraps a buffer the caller owns.
   bool isUserBuffer() const;
 
+  /// Null for a device tensor (its data is not in host memory: use toHost()).
   void *data();
   const void *data() const;
 
+  /// Whether the data lives in the memory of a device that has its own (an output kept there by
+  /// InferRequest::setDeviceOutputs(true)); such a tensor can be passed to infer() of a model on
+  /// that device without a copy. False for every host tensor, and for an empty one.
+  bool isDeviceTensor() const;
+  /// The device whose memory holds the data: the native CPU for host tensors.
+  DeviceID getDevice() const;
+  /// A host tensor with this one's data: this tensor itself when it is in host memory, else a
+  /// copy from the device (DeviceError if the device cannot copy).
+  Tensor toHost() const;
+
   /// Deep copy into Dest; shape and element type must match (ShapeError / TypeError otherwise).
+  /// A device tensor is copied from the device (Dest must be a host tensor).
   void copyTo(const Tensor &Dest) const;
   /// A new tensor owning a copy of this one's data.
   Tensor clone() const;

@@ -114,6 +114,17 @@ class Tensor:
     @property
     def is_user_buffer(self) -> bool: ...
 
+    @property
+    def is_device(self) -> bool:
+        """
+        Whether the data is in a device's own memory (a device output; to_host() copies it).
+        """
+
+    @property
+    def device(self) -> DeviceID: ...
+
+    def to_host(self) -> Tensor: ...
+
     def fill(self, value: object) -> None: ...
 
     def to_numpy(self) -> numpy.ndarray:
@@ -416,6 +427,11 @@ class DeviceID:
     def __repr__(self) -> str: ...
 
 def get_local_info() -> HostInfo: ...
+
+def get_device_property(device: DeviceID, key: str) -> str:
+    """
+    A property its backend reports (hw_type, inference_time_path, memory), '' when none.
+    """
 
 def initialize() -> None: ...
 
@@ -763,6 +779,15 @@ class InferRequest:
     @property
     def status(self) -> InferStatus: ...
 
+    @property
+    def device_outputs(self) -> bool:
+        """
+        Outputs computed on a device with its own memory stay there as device tensors (docs/devices.md).
+        """
+
+    @device_outputs.setter
+    def device_outputs(self, arg: bool, /) -> None: ...
+
     def set_callback(self, callback: object | None) -> None: ...
 
     def cancel(self) -> None: ...
@@ -835,6 +860,14 @@ class Model:
     def __repr__(self) -> str: ...
 
 def load_model(path: object, devices: object | None = None, strict: bool = False, memory_optimization: bool = True, disable_denormals: bool = True, intermediate_save_path: str | None = None, passphrase: str | None = None, threads: int = 0, cores: object | None = None, scheduler_type: SchedulerType = SchedulerType.AUTO, spin_iterations: int = 1000, spin_yield_iterations: int = 0, enable_work_stealing: bool = True, resizable_capacities: object | None = None, indexed_intermediate_save: bool = False, compute_precision: str = 'float32') -> Model: ...
+
+def encrypt_model(path: object, out_folder: object, passphrase: str, scrypt_log2n: int = 14) -> list[str]:
+    """
+    Writes an encrypted copy of a model (an .onnx file or a model folder, with its external data
+    files and optimium.json) into out_folder (missing or empty): AES-256-GCM per file, the key from
+    the passphrase through scrypt (N = 2**scrypt_log2n, r = 8, p = 1). Load it with
+    load_model(out_folder, passphrase=...). Returns the names of the files encrypted.
+    """
 
 class GroupMember:
     """

@@ -6,8 +6,9 @@
 
 Process statistics come from ``/proc/<pid>/smaps_rollup`` (falling back to ``/proc/<pid>/status``)
 and ``/proc/<pid>/stat`` (Linux only). Accelerator load is reported when a cumulative
-inference-time counter file (microseconds) exists: ``$OPTIMIUM_RT_NPU_INFERENCE_TIME_PATH`` if set,
-else the Torq sysfs path; otherwise those fields are ``None``.
+inference-time counter file (microseconds) exists: the one the runner's device reports (the
+simulated NPU's, ``hw_type="sim"``) unless a path is given, else ``$OPTIMIUM_RT_NPU_INFERENCE_TIME_PATH``
+if set, else the Torq sysfs path; otherwise those fields are ``None``.
 """
 
 from __future__ import annotations
@@ -292,6 +293,9 @@ def profile_resources(
                             runtime_flags, device_io)
     if do_warmup:
         runner.infer(feed)
+    if npu_inference_time_path == DEFAULT_NPU_INFERENCE_TIME_PATH and runner.npu_inference_time_path:
+        # The counter the runner's device reports (the simulated NPU's) over the default sysfs one.
+        npu_inference_time_path = runner.npu_inference_time_path
     sampler = ResourceSampler(os.getpid(), interval=interval, npu_inference_time_path=npu_inference_time_path)
     total = 0.0
     with sampler:

@@ -19,7 +19,7 @@ from typing import Any, Iterable, List, Mapping, Optional, Sequence, Union
 import numpy as np
 
 from . import _core
-from . import DeviceID, ElementType, PlatformKind, Tensor, get_local_info, load_model, tensor
+from . import DeviceID, ElementType, PlatformKind, Tensor, get_device_property, get_local_info, load_model, tensor
 from ._random_inputs import random_array
 
 __all__ = [
@@ -31,7 +31,20 @@ __all__ = [
     "parse_runtime_flags",
 ]
 
-_DEVICE_ALIASES = {"local-task": "native", "local-sync": "native", "cpu": "native", "llvm-cpu": "native"}
+_DEVICE_ALIASES = {"local-task": "native", "local-sync": "native", "cpu": "native", "llvm-cpu": "native",
+                   "torq": "npu", "synaptics": "npu"}
+# Driver names (optimium-run --device) of the platforms whose name differs: the accelerator driver.
+_DRIVER_PLATFORMS = {"npu": PlatformKind.SYNAPTICS}
+# Hardware types of the npu driver (optimium-run --hw_type; docs/devices.md).
+_HW_TYPES = {"sim": "the simulated NPU, liboptimium-runtime-sim.so",
+             "astra_machina": "the Synaptics Astra Machina SoC NPU, not built in this runtime"}
+
+
+def _driver_name(platform) -> str:
+    for name, p in _DRIVER_PLATFORMS.items():
+        if p == platform:
+            return name
+    return platform.name.lower()
 
 
 @dataclass
@@ -49,9 +62,11 @@ class TensorInfo:
 
 
 class DeviceArray:
-    """A buffer owned by the runtime (on the model's device; host memory for the native driver).
+    """A buffer owned by the runtime: in the device's own memory for a device output of a driver
+    that has it (the simulated NPU, ``hw_type="sim"``), host memory otherwise.
 
-    Passing it to ``InferenceRunner.infer`` hands the runtime tensor over without a host copy.
+    Passing it to ``InferenceRunner.infer`` hands the runtime tensor over without a host copy
+    (a device output feeds a model on the same device without any copy).
     """
 
     __slots__ = ("_tensor",)
@@ -74,8 +89,13 @@ class DeviceArray:
     def dtype(self) -> np.dtype:
         return self._tensor.type.to_dtype()
 
+    @property
+    def is_on_device(self) -> bool:
+        """Whether the data is in a device's own memory (not host memory)."""
+        return self._tensor.is_device
+
     def to_host(self) -> np.ndarray:
-        """Copies the data to a new numpy array."""
+        """Copies the data to a new numpy array (from the device when it is there)."""
         return self._tensor.to_numpy()
 
     def __array__(self, dtype=None, copy=None):
@@ -132,21 +152,40 @@ def parse_runtime_flags(flags: Optional[Iterable[str]]) -> dict:
     return out
 
 
+def _known_hw_types() -> str:
+    return ", ".join(f"{k} ({v})" for k, v in _HW_TYPES.items())
+
+
 def _resolve_device(name: str, hw_type: Optional[str], allocator: str) -> List[DeviceID]:
-    """--device semantics of optimium-run: a driver name present on this host."""
+    """--device / --hw_type semantics of optimium-run: a driver present on this host, and of the npu
+    driver the backend of that hardware type (hw_type with the native default selects npu)."""
     lname = _DEVICE_ALIASES.get(name.lower(), name.lower())
+    if hw_type and lname == "native" and name.lower() == "native":
+        lname = "npu"  # hardware types are the npu driver's backends (as optimium-run --hw_type alone)
     devices = list(get_local_info().devices)
-    available = sorted({d.platform.name.lower() for d in devices})
-    try:
-        platform = PlatformKind[lname.upper()]
-    except KeyError:
-        raise ValueError(f"device {name!r}: unknown device; available devices: {', '.join(available) or 'none'} "
-                         "(local-task and local-sync are aliases of native)") from None
+    available = sorted({_driver_name(d.platform) for d in devices})
+    platform = _DRIVER_PLATFORMS.get(lname)
+    if platform is None:
+        try:
+            platform = PlatformKind[lname.upper()]
+        except KeyError:
+            raise ValueError(f"device {name!r}: unknown device; available devices: {', '.join(available) or 'none'} "
+                             "(local-task and local-sync are aliases of native, torq of npu)") from None
     picked = [d for d in devices if d.platform == platform]
+    if hw_type:
+        if platform != PlatformKind.SYNAPTICS:
+            raise ValueError(f"hw_type={hw_type!r}: device {lname!r} has no selectable hardware backends "
+                             f"(hardware types belong to device npu: {_known_hw_types()})")
+        if hw_type not in _HW_TYPES:
+            raise ValueError(f"hw_type={hw_type!r}: unknown hardware type of device npu; known: {_known_hw_types()}")
+        picked = [d for d in picked if get_device_property(d, "hw_type") == hw_type]
+        if not picked:
+            where = ("liboptimium-runtime-sim.so is neither beside the runtime nor in a folder of "
+                     "OPTIMIUM_RT_EXTENSION_PATH" if hw_type == "sim" else "this runtime does not build it")
+            raise ValueError(f"hw_type={hw_type!r}: no npu backend of that type is loaded ({where}); "
+                             f"available devices: {', '.join(available)}")
     if not picked:
         raise ValueError(f"device {name!r}: no such device on this host; available devices: {', '.join(available)}")
-    if hw_type:
-        raise ValueError(f"hw_type={hw_type!r}: device {lname!r} has no selectable hardware backends")
     return picked
 
 
@@ -302,6 +341,13 @@ class InferenceRunner:
         return self._devices[0]
 
     @property
+    def npu_inference_time_path(self) -> Optional[str]:
+        """The inference-time counter file (microseconds) the device's driver reports (the simulated
+        NPU's), or None; ``profiling.profile_resources`` reads it."""
+        path = get_device_property(self._devices[0], "inference_time_path")
+        return path or None
+
+    @property
     def function_names(self) -> List[str]:
         """Exported function names (our models export ``main`` only)."""
         return ["main"]
@@ -353,14 +399,19 @@ class InferenceRunner:
         else:
             feed = [self._unwrap(v) for v in inputs]
         req = self._request
+        req.device_outputs = self._device_outputs
         start = time.perf_counter()
         req.infer(feed)
         req.wait()
         n = len(self._model.output_names)
         if self._device_outputs:
-            # The request reuses its output buffers on the next run, so a device output is a
-            # device-side copy (clone) the caller owns: feeding it back in is safe.
-            outs = [DeviceArray(req.get_output(i).clone()) for i in range(n)]
+            # An output in the device's memory owns its buffer (the next run writes a fresh one):
+            # no copy. One in host memory shares the request's buffers, reused by the next run, so
+            # it is a copy (clone) the caller owns. Either is safe to feed back in.
+            outs = []
+            for i in range(n):
+                t = req.get_output(i)
+                outs.append(DeviceArray(t if t.is_device else t.clone()))
         else:
             outs = [req.get_output(i).to_numpy() for i in range(n)]
         self.infer_time_ms = (time.perf_counter() - start) * 1e3

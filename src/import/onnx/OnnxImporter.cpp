@@ -72,7 +72,8 @@ Result<ElementType> convertDataType(int32_t T, const std::string &What) {
 
 class Importer {
 public:
-  Importer(std::string BaseDir, ImportedModel &Out) : BaseDir(std::move(BaseDir)), Out(Out) {}
+  Importer(std::string BaseDir, ImportedModel &Out, ExternalDataReader Reader = nullptr)
+      : BaseDir(std::move(BaseDir)), Out(Out), Reader(std::move(Reader)) {}
 
   Status run(onnx::ModelProto &M, const std::vector<RawSpan> &Spans, std::shared_ptr<const void> BufferOwner,
              const MappedFile *Mapping) {
@@ -377,25 +378,31 @@ private:
     const std::string Path = BaseDir + "/" + Location;
     auto It = ExternalFiles.find(Path);
     if (It == ExternalFiles.end()) {
-      if (!exists(Path))
-        return makeError(ErrorCode::IO, What, ": external data file '", Path, "' does not exist");
-      ASSIGN_OR_RETURN(auto F, MappedFile::open(Path));
-      It = ExternalFiles.emplace(Path, F).first;
-      Out.KeepAlive.push_back(F);
-      Out.Mappings.push_back(F);
+      ModelFileBytes File;
+      if (Reader) {
+        ASSIGN_OR_RETURN(File, Reader(Location));
+      } else {
+        if (!exists(Path))
+          return makeError(ErrorCode::IO, What, ": external data file '", Path, "' does not exist");
+        ASSIGN_OR_RETURN(auto F, MappedFile::open(Path));
+        File = ModelFileBytes{F->Data, F->Size, F};
+        Out.Mappings.push_back(F);
+      }
+      It = ExternalFiles.emplace(Path, File).first;
+      Out.KeepAlive.push_back(File.Owner);
     }
-    const auto &F = It->second;
+    const ModelFileBytes &F = It->second;
     if (Length >= 0 && static_cast<uint64_t>(Length) != Bytes)
       return makeError(ErrorCode::Model, What, ": external data length ", Length, " differs from the ", Bytes,
                        " bytes its shape needs");
-    if (Offset > F->Size || Bytes > F->Size - Offset)
+    if (Offset > F.Size || Bytes > F.Size - Offset)
       return makeError(ErrorCode::Model, What, ": external data [", Offset, ", ", Offset + Bytes, ") lies beyond the end of '",
-                       Path, "' (", F->Size, " bytes)");
-    const uint8_t *P = F->Data + Offset;
+                       Path, "' (", F.Size, " bytes)");
+    const uint8_t *P = F.Data + Offset;
     if (reinterpret_cast<uintptr_t>(P) % std::max<size_t>(1, getElementSize(C->Type)) == 0) {
       C->Data = P;
       C->Bytes = Bytes;
-      C->KeepAlive = F;
+      C->KeepAlive = F.Owner;
       return C;
     }
     auto Owned = ConstData::allocate(C->Type, C->Dims);
@@ -687,12 +694,13 @@ private:
   std::set<std::string> InPlace; ///< initializers of the graph being imported read in place (inPlaceReadable)
   std::set<std::string> Deferred; ///< those the loader copies when creating their kernels (Conv weights)
   const MappedFile *Map = nullptr; ///< the mapped model file Owner is, if it is one
-  std::map<std::string, std::shared_ptr<MappedFile>> ExternalFiles;
+  ExternalDataReader Reader; ///< supplies external data files instead of mapping them (encrypted folders)
+  std::map<std::string, ModelFileBytes> ExternalFiles;
 };
 
 Result<ImportedModel> importBytes(const uint8_t *Data, size_t Size, const std::string &BaseDir,
                                   const std::string &SourceName, std::shared_ptr<const void> Owner,
-                                  const MappedFile *Map = nullptr) {
+                                  const MappedFile *Map = nullptr, ExternalDataReader Reader = nullptr) {
   if (!Data || Size == 0)
     return makeError(ErrorCode::Container, SourceName, ": empty model data");
   if (Size > static_cast<size_t>(INT_MAX))
@@ -715,7 +723,7 @@ Result<ImportedModel> importBytes(const uint8_t *Data, size_t Size, const std::s
   if (!M.has_graph() || M.ir_version() <= 0)
     return makeError(ErrorCode::Container, SourceName, ": not an ONNX model (no ir_version or graph)");
   ImportedModel Out;
-  Importer Imp(BaseDir, Out);
+  Importer Imp(BaseDir, Out, std::move(Reader));
   Status S = Imp.run(M, Spans, Owner, Map);
   if (!S.isOk())
     return S.withContext(SourceName);
@@ -749,12 +757,14 @@ Result<ImportedModel> importOnnxPath(const std::string &Path) {
 }
 
 Result<ImportedModel> importOnnxBuffer(const uint8_t *Data, size_t Size, const std::string &BaseDir,
-                                       const std::string &SourceName, std::shared_ptr<const void> Owner) {
+                                       const std::string &SourceName, std::shared_ptr<const void> Owner,
+                                       ExternalDataReader Reader) {
   // Without an owner the caller keeps the buffer alive: a non-owning shared_ptr lets constants
   // point into it.
   if (!Owner && Data)
     Owner = std::shared_ptr<const void>(Data, [](const void *) {});
-  ASSIGN_OR_RETURN(ImportedModel M, importBytes(Data, Size, BaseDir, SourceName, Data ? Owner : nullptr));
+  ASSIGN_OR_RETURN(ImportedModel M,
+                   importBytes(Data, Size, BaseDir, SourceName, Data ? Owner : nullptr, nullptr, std::move(Reader)));
   M.Name = M.G->Name.empty() ? "model" : M.G->Name;
   return M;
 }

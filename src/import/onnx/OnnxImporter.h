@@ -1,6 +1,7 @@
 // ONNX -> graph IR. Accepts a .onnx file, a folder holding one, or the bytes of a model.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -34,14 +35,26 @@ inline bool readsFileBytesInPlace(const std::string &OpType, size_t Input) {
   return (OpType == "Gather" && Input == 0) || (OpType == "MatMul" && Input == 1);
 }
 
+/// Bytes of one file of a model held in memory (e.g. decrypted), kept alive by Owner.
+struct ModelFileBytes {
+  const uint8_t *Data = nullptr;
+  size_t Size = 0;
+  std::shared_ptr<const void> Owner;
+};
+/// Supplies the external data file at Location (relative to the model folder, already checked to
+/// be inside it) instead of mapping it from disk: an encrypted folder hands out decrypted buffers.
+using ExternalDataReader = std::function<Result<ModelFileBytes>(const std::string &Location)>;
+
 /// Path: an .onnx file, or a folder holding model.onnx (or exactly one *.onnx).
 Result<ImportedModel> importOnnxPath(const std::string &Path);
 /// Bytes of an ONNX model; not copied (constants may point into them). External data files are
 /// resolved against BaseDir (empty: external data is an error). Owner, when given, owns the bytes
 /// and is kept alive with the model (the Python bindings hand over their copy this way); without
-/// it the caller keeps the bytes alive.
+/// it the caller keeps the bytes alive. Reader, when given, supplies the external data files
+/// (BaseDir then only names them in messages).
 Result<ImportedModel> importOnnxBuffer(const uint8_t *Data, size_t Size, const std::string &BaseDir,
-                                       const std::string &SourceName, std::shared_ptr<const void> Owner = nullptr);
+                                       const std::string &SourceName, std::shared_ptr<const void> Owner = nullptr,
+                                       ExternalDataReader Reader = nullptr);
 
 } // namespace detail
 } // namespace runtime

@@ -15,9 +15,11 @@
  * struct_size first). History:
  *   1  first release.
  *   2  OptRtTensorDesc and OptRtTensor start with struct_size; OptRtBackend gains get_capability;
- *      C constants for element types, platforms, device kinds and capabilities.
- *      Appended later (same version, readers check struct_size): OptRtHostApi::get_attr_name;
- *      OptRtNode::weights_cache (the packed-weights cache, OptRtWeightsCache). */
+ *      C constants for element types, platforms, device kinds and capabilities. Appended since
+ *      (no bump: read only where struct_size covers them): OptRtHostApi::get_attr_name; OptRtBackend's
+ *      flags, device memory (allocate, release, copy_to_device, copy_from_device) and get_property;
+ *      OptRtHostApi's native_* kernel callbacks (after get_attr_name); OptRtNode::weights_cache
+ *      (the packed-weights cache, OptRtWeightsCache; last field of OptRtNode). */
 #ifndef OPTIMIUM_RUNTIME_EXTENSION_BACKEND_H
 #define OPTIMIUM_RUNTIME_EXTENSION_BACKEND_H
 
@@ -276,7 +278,28 @@ typedef struct OptRtHostApi {
    * after. A backend lists them to refuse nodes carrying attributes it does not know (the fusion
    * passes write internal ones, named "optimium.*"). */
   int32_t (*get_attr_name)(const void *host_node, size_t index, const char **name);
+  /* Present when struct_size covers them: the host's native CPU kernels, for a backend that
+   * computes with them (the simulated accelerator, src/backends/sim/). They take the OptRtNode the
+   * host passed to supports_node / create_kernel (its host_node carries what the native backend
+   * needs) and run on whatever pointers the tensors hold, so they must be addressable by the CPU.
+   * Same contracts as OptRtBackend's callbacks of the same names. */
+  int32_t (*native_supports_node)(const OptRtNode *node);
+  int32_t (*native_create_kernel)(const OptRtNode *node, void **kernel, char *error, size_t error_size);
+  int32_t (*native_run_kernel)(void *kernel, const OptRtTensor *inputs, uint32_t num_inputs,
+                               const OptRtTensor *outputs, uint32_t num_outputs, const OptRtExecContext *ctx,
+                               char *error, size_t error_size);
+  void (*native_destroy_kernel)(void *kernel);
 } OptRtHostApi;
+
+/* OptRtBackend::flags */
+/* Placed only where ModelLoadOptions.Devices names the device (a simulator must not take nodes
+ * from the CPU when no device was asked for). */
+#define OPT_RT_BACKEND_EXPLICIT_ONLY (1u << 0)
+/* The device has memory of its own: the data pointers run_kernel gets are buffers of allocate(),
+ * which the host fills with copy_to_device and reads with copy_from_device (recorded as profiler
+ * Copy events). A value produced and consumed on the device stays there; run_kernel never sees a
+ * host pointer. allocate, release, copy_to_device and copy_from_device are then required. */
+#define OPT_RT_BACKEND_DEVICE_MEMORY (1u << 1)
 
 typedef struct OptRtBackend {
   uint32_t struct_size;
@@ -301,6 +324,25 @@ typedef struct OptRtBackend {
    * host-initialized *capability (see OptRtCapability); returns OPT_RT_OK, or an error code to
    * refuse the registration. */
   int32_t (*get_capability)(void *state, OptRtCapability *capability);
+  /* Appended in version 2 (read where struct_size covers them; zero = absent). */
+  uint32_t flags; /* OR of OPT_RT_BACKEND_* */
+  /* Device memory (OPT_RT_BACKEND_DEVICE_MEMORY). allocate returns an opaque device buffer of at
+   * least bytes (OPT_RT_ERROR_OUT_OF_RESOURCE with a message when the device memory is full);
+   * release frees it; the copies move bytes between host memory and the start of a buffer. All
+   * may be called concurrently. */
+  int32_t (*allocate)(void *state, uint64_t bytes, void **buffer, char *error, size_t error_size);
+  void (*release)(void *state, void *buffer);
+  int32_t (*copy_to_device)(void *state, void *buffer, const void *host, uint64_t bytes, char *error,
+                            size_t error_size);
+  int32_t (*copy_from_device)(void *state, void *host, const void *buffer, uint64_t bytes, char *error,
+                              size_t error_size);
+  /* Optional: a property of the device as a string the backend keeps alive, NULL when it has
+   * none. Keys the runtime reads at registration (DeviceID::getProperty):
+   *   "hw_type"              the backend's name within its driver (optimium-run --hw_type)
+   *   "inference_time_path"  a file holding the device's cumulative inference time in
+   *                          microseconds (as the Torq NPU's sysfs counter)
+   *   "memory"               a description of the device memory, e.g. its size */
+  const char *(*get_property)(void *state, const char *key);
 } OptRtBackend;
 
 /* The one symbol an extension library exports. Fills *backend; returns OPT_RT_OK on success.

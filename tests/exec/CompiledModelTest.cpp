@@ -475,3 +475,105 @@ TEST(CompiledModel, CorruptPackedWeightsAreContainerErrorsNamingTheFile) {
   EXPECT_TRUE(rtd::verifyCompiledModel(Src).isOk());
   EXPECT_NO_THROW(rt::loadModel(Folder));
 }
+
+namespace {
+
+/// An inverted-residual block (MobileNetV2's): 1x1 expand + Clip(0, 6) -> depthwise 3x3 + Clip ->
+/// 1x1 project. The first pair fuses into FusedPointwiseDepthwise; a 10x10 stride-1 plane keeps
+/// its blocked kernel on every x86 CPU (the AVX-512 row and transposed kernels decline it).
+std::string invertedResidualModel(const std::string &Dir) {
+  constexpr int64_t C = 16, M = 96, H = 10, W = 10;
+  OnnxBuilder B(13);
+  B.input("x", onnx::TensorProto_DataType_FLOAT, {1, C, H, W});
+  B.initializer("w1", {M, C, 1, 1}, wave(M * C, 0.4f));
+  B.initializer("b1", {M}, wave(M, 0.3f, 1.0f));
+  B.initializer("w2", {M, 1, 3, 3}, wave(M * 9, 0.5f, 2.0f));
+  B.initializer("b2", {M}, wave(M, 0.2f, 3.0f));
+  B.initializer("w3", {C, M, 1, 1}, wave(C * M, 0.3f, 4.0f));
+  B.initializer("lo", {}, {0.0f});
+  B.initializer("hi", {}, {6.0f});
+  B.node("Conv", {"x", "w1", "b1"}, {"e"}, "expand");
+  B.node("Clip", {"e", "lo", "hi"}, {"e6"}, "clip1");
+  onnx::NodeProto *Dw = B.node("Conv", {"e6", "w2", "b2"}, {"d"}, "depthwise");
+  OnnxBuilder::attrInt(Dw, "group", M);
+  OnnxBuilder::attrInts(Dw, "pads", {1, 1, 1, 1});
+  B.node("Clip", {"d", "lo", "hi"}, {"d6"}, "clip2");
+  B.node("Conv", {"d6", "w3"}, {"y"}, "project");
+  B.output("y", onnx::TensorProto_DataType_FLOAT);
+  const std::string Path = Dir + "/inverted_residual.onnx";
+  const std::string Bytes = B.bytes();
+  writeFile(Path, std::vector<uint8_t>(Bytes.begin(), Bytes.end()));
+  return Path;
+}
+
+/// The keys of Folder's packed.bin.
+std::vector<std::string> packedKeys(const std::string &Folder) {
+  rtd::CompiledSource Src;
+  Src.Folder = Src.Label = Folder;
+  auto C = rtd::readCompiledModel(Src);
+  EXPECT_TRUE(C.isOk()) << C.status().message();
+  std::vector<std::string> Keys;
+  if (C.isOk() && C.value().Packed)
+    for (const auto &KV : C.value().Packed->Entries)
+      Keys.push_back(KV.first);
+  return Keys;
+}
+
+size_t countKeysWith(const std::vector<std::string> &Keys, const std::string &Part) {
+  size_t N = 0;
+  for (const std::string &K : Keys)
+    N += K.find(Part) != std::string::npos;
+  return N;
+}
+
+} // namespace
+
+TEST(CompiledModel, FusedPointwiseDepthwiseWeightsArePackedInTheFolder) {
+  rt::AutoInit Init;
+  const std::string Onnx = invertedResidualModel(tempDir());
+  const std::string Folder = compileTo(Onnx);
+  const std::vector<std::string> Keys = packedKeys(Folder);
+  // The fused expand + depthwise node's blocks of W1 (PackedA per block of channels) and the
+  // projection's im2col weights, each under the node's key.
+  EXPECT_GE(countKeysWith(Keys, "f32_pointwise_depthwise__blocked_"), 1u);
+  EXPECT_EQ(countKeysWith(Keys, "f32_conv__im2col_gemm_"), 1u);
+  rt::Model A = rt::loadModel(Onnx);
+  rt::Model B = rt::loadModel(Folder);
+  EXPECT_EQ(B.impl()->PackedHits, Keys.size());
+  EXPECT_EQ(B.impl()->PackedMisses, 0u);
+  std::vector<rt::Tensor> In = inputsFor(A, "");
+  expectIdentical(A, B, In, "inverted residual");
+}
+
+TEST(CompiledModel, PackedWeightsReachTheNativeKernelsTheSimulatedNpuCreates) {
+  // The sim forwards each node to the host's native kernels (OptRtHostApi::native_create_kernel)
+  // with the node's cache: keys are scoped by backend, so a folder compiled for the sim serves
+  // them, and one compiled for the CPU misses for them and packs at load.
+  const std::string Counter = ::testing::TempDir() + "/sim_counter_packed_" + std::to_string(::getpid());
+  ::setenv("OPTIMIUM_RT_SIM_COUNTER_PATH", Counter.c_str(), 1);
+  rt::AutoInit Init;
+  rt::loadExtension(OPTIMIUM_SIM_BACKEND);
+  rt::ModelLoadOptions OnSim;
+  OnSim.Devices = {rt::DeviceID::from(rt::PlatformKind::Synaptics, rt::DeviceKind::SynapNPU, 0)};
+  const std::string Onnx = dataPath("models/digits/model.onnx");
+  auto Files = rtd::compileModelFiles(Onnx, OnSim);
+  ASSERT_TRUE(Files.isOk()) << Files.status().message();
+  const std::string SimFolder = tempDir() + "/sim.opt";
+  ASSERT_TRUE(rtd::writeCompiledFolder(Files.value(), SimFolder).isOk());
+  EXPECT_GT(countKeysWith(packedKeys(SimFolder), ":sim:"), 0u);
+  rt::Model A = rt::loadModel(Onnx, OnSim);
+  const std::vector<rt::Tensor> In = inputsFor(A, dataPath("models/digits"));
+  {
+    rt::Model B = rt::loadModel(SimFolder, OnSim);
+    EXPECT_GT(B.impl()->PackedHits, 0u);
+    EXPECT_EQ(B.impl()->PackedMisses, 0u);
+    expectIdentical(A, B, In, "sim folder on the sim");
+  }
+  {
+    const std::string CpuFolder = compileTo(Onnx);
+    rt::Model B = rt::loadModel(CpuFolder, OnSim);
+    EXPECT_GT(B.impl()->PackedMisses, 0u);
+    expectIdentical(A, B, In, "CPU folder on the sim");
+  }
+  std::remove(Counter.c_str());
+}

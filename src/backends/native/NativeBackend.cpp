@@ -9,6 +9,7 @@
 #include "backends/native/NativeKernels.h"
 #include "backends/native/OutputAllocator.h"
 #include "backends/native/ops/common/PackedWeights.h"
+#include "core/Log.h"
 #include "ir/HalfPromotion.h"
 
 namespace optimium {
@@ -104,6 +105,7 @@ Result<std::unique_ptr<Kernel>> createNativeKernel(const KernelCreateInfo &Info)
   }
   if (!V)
     return makeError(ErrorCode::NotImplemented, Info.N.describe(), ": no native kernel supports this node");
+  OPT_LOG(Debug, Info.N.describe(), ": native kernel ", V->Name);
   return V->Create(Info);
 }
 

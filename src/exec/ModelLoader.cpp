@@ -226,9 +226,9 @@ struct NodeWeightsCache {
   std::string Prefix;
   uint64_t *Hits = nullptr, *Misses = nullptr;
 
-  static int32_t lookup(void *State, const char *Key, size_t KeySize, const void **Data, uint64_t *Size) {
+  static int32_t lookup(void *State, const char *Key, size_t KeySize, uint64_t Size, const void **Data) {
     auto &C = *static_cast<NodeWeightsCache *>(State);
-    if (!C.Served)
+    if (!C.Served || !Data)
       return 0;
     auto It = C.Served->Entries.find(C.Prefix + std::string(Key, KeySize));
     if (It == C.Served->Entries.end()) {
@@ -237,9 +237,14 @@ struct NodeWeightsCache {
               "': packing at load");
       return 0;
     }
+    if (It->second.Size != Size) {
+      ++*C.Misses;
+      OPT_LOG(Warning, "packed weights '", C.Prefix, std::string(Key, KeySize), "' in '", C.Served->Path, "' have ",
+              It->second.Size, " bytes, the kernel packs ", Size, "; packing at load");
+      return 0;
+    }
     ++*C.Hits;
     *Data = It->second.Data;
-    *Size = It->second.Size;
     return 1;
   }
   static int32_t store(void *State, const char *Key, size_t KeySize, const void *Data, uint64_t Size) {

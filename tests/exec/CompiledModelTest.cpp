@@ -432,6 +432,25 @@ TEST(CompiledModel, PackedWeightsWithOtherKeysArePackedAgainAtLoad) {
   EXPECT_EQ(B.impl()->PackedHits, 0u);
   EXPECT_GT(B.impl()->PackedMisses, 0u);
   expectIdentical(A, B, In, "packed keys missing");
+  // The right keys, one entry of another size (a layout that changed without its key): that lookup
+  // is a miss and the kernel packs, the others are hits.
+  {
+    rtd::CompiledSource Src;
+    Src.Folder = Src.Label = compileTo(Onnx);
+    auto Good = rtd::readCompiledModel(Src);
+    ASSERT_TRUE(Good.isOk()) << Good.status().message();
+    ASSERT_TRUE(Good.value().Packed);
+    rtd::PackedRecord Resized;
+    for (const auto &KV : Good.value().Packed->Entries)
+      Resized[KV.first].assign(KV.second.Data, KV.second.Data + KV.second.Size);
+    ASSERT_GE(Resized.size(), 2u);
+    Resized.begin()->second.resize(Resized.begin()->second.size() + 64, 0);
+    writeFile(Folder + "/" + rtd::kCompiledPackedFile, rtd::encodePackedWeights(Resized, GraphCrc));
+    rt::Model R = rt::loadModel(Folder);
+    EXPECT_EQ(R.impl()->PackedMisses, 1u);
+    EXPECT_EQ(R.impl()->PackedHits, Resized.size() - 1);
+    expectIdentical(A, R, In, "one packed entry resized");
+  }
   // No packed.bin at all: the folder still loads (kernels pack at load).
   ::unlink((Folder + "/" + rtd::kCompiledPackedFile).c_str());
   rt::Model C = rt::loadModel(Folder);

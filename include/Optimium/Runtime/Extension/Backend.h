@@ -196,12 +196,13 @@ typedef struct OptRtTensorDesc {
  * kernel) instead of packing; on a miss it packs as before and offers the result to store (the
  * host may copy it: optimium-compile records them into the compiled folder's packed.bin). Keys
  * are per node (the host scopes them by node and backend); the bytes are the backend's own
- * layout, opaque to the host, so a backend checks a hit's size and treats a wrong one as a miss.
+ * layout, opaque to the host: lookup passes the size the backend will read, and only an entry of
+ * exactly that size is a hit (another size is a miss, so the host's hit/miss counts are exact).
  * Both return 1 for a hit / a stored entry, 0 otherwise. */
 typedef struct OptRtWeightsCache {
   uint32_t struct_size;
   void *state;
-  int32_t (*lookup)(void *state, const char *key, size_t key_size, const void **data, uint64_t *size);
+  int32_t (*lookup)(void *state, const char *key, size_t key_size, uint64_t size, const void **data);
   int32_t (*store)(void *state, const char *key, size_t key_size, const void *data, uint64_t size);
 } OptRtWeightsCache;
 

@@ -38,9 +38,9 @@ const OptRtWeightsCache *currentWeightsCache();
 /// and this CPU's feature mask (a CPU with other features never takes another's packing).
 std::string packedWeightsKey(const KernelCreateInfo &I, size_t Input, const std::string &Layout);
 
-/// A hit of exactly Bytes bytes, 64-byte aligned: its data (borrowed: it lives as long as the
-/// model). Null on a miss, without a cache, or when the entry's size or alignment differs (a
-/// logged miss: the caller packs).
+/// A hit of exactly Bytes bytes (the host answers only an entry of that size), 64-byte aligned:
+/// its data (borrowed: it lives as long as the model). Null on a miss, without a cache, or when the
+/// entry is not aligned (a logged miss: the caller packs).
 const void *lookupPackedWeights(const std::string &Key, size_t Bytes);
 /// Offers the packed bytes of a miss to the cache (no-op without one).
 void storePackedWeights(const std::string &Key, const void *Data, size_t Bytes);

@@ -596,3 +596,43 @@ TEST(CompiledModel, PackedWeightsReachTheNativeKernelsTheSimulatedNpuCreates) {
   }
   std::remove(Counter.c_str());
 }
+
+TEST(CompiledModel, SubgraphNodesHaveTheirOwnPackedWeights) {
+  // If's two branches each multiply by a constant of their own, with the same shape and the same
+  // node name and position: they share the If node's host scope, so only the subgraph part of the
+  // key (ScopedWeightsKeyScope) keeps the else branch from borrowing the then branch's packing.
+  rt::AutoInit Init;
+  const auto Branch = [](const std::string &Out, float Phase) {
+    OnnxBuilder B;
+    B.initializer("w", {8, 8}, wave(64, 0.5f, Phase));
+    B.node("MatMul", {"x", "w"}, {Out}, "mm");
+    B.output(Out, onnx::TensorProto_DataType_FLOAT);
+    return B.M.graph();
+  };
+  OnnxBuilder B;
+  B.input("x", onnx::TensorProto_DataType_FLOAT, {4, 8});
+  B.input("cond", onnx::TensorProto_DataType_BOOL, {});
+  onnx::NodeProto *If = B.node("If", {"cond"}, {"y"}, "choose");
+  OnnxBuilder::attrGraph(If, "then_branch", Branch("a", 1.0f));
+  OnnxBuilder::attrGraph(If, "else_branch", Branch("b", 2.0f));
+  B.output("y", onnx::TensorProto_DataType_FLOAT);
+  const std::string Onnx = tempDir() + "/if.onnx";
+  const std::string Bytes = B.bytes();
+  writeFile(Onnx, std::vector<uint8_t>(Bytes.begin(), Bytes.end()));
+  const std::string Folder = compileTo(Onnx);
+  const std::vector<std::string> Keys = packedKeys(Folder);
+  EXPECT_EQ(countKeysWith(Keys, "then_branch#0:mm|in1/f32_matmul__"), 1u);
+  EXPECT_EQ(countKeysWith(Keys, "else_branch#0:mm|in1/f32_matmul__"), 1u);
+  rt::Model A = rt::loadModel(Onnx);
+  rt::Model C = rt::loadModel(Folder);
+  EXPECT_EQ(C.impl()->PackedHits, Keys.size());
+  EXPECT_EQ(C.impl()->PackedMisses, 0u);
+  rt::Tensor X = rt::tensor(rt::ElementType::F32, rt::TensorShape::fromDims({4, 8}));
+  const std::vector<float> XV = wave(32, 1.0f);
+  std::memcpy(X.data(), XV.data(), XV.size() * sizeof(float));
+  for (bool Cond : {true, false}) {
+    rt::Tensor T = rt::tensor(rt::ElementType::Bool, rt::TensorShape::fromDims({}));
+    *static_cast<bool *>(T.data()) = Cond;
+    expectIdentical(A, C, {X, T}, Cond ? "then branch" : "else branch");
+  }
+}

@@ -22,6 +22,14 @@ bool usable(const OptRtWeightsCache *C) {
 }
 } // namespace
 
+static thread_local std::string KeyScope; // ScopedWeightsKeyScope's parts, each ending in '|'
+
+ScopedWeightsKeyScope::ScopedWeightsKeyScope(const std::string &Part) : PreviousSize(KeyScope.size()) {
+  KeyScope += Part;
+  KeyScope += '|';
+}
+ScopedWeightsKeyScope::~ScopedWeightsKeyScope() { KeyScope.resize(PreviousSize); }
+
 ScopedWeightsCache::ScopedWeightsCache(const OptRtWeightsCache *Cache) : Previous(Current) {
   Current = usable(Cache) ? Cache : nullptr;
 }
@@ -29,7 +37,7 @@ ScopedWeightsCache::~ScopedWeightsCache() { Current = Previous; }
 const OptRtWeightsCache *currentWeightsCache() { return Current; }
 
 std::string packedWeightsKey(const KernelCreateInfo &I, size_t Input, const std::string &Layout) {
-  std::string Key = "in" + std::to_string(Input) + "/" + Layout;
+  std::string Key = KeyScope + "in" + std::to_string(Input) + "/" + Layout;
   if (Input < I.Inputs.size() && I.Inputs[Input].Const) {
     const ConstData &C = *I.Inputs[Input].Const;
     Key += "/t" + std::to_string(static_cast<int>(C.Type)) + ":";

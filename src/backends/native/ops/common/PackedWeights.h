@@ -33,8 +33,22 @@ private:
 };
 const OptRtWeightsCache *currentWeightsCache();
 
+/// A control-flow node's subgraph creates its nodes' kernels inside the owner's create, under the
+/// owner's host scope: each body node adds its own part to the keys (the subgraph attribute, its
+/// position and name; nested subgraphs add theirs after), so two body nodes never share an entry.
+class ScopedWeightsKeyScope {
+public:
+  explicit ScopedWeightsKeyScope(const std::string &Part);
+  ~ScopedWeightsKeyScope();
+  ScopedWeightsKeyScope(const ScopedWeightsKeyScope &) = delete;
+  ScopedWeightsKeyScope &operator=(const ScopedWeightsKeyScope &) = delete;
+
+private:
+  size_t PreviousSize;
+};
+
 /// The key of constant input Input packed in Layout (the kernel variant and packing parameters,
-/// e.g. "f32_gemm__avx2_6x16/kc192"): the input index, the layout, the constant's type and dims,
+/// e.g. "f32_gemm__avx2_6x16/kc192"): the subgraph scope (if any), the input index, the layout, the constant's type and dims,
 /// and this CPU's feature mask (a CPU with other features never takes another's packing).
 std::string packedWeightsKey(const KernelCreateInfo &I, size_t Input, const std::string &Layout);
 

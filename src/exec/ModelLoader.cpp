@@ -859,6 +859,9 @@ std::string folderStem(std::string Path) {
 /// An encrypted folder: the key is derived once, model.onnx, its external data files and the
 /// manifest are decrypted into memory (each handed out only once its tag verified), and the key is
 /// wiped when the folder object goes at the end of the import.
+Result<std::shared_ptr<ModelImpl>> loadCompiled(const CompiledSource &Src, const ModelLoadOptions &Options,
+                                                PoolOwnership Ownership, bool Encrypted = false);
+
 Result<std::shared_ptr<ModelImpl>> loadSealedFolder(const std::string &Folder, const ModelLoadOptions &Options,
                                                     PoolOwnership Ownership) {
   const auto T0 = std::chrono::steady_clock::now();
@@ -868,9 +871,22 @@ Result<std::shared_ptr<ModelImpl>> loadSealedFolder(const std::string &Folder, c
   {
     ASSIGN_OR_RETURN(auto Sealed, SealedFolder::open(Folder, Options.Passphrase));
     KdfSeconds = Sealed->kdfSeconds();
+    if (Sealed->contains(kCompiledHeaderFile)) {
+      // An encrypted compiled folder: its files are decrypted into memory as the reader asks.
+      CompiledSource Src;
+      Src.Folder = Sealed->folder();
+      Src.Label = Sealed->folder();
+      Src.Sealed = Sealed;
+      auto R = loadCompiled(Src, Options, Ownership, /*Encrypted=*/true);
+      const double Seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - T0).count();
+      if (R.isOk())
+        OPT_LOG(Info, "encrypted compiled model '", R.value()->Name, "': key derivation ", KdfSeconds * 1e3,
+                " ms, decryption and load ", (Seconds - KdfSeconds) * 1e3, " ms");
+      return R;
+    }
     if (!Sealed->contains("model.onnx"))
-      return makeError(ErrorCode::Container, "encrypted model folder '", Sealed->folder(), "' holds no model.onnx (",
-                       kSealedParamsFile, " does not list it)");
+      return makeError(ErrorCode::Container, "encrypted model folder '", Sealed->folder(), "' holds no model.onnx or ",
+                       kCompiledHeaderFile, " (", kSealedParamsFile, " lists neither)");
     ASSIGN_OR_RETURN(auto Bytes, Sealed->readFile("model.onnx"));
     ExternalDataReader Reader = [Sealed](const std::string &Location) -> Result<ModelFileBytes> {
       ASSIGN_OR_RETURN(auto B, Sealed->readFile(Location));
@@ -896,11 +912,11 @@ Result<std::shared_ptr<ModelImpl>> loadSealedFolder(const std::string &Folder, c
 
 /// A compiled folder or bundle: no ONNX parsing, no shape inference, no passes.
 Result<std::shared_ptr<ModelImpl>> loadCompiled(const CompiledSource &Src, const ModelLoadOptions &Options,
-                                                PoolOwnership Ownership) {
+                                                PoolOwnership Ownership, bool Encrypted) {
   ASSIGN_OR_RETURN(CompiledModel C, readCompiledModel(Src));
   auto M = newModel(C.Imported, Options);
   RETURN_IF_ERROR(adoptCompiledGraph(*M, C.Info, Src.Label));
-  return finishLoad(std::move(M), C.Imported, Ownership, /*Encrypted=*/false, C.Packed);
+  return finishLoad(std::move(M), C.Imported, Ownership, Encrypted, C.Packed);
 }
 
 /// Path is one file holding a compiled bundle (its first bytes are the bundle magic).

@@ -84,10 +84,14 @@ private:
 Result<std::shared_ptr<const PlainBuffer>> readModelFile(const std::string &Folder, const std::string &Name,
                                                          const std::string &Passphrase);
 
-/// A file to encrypt: its path on disk and the name it gets inside the encrypted folder.
+/// A file to encrypt: its path on disk (or its bytes in memory) and the name it gets inside the
+/// encrypted folder.
 struct SealedInput {
-  std::string SourcePath;
+  std::string SourcePath; ///< read from disk; with InMemory only a label for messages
   std::string Name;
+  bool InMemory = false;  ///< encrypt Data[0, Size) (never written in the clear)
+  const uint8_t *Data = nullptr;
+  size_t Size = 0;
 };
 
 /// Encrypts Inputs into OutFolder (created when missing; it must hold no file of the same name)

@@ -93,9 +93,15 @@ Status makeFolders(const std::string &Path) {
 
 
 Status encryptOne(const SealedInput &In, const std::string &OutFolder, const Key &K) {
-  InputMap Src_;
-  RETURN_IF_ERROR(Src_.open(In.SourcePath));
-  const InputMap *Src = &Src_;
+  InputMap Mapped;
+  struct {
+    const uint8_t *Data;
+    size_t Size;
+  } Bytes{In.Data, In.Size}, *Src = &Bytes;
+  if (!In.InMemory) {
+    RETURN_IF_ERROR(Mapped.open(In.SourcePath));
+    Bytes = {Mapped.Data, Mapped.Size};
+  }
   uint8_t Header[kHeaderBytes];
   std::memcpy(Header, kSealedFileMagic, 8);
   putLE(Header + 8, kSealedFormatVersion, 4);
@@ -223,7 +229,7 @@ Status encryptFiles(const std::vector<SealedInput> &Inputs, const std::string &O
                        "') or is reserved");
     if (std::find(Names.begin(), Names.end(), Name) != Names.end())
       return makeError(ErrorCode::InvalidArgument, "file name '", Name, "' is given twice");
-    if (!isRegularFile(In.SourcePath))
+    if (!In.InMemory && !isRegularFile(In.SourcePath))
       return makeError(ErrorCode::IO, "cannot read '", In.SourcePath, "': not an existing file");
     if (exists(OutFolder + "/" + Name))
       return makeError(ErrorCode::IO, "'", OutFolder, "/", Name, "' already exists; not overwriting it");

@@ -3,7 +3,11 @@
 // main() (CompileModelMain.cpp) calls compileModelMain().
 //
 //   optimium-compile <model.onnx | model folder> -o <out.opt/> [--bundle] [--precision=f32|bf16]
-//                    [--keep_intermediates] [--verify]
+//                    [--keep_intermediates] [--verify] [--encrypt | --passphrase-file FILE]
+//
+// --encrypt (passphrase from OPTIMIUM_RT_PASSPHRASE) or --passphrase-file writes the folder's files
+// encrypted (AES-256-GCM, scrypt; docs/encrypted-models.md) straight from memory: the compiled
+// files never reach the disk in the clear.
 //
 // Unlike the other tools, this one links the runtime's objects (it runs the loader's passes and
 // writes the folder, which the shared library does not export).
@@ -22,6 +26,9 @@ struct CompileOptions {
   bool Bf16 = false;               ///< ComputePrecision::BFloat16
   bool KeepIntermediates = false;  ///< no fusions (every intermediate stays readable)
   bool Verify = false;             ///< read the output back, all CRCs checked
+  bool Encrypt = false;            ///< encrypt the folder (passphrase: PassphraseFile or the environment)
+  std::string PassphraseFile;      ///< "" = OPTIMIUM_RT_PASSPHRASE
+  int ScryptLog2N = 14;            ///< scrypt cost N = 2^ScryptLog2N (r = 8, p = 1)
 };
 
 /// Compiles Options.Model into Options.Output. Returns "" on success, else the error message

@@ -10,28 +10,13 @@
 #include <openssl/crypto.h>
 
 #include "import/SealedFolder.h"
+#include "tools/Passphrase.h"
 
 namespace optimium {
 namespace tools {
 
 std::string readPassphrase(const EncryptOptions &O, std::string &Passphrase) {
-  Passphrase.clear();
-  if (!O.PassphraseFile.empty()) {
-    std::ifstream In(O.PassphraseFile, std::ios::binary);
-    if (!In)
-      return "cannot read the passphrase file '" + O.PassphraseFile + "'";
-    std::getline(In, Passphrase);
-    if (!Passphrase.empty() && Passphrase.back() == '\r')
-      Passphrase.pop_back();
-    if (Passphrase.empty())
-      return "the passphrase file '" + O.PassphraseFile + "' starts with an empty line";
-    return "";
-  }
-  const char *Env = std::getenv("OPTIMIUM_RT_PASSPHRASE");
-  if (!Env || !*Env)
-    return "no passphrase: give --passphrase-file FILE or set OPTIMIUM_RT_PASSPHRASE";
-  Passphrase = Env;
-  return "";
+  return readPassphraseFrom(O.PassphraseFile, Passphrase);
 }
 
 std::string encryptModel(const EncryptOptions &O, std::ostream &Summary) {
@@ -76,7 +61,7 @@ int encryptModelMain(int Argc, char **Argv, std::ostream &Out, std::ostream &Err
       Out << Usage;
       return 0;
     }
-    if (A == "--passphrase" || A.compare(0, 13, "--passphrase=") == 0) {
+    if (isPassphraseArgument(A)) {
       Err << "optimium-encrypt: the passphrase is not taken from the command line (other users can read it there); "
              "use --passphrase-file FILE or OPTIMIUM_RT_PASSPHRASE\n";
       return 1;

@@ -355,6 +355,96 @@ TEST(CompiledModel, CompileToolReportsBadUsageAndBadModels) {
   EXPECT_NE(Err.str().find("not a folder"), std::string::npos) << Err.str();
 }
 
+// optimium-compile --passphrase-file / --encrypt: the folder's files are written encrypted from
+// memory (no file of it in the clear), load with the passphrase to the same outputs as the ONNX
+// model, and refuse a wrong or missing passphrase, a tampered file, a bundle and the passphrase
+// on the command line.
+TEST(CompiledModel, EncryptedFolderLoadsOnlyWithItsPassphrase) {
+  const std::string Dir = tempDir(), Model = dataPath("tests/models/cnn");
+  const std::string PassFile = Dir + "/pass.txt";
+  { std::ofstream(PassFile) << "correct horse battery staple\n"; }
+  tools::CompileOptions O;
+  O.Model = Model;
+  O.Output = Dir + "/sealed.opt";
+  O.Encrypt = true;
+  O.PassphraseFile = PassFile;
+  O.ScryptLog2N = 10; // cheap for the test; the default is 14
+  O.Verify = true;
+  std::ostringstream Summary;
+  ASSERT_EQ(tools::compileModel(O, Summary), "");
+  EXPECT_NE(Summary.str().find("(encrypted)"), std::string::npos) << Summary.str();
+  // Every file is encrypted: none holds the compiled format's magic in the clear.
+  for (const char *Name : {"header.bin", "graph.bin", "weights.bin", "packed.bin"}) {
+    const std::vector<uint8_t> Bytes = readFile(O.Output + "/" + Name);
+    ASSERT_GE(Bytes.size(), 8u) << Name;
+    EXPECT_EQ(std::memcmp(Bytes.data(), "OPTRTENC", 8), 0) << Name;
+  }
+  struct stat St;
+  EXPECT_EQ(::stat((O.Output + "/encryption.json").c_str(), &St), 0);
+
+  rt::ModelLoadOptions LO;
+  LO.Passphrase = "correct horse battery staple";
+  rt::Model Sealed = rt::loadModel(O.Output, LO);
+  rt::Model Onnx = rt::loadModel(Model);
+  expectIdentical(Sealed, Onnx, inputsFor(Onnx, Model), "encrypted compiled cnn");
+  // packed.bin is decrypted into aligned memory and its entries borrowed from there.
+  EXPECT_GT(Sealed.impl()->PackedHits, 0u);
+  EXPECT_EQ(Sealed.impl()->PackedMisses, 0u);
+
+  // Wrong and missing passphrases: clear errors, no model.
+  LO.Passphrase = "wrong";
+  try {
+    rt::loadModel(O.Output, LO);
+    ADD_FAILURE() << "a wrong passphrase loaded";
+  } catch (const rt::ContainerError &E) {
+    EXPECT_NE(std::string(E.what()).find("passphrase"), std::string::npos) << E.what();
+  }
+  try {
+    rt::loadModel(O.Output);
+    ADD_FAILURE() << "no passphrase loaded";
+  } catch (const rt::Exception &E) {
+    EXPECT_NE(std::string(E.what()).find("passphrase"), std::string::npos) << E.what();
+  }
+  // A flipped byte in the encrypted weights: the tag fails, naming the file.
+  std::vector<uint8_t> W = readFile(O.Output + "/weights.bin");
+  W[W.size() / 2] ^= 0x40;
+  writeFile(O.Output + "/weights.bin", W);
+  LO.Passphrase = "correct horse battery staple";
+  try {
+    rt::loadModel(O.Output, LO);
+    ADD_FAILURE() << "a tampered weights file loaded";
+  } catch (const rt::ContainerError &E) {
+    EXPECT_NE(std::string(E.what()).find("weights.bin"), std::string::npos) << E.what();
+  }
+
+  // The tool: the environment variable, and what it refuses.
+  std::ostringstream Out, Err;
+  auto Main = [&](std::vector<std::string> Args) {
+    Args.insert(Args.begin(), "optimium-compile");
+    std::vector<char *> Argv;
+    for (std::string &A : Args)
+      Argv.push_back(&A[0]);
+    Out.str("");
+    Err.str("");
+    return tools::compileModelMain(static_cast<int>(Argv.size()), Argv.data(), Out, Err);
+  };
+  ::setenv("OPTIMIUM_RT_PASSPHRASE", "from the environment", 1);
+  EXPECT_EQ(Main({Model, "-o", Dir + "/env.opt", "--encrypt", "--scrypt-log2n=10"}), 0) << Err.str();
+  ::unsetenv("OPTIMIUM_RT_PASSPHRASE");
+  LO.Passphrase = "from the environment";
+  expectIdentical(rt::loadModel(Dir + "/env.opt", LO), Onnx, inputsFor(Onnx, Model), "encrypted via the environment");
+  EXPECT_EQ(Main({Model, "-o", Dir + "/none.opt", "--encrypt"}), 1);
+  EXPECT_NE(Err.str().find("no passphrase"), std::string::npos) << Err.str();
+  EXPECT_EQ(Main({Model, "-o", Dir + "/cli.opt", "--passphrase=secret"}), 2);
+  EXPECT_NE(Err.str().find("not taken from the command line"), std::string::npos) << Err.str();
+  EXPECT_EQ(Err.str().find("secret"), std::string::npos) << Err.str();
+  EXPECT_EQ(Main({Model, "-o", Dir + "/b.optb", "--bundle", "--passphrase-file", PassFile}), 1);
+  EXPECT_NE(Err.str().find("--bundle"), std::string::npos) << Err.str();
+  EXPECT_EQ(Main({Model, "-o", Dir + "/c.opt", "--passphrase-file", Dir + "/missing.txt"}), 1);
+  EXPECT_NE(Err.str().find("missing.txt"), std::string::npos) << Err.str();
+  EXPECT_EQ(Main({Model, "-o", Dir + "/d.opt", "--encrypt", "--scrypt-log2n=x"}), 2);
+}
+
 // Run by ctest compiled_model_without_avx512: a folder compiled on this CPU (ctest
 // compile_test_models) loads with avx512f hidden; kernels are chosen for the smaller CPU and the
 // outputs match the ONNX model loaded under the same mask (to float32 rounding: the kernels differ

@@ -15,6 +15,7 @@
 #include "Optimium/Runtime/Version.h"
 #include "core/ExprTree.h"
 #include "core/LargeAlloc.h"
+#include "import/SealedFolder.h"
 #include "import/compiled/ByteIO.h"
 
 namespace optimium {
@@ -821,6 +822,20 @@ Result<std::vector<BundleEntry>> bundleTable(const CompiledSource &Src) {
 
 Result<FolderFile> readFolderFile(const CompiledSource &Src, const std::string &Name, bool Optional) {
   FolderFile F;
+  if (Src.Sealed) {
+    F.Path = Src.Folder + "/" + Name;
+    if (!Src.Sealed->contains(Name)) {
+      if (Optional)
+        return F;
+      return makeError(ErrorCode::Container, "encrypted compiled model folder '", Src.Folder, "' lacks its file '",
+                       Name, "' (", kSealedParamsFile, " does not list it)");
+    }
+    ASSIGN_OR_RETURN(std::shared_ptr<const PlainBuffer> Plain, Src.Sealed->readFile(Name));
+    F.Data = Plain->data();
+    F.Size = Plain->size();
+    F.Owner = std::move(Plain);
+    return F;
+  }
   if (!Src.Folder.empty()) {
     F.Path = Src.Folder + "/" + Name;
     struct stat St;

@@ -26,6 +26,8 @@ namespace optimium {
 namespace runtime {
 namespace detail {
 
+class SealedFolder;
+
 /// The newest folder format this runtime reads and the one it writes. A reader refuses a higher
 /// version (ContainerError naming the file and both versions); bump it on any layout change.
 constexpr uint32_t kCompiledFormatVersion = 1;
@@ -68,6 +70,9 @@ struct CompiledSource {
   size_t BundleSize = 0;
   std::shared_ptr<const void> BundleOwner; ///< keeps Bundle alive (may be empty: caller's buffer)
   std::string Label;  ///< for messages: the folder path or "in-memory model"
+  /// An encrypted folder (optimium-compile --passphrase-file), opened with its passphrase: every file
+  /// is decrypted into memory through it (Folder is its path).
+  std::shared_ptr<const SealedFolder> Sealed;
   /// The fuzzer's hook: skip the CRC-32 checks (and the header's record of the other files), so
   /// mutated bytes reach the decoder instead of stopping at the checksum. Never set by the loader.
   bool SkipChecksums = false;

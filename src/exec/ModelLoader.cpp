@@ -217,8 +217,49 @@ void releaseConstPages(const Graph &G, const Node &N, const std::vector<std::sha
   }
 }
 
+/// The packed-weights cache one node's kernel creation sees (OptRtWeightsCache): lookups in a
+/// compiled folder's packed.bin, stores into optimium-compile's record; keys scoped by the node's
+/// position, name and backend.
+struct NodeWeightsCache {
+  const PackedWeights *Served = nullptr;
+  PackedRecord *Record = nullptr;
+  std::string Prefix;
+  uint64_t *Hits = nullptr, *Misses = nullptr;
+
+  static int32_t lookup(void *State, const char *Key, size_t KeySize, uint64_t Size, const void **Data) {
+    auto &C = *static_cast<NodeWeightsCache *>(State);
+    if (!C.Served || !Data)
+      return 0;
+    auto It = C.Served->Entries.find(C.Prefix + std::string(Key, KeySize));
+    if (It == C.Served->Entries.end()) {
+      ++*C.Misses;
+      OPT_LOG(Debug, "packed weights: no entry '", C.Prefix, std::string(Key, KeySize), "' in '", C.Served->Path,
+              "': packing at load");
+      return 0;
+    }
+    if (It->second.Size != Size) {
+      ++*C.Misses;
+      OPT_LOG(Warning, "packed weights '", C.Prefix, std::string(Key, KeySize), "' in '", C.Served->Path, "' have ",
+              It->second.Size, " bytes, the kernel packs ", Size, "; packing at load");
+      return 0;
+    }
+    ++*C.Hits;
+    *Data = It->second.Data;
+    return 1;
+  }
+  static int32_t store(void *State, const char *Key, size_t KeySize, const void *Data, uint64_t Size) {
+    auto &C = *static_cast<NodeWeightsCache *>(State);
+    if (!C.Record || !Data)
+      return 0;
+    const uint8_t *P = static_cast<const uint8_t *>(Data);
+    (*C.Record)[C.Prefix + std::string(Key, KeySize)].assign(P, P + Size);
+    return 1;
+  }
+};
+
 Status placeAndCreateKernels(ModelImpl &M, const std::vector<std::shared_ptr<RegisteredBackend>> &Candidates,
-                             const std::vector<std::shared_ptr<MappedFile>> &Maps) {
+                             const std::vector<std::shared_ptr<MappedFile>> &Maps, const PackedWeights *Served = nullptr,
+                             PackedRecord *Record = nullptr) {
   Graph &G = *M.G;
   auto InfoOf = [&](int V) {
     ValueInfo VI;
@@ -324,7 +365,16 @@ Status placeAndCreateKernels(ModelImpl &M, const std::vector<std::shared_ptr<Reg
     std::vector<OptRtTensorDesc> OutDesc = describeValues(CN->Info->Outputs, OutDims);
     OptRtNode Desc{sizeof(OptRtNode), N.Name.c_str(), N.OpType.c_str(), N.Domain.c_str(), N.OpsetVersion,
                    static_cast<uint32_t>(InDesc.size()), InDesc.data(), static_cast<uint32_t>(OutDesc.size()),
-                   OutDesc.data(), &CN->Handle};
+                   OutDesc.data(), &CN->Handle, nullptr};
+    NodeWeightsCache CacheState;
+    CacheState.Served = Served;
+    CacheState.Record = Record;
+    CacheState.Hits = &M.PackedHits;
+    CacheState.Misses = &M.PackedMisses;
+    const OptRtWeightsCache Cache{sizeof(OptRtWeightsCache), &CacheState, &NodeWeightsCache::lookup,
+                                  &NodeWeightsCache::store};
+    if (Served || Record)
+      Desc.weights_cache = &Cache;
     // Sequence/optional values exist only as the native backend's containers (Backend.h).
     bool TouchesContainers = false;
     for (const std::vector<ValueInfo> *Side : {&CN->Info->Inputs, &CN->Info->Outputs})
@@ -336,6 +386,7 @@ Status placeAndCreateKernels(ModelImpl &M, const std::vector<std::shared_ptr<Reg
       if (!B->Backend.supports_node(B->Backend.state, &Desc))
         continue;
       char Error[1024] = {0};
+      CacheState.Prefix = std::to_string(NI) + ":" + N.Name + ":" + (B->Backend.name ? B->Backend.name : "") + ":";
       const int32_t RC = B->Backend.create_kernel(B->Backend.state, &Desc, &CN->Kernel, Error, sizeof(Error));
       if (RC != OPT_RT_OK && !M.Options.Strict && B->Device.getPlatform() != PlatformKind::Native) {
         // Not Strict: a device that claimed the node and then cannot make its kernel leaves it to
@@ -360,6 +411,7 @@ Status placeAndCreateKernels(ModelImpl &M, const std::vector<std::shared_ptr<Reg
       for (const auto &B : registeredBackends())
         if (B->Device.getPlatform() == PlatformKind::Native && B->Backend.supports_node(B->Backend.state, &Desc)) {
           char Error[1024] = {0};
+          CacheState.Prefix = std::to_string(NI) + ":" + N.Name + ":" + (B->Backend.name ? B->Backend.name : "") + ":";
           if (B->Backend.create_kernel(B->Backend.state, &Desc, &CN->FallbackKernel, Error, sizeof(Error)) == OPT_RT_OK)
             CN->Fallback = B;
           else
@@ -707,12 +759,19 @@ Result<std::optional<Manifest>> manifestFor(const std::string &Path) {
 /// Kernels, metadata, pool and scheduler for a prepared graph. Encrypted: the model came decrypted
 /// from a sealed folder (the passphrase was used).
 Result<std::shared_ptr<ModelImpl>> finishLoad(std::shared_ptr<ModelImpl> M, ImportedModel &Imported,
-                                              PoolOwnership Ownership, bool Encrypted = false) {
+                                              PoolOwnership Ownership, bool Encrypted = false,
+                                              std::shared_ptr<PackedWeights> Packed = nullptr) {
   const ModelLoadOptions &Options = M->Options;
   ASSIGN_OR_RETURN(auto Candidates, resolveDevices(Options));
   {
     ScopedSourceFiles Files(&Imported.Mappings); // factories packing from the file release as they go
-    RETURN_IF_ERROR(placeAndCreateKernels(*M, Candidates, Imported.Mappings));
+    RETURN_IF_ERROR(placeAndCreateKernels(*M, Candidates, Imported.Mappings, Packed.get()));
+  }
+  if (Packed) { // the kernels borrow its entries: it lives as long as the model
+    M->KeepAlive.push_back(Packed->Owner);
+    M->KeepAlive.push_back(Packed);
+    OPT_LOG(Info, "model '", M->Name, "': packed weights from '", Packed->Path, "': ", M->PackedHits, " borrowed, ",
+            M->PackedMisses, " packed at load");
   }
   // Kernels have packed what they pack: the file pages read for that (and for parsing) leave the
   // resident set; whatever a kernel still reads in place at run time faults back in on first use.
@@ -857,7 +916,7 @@ Result<std::shared_ptr<ModelImpl>> loadCompiled(const CompiledSource &Src, const
   ASSIGN_OR_RETURN(CompiledModel C, readCompiledModel(Src));
   auto M = newModel(C.Imported, Options);
   RETURN_IF_ERROR(adoptCompiledGraph(*M, C.Info, Src.Label));
-  return finishLoad(std::move(M), C.Imported, Ownership, Encrypted);
+  return finishLoad(std::move(M), C.Imported, Ownership, Encrypted, C.Packed);
 }
 
 /// Path is one file holding a compiled bundle (its first bytes are the bundle magic).
@@ -959,9 +1018,23 @@ Result<CompiledFiles> compileModelFiles(const std::string &Path, const ModelLoad
     E.BaseShape = SI.BaseDims;
     Info.Marks.push_back(std::move(E));
   }
+  // The kernels, created once as a load creates them, record their packed weights for packed.bin.
+  PackedRecord Record;
+  {
+    ASSIGN_OR_RETURN(auto Candidates, resolveDevices(Options));
+    ScopedSourceFiles Files(&Imported.Mappings);
+    S = placeAndCreateKernels(*M, Candidates, Imported.Mappings, nullptr, &Record);
+    if (!S.isOk())
+      return S.withContext("model '" + Path + "'");
+  }
   auto R = encodeCompiledModel(*M->G, Info);
   if (!R.isOk())
     return R.status().withContext("model '" + Path + "'");
+  if (!Record.empty()) {
+    uint32_t GraphCrc = 0;
+    std::memcpy(&GraphCrc, R.value().Graph.data() + 24, 4);
+    R.value().Packed = encodePackedWeights(Record, GraphCrc);
+  }
   return R;
 }
 

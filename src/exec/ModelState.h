@@ -73,6 +73,9 @@ struct StatefulInput {
 
 struct ModelImpl {
   std::string Name;
+  /// Packed-weights cache lookups at kernel creation (a compiled folder's packed.bin): hits
+  /// borrowed their packing, misses packed at load.
+  uint64_t PackedHits = 0, PackedMisses = 0;
   std::unique_ptr<detail::Graph> G;
   std::vector<std::shared_ptr<const void>> KeepAlive;
   ModelLoadOptions Options;

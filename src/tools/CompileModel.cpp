@@ -7,6 +7,7 @@
 
 #include <openssl/crypto.h>
 
+#include "Optimium/Runtime.h"
 #include "exec/ModelCompiler.h"
 #include "exec/ModelState.h"
 #include "import/SealedFolder.h"
@@ -23,6 +24,7 @@ std::string compileModel(const CompileOptions &Options, std::ostream &Summary) {
     return "no model given";
   if (Options.Output.empty())
     return "no output given (-o <folder>)";
+  rt::AutoInit Init; // the kernels are created once to record their packed weights
   if (Options.Encrypt && Options.Bundle)
     return "an encrypted compiled model is a folder: --bundle and encryption do not go together";
   if (Options.ScryptLog2N < 10 || Options.ScryptLog2N > 22)
@@ -63,8 +65,12 @@ std::string compileModel(const CompileOptions &Options, std::ostream &Summary) {
   } else if (Options.Encrypt) {
     // Each file encrypted from memory; the writer refuses to overwrite an existing file.
     std::vector<rtd::SealedInput> Inputs;
-    const std::pair<const char *, const std::vector<uint8_t> *> Files[] = {
+    // packed.bin too when there is one: decrypted into aligned memory, its entries are borrowed
+    // from there as from a mapping.
+    std::vector<std::pair<const char *, const std::vector<uint8_t> *>> Files = {
         {rtd::kCompiledHeaderFile, &F.Header}, {rtd::kCompiledGraphFile, &F.Graph}, {rtd::kCompiledWeightsFile, &F.Weights}};
+    if (!F.Packed.empty())
+      Files.push_back({rtd::kCompiledPackedFile, &F.Packed});
     for (const auto &P : Files) {
       rtd::SealedInput In;
       In.Name = P.first;
@@ -110,7 +116,8 @@ std::string compileModel(const CompileOptions &Options, std::ostream &Summary) {
   const rtd::CpuFeatures &Cpu = rtd::cpuFeatures();
   Summary << "compiled '" << Options.Model << "' -> '" << Options.Output << "'" << (Options.Bundle ? " (bundle)" : "")
           << (Options.Encrypt ? " (encrypted)" : "")
-          << ": graph " << F.Graph.size() << " bytes, weights " << F.Weights.size() << " bytes, "
+          << ": graph " << F.Graph.size() << " bytes, weights " << F.Weights.size() << " bytes, packed weights "
+          << F.Packed.size() << " bytes, "
           << (Options.Bf16 ? "bfloat16" : "float32") << " compute, for CPU features: " << Cpu.toString() << "\n";
   return "";
 }

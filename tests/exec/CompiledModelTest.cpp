@@ -374,7 +374,7 @@ TEST(CompiledModel, EncryptedFolderLoadsOnlyWithItsPassphrase) {
   ASSERT_EQ(tools::compileModel(O, Summary), "");
   EXPECT_NE(Summary.str().find("(encrypted)"), std::string::npos) << Summary.str();
   // Every file is encrypted: none holds the compiled format's magic in the clear.
-  for (const char *Name : {"header.bin", "graph.bin", "weights.bin"}) {
+  for (const char *Name : {"header.bin", "graph.bin", "weights.bin", "packed.bin"}) {
     const std::vector<uint8_t> Bytes = readFile(O.Output + "/" + Name);
     ASSERT_GE(Bytes.size(), 8u) << Name;
     EXPECT_EQ(std::memcmp(Bytes.data(), "OPTRTENC", 8), 0) << Name;
@@ -387,6 +387,9 @@ TEST(CompiledModel, EncryptedFolderLoadsOnlyWithItsPassphrase) {
   rt::Model Sealed = rt::loadModel(O.Output, LO);
   rt::Model Onnx = rt::loadModel(Model);
   expectIdentical(Sealed, Onnx, inputsFor(Onnx, Model), "encrypted compiled cnn");
+  // packed.bin is decrypted into aligned memory and its entries borrowed from there.
+  EXPECT_GT(Sealed.impl()->PackedHits, 0u);
+  EXPECT_EQ(Sealed.impl()->PackedMisses, 0u);
 
   // Wrong and missing passphrases: clear errors, no model.
   LO.Passphrase = "wrong";
@@ -461,4 +464,265 @@ TEST(CompiledFallback, AFolderCompiledWithAvx512LoadsOnASmallerCpu) {
     EXPECT_LT(maxAbsDiff(OA[I], OB[I]), 1e-4);
   const rt::Tensor Want = readNpy(Onnx + "/output_0.npy");
   EXPECT_LT(maxAbsDiff(OB[0], Want), 1e-3);
+  // Packed weights: served from packed.bin when this CPU's features are the compile host's, else
+  // every key misses (the CPU feature level is part of it) and the kernels pack at load.
+  rtd::CompiledSource Src;
+  Src.Folder = Src.Label = Folder;
+  auto C = rtd::readCompiledModel(Src);
+  ASSERT_TRUE(C.isOk()) << C.status().message();
+  ASSERT_TRUE(C.value().Packed);
+  if (C.value().Info.CpuMask == rtd::cpuFeatureMask(rtd::cpuFeatures())) {
+    EXPECT_GT(B.impl()->PackedHits, 0u);
+    EXPECT_EQ(B.impl()->PackedMisses, 0u);
+  } else {
+    EXPECT_EQ(B.impl()->PackedHits, 0u);
+    EXPECT_GT(B.impl()->PackedMisses, 0u);
+  }
+}
+
+TEST(CompiledModel, PackedWeightsAreBorrowedWithNoPackingAtLoad) {
+  rt::AutoInit Init;
+  for (const std::string Rel : {"models/digits/model.onnx", "tests/models/cnn", "tests/models/mlp"}) {
+    const std::string Onnx = dataPath(Rel);
+    const std::string Folder = compileTo(Onnx);
+    struct stat St;
+    ASSERT_EQ(::stat((Folder + "/" + rtd::kCompiledPackedFile).c_str(), &St), 0) << Rel;
+    rt::Model A = rt::loadModel(Onnx);
+    rt::Model B = rt::loadModel(Folder);
+    EXPECT_EQ(A.impl()->PackedHits + A.impl()->PackedMisses, 0u) << Rel; // ONNX loads have no cache
+    EXPECT_GT(B.impl()->PackedHits, 0u) << Rel;
+    EXPECT_EQ(B.impl()->PackedMisses, 0u) << Rel;
+    expectIdentical(A, B, inputsFor(A, dataPath(folderOf(Rel))), Rel + " packed");
+  }
+  // The bundle carries packed.bin too: by path and by (aligned) bytes.
+  const std::string Onnx = dataPath("models/digits/model.onnx");
+  const std::string Bundle = compileTo(Onnx, /*Bundle=*/true);
+  rt::Model A = rt::loadModel(Onnx);
+  rt::Model B = rt::loadModel(Bundle);
+  EXPECT_GT(B.impl()->PackedHits, 0u);
+  EXPECT_EQ(B.impl()->PackedMisses, 0u);
+  expectIdentical(A, B, inputsFor(A, dataPath("models/digits")), "packed bundle");
+}
+
+TEST(CompiledModel, PackedWeightsWithOtherKeysArePackedAgainAtLoad) {
+  rt::AutoInit Init;
+  const std::string Onnx = dataPath("tests/models/cnn");
+  const std::string Folder = compileTo(Onnx);
+  rt::Model A = rt::loadModel(Onnx);
+  const std::vector<rt::Tensor> In = inputsFor(A, Onnx);
+  // A packed.bin of the right graph whose keys name no kernel of it (another runtime's layout):
+  // every lookup misses, the kernels pack as for the ONNX file, outputs unchanged.
+  const std::vector<uint8_t> Graph = readFile(Folder + "/" + rtd::kCompiledGraphFile);
+  uint32_t GraphCrc = 0;
+  std::memcpy(&GraphCrc, Graph.data() + 24, 4);
+  rtd::PackedRecord Other;
+  Other["0:nowhere:native:in1/f32_gemm__other"] = std::vector<uint8_t>(256, 7);
+  writeFile(Folder + "/" + rtd::kCompiledPackedFile, rtd::encodePackedWeights(Other, GraphCrc));
+  rt::Model B = rt::loadModel(Folder);
+  EXPECT_EQ(B.impl()->PackedHits, 0u);
+  EXPECT_GT(B.impl()->PackedMisses, 0u);
+  expectIdentical(A, B, In, "packed keys missing");
+  // The right keys, one entry of another size (a layout that changed without its key): that lookup
+  // is a miss and the kernel packs, the others are hits.
+  {
+    rtd::CompiledSource Src;
+    Src.Folder = Src.Label = compileTo(Onnx);
+    auto Good = rtd::readCompiledModel(Src);
+    ASSERT_TRUE(Good.isOk()) << Good.status().message();
+    ASSERT_TRUE(Good.value().Packed);
+    rtd::PackedRecord Resized;
+    for (const auto &KV : Good.value().Packed->Entries)
+      Resized[KV.first].assign(KV.second.Data, KV.second.Data + KV.second.Size);
+    ASSERT_GE(Resized.size(), 2u);
+    Resized.begin()->second.resize(Resized.begin()->second.size() + 64, 0);
+    writeFile(Folder + "/" + rtd::kCompiledPackedFile, rtd::encodePackedWeights(Resized, GraphCrc));
+    rt::Model R = rt::loadModel(Folder);
+    EXPECT_EQ(R.impl()->PackedMisses, 1u);
+    EXPECT_EQ(R.impl()->PackedHits, Resized.size() - 1);
+    expectIdentical(A, R, In, "one packed entry resized");
+  }
+  // No packed.bin at all: the folder still loads (kernels pack at load).
+  ::unlink((Folder + "/" + rtd::kCompiledPackedFile).c_str());
+  rt::Model C = rt::loadModel(Folder);
+  EXPECT_EQ(C.impl()->PackedHits + C.impl()->PackedMisses, 0u);
+  expectIdentical(A, C, In, "no packed.bin");
+  // Another compilation's packed.bin is refused, naming the file.
+  const std::string Mlp = compileTo(dataPath("tests/models/mlp"));
+  writeFile(Folder + "/" + rtd::kCompiledPackedFile, readFile(Mlp + "/" + rtd::kCompiledPackedFile));
+  expectContainerError(Folder, {Folder + "/" + rtd::kCompiledPackedFile, "does not belong"});
+}
+
+TEST(CompiledModel, CorruptPackedWeightsAreContainerErrorsNamingTheFile) {
+  rt::AutoInit Init;
+  const std::string Folder = compileTo(dataPath("tests/models/cnn"));
+  const std::string Path = Folder + "/" + rtd::kCompiledPackedFile;
+  const std::vector<uint8_t> Good = readFile(Path);
+  ASSERT_GT(Good.size(), 4096u);
+  for (size_t Keep : {size_t(0), size_t(7), size_t(31), size_t(32), size_t(40), Good.size() / 2, Good.size() - 1}) {
+    writeFile(Path, std::vector<uint8_t>(Good.begin(), Good.begin() + Keep));
+    expectContainerError(Folder, {Path});
+  }
+  // Every byte of the preamble and the index is checked at load (the index by its CRC-32).
+  for (size_t At = 0; At < 200 && At < Good.size(); At += 3) {
+    if (At >= 24 && At < 28)
+      continue; // the whole body's CRC-32: checked by verifyCompiledModel only (below)
+    std::vector<uint8_t> Bad = Good;
+    Bad[At] ^= 0x5a;
+    writeFile(Path, Bad);
+    expectContainerError(Folder, {Path});
+  }
+  // An entry's bytes only by verifyCompiledModel (checking them would read every packed weight).
+  std::vector<uint8_t> Bad = Good;
+  Bad.back() ^= 0x01;
+  writeFile(Path, Bad);
+  rtd::CompiledSource Src;
+  Src.Folder = Src.Label = Folder;
+  const rtd::Status S = rtd::verifyCompiledModel(Src);
+  EXPECT_EQ(S.code(), rtd::ErrorCode::Container);
+  EXPECT_NE(S.message().find(Path), std::string::npos) << S.message();
+  writeFile(Path, Good);
+  EXPECT_TRUE(rtd::verifyCompiledModel(Src).isOk());
+  EXPECT_NO_THROW(rt::loadModel(Folder));
+}
+
+namespace {
+
+/// An inverted-residual block (MobileNetV2's): 1x1 expand + Clip(0, 6) -> depthwise 3x3 + Clip ->
+/// 1x1 project. The first pair fuses into FusedPointwiseDepthwise; a 10x10 stride-1 plane keeps
+/// its blocked kernel on every x86 CPU (the AVX-512 row and transposed kernels decline it).
+std::string invertedResidualModel(const std::string &Dir) {
+  constexpr int64_t C = 16, M = 96, H = 10, W = 10;
+  OnnxBuilder B(13);
+  B.input("x", onnx::TensorProto_DataType_FLOAT, {1, C, H, W});
+  B.initializer("w1", {M, C, 1, 1}, wave(M * C, 0.4f));
+  B.initializer("b1", {M}, wave(M, 0.3f, 1.0f));
+  B.initializer("w2", {M, 1, 3, 3}, wave(M * 9, 0.5f, 2.0f));
+  B.initializer("b2", {M}, wave(M, 0.2f, 3.0f));
+  B.initializer("w3", {C, M, 1, 1}, wave(C * M, 0.3f, 4.0f));
+  B.initializer("lo", {}, {0.0f});
+  B.initializer("hi", {}, {6.0f});
+  B.node("Conv", {"x", "w1", "b1"}, {"e"}, "expand");
+  B.node("Clip", {"e", "lo", "hi"}, {"e6"}, "clip1");
+  onnx::NodeProto *Dw = B.node("Conv", {"e6", "w2", "b2"}, {"d"}, "depthwise");
+  OnnxBuilder::attrInt(Dw, "group", M);
+  OnnxBuilder::attrInts(Dw, "pads", {1, 1, 1, 1});
+  B.node("Clip", {"d", "lo", "hi"}, {"d6"}, "clip2");
+  B.node("Conv", {"d6", "w3"}, {"y"}, "project");
+  B.output("y", onnx::TensorProto_DataType_FLOAT);
+  const std::string Path = Dir + "/inverted_residual.onnx";
+  const std::string Bytes = B.bytes();
+  writeFile(Path, std::vector<uint8_t>(Bytes.begin(), Bytes.end()));
+  return Path;
+}
+
+/// The keys of Folder's packed.bin.
+std::vector<std::string> packedKeys(const std::string &Folder) {
+  rtd::CompiledSource Src;
+  Src.Folder = Src.Label = Folder;
+  auto C = rtd::readCompiledModel(Src);
+  EXPECT_TRUE(C.isOk()) << C.status().message();
+  std::vector<std::string> Keys;
+  if (C.isOk() && C.value().Packed)
+    for (const auto &KV : C.value().Packed->Entries)
+      Keys.push_back(KV.first);
+  return Keys;
+}
+
+size_t countKeysWith(const std::vector<std::string> &Keys, const std::string &Part) {
+  size_t N = 0;
+  for (const std::string &K : Keys)
+    N += K.find(Part) != std::string::npos;
+  return N;
+}
+
+} // namespace
+
+TEST(CompiledModel, FusedPointwiseDepthwiseWeightsArePackedInTheFolder) {
+  rt::AutoInit Init;
+  const std::string Onnx = invertedResidualModel(tempDir());
+  const std::string Folder = compileTo(Onnx);
+  const std::vector<std::string> Keys = packedKeys(Folder);
+  // The fused expand + depthwise node's blocks of W1 (PackedA per block of channels) and the
+  // projection's im2col weights, each under the node's key.
+  EXPECT_GE(countKeysWith(Keys, "f32_pointwise_depthwise__blocked_"), 1u);
+  EXPECT_EQ(countKeysWith(Keys, "f32_conv__im2col_gemm_"), 1u);
+  rt::Model A = rt::loadModel(Onnx);
+  rt::Model B = rt::loadModel(Folder);
+  EXPECT_EQ(B.impl()->PackedHits, Keys.size());
+  EXPECT_EQ(B.impl()->PackedMisses, 0u);
+  std::vector<rt::Tensor> In = inputsFor(A, "");
+  expectIdentical(A, B, In, "inverted residual");
+}
+
+TEST(CompiledModel, PackedWeightsReachTheNativeKernelsTheSimulatedNpuCreates) {
+  // The sim forwards each node to the host's native kernels (OptRtHostApi::native_create_kernel)
+  // with the node's cache: keys are scoped by backend, so a folder compiled for the sim serves
+  // them, and one compiled for the CPU misses for them and packs at load.
+  const std::string Counter = ::testing::TempDir() + "/sim_counter_packed_" + std::to_string(::getpid());
+  ::setenv("OPTIMIUM_RT_SIM_COUNTER_PATH", Counter.c_str(), 1);
+  rt::AutoInit Init;
+  rt::loadExtension(OPTIMIUM_SIM_BACKEND);
+  rt::ModelLoadOptions OnSim;
+  OnSim.Devices = {rt::DeviceID::from(rt::PlatformKind::Synaptics, rt::DeviceKind::SynapNPU, 0)};
+  const std::string Onnx = dataPath("models/digits/model.onnx");
+  auto Files = rtd::compileModelFiles(Onnx, OnSim);
+  ASSERT_TRUE(Files.isOk()) << Files.status().message();
+  const std::string SimFolder = tempDir() + "/sim.opt";
+  ASSERT_TRUE(rtd::writeCompiledFolder(Files.value(), SimFolder).isOk());
+  EXPECT_GT(countKeysWith(packedKeys(SimFolder), ":sim:"), 0u);
+  rt::Model A = rt::loadModel(Onnx, OnSim);
+  const std::vector<rt::Tensor> In = inputsFor(A, dataPath("models/digits"));
+  {
+    rt::Model B = rt::loadModel(SimFolder, OnSim);
+    EXPECT_GT(B.impl()->PackedHits, 0u);
+    EXPECT_EQ(B.impl()->PackedMisses, 0u);
+    expectIdentical(A, B, In, "sim folder on the sim");
+  }
+  {
+    const std::string CpuFolder = compileTo(Onnx);
+    rt::Model B = rt::loadModel(CpuFolder, OnSim);
+    EXPECT_GT(B.impl()->PackedMisses, 0u);
+    expectIdentical(A, B, In, "CPU folder on the sim");
+  }
+  std::remove(Counter.c_str());
+}
+
+TEST(CompiledModel, SubgraphNodesHaveTheirOwnPackedWeights) {
+  // If's two branches each multiply by a constant of their own, with the same shape and the same
+  // node name and position: they share the If node's host scope, so only the subgraph part of the
+  // key (ScopedWeightsKeyScope) keeps the else branch from borrowing the then branch's packing.
+  rt::AutoInit Init;
+  const auto Branch = [](const std::string &Out, float Phase) {
+    OnnxBuilder B;
+    B.initializer("w", {8, 8}, wave(64, 0.5f, Phase));
+    B.node("MatMul", {"x", "w"}, {Out}, "mm");
+    B.output(Out, onnx::TensorProto_DataType_FLOAT);
+    return B.M.graph();
+  };
+  OnnxBuilder B;
+  B.input("x", onnx::TensorProto_DataType_FLOAT, {4, 8});
+  B.input("cond", onnx::TensorProto_DataType_BOOL, {});
+  onnx::NodeProto *If = B.node("If", {"cond"}, {"y"}, "choose");
+  OnnxBuilder::attrGraph(If, "then_branch", Branch("a", 1.0f));
+  OnnxBuilder::attrGraph(If, "else_branch", Branch("b", 2.0f));
+  B.output("y", onnx::TensorProto_DataType_FLOAT);
+  const std::string Onnx = tempDir() + "/if.onnx";
+  const std::string Bytes = B.bytes();
+  writeFile(Onnx, std::vector<uint8_t>(Bytes.begin(), Bytes.end()));
+  const std::string Folder = compileTo(Onnx);
+  const std::vector<std::string> Keys = packedKeys(Folder);
+  EXPECT_EQ(countKeysWith(Keys, "then_branch#0:mm|in1/f32_matmul__"), 1u);
+  EXPECT_EQ(countKeysWith(Keys, "else_branch#0:mm|in1/f32_matmul__"), 1u);
+  rt::Model A = rt::loadModel(Onnx);
+  rt::Model C = rt::loadModel(Folder);
+  EXPECT_EQ(C.impl()->PackedHits, Keys.size());
+  EXPECT_EQ(C.impl()->PackedMisses, 0u);
+  rt::Tensor X = rt::tensor(rt::ElementType::F32, rt::TensorShape::fromDims({4, 8}));
+  const std::vector<float> XV = wave(32, 1.0f);
+  std::memcpy(X.data(), XV.data(), XV.size() * sizeof(float));
+  for (bool Cond : {true, false}) {
+    rt::Tensor T = rt::tensor(rt::ElementType::Bool, rt::TensorShape::fromDims({}));
+    *static_cast<bool *>(T.data()) = Cond;
+    expectIdentical(A, C, {X, T}, Cond ? "then branch" : "else branch");
+  }
 }

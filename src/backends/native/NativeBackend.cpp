@@ -8,6 +8,8 @@
 #include "backends/native/KernelRegistry.h"
 #include "backends/native/NativeKernels.h"
 #include "backends/native/OutputAllocator.h"
+#include "backends/native/ops/common/PackedWeights.h"
+#include "core/Log.h"
 #include "ir/HalfPromotion.h"
 
 namespace optimium {
@@ -103,6 +105,7 @@ Result<std::unique_ptr<Kernel>> createNativeKernel(const KernelCreateInfo &Info)
   }
   if (!V)
     return makeError(ErrorCode::NotImplemented, Info.N.describe(), ": no native kernel supports this node");
+  OPT_LOG(Debug, Info.N.describe(), ": native kernel ", V->Name);
   return V->Create(Info);
 }
 
@@ -127,6 +130,9 @@ int32_t nativeCreate(void *, const OptRtNode *Node, void **Out, char *Error, siz
     writeAbiError("native backend: node without host description", Error, ErrorSize);
     return OPT_RT_ERROR_INVALID_ARGUMENT;
   }
+  // Factories that pack a constant ask the host's cache for this node first (PackedWeights.h).
+  const bool HasCache = Node->struct_size >= offsetof(OptRtNode, weights_cache) + sizeof(Node->weights_cache);
+  ops::ScopedWeightsCache Cache(HasCache ? Node->weights_cache : nullptr);
   Result<std::unique_ptr<Kernel>> R = createNativeKernel(*Info);
   if (!R.isOk()) {
     writeAbiError(R.status().message(), Error, ErrorSize);

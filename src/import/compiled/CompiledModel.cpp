@@ -27,6 +27,7 @@ namespace {
 constexpr char kHeaderMagic[9] = "OPTMHEAD";
 constexpr char kGraphMagic[9] = "OPTMGRPH";
 constexpr char kWeightsMagic[9] = "OPTMWGHT";
+constexpr char kPackedMagic[9] = "OPTMPACK";
 /// Nesting limits: expressions and subgraphs are decoded recursively; a corrupt file must not run
 /// the stack out.
 constexpr int kMaxExprDepth = 256;
@@ -912,8 +913,12 @@ Status writeCompiledFolder(const CompiledFiles &Files, const std::string &Dir) {
   // for a compiled model.
   std::remove((Dir + "/" + kCompiledHeaderFile).c_str());
   const std::pair<const char *, const std::vector<uint8_t> *> Order[] = {
-      {kCompiledGraphFile, &Files.Graph}, {kCompiledWeightsFile, &Files.Weights}, {kCompiledHeaderFile, &Files.Header}};
+      {kCompiledGraphFile, &Files.Graph}, {kCompiledWeightsFile, &Files.Weights}, {kCompiledPackedFile, &Files.Packed},
+      {kCompiledHeaderFile, &Files.Header}};
+  std::remove((Dir + "/" + kCompiledPackedFile).c_str());
   for (const auto &P : Order) {
+    if (P.second->empty())
+      continue; // no packed weights recorded
     const std::string Path = Dir + "/" + P.first, Tmp = Path + ".tmp";
     FILE *Out = std::fopen(Tmp.c_str(), "wb");
     if (!Out)
@@ -929,9 +934,11 @@ Status writeCompiledFolder(const CompiledFiles &Files, const std::string &Dir) {
 }
 
 std::vector<uint8_t> bundleCompiledFiles(const CompiledFiles &Files) {
-  const std::pair<const char *, const std::vector<uint8_t> *> Sections[] = {
+  std::vector<std::pair<const char *, const std::vector<uint8_t> *>> Sections = {
       {kCompiledHeaderFile, &Files.Header}, {kCompiledGraphFile, &Files.Graph}, {kCompiledWeightsFile, &Files.Weights}};
-  const size_t N = sizeof(Sections) / sizeof(Sections[0]);
+  if (!Files.Packed.empty())
+    Sections.push_back({kCompiledPackedFile, &Files.Packed});
+  const size_t N = Sections.size();
   ByteWriter W;
   W.raw(kCompiledBundleMagic, 8);
   W.u32(kCompiledFormatVersion);
@@ -952,6 +959,89 @@ std::vector<uint8_t> bundleCompiledFiles(const CompiledFiles &Files) {
   }
   return std::move(W.Bytes);
 }
+
+std::vector<uint8_t> encodePackedWeights(const PackedRecord &Record, uint32_t GraphCrc) {
+  // Body: graph CRC (u32), entry count (u32), index CRC (u32), reserved (u32), then per entry key
+  // (str), offset (u64, from the file's start), size (u64); then the entries' bytes.
+  ByteWriter Index;
+  uint64_t Offset = 0; // relative to the data area, fixed up below
+  std::vector<uint64_t> Rel;
+  for (const auto &KV : Record) {
+    const size_t Align = KV.second.size() >= kCompiledPageAlignment ? kCompiledPageAlignment : kCompiledSmallAlignment;
+    Offset = (Offset + Align - 1) / Align * Align;
+    Rel.push_back(Offset);
+    Offset += KV.second.size();
+  }
+  // The index's size does not depend on the offsets' values: encode once to learn it.
+  auto EncodeIndex = [&](uint64_t Base) {
+    ByteWriter W;
+    size_t I = 0;
+    for (const auto &KV : Record) {
+      W.str(KV.first);
+      W.u64(Base + Rel[I++]);
+      W.u64(KV.second.size());
+    }
+    return std::move(W.Bytes);
+  };
+  const size_t IndexBytes = EncodeIndex(0).size();
+  const uint64_t Base = (kCompiledPreambleBytes + 16 + IndexBytes + kCompiledPageAlignment - 1) / kCompiledPageAlignment *
+                        kCompiledPageAlignment;
+  const std::vector<uint8_t> IndexData = EncodeIndex(Base);
+  ByteWriter W;
+  W.u32(GraphCrc);
+  W.u32(static_cast<uint32_t>(Record.size()));
+  W.u32(crc32Of(IndexData.data(), IndexData.size()));
+  W.u32(0);
+  W.Bytes.insert(W.Bytes.end(), IndexData.begin(), IndexData.end());
+  W.Bytes.resize(Base - kCompiledPreambleBytes, 0);
+  size_t I = 0;
+  for (const auto &KV : Record) {
+    W.Bytes.resize(Base + Rel[I++] - kCompiledPreambleBytes, 0);
+    W.Bytes.insert(W.Bytes.end(), KV.second.begin(), KV.second.end());
+  }
+  return withPreamble(kPackedMagic, std::move(W.Bytes));
+}
+
+namespace {
+/// packed.bin's index, every entry bounds-checked; the index's CRC always, the entries' with Crc.
+Result<std::shared_ptr<PackedWeights>> decodePackedWeights(const FolderFile &F, uint32_t GraphCrc, bool CheckChecksums,
+                                                           bool CheckEntries) {
+  ASSIGN_OR_RETURN(ByteReader R, openBody(F, kPackedMagic, "packed weights", CheckEntries));
+  const uint32_t Graph = R.u32("graph CRC");
+  const uint32_t N = R.count("packed entry count", 20);
+  const uint32_t IndexCrc = R.u32("index CRC");
+  const uint32_t Reserved = R.u32("reserved");
+  if (!R.ok())
+    return R.status();
+  if (Reserved != 0)
+    return makeError(ErrorCode::Container, "compiled model file '", F.Path, "' is corrupt: a reserved word is not 0");
+  if (CheckChecksums && Graph != GraphCrc)
+    return makeError(ErrorCode::Container, "compiled model file '", F.Path, "' does not belong to this folder's graph "
+                     "(files of two compilations mixed?)");
+  const uint8_t *IndexStart = F.Data + kCompiledPreambleBytes + 16;
+  auto P = std::make_shared<PackedWeights>();
+  P->Path = F.Path;
+  P->Owner = F.Owner;
+  for (uint32_t I = 0; I < N && R.ok(); ++I) {
+    std::string Key = R.str("packed entry key");
+    const uint64_t Off = R.u64("packed entry offset"), Size = R.u64("packed entry size");
+    if (!R.ok())
+      break;
+    if (Off > F.Size || Size > F.Size - Off)
+      R.fail("packed entry '", Key, "' (", Size, " bytes at ", Off, ") lies outside the ", F.Size, "-byte file");
+    else if (Off % kCompiledSmallAlignment)
+      R.fail("packed entry '", Key, "' is not 64-byte aligned (offset ", Off, ")");
+    else if (!P->Entries.emplace(Key, PackedWeights::Entry{F.Data + Off, Size}).second)
+      R.fail("packed entry '", Key, "' appears twice");
+  }
+  if (!R.ok())
+    return R.status();
+  if (CheckChecksums && crc32Of(IndexStart, R.position() - 16) != IndexCrc)
+    return makeError(ErrorCode::Container, "compiled model file '", F.Path,
+                     "' is corrupt: the CRC-32 of its index does not match");
+  return P;
+}
+} // namespace
 
 Result<CompiledModel> readCompiledModel(const CompiledSource &Src) {
   ASSIGN_OR_RETURN(FolderFile HeaderFile, readFolderFile(Src, kCompiledHeaderFile));
@@ -1005,6 +1095,13 @@ Result<CompiledModel> readCompiledModel(const CompiledSource &Src) {
       return makeError(ErrorCode::Container, "compiled model file '", HeaderFile.Path, "' marks '", E.Name,
                        "', which is not an input of the graph in '", GraphFile.Path, "'");
   }
+  // packed.bin (optional): mapped, its index checked; kernels borrow its entries on a hit.
+  ASSIGN_OR_RETURN(FolderFile PackedFile, readFolderFile(Src, kCompiledPackedFile, /*Optional=*/true));
+  if (PackedFile.Mapping || PackedFile.Data) {
+    if (reinterpret_cast<uintptr_t>(PackedFile.Data) % kCompiledSmallAlignment == 0) {
+      ASSIGN_OR_RETURN(M.Packed, decodePackedWeights(PackedFile, preambleCrc(GraphFile), !Src.SkipChecksums, false));
+    } // else (an unaligned bundle in memory): no packed weights; kernels pack at load
+  }
   M.Imported.G = std::move(G);
   M.Imported.Name = M.Info.ModelName;
   M.Imported.KeepAlive.push_back(WeightsOwner);
@@ -1017,7 +1114,11 @@ Status verifyCompiledModel(const CompiledSource &Src) {
   ASSIGN_OR_RETURN(CompiledModel M, readCompiledModel(Src));
   (void)M;
   ASSIGN_OR_RETURN(FolderFile WeightsFile, readFolderFile(Src, kCompiledWeightsFile));
-  return openBody(WeightsFile, kWeightsMagic, "weights", true).status();
+  RETURN_IF_ERROR(openBody(WeightsFile, kWeightsMagic, "weights", true).status());
+  ASSIGN_OR_RETURN(FolderFile PackedFile, readFolderFile(Src, kCompiledPackedFile, /*Optional=*/true));
+  if (PackedFile.Mapping || PackedFile.Data)
+    RETURN_IF_ERROR(openBody(PackedFile, kPackedMagic, "packed weights", true).status());
+  return Status::ok();
 }
 
 } // namespace detail

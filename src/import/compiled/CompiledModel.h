@@ -96,9 +96,27 @@ bool isCompiledFolder(const std::string &Path);
 /// The bytes start with the bundle magic.
 bool isCompiledBundle(const uint8_t *Data, size_t Size);
 
+/// packed.bin: the kernels' packed constant weights (OptRtWeightsCache entries recorded by
+/// optimium-compile), each on a 64-byte boundary (4096 for a page or more), behind an index of
+/// keys whose CRC-32 is checked at load (the entries' own bytes only by --verify).
+struct PackedWeights {
+  struct Entry {
+    const uint8_t *Data;
+    uint64_t Size;
+  };
+  std::map<std::string, Entry> Entries;
+  std::shared_ptr<const void> Owner; ///< keeps the bytes alive
+  std::string Path;                  ///< for messages
+};
+/// Entries as recorded: key -> packed bytes.
+using PackedRecord = std::map<std::string, std::vector<uint8_t>>;
+/// packed.bin's bytes for Record; GraphCrc (graph.bin's preamble CRC) ties it to its graph.
+std::vector<uint8_t> encodePackedWeights(const PackedRecord &Record, uint32_t GraphCrc);
+
 struct CompiledModel {
   ImportedModel Imported; ///< the graph after passes; constants borrow the mapped weights file
   CompileInfo Info;
+  std::shared_ptr<PackedWeights> Packed; ///< null when the folder has no packed.bin
 };
 
 /// Reads and checks the header and graph, maps the weights. ContainerError naming the file on
@@ -108,6 +126,7 @@ Result<CompiledModel> readCompiledModel(const CompiledSource &Src);
 /// The files of a compiled model, encoded.
 struct CompiledFiles {
   std::vector<uint8_t> Header, Graph, Weights;
+  std::vector<uint8_t> Packed; ///< packed.bin; empty: none written
 };
 
 /// Encodes G (after passes) with Info. ContainerError when a constant has no bytes to write.

@@ -18,7 +18,8 @@
  *      C constants for element types, platforms, device kinds and capabilities. Appended since
  *      (no bump: read only where struct_size covers them): OptRtHostApi::get_attr_name; OptRtBackend's
  *      flags, device memory (allocate, release, copy_to_device, copy_from_device) and get_property;
- *      OptRtHostApi's native_* kernel callbacks (after get_attr_name). */
+ *      OptRtHostApi's native_* kernel callbacks (after get_attr_name); OptRtNode::weights_cache
+ *      (the packed-weights cache, OptRtWeightsCache; last field of OptRtNode). */
 #ifndef OPTIMIUM_RUNTIME_EXTENSION_BACKEND_H
 #define OPTIMIUM_RUNTIME_EXTENSION_BACKEND_H
 
@@ -188,6 +189,23 @@ typedef struct OptRtTensorDesc {
   uint64_t const_bytes;
 } OptRtTensorDesc;
 
+/* A packed-weights cache the host offers a backend per node at create_kernel (like XNNPACK's
+ * weights cache): a factory that packs a constant input into a layout of its own first asks
+ * lookup with a key naming the input, its kernel variant, the packing parameters and the CPU
+ * feature level; a hit hands it bytes it borrows (64-byte aligned, read-only, valid as long as the
+ * kernel) instead of packing; on a miss it packs as before and offers the result to store (the
+ * host may copy it: optimium-compile records them into the compiled folder's packed.bin). Keys
+ * are per node (the host scopes them by node and backend); the bytes are the backend's own
+ * layout, opaque to the host: lookup passes the size the backend will read, and only an entry of
+ * exactly that size is a hit (another size is a miss, so the host's hit/miss counts are exact).
+ * Both return 1 for a hit / a stored entry, 0 otherwise. */
+typedef struct OptRtWeightsCache {
+  uint32_t struct_size;
+  void *state;
+  int32_t (*lookup)(void *state, const char *key, size_t key_size, uint64_t size, const void **data);
+  int32_t (*store)(void *state, const char *key, size_t key_size, const void *data, uint64_t size);
+} OptRtWeightsCache;
+
 typedef struct OptRtNode {
   uint32_t struct_size;
   const char *name;
@@ -199,6 +217,9 @@ typedef struct OptRtNode {
   uint32_t num_outputs;
   const OptRtTensorDesc *outputs;
   const void *host_node; /* opaque: pass to OptRtHostApi attribute getters */
+  /* Present when struct_size covers it; may be NULL (no cache: pack as usual). Valid during
+   * create_kernel only; the bytes of a hit live as long as the model. */
+  const OptRtWeightsCache *weights_cache;
 } OptRtNode;
 
 /* Sequence and optional values (ONNX sequence(tensor), optional(...)) reach only the built-in native

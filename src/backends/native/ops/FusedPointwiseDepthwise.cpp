@@ -17,6 +17,7 @@
 
 #include "backends/native/ops/common/DepthwiseFlat.h"
 #include "backends/native/ops/common/Gemm.h"
+#include "backends/native/ops/common/PackedWeights.h"
 #include "backends/native/ops/common/PlaneWindow.h"
 #include "backends/native/ops/common/RowPipeline.h"
 #include "backends/native/ops/common/SeparableConv.h"
@@ -362,7 +363,14 @@ KernelVariant blockedVariant(GemmIsa Isa, int Priority) {
             std::vector<PackedA> Blocks;
             for (int64_t M0 = 0; M0 < M || M0 == 0; M0 += BlockM) {
               Blocks.emplace_back();
-              packA(MK, std::min(BlockM, M - M0), K, MatrixRef{W1.as<float>() + M0 * K, K, 1}, Blocks.back());
+              // A hit in the host's packed-weights cache borrows the block's packing (PackedWeights.h).
+              const int64_t Rows = std::min(BlockM, M - M0);
+              const std::string Key = packedWeightsKey(I, 1, Name + "/m" + std::to_string(M0) + "+" +
+                                                                 std::to_string(Rows) + "/kc" + std::to_string(GemmKC));
+              if (!borrowPackedA(Key, MK, Rows, K, GemmKC, Blocks.back())) {
+                packA(MK, Rows, K, MatrixRef{W1.as<float>() + M0 * K, K, 1}, Blocks.back());
+                storePackedA(Key, Blocks.back());
+              }
             }
             markConstConsumed(I, 1);
             const bool Avx512Planes = Isa == GemmIsa::Avx512 && depthwiseAvx512Supported(planeGeometryOf(A.W, nullptr));

@@ -7,6 +7,7 @@
 #include "backends/native/ops/common/GemmBf16.h"
 #include "backends/native/ops/common/GemmBf16Dot.h"
 #include "backends/native/ops/common/OpUtil.h"
+#include "backends/native/ops/common/PackedWeights.h"
 #include "ir/FusedOps.h"
 
 namespace optimium {
@@ -209,15 +210,26 @@ KernelVariant blockedVariant(GemmIsa Isa, int Priority, bool Bf16Weights = false
                 return runError("f32_gemm", "bfloat16 weights ", joinInts(B.Dims), " have no bytes to read");
               const int64_t K = G.TransB ? B.Dims[1] : B.Dims[0], N = G.TransB ? B.Dims[0] : B.Dims[1];
               ConstB.reset(new PackedB);
-              packBBf16(MK, K, N, B.Data ? B.Data : B.Source, G.TransB ? 1 : N, G.TransB ? K : 1, *ConstB, nullptr,
-                        GemmKC);
+              const std::string Key =
+                  packedWeightsKey(I, 1, std::string("f32_gemm_bf16w__") + MK.Name + (G.TransB ? "/t" : "/n") + "/kc" +
+                                             std::to_string(GemmKC));
+              if (!borrowPackedB(Key, MK, K, N, GemmKC, /*Bf16=*/true, *ConstB)) {
+                packBBf16(MK, K, N, B.Data ? B.Data : B.Source, G.TransB ? 1 : N, G.TransB ? K : 1, *ConstB, nullptr,
+                          GemmKC);
+                storePackedB(Key, *ConstB);
+              }
               markConstConsumed(I, 1);
             } else if (inputIsConst(I, 1) && I.Inputs[1].Const->Dims.size() == 2) {
               const ConstData &B = *I.Inputs[1].Const;
               const int64_t K = G.TransB ? B.Dims[1] : B.Dims[0], N = G.TransB ? B.Dims[0] : B.Dims[1];
               ConstB.reset(new PackedB);
-              packB(MK, K, N, G.TransB ? MatrixRef{B.as<float>(), 1, K} : MatrixRef{B.as<float>(), N, 1}, *ConstB,
-                    Parallel());
+              const std::string Key = packedWeightsKey(I, 1, std::string("f32_gemm__") + MK.Name +
+                                                                 (G.TransB ? "/t" : "/n") + "/kc" + std::to_string(GemmKC));
+              if (!borrowPackedB(Key, MK, K, N, GemmKC, /*Bf16=*/false, *ConstB)) {
+                packB(MK, K, N, G.TransB ? MatrixRef{B.as<float>(), 1, K} : MatrixRef{B.as<float>(), N, 1}, *ConstB,
+                      Parallel());
+                storePackedB(Key, *ConstB);
+              }
               markConstConsumed(I, 1); // B's shape is fixed: run() always takes the packed copy
             }
             return makeKernel<GemmBlockedKernel>(MK, G, std::move(ConstB));

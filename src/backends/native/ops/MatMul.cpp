@@ -11,6 +11,7 @@
 #include "backends/native/ops/common/GemmBf16Dot.h"
 #include "backends/native/ops/common/MathApprox.h"
 #include "backends/native/ops/common/OpUtil.h"
+#include "backends/native/ops/common/PackedWeights.h"
 #include "backends/native/ops/common/SimdDispatch.h"
 #include "core/SourceRelease.h"
 #include "ir/FusedOps.h"
@@ -581,7 +582,12 @@ KernelVariant blockedVariant(GemmIsa Isa, int Priority, bool Bf16Weights = false
                                      static_cast<size_t>((K1 - K0) * N) * sizeof(uint16_t));
                 };
               ConstB.reset(new PackedB);
-              packBBf16(MK, K, N, Bits, TransB ? 1 : N, TransB ? K : 1, *ConstB, Release, gemmKcForWeights(K));
+              const std::string Key = packedWeightsKey(I, 1, std::string("f32_matmul_bf16w__") + MK.Name +
+                                                                 (TransB ? "/t" : "/n") + "/kc" + std::to_string(gemmKcForWeights(K)));
+              if (!borrowPackedB(Key, MK, K, N, gemmKcForWeights(K), /*Bf16=*/true, *ConstB)) {
+                packBBf16(MK, K, N, Bits, TransB ? 1 : N, TransB ? K : 1, *ConstB, Release, gemmKcForWeights(K));
+                storePackedB(Key, *ConstB);
+              }
               markConstConsumed(I, 1);
             } else if (inputIsConst(I, 1)) {
               ConstData &B = *I.Inputs[1].Const;
@@ -604,8 +610,13 @@ KernelVariant blockedVariant(GemmIsa Isa, int Priority, bool Bf16Weights = false
                     releaseSourceRange(BData + K0 * N, static_cast<size_t>((K1 - K0) * N) * sizeof(float));
                   };
                 ConstB.reset(new PackedB);
-                packB(MK, K, N, TransB ? MatrixRef{BData, 1, K} : MatrixRef{BData, N, 1}, *ConstB, Parallel(), Release,
-                      gemmKcForWeights(K));
+                const std::string Key = packedWeightsKey(I, 1, std::string("f32_matmul__") + MK.Name + (TransB ? "/t" : "/n") +
+                                                                   "/kc" + std::to_string(gemmKcForWeights(K)));
+                if (!borrowPackedB(Key, MK, K, N, gemmKcForWeights(K), /*Bf16=*/false, *ConstB)) {
+                  packB(MK, K, N, TransB ? MatrixRef{BData, 1, K} : MatrixRef{BData, N, 1}, *ConstB, Parallel(), Release,
+                        gemmKcForWeights(K));
+                  storePackedB(Key, *ConstB);
+                }
                 markConstConsumed(I, 1); // B's shape is fixed: run() always takes the packed copy
               }
             }

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "backends/native/NativeKernels.h"
+#include "backends/native/ops/common/PackedWeights.h"
 #include "core/TensorImpl.h"
 #include "ir/Scopes.h"
 #include "ir/InferShapes.h"
@@ -217,6 +218,7 @@ Result<std::unique_ptr<SubgraphRunner>> SubgraphRunner::create(const Node &Owner
       St->Info->Inputs.push_back(In >= 0 ? R->Infos[In] : ValueInfo());
     for (int O : N.Outputs)
       St->Info->Outputs.push_back(O >= 0 ? R->Infos[O] : ValueInfo());
+    ops::ScopedWeightsKeyScope KeyScope(Attr + "#" + std::to_string(NI) + ":" + N.Name); // PackedWeights.h
     Result<std::unique_ptr<Kernel>> KR = createNativeKernel(*St->Info);
     if (!KR.isOk())
       return makeError(KR.status().code() == ErrorCode::Shape || KR.status().code() == ErrorCode::Type

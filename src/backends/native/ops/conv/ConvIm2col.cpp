@@ -10,6 +10,7 @@
 
 #include "backends/native/ops/common/GemmBf16Dot.h"
 #include "backends/native/ops/common/RowPipeline.h"
+#include "backends/native/ops/common/PackedWeights.h"
 #include "backends/native/ops/conv/ConvCommon.h"
 #include "core/CpuFeatures.h"
 #include "ir/FusedOps.h"
@@ -589,13 +590,24 @@ KernelVariant im2colVariant(GemmIsa Isa, int Priority) {
               const TensorShape &YS = I.Outputs[0].Shape;
               const bool SmallPlane = A.Group == 1 && YS.getRank() == 4 && YS[2].isConst() && YS[3].isConst() &&
                                       YS[2].value() * YS[3].value() <= kTransposedMaxPlane && Mg >= 32;
+              // A hit in the host's packed-weights cache borrows the packing (PackedWeights.h).
               if (SmallPlane) {
                 PackedT.reset(new PackedB);
-                packB(MK, KDim, Mg, MatrixRef{Wt.as<float>(), 1, KDim}, *PackedT, Parallel());
+                const std::string Key = packedWeightsKey(I, 1, Name + "/wt/kc" + std::to_string(GemmKC));
+                if (!borrowPackedB(Key, MK, KDim, Mg, GemmKC, /*Bf16=*/false, *PackedT)) {
+                  packB(MK, KDim, Mg, MatrixRef{Wt.as<float>(), 1, KDim}, *PackedT, Parallel());
+                  storePackedB(Key, *PackedT);
+                }
               } else {
                 Packed.resize(static_cast<size_t>(A.Group));
-                for (int64_t G = 0; G < A.Group; ++G)
-                  packA(MK, Mg, KDim, MatrixRef{Wt.as<float>() + G * Mg * KDim, KDim, 1}, Packed[G]);
+                for (int64_t G = 0; G < A.Group; ++G) {
+                  const std::string Key =
+                      packedWeightsKey(I, 1, Name + "/g" + std::to_string(G) + "/kc" + std::to_string(GemmKC));
+                  if (!borrowPackedA(Key, MK, Mg, KDim, GemmKC, Packed[G])) {
+                    packA(MK, Mg, KDim, MatrixRef{Wt.as<float>() + G * Mg * KDim, KDim, 1}, Packed[G]);
+                    storePackedA(Key, Packed[G]);
+                  }
+                }
               }
               markConstConsumed(I, 1); // run() reads the packed copies only
             }

@@ -1,11 +1,13 @@
 // The ONNX nodes the XNNPACK extension claims and how each runs on XNNPACK's operator API
-// (see XnnpackOps.h). Float32 only; shapes static (known at load).
+// (see XnnpackOps.h). Float32, float16 (XNNPACK's f16 operators) and 8-bit; shapes static (known at load).
 #include "XnnpackOps.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <sstream>
+
+#include <Optimium/Runtime/Types/Float16.h>
 
 #include "PoolBridge.h"
 
@@ -41,6 +43,26 @@ bool staticF32(const OptRtTensorDesc *D) {
   return true;
 }
 bool constF32(const OptRtTensorDesc *D) { return staticF32(D) && D->const_data != nullptr; }
+/// Of the node's float type T (float32, or float16 for the f16 operators), every dimension known.
+bool staticT(int32_t T, const OptRtTensorDesc *D) {
+  if (!D || D->type != T)
+    return false;
+  for (int32_t I = 0; I < D->rank; ++I)
+    if (D->dims[I] < 0)
+      return false;
+  return true;
+}
+bool constT(int32_t T, const OptRtTensorDesc *D) { return staticT(T, D) && D->const_data != nullptr; }
+int32_t floatType(const NodePlan &P) { return P.Half ? OPT_RT_ELEMENT_F16 : OPT_RT_ELEMENT_F32; }
+
+/// IEEE binary16 <-> float32 (round to nearest even), for the few float16 constants the extension
+/// reads or rescales (Clip bounds, a Gemm's alpha and beta): the public header's conversions.
+float halfToFloat(uint16_t H) { return runtime::float16::toFloat(H); }
+uint16_t floatToHalf(float F) { return runtime::float16::fromFloat(F); }
+/// A float constant of the node's type, as float32.
+float readFloat(const NodePlan &P, const void *Data, size_t I) {
+  return P.Half ? halfToFloat(static_cast<const uint16_t *>(Data)[I]) : static_cast<const float *>(Data)[I];
+}
 
 size_t countOf(const OptRtTensorDesc *D) {
   size_t C = 1;
@@ -193,12 +215,13 @@ bool planConv(const OptRtHostApi &H, const OptRtNode &N, NodePlan &P, std::strin
               Why))
     return false;
   const OptRtTensorDesc *X = input(N, 0), *W = input(N, 1), *B = input(N, 2), *Y = output(N, 0);
-  if (!staticF32(X) || X->rank != 4 || !constF32(W) || W->rank != 4 || !staticF32(Y) || Y->rank != 4)
-    return fail(Why, "not a 2-D float32 convolution with constant weights and static shapes");
+  const int32_t T = floatType(P);
+  if (!staticT(T, X) || X->rank != 4 || !constT(T, W) || W->rank != 4 || !staticT(T, Y) || Y->rank != 4)
+    return fail(Why, "not a 2-D float convolution with constant weights of its type and static shapes");
   P.Kind = OpKind::Conv;
   P.Residual = A.i("optimium.residual", 0) != 0;
   const OptRtTensorDesc *R = input(N, 3);
-  if (P.Residual != (R != nullptr) || N.num_inputs > 4 || (R && (!staticF32(R) || dimsOf(R) != dimsOf(Y))))
+  if (P.Residual != (R != nullptr) || N.num_inputs > 4 || (R && (!staticT(T, R) || dimsOf(R) != dimsOf(Y))))
     return fail(Why, "residual input does not match the output");
   P.N = X->dims[0], P.C = X->dims[1], P.H = X->dims[2], P.W = X->dims[3];
   P.OC = W->dims[0], P.OH = Y->dims[2], P.OW = Y->dims[3];
@@ -211,10 +234,10 @@ bool planConv(const OptRtHostApi &H, const OptRtNode &N, NodePlan &P, std::strin
   std::vector<int64_t> K;
   if (!A.ints("kernel_shape", 2, K, -1) || (K[0] != -1 && (K[0] != P.KH || K[1] != P.KW)))
     return fail(Why, "kernel_shape differs from the weights");
-  if (B && (!constF32(B) || countOf(B) != P.OC))
+  if (B && (!constT(T, B) || countOf(B) != P.OC))
     return fail(Why, "bias is not a constant of the output channels");
-  P.Weights = static_cast<const float *>(W->const_data);
-  P.Bias = B ? static_cast<const float *>(B->const_data) : nullptr;
+  P.Weights = W->const_data;
+  P.Bias = B ? B->const_data : nullptr;
   readClamp(A, P);
   return planWindow(A, P, true, false, Why);
 }
@@ -357,8 +380,11 @@ bool planPool(const OptRtHostApi &H, const OptRtNode &N, NodePlan &P, std::strin
           : !A.only({"auto_pad", "ceil_mode", "count_include_pad", "kernel_shape", "pads", "strides"}, Why))
     return false;
   const OptRtTensorDesc *X = input(N, 0), *Y = output(N, 0);
-  if (!staticF32(X) || X->rank != 4 || !staticF32(Y) || N.num_inputs != 1 || output(N, 1))
-    return fail(Why, "not a 2-D float32 pool with static shapes and one output");
+  const int32_t T = floatType(P);
+  if (!staticT(T, X) || X->rank != 4 || !staticT(T, Y) || N.num_inputs != 1 || output(N, 1))
+    return fail(Why, "not a 2-D float pool with static shapes and one output");
+  if (P.Half && !Max)
+    return fail(Why, "this libxnnpack has no float16 average pooling");
   P.Kind = Max ? OpKind::MaxPool : OpKind::AveragePool;
   P.N = X->dims[0], P.C = X->dims[1], P.H = X->dims[2], P.W = X->dims[3];
   P.OC = P.C, P.OH = Y->dims[2], P.OW = Y->dims[3];
@@ -383,8 +409,9 @@ bool planGemm(const OptRtHostApi &H, const OptRtNode &N, NodePlan &P, std::strin
              : !A.only({"optimium.fused_bias", "optimium.transpose_b"}, Why))
     return false;
   const OptRtTensorDesc *X = input(N, 0), *W = input(N, 1), *B = input(N, 2), *Y = output(N, 0);
-  if (!staticF32(X) || X->rank < 2 || !constF32(W) || W->rank != 2 || !staticF32(Y))
-    return fail(Why, "not a float32 product with constant 2-D weights and static shapes");
+  const int32_t T = floatType(P);
+  if (!staticT(T, X) || X->rank < 2 || !constT(T, W) || W->rank != 2 || !staticT(T, Y))
+    return fail(Why, "not a float product with constant 2-D weights of its type and static shapes");
   P.Kind = OpKind::FullyConnected;
   bool TransB = false;
   if (IsGemm) {
@@ -408,12 +435,12 @@ bool planGemm(const OptRtHostApi &H, const OptRtNode &N, NodePlan &P, std::strin
     return fail(Why, "the output does not match");
   if (B) {
     const size_t BC = countOf(B);
-    if (!constF32(B) || (BC != 1 && BC != P.OutCh) || (BC == P.OutCh && B->rank >= 2 && B->dims[B->rank - 1] != static_cast<int64_t>(P.OutCh)))
+    if (!constT(T, B) || (BC != 1 && BC != P.OutCh) || (BC == P.OutCh && B->rank >= 2 && B->dims[B->rank - 1] != static_cast<int64_t>(P.OutCh)))
       return fail(Why, "the bias is not a constant broadcast along the rows");
-    P.Bias = static_cast<const float *>(B->const_data);
+    P.Bias = B->const_data;
     P.BiasCount = BC;
   }
-  P.Weights = static_cast<const float *>(W->const_data);
+  P.Weights = W->const_data;
   return true;
 }
 
@@ -428,15 +455,18 @@ bool planBinary(const OptRtHostApi &H, const OptRtNode &N, NodePlan &P, std::str
       P.Binary = O.Op;
   if (!Attrs(H, N).only({}, Why))
     return false;
+  if (P.Half && P.Binary != BinaryOp::Add && P.Binary != BinaryOp::Mul)
+    return fail(Why, std::string("this libxnnpack has no float16 ") + N.op_type);
+  const int32_t T = floatType(P);
   const OptRtTensorDesc *A = input(N, 0), *B = input(N, 1), *Y = output(N, 0);
-  if (N.num_inputs != 2 || !staticF32(A) || !staticF32(B) || !staticF32(Y) || A->rank > XNN_MAX_TENSOR_DIMS ||
+  if (N.num_inputs != 2 || !staticT(T, A) || !staticT(T, B) || !staticT(T, Y) || A->rank > XNN_MAX_TENSOR_DIMS ||
       B->rank > XNN_MAX_TENSOR_DIMS || Y->rank > XNN_MAX_TENSOR_DIMS)
-    return fail(Why, "not two static float32 operands of rank <= 6");
+    return fail(Why, "not two static operands of the float type of rank <= 6");
   P.Kind = OpKind::Binary;
   P.ShapeA.assign(A->dims, A->dims + A->rank);
   P.ShapeB.assign(B->dims, B->dims + B->rank);
-  P.ConstA = static_cast<const float *>(A->const_data);
-  P.ConstB = static_cast<const float *>(B->const_data);
+  P.ConstA = A->const_data;
+  P.ConstB = B->const_data;
   P.Count = countOf(Y);
   if (P.Count == 0)
     return fail(Why, "an empty output");
@@ -447,8 +477,12 @@ bool planUnary(const OptRtHostApi &H, const OptRtNode &N, NodePlan &P, std::stri
   const Attrs A(H, N);
   const std::string Op = N.op_type;
   const OptRtTensorDesc *X = input(N, 0), *Y = output(N, 0);
-  if (!staticF32(X) || !staticF32(Y) || countOf(X) != countOf(Y) || countOf(X) == 0)
-    return fail(Why, "not a static, non-empty float32 tensor");
+  const int32_t T = floatType(P);
+  if (!staticT(T, X) || !staticT(T, Y) || countOf(X) != countOf(Y) || countOf(X) == 0)
+    return fail(Why, "not a static, non-empty float tensor");
+  // This libxnnpack's float16 unary operators: clamp, leaky relu and hardswish.
+  if (P.Half && Op != "Relu" && Op != "Clip" && Op != "LeakyRelu" && Op != "HardSwish")
+    return fail(Why, "this libxnnpack has no float16 " + Op);
   P.Kind = OpKind::Unary;
   P.Count = countOf(X);
   if (Op == "Relu") {
@@ -465,9 +499,9 @@ bool planUnary(const OptRtHostApi &H, const OptRtNode &N, NodePlan &P, std::stri
       const OptRtTensorDesc *L = input(N, I);
       if (!L)
         continue;
-      if (!constF32(L) || countOf(L) != 1)
-        return fail(Why, "a bound that is not a constant float32 scalar");
-      (I == 1 ? P.P0 : P.P1) = *static_cast<const float *>(L->const_data);
+      if (!constT(T, L) || countOf(L) != 1)
+        return fail(Why, "a bound that is not a constant scalar of the input's type");
+      (I == 1 ? P.P0 : P.P1) = readFloat(P, L->const_data, 0);
     }
     if (std::isnan(P.P0) || std::isnan(P.P1) || P.P0 > P.P1)
       return fail(Why, "min above max");
@@ -502,6 +536,8 @@ bool planSoftmax(const OptRtHostApi &H, const OptRtNode &N, NodePlan &P, std::st
   if (!A.only({"axis"}, Why))
     return false;
   const OptRtTensorDesc *X = input(N, 0), *Y = output(N, 0);
+  if (P.Half)
+    return fail(Why, "this libxnnpack has no float16 softmax");
   if (N.num_inputs != 1 || !staticF32(X) || !staticF32(Y) || X->rank < 1 || countOf(X) == 0)
     return fail(Why, "not a static, non-empty float32 tensor");
   int64_t Axis = A.i("axis", N.opset_version < 13 ? 1 : -1);
@@ -569,6 +605,25 @@ float *sized(std::vector<float> &V, size_t Count) {
   return V.data();
 }
 
+uint16_t *sized16(std::vector<uint16_t> &V, size_t Count) {
+  if (V.size() < Count + XNN_EXTRA_BYTES / sizeof(uint16_t) + 1)
+    V.assign(Count + XNN_EXTRA_BYTES / sizeof(uint16_t) + 1, 0);
+  return V.data();
+}
+
+/// OIHW -> OHWI per group ([G, O/G, KH, KW, C/G], XNNPACK's layout; a depthwise Conv is its
+/// G x 1 x KH x KW x 1 case), for weights of any element type.
+template <typename T> std::vector<T> packConvWeights(const NodePlan &P, const void *Weights) {
+  const size_t Cg = P.C / P.Groups, Kk = static_cast<size_t>(P.KH) * P.KW;
+  const T *W = static_cast<const T *>(Weights);
+  std::vector<T> Packed(P.OC * Kk * Cg);
+  for (size_t O = 0; O < P.OC; ++O)
+    for (size_t Ci = 0; Ci < Cg; ++Ci)
+      for (size_t K = 0; K < Kk; ++K)
+        Packed[(O * Kk + K) * Cg + Ci] = W[(O * Cg + Ci) * Kk + K];
+  return Packed;
+}
+
 int32_t xnnError(xnn_status S, const char *Step, const NodePlan &P, std::string &Error) {
   Error = std::string("xnnpack: cannot ") + Step + " " + P.Label + ": " + statusText(S);
   return S == xnn_status_out_of_memory ? OPT_RT_ERROR_OUT_OF_RESOURCE : OPT_RT_ERROR_INFER;
@@ -603,6 +658,10 @@ bool planNode(const OptRtHostApi &Host, const OptRtNode &Node, NodePlan &Plan, s
   if (Node.num_outputs != 1 && std::strcmp(Node.op_type, "MaxPool") != 0)
     return fail(Why, "more than one output");
   const std::string Op = Node.op_type;
+  // Float nodes run in float32, or in float16 on XNNPACK's f16 operators (where this libxnnpack has
+  // one: each plan function refuses the rest); 8-bit nodes ignore this.
+  const OptRtTensorDesc *In0 = input(Node, 0);
+  Plan.Half = In0 && In0->type == OPT_RT_ELEMENT_F16;
   bool Ok = false;
   if (Op == "Conv")
     Ok = planConv(Host, Node, Plan, Why);
@@ -614,12 +673,13 @@ bool planNode(const OptRtHostApi &Host, const OptRtNode &Node, NodePlan &Plan, s
     Ok = planPool(Host, Node, Plan, Why);
   else if (Op == "GlobalAveragePool") {
     const OptRtTensorDesc *X = input(Node, 0), *Y = output(Node, 0);
-    Ok = Attrs(Host, Node).only({}, Why) && staticF32(X) && X->rank == 4 && staticF32(Y) && countOf(X) > 0;
+    const int32_t T = floatType(Plan);
+    Ok = Attrs(Host, Node).only({}, Why) && staticT(T, X) && X->rank == 4 && staticT(T, Y) && countOf(X) > 0;
     if (Ok) {
       Plan.Kind = OpKind::GlobalAveragePool;
       Plan.N = X->dims[0], Plan.C = X->dims[1], Plan.H = X->dims[2], Plan.W = X->dims[3];
     } else if (Why.empty()) {
-      Why = "not a static, non-empty 4-D float32 tensor";
+      Why = "not a static, non-empty 4-D float tensor";
     }
   } else if (Op == "Gemm" || Op == "MatMul")
     Ok = planGemm(Host, Node, Plan, Why);
@@ -667,24 +727,51 @@ int32_t createKernel(const OptRtHostApi &Host, const OptRtNode &Node, std::uniqu
   }
   switch (P.Kind) {
   case OpKind::Conv: {
-    // OIHW -> OHWI (per group: [G, O/G, KH, KW, C/G], XNNPACK's layout; a depthwise Conv is its G x 1 x KH x KW x 1 case).
-    const size_t Cg = P.C / P.Groups, Kk = static_cast<size_t>(P.KH) * P.KW;
-    std::vector<float> Packed(P.OC * Kk * Cg);
-    for (size_t O = 0; O < P.OC; ++O)
-      for (size_t Ci = 0; Ci < Cg; ++Ci)
-        for (size_t T = 0; T < Kk; ++T)
-          Packed[(O * Kk + T) * Cg + Ci] = P.Weights[(O * Cg + Ci) * Kk + T];
+    const size_t Cg = P.C / P.Groups;
     const float Min = P.Residual ? -kInf : P.OutMin, Max = P.Residual ? kInf : P.OutMax;
+    if (P.Half) {
+      // float16 weights and bias as the model stores them (XNNPACK's f16 operator packs them as is).
+      const std::vector<uint16_t> Packed = packConvWeights<uint16_t>(P, P.Weights);
+      XNN_TRY(xnn_create_convolution2d_nhwc_f16(P.PT, P.PR, P.PB, P.PL, P.KH, P.KW, P.SH, P.SW, P.DH, P.DW, P.Groups,
+                                                Cg, P.OC / P.Groups, P.C, P.OC, Packed.data(), P.Bias, Min, Max, 0,
+                                                &K->Op),
+              "create the float16 convolution of");
+      if (P.Residual)
+        XNN_TRY(xnn_create_add_nd_f16(P.OutMin, P.OutMax, 0, &K->ResidualAdd), "create the float16 residual add of");
+      break;
+    }
+    const std::vector<float> Packed = packConvWeights<float>(P, P.Weights);
     XNN_TRY(xnn_create_convolution2d_nhwc_f32(P.PT, P.PR, P.PB, P.PL, P.KH, P.KW, P.SH, P.SW, P.DH, P.DW, P.Groups, Cg,
-                                              P.OC / P.Groups, P.C, P.OC, Packed.data(), P.Bias, Min, Max, 0, &K->Op),
+                                              P.OC / P.Groups, P.C, P.OC, Packed.data(),
+                                              static_cast<const float *>(P.Bias), Min, Max, 0, &K->Op),
             "create the convolution of");
     if (P.Residual)
       XNN_TRY(xnn_create_add_nd_f32(P.OutMin, P.OutMax, 0, &K->ResidualAdd), "create the residual add of");
     break;
   }
   case OpKind::FullyConnected: {
+    if (P.Half) {
+      // float16 weights packed to XNNPACK's [N, K] here (alpha folded in, rounded to float16 once),
+      // the bias broadcast to N and scaled by beta.
+      const auto *W = static_cast<const uint16_t *>(P.Weights);
+      std::vector<uint16_t> Packed(P.InCh * P.OutCh), Bias;
+      for (size_t Kx = 0; Kx < P.InCh; ++Kx)
+        for (size_t Nx = 0; Nx < P.OutCh; ++Nx) {
+          const uint16_t V = P.WeightsKxN ? W[Kx * P.OutCh + Nx] : W[Nx * P.InCh + Kx];
+          Packed[Nx * P.InCh + Kx] = P.Alpha == 1.0f ? V : floatToHalf(P.Alpha * halfToFloat(V));
+        }
+      if (P.Bias) {
+        Bias.resize(P.OutCh);
+        for (size_t I = 0; I < P.OutCh; ++I)
+          Bias[I] = floatToHalf(P.Beta * readFloat(P, P.Bias, P.BiasCount == 1 ? 0 : I));
+      }
+      XNN_TRY(xnn_create_fully_connected_nc_f16(P.InCh, P.OutCh, P.InCh, P.OutCh, Packed.data(),
+                                                P.Bias ? Bias.data() : nullptr, -kInf, kInf, 0, &K->Op),
+              "create the float16 fully connected operator of");
+      break;
+    }
     std::vector<float> Scaled, Bias;
-    const float *W = P.Weights;
+    const float *W = static_cast<const float *>(P.Weights);
     if (P.Alpha != 1.0f) {
       Scaled.assign(W, W + P.InCh * P.OutCh);
       for (float &V : Scaled)
@@ -694,7 +781,7 @@ int32_t createKernel(const OptRtHostApi &Host, const OptRtNode &Node, std::uniqu
     if (P.Bias) {
       Bias.resize(P.OutCh);
       for (size_t I = 0; I < P.OutCh; ++I)
-        Bias[I] = P.Beta * P.Bias[P.BiasCount == 1 ? 0 : I];
+        Bias[I] = P.Beta * readFloat(P, P.Bias, P.BiasCount == 1 ? 0 : I);
     }
     XNN_TRY(xnn_create_fully_connected_nc_f32(P.InCh, P.OutCh, P.InCh, P.OutCh, W, P.Bias ? Bias.data() : nullptr, -kInf,
                                               kInf, P.WeightsKxN ? XNN_FLAG_TRANSPOSE_WEIGHTS : 0, &K->Op),
@@ -762,6 +849,12 @@ int32_t createKernel(const OptRtHostApi &Host, const OptRtNode &Node, std::uniqu
     break;
   }
   case OpKind::MaxPool:
+    if (P.Half) {
+      XNN_TRY(xnn_create_max_pooling2d_nhwc_f16(P.PT, P.PR, P.PB, P.PL, P.KH, P.KW, P.SH, P.SW, P.DH, P.DW, P.C, P.C,
+                                                P.C, -kInf, kInf, 0, &K->Op),
+              "create the float16 max pooling of");
+      break;
+    }
     XNN_TRY(xnn_create_max_pooling2d_nhwc_f32(P.PT, P.PR, P.PB, P.PL, P.KH, P.KW, P.SH, P.SW, P.DH, P.DW, P.C, P.C, P.C,
                                               -kInf, kInf, 0, &K->Op),
             "create the max pooling of");
@@ -773,18 +866,35 @@ int32_t createKernel(const OptRtHostApi &Host, const OptRtNode &Node, std::uniqu
     break;
   case OpKind::GlobalAveragePool:
     // NCHW read as N*C rows of H*W pixels with one channel: no layout change.
-    XNN_TRY(xnn_create_global_average_pooling_nwc_f32(1, 1, 1, -kInf, kInf, 0, &K->Op),
-            "create the global average pooling of");
+    if (P.Half)
+      XNN_TRY(xnn_create_global_average_pooling_nwc_f16(1, 1, 1, -kInf, kInf, 0, &K->Op),
+              "create the float16 global average pooling of");
+    else
+      XNN_TRY(xnn_create_global_average_pooling_nwc_f32(1, 1, 1, -kInf, kInf, 0, &K->Op),
+              "create the global average pooling of");
     break;
   case OpKind::Binary: {
     // Constant operands get a copy with XNNPACK's read-past-the-end slack.
-    if (P.ConstA) {
-      const size_t N = std::max<size_t>(1, [&] { size_t C = 1; for (size_t D : P.ShapeA) C *= D; return C; }());
-      std::memcpy(sized(K->ConstA, N), P.ConstA, N * sizeof(float));
-    }
-    if (P.ConstB) {
-      const size_t N = std::max<size_t>(1, [&] { size_t C = 1; for (size_t D : P.ShapeB) C *= D; return C; }());
-      std::memcpy(sized(K->ConstB, N), P.ConstB, N * sizeof(float));
+    const auto Count = [](const std::vector<size_t> &Shape) {
+      size_t C = 1;
+      for (size_t D : Shape)
+        C *= D;
+      return std::max<size_t>(1, C);
+    };
+    if (P.ConstA && P.Half)
+      std::memcpy(sized16(K->ConstAH, Count(P.ShapeA)), P.ConstA, Count(P.ShapeA) * sizeof(uint16_t));
+    else if (P.ConstA)
+      std::memcpy(sized(K->ConstA, Count(P.ShapeA)), P.ConstA, Count(P.ShapeA) * sizeof(float));
+    if (P.ConstB && P.Half)
+      std::memcpy(sized16(K->ConstBH, Count(P.ShapeB)), P.ConstB, Count(P.ShapeB) * sizeof(uint16_t));
+    else if (P.ConstB)
+      std::memcpy(sized(K->ConstB, Count(P.ShapeB)), P.ConstB, Count(P.ShapeB) * sizeof(float));
+    if (P.Half) { // planBinary takes only Add and Mul in float16
+      if (P.Binary == BinaryOp::Add)
+        XNN_TRY(xnn_create_add_nd_f16(-kInf, kInf, 0, &K->Op), "create the float16 add of");
+      else
+        XNN_TRY(xnn_create_multiply_nd_f16(-kInf, kInf, 0, &K->Op), "create the float16 multiply of");
+      break;
     }
     switch (P.Binary) {
     case BinaryOp::Add: XNN_TRY(xnn_create_add_nd_f32(-kInf, kInf, 0, &K->Op), "create"); break;
@@ -797,6 +907,15 @@ int32_t createKernel(const OptRtHostApi &Host, const OptRtNode &Node, std::uniqu
     break;
   }
   case OpKind::Unary:
+    if (P.Half) { // planUnary takes only these in float16
+      switch (P.Unary) {
+      case UnaryOp::Clamp: XNN_TRY(xnn_create_clamp_nc_f16(1, 1, 1, P.P0, P.P1, 0, &K->Op), "create"); break;
+      case UnaryOp::LeakyRelu: XNN_TRY(xnn_create_leaky_relu_nc_f16(1, 1, 1, P.P0, 0, &K->Op), "create"); break;
+      case UnaryOp::HardSwish: XNN_TRY(xnn_create_hardswish_nc_f16(1, 1, 1, 0, &K->Op), "create"); break;
+      default: return xnnError(xnn_status_unsupported_parameter, "create (no float16 operator)", P, Error);
+      }
+      break;
+    }
     switch (P.Unary) {
     case UnaryOp::Clamp: XNN_TRY(xnn_create_clamp_nc_f32(1, 1, 1, P.P0, P.P1, 0, &K->Op), "create"); break;
     case UnaryOp::LeakyRelu: XNN_TRY(xnn_create_leaky_relu_nc_f32(1, 1, 1, P.P0, 0, &K->Op), "create"); break;
@@ -824,8 +943,18 @@ int32_t createKernel(const OptRtHostApi &Host, const OptRtNode &Node, std::uniqu
 
 namespace {
 
-int32_t setupUnary(Kernel &K, const float *In, float *Out, pthreadpool_t Pool) {
+int32_t setupUnary(Kernel &K, const void *InV, void *OutV, pthreadpool_t Pool) {
   const NodePlan &P = K.Plan;
+  if (P.Half) {
+    switch (P.Unary) {
+    case UnaryOp::Clamp: return xnn_setup_clamp_nc_f16(K.Op, P.Count, InV, OutV, Pool);
+    case UnaryOp::LeakyRelu: return xnn_setup_leaky_relu_nc_f16(K.Op, P.Count, InV, OutV, Pool);
+    case UnaryOp::HardSwish: return xnn_setup_hardswish_nc_f16(K.Op, P.Count, InV, OutV, Pool);
+    default: return xnn_status_invalid_parameter;
+    }
+  }
+  const float *In = static_cast<const float *>(InV);
+  float *Out = static_cast<float *>(OutV);
   switch (P.Unary) {
   case UnaryOp::Clamp: return xnn_setup_clamp_nc_f32(K.Op, P.Count, In, Out, Pool);
   case UnaryOp::LeakyRelu: return xnn_setup_leaky_relu_nc_f32(K.Op, P.Count, In, Out, Pool);
@@ -842,10 +971,15 @@ int32_t setupUnary(Kernel &K, const float *In, float *Out, pthreadpool_t Pool) {
   return xnn_status_invalid_parameter;
 }
 
-int32_t setupBinary(Kernel &K, const float *A, const float *B, float *Out, pthreadpool_t Pool) {
+int32_t setupBinary(Kernel &K, const void *AV, const void *BV, void *OutV, pthreadpool_t Pool) {
   const NodePlan &P = K.Plan;
   const size_t RA = P.ShapeA.size(), RB = P.ShapeB.size();
   const size_t *SA = P.ShapeA.data(), *SB = P.ShapeB.data();
+  if (P.Half)
+    return P.Binary == BinaryOp::Add ? xnn_setup_add_nd_f16(K.Op, RA, SA, RB, SB, AV, BV, OutV, Pool)
+                                     : xnn_setup_multiply_nd_f16(K.Op, RA, SA, RB, SB, AV, BV, OutV, Pool);
+  const float *A = static_cast<const float *>(AV), *B = static_cast<const float *>(BV);
+  float *Out = static_cast<float *>(OutV);
   switch (P.Binary) {
   case BinaryOp::Add: return xnn_setup_add_nd_f32(K.Op, RA, SA, RB, SB, A, B, Out, Pool);
   case BinaryOp::Sub: return xnn_setup_subtract_nd_f32(K.Op, RA, SA, RB, SB, A, B, Out, Pool);
@@ -879,6 +1013,7 @@ int32_t runKernel(Kernel &K, const OptRtTensor *Inputs, uint32_t NumInputs, cons
   }
   const float *In = static_cast<const float *>(X->data);
   float *Out = static_cast<float *>(Y->data);
+  void *OutV = Y->data;
   std::lock_guard<std::mutex> Hold(K.Lock); // an XNNPACK operator holds its setup until it runs
   ScopedPool Pool(Ctx);                     // XNNPACK's parallel loops go to the runtime's pool
   switch (P.Kind) {
@@ -924,6 +1059,22 @@ int32_t runKernel(Kernel &K, const OptRtTensor *Inputs, uint32_t NumInputs, cons
   case OpKind::MaxPool:
   case OpKind::AveragePool: {
     std::unique_ptr<ScratchPool::Set> S = Scratch.take();
+    if (P.Half) { // float16: the same layout changes on 16-bit elements (no float16 average pooling)
+      uint16_t *Nhwc = sized16(S->In16, P.N * P.C * P.H * P.W);
+      uint16_t *NhwcOut = sized16(S->Out16, P.N * P.OC * P.OH * P.OW);
+      transposeImages(static_cast<const uint16_t *>(X->data), Nhwc, P.N, P.C, P.H * P.W, Ctx);
+      xnn_status St = P.Kind == OpKind::Conv
+                          ? xnn_setup_convolution2d_nhwc_f16(K.Op, P.N, P.H, P.W, Nhwc, NhwcOut, Pool.threadpool())
+                          : xnn_setup_max_pooling2d_nhwc_f16(K.Op, P.N, P.H, P.W, Nhwc, NhwcOut, Pool.threadpool());
+      if (St == xnn_status_success)
+        St = xnn_run_operator(K.Op, Pool.threadpool());
+      if (St == xnn_status_success)
+        transposeImages(static_cast<const uint16_t *>(NhwcOut), static_cast<uint16_t *>(OutV), P.N, P.OH * P.OW, P.OC,
+                        Ctx);
+      Scratch.give(std::move(S));
+      if (St != xnn_status_success)
+        return xnnError(St, "run", P, Error);
+    } else {
     float *Nhwc = sized(S->In, P.N * P.C * P.H * P.W);
     float *NhwcOut = sized(S->Out, P.N * P.OC * P.OH * P.OW);
     transposeImages(In, Nhwc, P.N, P.C, P.H * P.W, Ctx);
@@ -940,6 +1091,7 @@ int32_t runKernel(Kernel &K, const OptRtTensor *Inputs, uint32_t NumInputs, cons
     }
     transposeImages(NhwcOut, Out, P.N, P.OH * P.OW, P.OC, Ctx);
     Scratch.give(std::move(S));
+    }
     if (K.ResidualAdd) {
       const OptRtTensor *R = NumInputs > 3 ? OPT_RT_TENSOR_AT(Inputs, 3) : nullptr;
       if (!R || !R->data || !sameDims(R, P.OutDims)) {
@@ -947,34 +1099,43 @@ int32_t runKernel(Kernel &K, const OptRtTensor *Inputs, uint32_t NumInputs, cons
         return OPT_RT_ERROR_INFER;
       }
       const size_t Count = P.N * P.OC * P.OH * P.OW;
-      XNN_TRY(xnn_setup_add_nd_f32(K.ResidualAdd, 1, &Count, 1, &Count, Out, static_cast<const float *>(R->data), Out,
-                                   Pool.threadpool()),
+      XNN_TRY(P.Half ? xnn_setup_add_nd_f16(K.ResidualAdd, 1, &Count, 1, &Count, OutV, R->data, OutV, Pool.threadpool())
+                     : xnn_setup_add_nd_f32(K.ResidualAdd, 1, &Count, 1, &Count, Out,
+                                            static_cast<const float *>(R->data), Out, Pool.threadpool()),
               "set up the residual add of");
       XNN_TRY(xnn_run_operator(K.ResidualAdd, Pool.threadpool()), "run the residual add of");
     }
     return OPT_RT_OK;
   }
   case OpKind::GlobalAveragePool:
-    XNN_TRY(xnn_setup_global_average_pooling_nwc_f32(K.Op, P.N * P.C, P.H * P.W, In, Out, Pool.threadpool()), "set up");
+    XNN_TRY(P.Half ? xnn_setup_global_average_pooling_nwc_f16(K.Op, P.N * P.C, P.H * P.W, X->data, OutV, Pool.threadpool())
+                   : xnn_setup_global_average_pooling_nwc_f32(K.Op, P.N * P.C, P.H * P.W, In, Out, Pool.threadpool()),
+            "set up");
     break;
   case OpKind::FullyConnected:
-    XNN_TRY(xnn_setup_fully_connected_nc_f32(K.Op, P.Batch, In, Out, Pool.threadpool()), "set up");
+    XNN_TRY(P.Half ? xnn_setup_fully_connected_nc_f16(K.Op, P.Batch, X->data, OutV, Pool.threadpool())
+                   : xnn_setup_fully_connected_nc_f32(K.Op, P.Batch, In, Out, Pool.threadpool()),
+            "set up");
     break;
   case OpKind::Softmax:
     XNN_TRY(xnn_setup_softmax_nc_f32(K.Op, P.Rows, In, Out, Pool.threadpool()), "set up");
     break;
   case OpKind::Unary:
-    XNN_TRY(static_cast<xnn_status>(setupUnary(K, In, Out, Pool.threadpool())), "set up");
+    XNN_TRY(static_cast<xnn_status>(setupUnary(K, X->data, OutV, Pool.threadpool())), "set up");
     break;
   case OpKind::Binary: {
     const OptRtTensor *B = NumInputs > 1 ? OPT_RT_TENSOR_AT(Inputs, 1) : nullptr;
-    const float *A = K.ConstA.empty() ? In : K.ConstA.data();
-    const float *Bp = !K.ConstB.empty() ? K.ConstB.data() : B ? static_cast<const float *>(B->data) : nullptr;
+    const void *CA = P.Half ? static_cast<const void *>(K.ConstAH.data()) : K.ConstA.data();
+    const void *CB = P.Half ? static_cast<const void *>(K.ConstBH.data()) : K.ConstB.data();
+    const bool HasA = P.Half ? !K.ConstAH.empty() : !K.ConstA.empty();
+    const bool HasB = P.Half ? !K.ConstBH.empty() : !K.ConstB.empty();
+    const void *A = HasA ? CA : X->data;
+    const void *Bp = HasB ? CB : B ? B->data : nullptr;
     if (!A || !Bp) {
       Error = "xnnpack: " + P.Label + ": an operand is missing";
       return OPT_RT_ERROR_INFER;
     }
-    XNN_TRY(static_cast<xnn_status>(setupBinary(K, A, Bp, Out, Pool.threadpool())), "set up");
+    XNN_TRY(static_cast<xnn_status>(setupBinary(K, A, Bp, OutV, Pool.threadpool())), "set up");
     break;
   }
   }

@@ -35,8 +35,11 @@ struct NodePlan {
   size_t N = 0, C = 0, H = 0, W = 0, OC = 0, OH = 0, OW = 0;
   uint32_t KH = 1, KW = 1, SH = 1, SW = 1, DH = 1, DW = 1, PT = 0, PL = 0, PB = 0, PR = 0, Groups = 1;
   float OutMin = -std::numeric_limits<float>::infinity(), OutMax = std::numeric_limits<float>::infinity();
-  const float *Weights = nullptr; ///< Conv: OIHW; FullyConnected: [K, N] or [N, K]
-  const float *Bias = nullptr;
+  /// The float nodes' element type: float16 (XNNPACK's f16 operators, weights handed over in
+  /// float16) when true, else float32. Weights, Bias, ConstA and ConstB point to that type.
+  bool Half = false;
+  const void *Weights = nullptr; ///< Conv: OIHW; FullyConnected: [K, N] or [N, K]
+  const void *Bias = nullptr;
   size_t BiasCount = 0;
   bool Residual = false; ///< Conv: input 3 is added before the activation (passes/FuseConvResidual)
   // FullyConnected (Gemm, MatMul): out[Batch, OutCh] = in[Batch, InCh] x W + bias.
@@ -46,7 +49,7 @@ struct NodePlan {
   // Binary: numpy broadcasting of A and B.
   BinaryOp Binary = BinaryOp::Add;
   std::vector<size_t> ShapeA, ShapeB;
-  const float *ConstA = nullptr, *ConstB = nullptr;
+  const void *ConstA = nullptr, *ConstB = nullptr;
   // Unary / Softmax.
   UnaryOp Unary = UnaryOp::Clamp;
   float P0 = 0.0f, P1 = 0.0f;
@@ -68,7 +71,8 @@ class ScratchPool {
 public:
   struct Set {
     std::vector<float> In, Out, Res;
-    std::vector<uint8_t> In8, Out8; ///< the 8-bit layout changes
+    std::vector<uint8_t> In8, Out8;   ///< the 8-bit layout changes
+    std::vector<uint16_t> In16, Out16; ///< the float16 layout changes
   };
   std::unique_ptr<Set> take();
   void give(std::unique_ptr<Set> S);
@@ -85,6 +89,7 @@ struct Kernel {
   xnn_operator_t Op = nullptr;
   xnn_operator_t ResidualAdd = nullptr; ///< Conv with a fused residual: conv, then this add (+ clamp)
   std::vector<float> ConstA, ConstB;    ///< padded copies of constant binary operands
+  std::vector<uint16_t> ConstAH, ConstBH; ///< the same for float16 operands
   std::mutex Lock;
   ~Kernel();
 };

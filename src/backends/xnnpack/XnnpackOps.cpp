@@ -1075,22 +1075,22 @@ int32_t runKernel(Kernel &K, const OptRtTensor *Inputs, uint32_t NumInputs, cons
       if (St != xnn_status_success)
         return xnnError(St, "run", P, Error);
     } else {
-    float *Nhwc = sized(S->In, P.N * P.C * P.H * P.W);
-    float *NhwcOut = sized(S->Out, P.N * P.OC * P.OH * P.OW);
-    transposeImages(In, Nhwc, P.N, P.C, P.H * P.W, Ctx);
-    xnn_status St = P.Kind == OpKind::Conv
-                        ? xnn_setup_convolution2d_nhwc_f32(K.Op, P.N, P.H, P.W, Nhwc, NhwcOut, Pool.threadpool())
-                    : P.Kind == OpKind::MaxPool
-                        ? xnn_setup_max_pooling2d_nhwc_f32(K.Op, P.N, P.H, P.W, Nhwc, NhwcOut, Pool.threadpool())
-                        : xnn_setup_average_pooling2d_nhwc_f32(K.Op, P.N, P.H, P.W, Nhwc, NhwcOut, Pool.threadpool());
-    if (St == xnn_status_success)
-      St = xnn_run_operator(K.Op, Pool.threadpool());
-    if (St != xnn_status_success) {
+      float *Nhwc = sized(S->In, P.N * P.C * P.H * P.W);
+      float *NhwcOut = sized(S->Out, P.N * P.OC * P.OH * P.OW);
+      transposeImages(In, Nhwc, P.N, P.C, P.H * P.W, Ctx);
+      xnn_status St = P.Kind == OpKind::Conv
+                          ? xnn_setup_convolution2d_nhwc_f32(K.Op, P.N, P.H, P.W, Nhwc, NhwcOut, Pool.threadpool())
+                      : P.Kind == OpKind::MaxPool
+                          ? xnn_setup_max_pooling2d_nhwc_f32(K.Op, P.N, P.H, P.W, Nhwc, NhwcOut, Pool.threadpool())
+                          : xnn_setup_average_pooling2d_nhwc_f32(K.Op, P.N, P.H, P.W, Nhwc, NhwcOut, Pool.threadpool());
+      if (St == xnn_status_success)
+        St = xnn_run_operator(K.Op, Pool.threadpool());
+      if (St != xnn_status_success) {
+        Scratch.give(std::move(S));
+        return xnnError(St, "run", P, Error);
+      }
+      transposeImages(NhwcOut, Out, P.N, P.OH * P.OW, P.OC, Ctx);
       Scratch.give(std::move(S));
-      return xnnError(St, "run", P, Error);
-    }
-    transposeImages(NhwcOut, Out, P.N, P.OH * P.OW, P.OC, Ctx);
-    Scratch.give(std::move(S));
     }
     if (K.ResidualAdd) {
       const OptRtTensor *R = NumInputs > 3 ? OPT_RT_TENSOR_AT(Inputs, 3) : nullptr;

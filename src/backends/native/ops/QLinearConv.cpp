@@ -15,7 +15,7 @@
 // On AVX2 without VNNI, an exact kernel on the same planes: weights as int16 (w - w_zero_point, any
 // constant zero point), 4 input channels of a pixel zero-extended to int16 and multiplied-added by
 // VPMADDWD against one output channel's 4 weights (pairs of products in int32 lanes: exact, where
-// VPMADDUBSW's int16 pair sums saturate); tiles of 4 channels x 12 extended pixels.
+// VPMADDUBSW's int16 pair sums saturate); tiles of 4 channels x 8 extended pixels.
 #include "backends/native/ops/common/QuantCommon.h"
 #include "ir/FusedOps.h"
 
@@ -653,24 +653,25 @@ KernelVariant vnniVariant() {
 // ---- AVX2 (no VNNI): exact products on VPMADDWD ----
 
 constexpr int64_t kMaddRows = 4; // output channels per AVX2 tile (64-bit weight broadcasts)
-constexpr int64_t kMaddVecs = 3; // 4-pixel vectors per AVX2 tile: 4 x 3 accumulators, 12 pixels
+// 4-pixel vectors per AVX2 tile: 4 x 2 accumulators, 8 pixels. (4 x 3 needs 17 registers with the
+// VPMADDWD result: GCC kept 8 of the 12 accumulators on the stack.)
+constexpr int64_t kMaddVecs = 2;
 
 /// The AVX2 microkernel on the planes of QuantPlanes (4 channels per pixel): 16 bytes = 4 extended
 /// pixels x 4 channels, zero-extended to int16 (VPMOVZXBW), times one output channel's 4 int16
 /// weights broadcast to every pixel (VPBROADCASTQ), VPMADDWD: each int32 lane holds the sum of two
 /// products (|255 * 255 * 2| fits: exact; VPMADDUBSW's int16 sums would saturate). Lanes 2p and
-/// 2p + 1 are pixel p's two channel pairs, added at the end. Tile[r * 12 + 4 v + p]: output channel
+/// 2p + 1 are pixel p's two channel pairs, added at the end. Tile[r * 8 + 4 v + p]: output channel
 /// r, pixel 4 v + p of the tile.
 template <int NV>
 __attribute__((target("avx2"))) void maddTile(const uint8_t *A, const int64_t *Off, int64_t K4, const int16_t *Wt,
                                               int32_t *Tile) {
   const __m256i Z = _mm256_setzero_si256();
-  __m256i a00 = Z, a01 = Z, a02 = Z, a10 = Z, a11 = Z, a12 = Z, a20 = Z, a21 = Z, a22 = Z, a30 = Z, a31 = Z, a32 = Z;
+  __m256i a00 = Z, a01 = Z, a10 = Z, a11 = Z, a20 = Z, a21 = Z, a30 = Z, a31 = Z;
   for (int64_t S = 0; S < K4; ++S) {
     const uint8_t *P = A + Off[S];
     const __m256i X0 = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i *>(P)));
     const __m256i X1 = NV > 1 ? _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i *>(P + 16))) : Z;
-    const __m256i X2 = NV > 2 ? _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i *>(P + 32))) : Z;
     const int16_t *Ws = Wt + S * kMaddRows * 4;
 #define OPT_MADD_ROW(R)                                                                            \
   {                                                                                                \
@@ -680,23 +681,19 @@ __attribute__((target("avx2"))) void maddTile(const uint8_t *A, const int64_t *O
     a##R##0 = _mm256_add_epi32(a##R##0, _mm256_madd_epi16(X0, B));                                 \
     if (NV > 1)                                                                                    \
       a##R##1 = _mm256_add_epi32(a##R##1, _mm256_madd_epi16(X1, B));                               \
-    if (NV > 2)                                                                                    \
-      a##R##2 = _mm256_add_epi32(a##R##2, _mm256_madd_epi16(X2, B));                               \
   }
     OPT_MADD_ROW(0) OPT_MADD_ROW(1) OPT_MADD_ROW(2) OPT_MADD_ROW(3)
 #undef OPT_MADD_ROW
   }
   // hadd: [v0p0 v0p1 v1p0 v1p1 | v0p2 v0p3 v1p2 v1p3]; the 64-bit permute puts the pixels in order.
 #define OPT_MADD_STORE(R)                                                                          \
-  _mm256_storeu_si256(reinterpret_cast<__m256i *>(Tile + R * 12),                                  \
-                      _mm256_permute4x64_epi64(_mm256_hadd_epi32(a##R##0, a##R##1), 0xD8));        \
-  _mm_storeu_si128(reinterpret_cast<__m128i *>(Tile + R * 12 + 8),                                 \
-                   _mm256_castsi256_si128(_mm256_permute4x64_epi64(_mm256_hadd_epi32(a##R##2, a##R##2), 0xD8)));
+  _mm256_storeu_si256(reinterpret_cast<__m256i *>(Tile + R * 8),                                   \
+                      _mm256_permute4x64_epi64(_mm256_hadd_epi32(a##R##0, a##R##1), 0xD8));
   OPT_MADD_STORE(0) OPT_MADD_STORE(1) OPT_MADD_STORE(2) OPT_MADD_STORE(3)
 #undef OPT_MADD_STORE
 }
 
-/// Requantizes Rows x 12 tile sums as the reference: rint(double(acc + RowOff) * RowMul + YZ)
+/// Requantizes Rows x 8 tile sums as the reference: rint(double(acc + RowOff) * RowMul + YZ)
 /// clamped to [Lo, Hi] (this target has no FMA: the multiply and the add round separately), and
 /// stores each output channel's bytes at Out + r * OutPlane + Pos[p] for the Pixels pixels with
 /// Pos[p] >= 0 (extended columns past the row are dropped).
@@ -710,7 +707,7 @@ __attribute__((target("avx2"))) void requantizeMaddTile(const int32_t *Tile, int
     const __m256d Mul = _mm256_set1_pd(RowMul[R]);
     alignas(16) int32_t Q[kMaddVecs * 4];
     for (int64_t P = 0; P < Pixels; P += 4) {
-      const __m128i A = _mm_add_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i *>(Tile + R * 12 + P)), O);
+      const __m128i A = _mm_add_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i *>(Tile + R * 8 + P)), O);
       __m256d D = _mm256_add_pd(_mm256_mul_pd(_mm256_cvtepi32_pd(A), Mul), Zv);
       D = _mm256_round_pd(D, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
       D = _mm256_min_pd(_mm256_max_pd(D, L), H);
@@ -726,7 +723,7 @@ __attribute__((target("avx2"))) void requantizeMaddTile(const int32_t *Tile, int
 /// The AVX2 kernel: u8/s8 x, u8/s8 weights with any constant zero point (per tensor or per output
 /// channel; int16 holds w - w_zero_point), packed per group and tile of 4 output channels as [K4
 /// steps][4 channels][4 input channels] int16, K step s = c4 * taps + tap (the VNNI kernel's order),
-/// plus each channel's weight sum for the x zero point. Tiles of 4 channels x 12 extended pixels.
+/// plus each channel's weight sum for the x zero point. Tiles of 4 channels x 8 extended pixels.
 class QLinearConvAvx2Kernel : public Kernel {
 public:
   QLinearConvAvx2Kernel(Node N, WindowAttrs W, int64_t Group, const ConstData &Wt, const std::vector<int32_t> &WZp)
@@ -807,13 +804,13 @@ public:
         const int16_t *Wg = Packed.data() + Gr * MTiles * K4 * kMaddRows * 4;
         uint8_t *Yg = Yd + (Img * M + M0) * OutPlane;
         Par.forRange(static_cast<size_t>(QTiles * MTiles), 1, [&](size_t B, size_t E) {
-          alignas(32) int32_t Tile[kMaddRows * 12];
+          alignas(32) int32_t Tile[kMaddRows * 8];
           int64_t Pos[kMaddVecs * 4];
           int64_t PosQt = -1;
           for (size_t T = B; T < E; ++T) {
             // Channel tiles fastest: a task's consecutive tiles share the pixels (and Pos).
             const int64_t Qt = static_cast<int64_t>(T) / MTiles, Mt = static_cast<int64_t>(T) % MTiles;
-            const int64_t V0 = Qt * Vecs / QTiles, V1 = (Qt + 1) * Vecs / QTiles; // balanced: 1..3 vectors
+            const int64_t V0 = Qt * Vecs / QTiles, V1 = (Qt + 1) * Vecs / QTiles; // balanced: 1..2 vectors
             const int NV = static_cast<int>(V1 - V0);
             if (Qt != PosQt) {
               for (int64_t P = 0; P < NV * 4; ++P) {
@@ -824,9 +821,7 @@ public:
             }
             const uint8_t *A = Planes + V0 * 16;
             const int16_t *Wt = Wg + Mt * K4 * kMaddRows * 4;
-            if (NV == 3)
-              maddTile<3>(A, Off.data(), K4, Wt, Tile);
-            else if (NV == 2)
+            if (NV == 2)
               maddTile<2>(A, Off.data(), K4, Wt, Tile);
             else
               maddTile<1>(A, Off.data(), K4, Wt, Tile);
@@ -839,7 +834,7 @@ public:
     return Status::ok();
   }
 
-  static constexpr const char *Name = "q_qlinearconv__avx2_madd_4x12";
+  static constexpr const char *Name = "q_qlinearconv__avx2_madd_4x8";
 
 private:
   Node N;

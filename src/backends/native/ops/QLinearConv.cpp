@@ -696,27 +696,40 @@ __attribute__((target("avx2"))) void maddTile(const uint8_t *A, const int64_t *O
 /// Requantizes Rows x 8 tile sums as the reference: rint(double(acc + RowOff) * RowMul + YZ)
 /// clamped to [Lo, Hi] (this target has no FMA: the multiply and the add round separately), and
 /// stores each output channel's bytes at Out + r * OutPlane + Pos[p] for the Pixels pixels with
-/// Pos[p] >= 0 (extended columns past the row are dropped).
+/// Pos[p] >= 0 (extended columns past the row are dropped). Run: the pixels are consecutive
+/// outputs (Pos[p] = Pos[0] + p, none dropped), stored as one 4- or 8-byte write per channel.
 __attribute__((target("avx2"))) void requantizeMaddTile(const int32_t *Tile, int64_t Rows, int64_t Pixels,
                                                         const int32_t *RowOff, const double *RowMul, double YZ,
-                                                        int32_t Lo, int32_t Hi, const int64_t *Pos, uint8_t *Out,
-                                                        int64_t OutPlane) {
+                                                        int32_t Lo, int32_t Hi, const int64_t *Pos, bool Run,
+                                                        bool Signed, uint8_t *Out, int64_t OutPlane) {
   const __m256d Zv = _mm256_set1_pd(YZ), L = _mm256_set1_pd(Lo), H = _mm256_set1_pd(Hi);
   for (int64_t R = 0; R < Rows; ++R) {
     const __m128i O = _mm_set1_epi32(RowOff[R]);
     const __m256d Mul = _mm256_set1_pd(RowMul[R]);
-    alignas(16) int32_t Q[kMaddVecs * 4];
-    for (int64_t P = 0; P < Pixels; P += 4) {
-      const __m128i A = _mm_add_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i *>(Tile + R * 8 + P)), O);
+    __m128i Q[kMaddVecs];
+    for (int64_t V = 0; V * 4 < Pixels; ++V) {
+      const __m128i A = _mm_add_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i *>(Tile + R * 8 + V * 4)), O);
       __m256d D = _mm256_add_pd(_mm256_mul_pd(_mm256_cvtepi32_pd(A), Mul), Zv);
       D = _mm256_round_pd(D, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
       D = _mm256_min_pd(_mm256_max_pd(D, L), H);
-      _mm_store_si128(reinterpret_cast<__m128i *>(Q + P), _mm256_cvtpd_epi32(D));
+      Q[V] = _mm256_cvtpd_epi32(D);
     }
     uint8_t *Row = Out + R * OutPlane;
-    for (int64_t P = 0; P < Pixels; ++P)
-      if (Pos[P] >= 0)
-        Row[Pos[P]] = static_cast<uint8_t>(Q[P]);
+    // In [Lo, Hi], inside the output type: the saturating packs keep every value.
+    const __m128i W = _mm_packs_epi32(Q[0], Pixels > 4 ? Q[1] : Q[0]);
+    const __m128i Bytes = Signed ? _mm_packs_epi16(W, W) : _mm_packus_epi16(W, W);
+    if (Run && Pixels == 8) {
+      _mm_storel_epi64(reinterpret_cast<__m128i *>(Row + Pos[0]), Bytes);
+    } else if (Run && Pixels == 4) {
+      const int32_t Four = _mm_cvtsi128_si32(Bytes);
+      std::memcpy(Row + Pos[0], &Four, 4);
+    } else {
+      alignas(16) uint8_t B[16];
+      _mm_store_si128(reinterpret_cast<__m128i *>(B), Bytes);
+      for (int64_t P = 0; P < Pixels; ++P)
+        if (Pos[P] >= 0)
+          Row[Pos[P]] = B[P];
+    }
   }
 }
 
@@ -807,15 +820,18 @@ public:
           alignas(32) int32_t Tile[kMaddRows * 8];
           int64_t Pos[kMaddVecs * 4];
           int64_t PosQt = -1;
+          bool Run = false;
           for (size_t T = B; T < E; ++T) {
             // Channel tiles fastest: a task's consecutive tiles share the pixels (and Pos).
             const int64_t Qt = static_cast<int64_t>(T) / MTiles, Mt = static_cast<int64_t>(T) % MTiles;
             const int64_t V0 = Qt * Vecs / QTiles, V1 = (Qt + 1) * Vecs / QTiles; // balanced: 1..2 vectors
             const int NV = static_cast<int>(V1 - V0);
             if (Qt != PosQt) {
+              Run = true;
               for (int64_t P = 0; P < NV * 4; ++P) {
                 const int64_t Q = V0 * 4 + P, Oh = Q / L.Wq, Ow = Q % L.Wq;
                 Pos[P] = Oh < L.OH && Ow < L.OW ? Oh * L.OW + Ow : -1;
+                Run &= Pos[P] >= 0 && Pos[P] == Pos[0] + P;
               }
               PosQt = Qt;
             }
@@ -827,7 +843,7 @@ public:
               maddTile<1>(A, Off.data(), K4, Wt, Tile);
             const int64_t R0 = Mt * kMaddRows, Rows = std::min(kMaddRows, Mg - R0);
             requantizeMaddTile(Tile, Rows, NV * 4, RowOff.data() + M0 + R0, RowMul.data() + M0 + R0, YZ, Lo, Hi, Pos,
-                               Yg + R0 * OutPlane, OutPlane);
+                               Run, Y.Type == ElementType::I8, Yg + R0 * OutPlane, OutPlane);
           }
         });
       }

@@ -74,10 +74,12 @@ int zeroConst(Graph &G, ElementType T, const std::string &Name) {
   return G.addValue(std::move(V));
 }
 
-/// Whether the integer convolution would run on the VNNI kernel and beat the float path: s8 weights
-/// of zero point 0 (or u8 of 128), and not a depthwise-like grouping (1-3 input channels per group
-/// fill 1-3 of the 4 bytes of a VPDPBUSD lane, under 8 output channels per group part of a tile):
-/// otherwise QLinearConv would run the scalar reference, slower than dequantize + float Conv.
+/// Whether the integer convolution would run on an exact integer kernel and beat the float path:
+/// s8 weights of zero point 0 (or u8 of 128: the VNNI kernel's s8 lanes; the AVX2 kernel, int16
+/// weights, would take any zero point, but the pass cannot tell which runs), and not a
+/// depthwise-like grouping (both kernels read 4 input channels per step, which 1-3 per group fill
+/// in part; under 8 output channels per group leave part of a VNNI tile empty): otherwise
+/// QLinearConv would run the scalar reference, slower than dequantize + float Conv.
 bool fastIntegerConv(const Graph &G, const Node &C, const ConstData &Wt, const DqMatch &W) {
   auto Group = C.getInt("group", 1);
   if (!Group.isOk() || *Group < 1 || Wt.Dims[0] % *Group != 0)

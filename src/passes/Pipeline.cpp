@@ -49,12 +49,12 @@ const std::vector<PassInfo> &passPipeline() {
        "after FusePointwiseDepthwise (which takes the expand halves first)"},
       {"FuseConvMaxPool", &fuseConvMaxPool, PassGate::Avx512Fma, true,
        "after FuseConvActivation (the clamp rides along); its kernel is Conv's AVX-512 small one"},
-      {"FuseQuantizedConv", &fuseQuantizedConv, PassGate::Avx512Vnni, true, "QDQ -> QLinearConv"},
-      {"FuseQuantizedAdd", &fuseQuantizedAdd, PassGate::Avx512Vnni, true, "after FuseQuantizedConv"},
-      {"FuseQuantizedMaxPool", &fuseQuantizedMaxPool, PassGate::Avx512Vnni, true, "after FuseQuantizedConv"},
-      {"FuseDynamicQuantMatMul", &fuseDynamicQuantMatMul, PassGate::Avx512Vnni, true,
+      {"FuseQuantizedConv", &fuseQuantizedConv, PassGate::Int8Exact, true, "QDQ -> QLinearConv"},
+      {"FuseQuantizedAdd", &fuseQuantizedAdd, PassGate::Int8Exact, true, "after FuseQuantizedConv"},
+      {"FuseQuantizedMaxPool", &fuseQuantizedMaxPool, PassGate::Int8Exact, true, "after FuseQuantizedConv"},
+      {"FuseDynamicQuantMatMul", &fuseDynamicQuantMatMul, PassGate::Int8Exact, true,
        "DynamicQuantizeLinear -> MatMulInteger -> scale into MatMulIntegerToFloat"},
-      {"FoldConstantDequantize", &foldConstantDequantize, PassGate::Avx512Vnni, true,
+      {"FoldConstantDequantize", &foldConstantDequantize, PassGate::Int8Exact, true,
        "after the QDQ fusions, which read the DequantizeLinear nodes it folds"},
       {"UseBf16Weights", &useBf16Weights, PassGate::Always, true,
        "before the MatMul fusions: they take its bf16-weight MatMuls too"},
@@ -79,7 +79,9 @@ bool passGateOpen(PassGate Gate, const CpuFeatures &Cpu) {
   switch (Gate) {
   case PassGate::Always: return true;
   case PassGate::Avx512Fma: return Cpu.avx512Fma();
-  case PassGate::Avx512Vnni: return Cpu.avx512Vnni();
+  // VPDPBUSD on AVX-512 VNNI, else VPMADDWD on AVX2 (backends/native/ops/QLinearConv.cpp,
+  // MatMulIntegerToFloat.cpp); both exact, unlike VPMADDUBSW's saturating int16 pair sums.
+  case PassGate::Int8Exact: return Cpu.avx512Vnni() || Cpu.AVX2;
   case PassGate::Avx512Bf16: return Cpu.avx512Core() && Cpu.AVX512BF16 && Cpu.FMA;
   }
   return false;

@@ -125,3 +125,37 @@ TEST(FuseDynamicQuantMatMul, BadScaleLengthIsAClearError) {
     EXPECT_NE(std::string(E.what()).find("b_scale must have 1 or 5 values, got 3"), std::string::npos) << E.what();
   }
 }
+
+// A b_zero_point of the wrong length (3 for 5 columns) is a clear error naming it, from the packed
+// kernels (VNNI, AVX2: at load, where they pack B) or the reference (at the run).
+TEST(FuseDynamicQuantMatMul, BadZeroPointLengthIsAClearError) {
+  rt::AutoInit Init;
+  OnnxBuilder B(17);
+  B.model().add_opset_import()->set_domain("com.microsoft");
+  B.model().mutable_opset_import(B.model().opset_import_size() - 1)->set_version(1);
+  B.input("a", onnx::TensorProto_DataType_UINT8, {2, 8});
+  std::vector<int8_t> W(8 * 5, 3);
+  B.initializerRaw("w", onnx::TensorProto_DataType_INT8, {8, 5}, W);
+  B.initializer("as", {}, {0.5f});
+  B.initializer("bs", {}, {0.1f});
+  B.initializerRaw<uint8_t>("az", onnx::TensorProto_DataType_UINT8, {}, {3});
+  B.initializerRaw<int8_t>("bz", onnx::TensorProto_DataType_INT8, {3}, {1, 2, 3}); // 3 values for 5 columns
+  B.node("MatMulIntegerToFloat", {"a", "w", "as", "bs", "az", "bz"}, {"y"}, "mitf")->set_domain("com.microsoft");
+  B.output("y", onnx::TensorProto_DataType_FLOAT);
+  const std::string Bytes = B.bytes();
+  try {
+    rt::Model M = loadModelBytes(Bytes);
+    rt::InferRequest R = M.createRequest();
+    rt::TypedTensor<uint8_t> A = rt::tensor<uint8_t>(rt::TensorShape({2, 8}));
+    std::fill(static_cast<uint8_t *>(A.data()), static_cast<uint8_t *>(A.data()) + 16, 7);
+    std::vector<rt::Tensor> In{A};
+    R.infer(rt::make_array(In));
+    R.wait();
+    FAIL() << "expected an error";
+  } catch (const rt::Exception &E) {
+    const std::string Msg = E.what();
+    EXPECT_TRUE(Msg.find("b_zero_point must have 1 or 5 values, got 3") != std::string::npos ||
+                Msg.find("zero points must be scalars or per row (A) / per column (B)") != std::string::npos)
+        << Msg;
+  }
+}

@@ -1,4 +1,4 @@
-// QDQ rewrites (passes/FuseQdq): on AVX-512 VNNI hosts a QDQ-quantized Conv / Add / MaxPool chain runs
+// QDQ rewrites (passes/FuseQdq): on hosts with AVX-512 VNNI or AVX2 a QDQ-quantized Conv / Add / MaxPool chain runs
 // as QLinearConv / com.microsoft QLinearAdd / MaxPool on u8, with the op-by-op float path's outputs
 // (fusions off) up to one quantization step; a DequantizeLinear of a constant becomes a constant; and
 // nothing is rewritten where the rewrite would not be exact (a second reader of the Conv's float
@@ -13,6 +13,7 @@
 #include "Optimium/Runtime.h"
 #include "OnnxBuilder.h"
 #include "TestUtil.h"
+#include "core/CpuFeatures.h"
 #include "passes/Pipeline.h"
 
 namespace rt = optimium::runtime;
@@ -163,6 +164,26 @@ TEST(FuseQdq, ConvAddMaxPoolRunOnIntegersAndMatchTheFloatPath) {
     EXPECT_NEAR(A2[I], B2[I], 0.2f) << "element " << I; // y2 = a (within a step of y) x small ints
 }
 
+// With the CPU gates in force (no ScopedIgnorePassGates): the int8 fusions run where an exact
+// integer kernel does (AVX-512 VNNI, or AVX2: an AMD Zen 3), and the QDQ graph runs op by op in float
+// where none does (ctest unit_tests_without_avx2 runs this with OPTIMIUM_RT_CPU_DISABLE=avx2). The
+// outputs are the float path's within one step either way.
+TEST(FuseQdq, Int8FusionsRunWhereAnExactIntegerKernelDoes) {
+  rt::AutoInit Init;
+  const optimium::runtime::detail::CpuFeatures &Cpu = optimium::runtime::detail::cpuFeatures();
+  const bool Int8 = Cpu.avx512Vnni() || Cpu.AVX2;
+  const std::string Bytes = qdqModel(false, false);
+  rt::Model Fused = loadModelBytes(Bytes, true), Plain = loadModelBytes(Bytes, false);
+  const auto Types = opTypes(Fused);
+  EXPECT_EQ(Types.count("QLinearConv"), Int8 ? 1u : 0u) << Cpu.toString();
+  EXPECT_EQ(Types.count("com.microsoft.QLinearAdd"), Int8 ? 1u : 0u) << Cpu.toString();
+  EXPECT_EQ(Types.count("Conv"), Int8 ? 0u : 1u) << Cpu.toString();
+  const std::vector<float> A = run(Fused, false, "y"), B = run(Plain, false, "y");
+  ASSERT_EQ(A.size(), B.size());
+  for (size_t I = 0; I < A.size(); ++I)
+    EXPECT_LE(std::fabs(A[I] - B[I]), kOutScale * 1.001f) << "element " << I;
+}
+
 TEST(FuseQdq, ConvWithASecondFloatReaderOrAVariableWeightStaysFloat) {
   // Gated passes run on any host here: where the fast kernel is missing, the fused op's reference runs.
   optimium::runtime::detail::ScopedIgnorePassGates Gates;
@@ -216,8 +237,9 @@ std::string convOnlyModel(int64_t Group, int WType, int WZp) {
 } // namespace
 
 // Where the integer kernel would be the scalar reference or waste most of each VPDPBUSD lane (u8
-// weights with a zero point other than 128, depthwise), the Conv stays float.
-TEST(FuseQdq, OnlyConvolutionsTheVnniKernelRunsWellAreRewritten) {
+// weights with a zero point other than 128 (the AVX2 kernel takes them, the VNNI one does not),
+// depthwise: 1-3 of the 4 channels a step reads), the Conv stays float.
+TEST(FuseQdq, OnlyConvolutionsTheIntegerKernelsRunWellAreRewritten) {
   // Gated passes run on any host here: where the fast kernel is missing, the fused op's reference runs.
   optimium::runtime::detail::ScopedIgnorePassGates Gates;
   rt::AutoInit Init;

@@ -114,10 +114,19 @@ TEST(PassPipeline, GatesFollowTheCpuFeatures) {
   NoVnni.AVX512VNNI = false;
   EXPECT_TRUE(dt::passGateOpen(dt::PassGate::Always, None));
   EXPECT_FALSE(dt::passGateOpen(dt::PassGate::Avx512Fma, None));
-  EXPECT_FALSE(dt::passGateOpen(dt::PassGate::Avx512Vnni, None));
+  EXPECT_FALSE(dt::passGateOpen(dt::PassGate::Int8Exact, None));
   EXPECT_TRUE(dt::passGateOpen(dt::PassGate::Avx512Fma, NoVnni));
-  EXPECT_FALSE(dt::passGateOpen(dt::PassGate::Avx512Vnni, NoVnni));
-  EXPECT_TRUE(dt::passGateOpen(dt::PassGate::Avx512Vnni, Full));
+  EXPECT_TRUE(dt::passGateOpen(dt::PassGate::Int8Exact, Full));
+  // The int8 fusions run on any CPU with an exact integer kernel: AVX-512 VNNI, or AVX2 (an AMD Zen 3
+  // has AVX2, FMA and F16C only); AVX without AVX2 has none.
+  EXPECT_TRUE(dt::passGateOpen(dt::PassGate::Int8Exact, NoVnni));
+  dt::CpuFeatures Avx2Only;
+  Avx2Only.AVX = Avx2Only.AVX2 = Avx2Only.FMA = Avx2Only.F16C = true;
+  EXPECT_TRUE(dt::passGateOpen(dt::PassGate::Int8Exact, Avx2Only));
+  EXPECT_FALSE(dt::passGateOpen(dt::PassGate::Avx512Fma, Avx2Only));
+  dt::CpuFeatures AvxOnly = Avx2Only;
+  AvxOnly.AVX2 = false;
+  EXPECT_FALSE(dt::passGateOpen(dt::PassGate::Int8Exact, AvxOnly));
   EXPECT_FALSE(dt::passGateOpen(dt::PassGate::Avx512Bf16, Full));
   EXPECT_TRUE(dt::passGateOpen(dt::PassGate::Avx512Bf16, avx512Bf16()));
 }

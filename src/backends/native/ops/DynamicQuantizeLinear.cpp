@@ -94,15 +94,19 @@ __attribute__((target("avx512f"))) void rangeAvx512(const float *In, size_t Lo, 
 #pragma GCC diagnostic pop
 #endif
 
-/// The AVX-512 kernel: both passes vectorized and split over the pool (ranges of 16K elements).
-Status runDynamicQuantizeAvx512(const KernelContext &Ctx) {
+/// The vector kernels (AVX-512, AVX2): both passes vectorized and split over the pool (ranges of
+/// 16K elements).
+using FloatRangeFn = void (*)(const float *, size_t, size_t, float &, float &);
+using QuantizeRangeFn = void (*)(const float *, uint8_t *, float, int32_t, bool, size_t, size_t);
+
+template <FloatRangeFn RangeOf, QuantizeRangeFn Quantize> Status runDynamicQuantizeVector(const KernelContext &Ctx) {
   const TensorView &X = Ctx.Inputs[0], &Y = Ctx.Outputs[0];
   const float *In = X.data<const float>();
   const size_t N = X.elementCount(), Chunk = 16384, Chunks = (N + Chunk - 1) / Chunk;
   std::vector<float> Mins(std::max<size_t>(Chunks, 1), 0.0f), Maxs(std::max<size_t>(Chunks, 1), 0.0f);
   Ctx.Par.forRange(Chunks, 1, [&](size_t Lo, size_t Hi) {
     for (size_t C = Lo; C < Hi; ++C)
-      rangeAvx512(In, C * Chunk, std::min(N, (C + 1) * Chunk), Mins[C], Maxs[C]);
+      RangeOf(In, C * Chunk, std::min(N, (C + 1) * Chunk), Mins[C], Maxs[C]);
   });
   float Max = 0, Min = 0;
   for (size_t C = 0; C < Chunks; ++C) {
@@ -114,7 +118,7 @@ Status runDynamicQuantizeAvx512(const KernelContext &Ctx) {
   quantParams(Ctx, Min, Max, Scale, Zp);
   uint8_t *Out = Y.data<uint8_t>();
   Ctx.Par.forRange(N, Chunk, [&](size_t Lo, size_t Hi) {
-    quantizeRangeAvx512(In, Out, Scale, static_cast<int32_t>(Zp), /*Signed=*/false, Lo, Hi);
+    Quantize(In, Out, Scale, static_cast<int32_t>(Zp), /*Signed=*/false, Lo, Hi);
   });
   return Status::ok();
 }
@@ -136,7 +140,12 @@ OpKernels dynamicQuantizeKernels() {
                           return F32(I) && cpuFeatures().avx512Int8();
                         },
                         [](const KernelCreateInfo &) {
-                          return makeKernel<FunctionKernel>([](const KernelContext &C) { return runDynamicQuantizeAvx512(C); });
+                          return makeKernel<FunctionKernel>(runDynamicQuantizeVector<rangeAvx512, quantizeRangeAvx512>);
+                        }});
+  K.Variants.push_back({"f32_dynamicquantizelinear__avx2", 20,
+                        [F32](const KernelCreateInfo &I) { return F32(I) && cpuFeatures().AVX2; },
+                        [](const KernelCreateInfo &) {
+                          return makeKernel<FunctionKernel>(runDynamicQuantizeVector<floatRangeAvx2, quantizeRangeAvx2>);
                         }});
 #endif
   K.TestCases = [] {
@@ -151,7 +160,9 @@ OpKernels dynamicQuantizeKernels() {
     std::vector<OpTestCase> C = {testCase("mixed", {tensorInput({4, 5})}), testCase("positive", {Pos}),
                                  testCase("negative", {Neg}), testCase("zeros", {valuesInput({6}, {0}, ElementType::F32, false)}),
                                  testCase("large", {tensorInput({64, 300})}), testCase("ties", {Ties}),
-                                 testCase("nan", {WithNan}), testCase("many_chunks", {tensorInput({3, 20000})})};
+                                 testCase("nan", {WithNan}), testCase("many_chunks", {tensorInput({3, 20000})}),
+                                 // ties and NaNs inside the vector loops (8 and 16 lanes), and a tail
+                                 testCase("ties_nan_vectors", {valuesInput({37}, {-1.0, 0.0, 0.5, 1.0, 2.5, 3.0, 1.5, std::nan(""), -0.25}, ElementType::F32, false)})};
     for (OpTestCase &T : C)
       T.NumOutputs = 3;
     return C;

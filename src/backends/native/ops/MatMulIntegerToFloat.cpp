@@ -10,7 +10,10 @@
 // constant 2-D B: B packed at creation into 16-column panels of 4-row groups (s8; a u8 B is shifted
 // by 128 with its zero point), column sums kept for the zero-point terms; A's rows are read in place
 // (u8; an s8 A is shifted by 128 per run). Tiles of 6 rows x 64 columns; one row (a decoder step)
-// streams B once, four panels at a time - a quarter of float32 weights' bytes.
+// streams B once, four panels at a time - a quarter of float32 weights' bytes. On AVX2 without VNNI,
+// an exact VPMADDWD kernel of the same structure: B packed into 8-column panels of k pairs (s8,
+// sign-extended to int16 on load), A minus its zero point widened to int16 once per run, tiles of
+// 6 rows x 16 columns (one row: 64 columns); no VPMADDUBSW, whose int16 pair sums saturate.
 #include "backends/native/ops/common/NormCommon.h"
 #include "backends/native/ops/common/QuantCommon.h"
 
@@ -373,15 +376,259 @@ private:
   PackedInt8B B;
 };
 
-/// The VNNI kernel's case: a constant 2-D B with constant (or absent) b_zero_point and scalar A
-/// parameters.
-bool vnniSupports(const KernelCreateInfo &I) {
-  if (!int8VnniAvailable() || !inputIsConst(I, kB) || I.Inputs[kB].Const->Dims.size() != 2 ||
+
+// ---- AVX2 (no VNNI): exact u8 x s8 products on VPMADDWD ----
+//
+// VPMADDUBSW (ONNX Runtime's and XNNPACK's AVX2 u8s8 kernels) adds two u8 x s8 products into a
+// saturating int16 and loses whole steps on real models (docs/optimizations.md). Here both
+// operands are widened to int16 first (A minus its zero point once per run, B's bytes sign-extended
+// on load with VPMOVSXBW) and VPMADDWD sums each pair into an int32 lane: |255 * 128 * 2| fits, so
+// the accumulator is the exact integer sum of the reference.
+
+constexpr int64_t kPanel2 = 8;       // columns per AVX2 panel (one vector of int32 sums)
+constexpr int64_t kAvx2Rows = 6;     // rows per GEMM tile
+constexpr int64_t kAvx2Panels = 2;   // panels per tile: 6 x 2 accumulators, 16 columns
+constexpr int64_t kAvx2RowPanels = 8; // panels per one-row tile (a decoder step): 64 columns
+
+/// B packed for VPMADDWD: panel p, k pair g holds B'[2g + i][8p + j] at byte 16 (p * Pairs + g) +
+/// 2j + i (B' = B as s8; a u8 B minus 128), zero past K and N. Zp[n] = b's zero point in B' terms.
+struct PackedPairB {
+  int64_t K = 0, N = 0, Pairs = 0, Panels = 0;
+  std::vector<int8_t> Data;
+  std::vector<int32_t> Zp;
+  bool AnyZp = false;
+};
+
+PackedPairB packPairB(const ConstData &B, const std::vector<int32_t> &BZp) {
+  PackedPairB P;
+  P.K = B.Dims[0], P.N = B.Dims[1], P.Pairs = (P.K + 1) / 2, P.Panels = (P.N + kPanel2 - 1) / kPanel2;
+  const bool U8 = B.Type == ElementType::U8;
+  const int32_t Shift = U8 ? 128 : 0;
+  const uint8_t *Src = static_cast<const uint8_t *>(B.Data ? B.Data : B.Source);
+  P.Data.assign(static_cast<size_t>(P.Panels * P.Pairs * 16), 0);
+  P.Zp.assign(static_cast<size_t>(P.Panels * kPanel2), 0);
+  for (int64_t K = 0; K < P.K; ++K)
+    for (int64_t J = 0; J < P.N; ++J) {
+      const int32_t Raw = U8 ? static_cast<int32_t>(Src[K * P.N + J]) : static_cast<int32_t>(static_cast<int8_t>(Src[K * P.N + J]));
+      P.Data[static_cast<size_t>(((J / kPanel2) * P.Pairs + K / 2) * 16 + (J % kPanel2) * 2 + K % 2)] =
+          static_cast<int8_t>(Raw - Shift);
+    }
+  for (int64_t J = 0; J < P.N; ++J) {
+    P.Zp[static_cast<size_t>(J)] = BZp[BZp.size() == 1 ? 0 : static_cast<size_t>(J)] - Shift;
+    P.AnyZp |= P.Zp[static_cast<size_t>(J)] != 0;
+  }
+  return P;
+}
+
+/// Acc[r][v] = sum over pairs g of madd(A row r's int16 pair g, panel v's 8 x 2 bytes widened).
+/// ARow[r]: the row's int16 values (A - a_zero_point, Pairs * 2 of them); Bp: panel 0 of the tile,
+/// panels PanelBytes apart. Fully unrolled over R x V, the accumulators stay in registers.
+template <int R, int V>
+__attribute__((target("avx2"), always_inline)) inline void pairTile(const int16_t *const *ARow, const int8_t *Bp,
+                                                                    int64_t PanelBytes, int64_t Pairs,
+                                                                    __m256i (&Acc)[R][V]) {
+#pragma GCC unroll 8
+  for (int I = 0; I < R; ++I)
+#pragma GCC unroll 8
+    for (int J = 0; J < V; ++J)
+      Acc[I][J] = _mm256_setzero_si256();
+  for (int64_t G = 0; G < Pairs; ++G) {
+    __m256i Bv[V];
+#pragma GCC unroll 8
+    for (int J = 0; J < V; ++J) {
+      const int8_t *Src = Bp + J * PanelBytes + G * 16;
+      if (R == 1) // one row streams B: fetch ahead
+        _mm_prefetch(reinterpret_cast<const char *>(Src + 512), _MM_HINT_T0);
+      Bv[J] = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i *>(Src)));
+    }
+#pragma GCC unroll 8
+    for (int I = 0; I < R; ++I) {
+      int32_t Pair;
+      std::memcpy(&Pair, ARow[I] + G * 2, sizeof(Pair));
+      const __m256i Av = _mm256_set1_epi32(Pair);
+#pragma GCC unroll 8
+      for (int J = 0; J < V; ++J)
+        Acc[I][J] = _mm256_add_epi32(Acc[I][J], _mm256_madd_epi16(Av, Bv[J]));
+    }
+  }
+}
+
+/// The AVX2 write-back: rows [Row0, Row0 + R) x panels [P0, P0 + V): the b zero-point term, the
+/// scaling and the bias (mul, then add: no FMA in this target, the unfused graph's rounding).
+struct PairEpilogue {
+  const PackedPairB *B;
+  const float *Mult;     ///< Npad values
+  const float *Bias;     ///< Npad values or null
+  const int32_t *RowSum; ///< per row: sum_k (A - a_zero_point) (only read when B->AnyZp)
+  float *Y;
+  int64_t N;
+};
+
+template <int R, int V>
+__attribute__((target("avx2"), noinline)) void pairBlock(const PairEpilogue &E, const int16_t *const *ARow, int64_t Row0,
+                                                         int64_t P0) {
+  __m256i Acc[R][V];
+  const int64_t PanelBytes = E.B->Pairs * 16;
+  pairTile<R, V>(ARow, E.B->Data.data() + P0 * PanelBytes, PanelBytes, E.B->Pairs, Acc);
+#pragma GCC unroll 8
+  for (int J = 0; J < V; ++J) {
+    const int64_t Col = (P0 + J) * kPanel2;
+    const __m256i Zp = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(E.B->Zp.data() + Col));
+    const __m256 Mult = _mm256_loadu_ps(E.Mult + Col);
+    const __m256 Bias = E.Bias ? _mm256_loadu_ps(E.Bias + Col) : _mm256_setzero_ps();
+    const int64_t Lanes = std::min<int64_t>(kPanel2, E.N - Col);
+#pragma GCC unroll 8
+    for (int I = 0; I < R; ++I) {
+      __m256i T = Acc[I][J];
+      if (E.B->AnyZp)
+        T = _mm256_sub_epi32(T, _mm256_mullo_epi32(Zp, _mm256_set1_epi32(E.RowSum[Row0 + I])));
+      __m256 F = _mm256_mul_ps(_mm256_cvtepi32_ps(T), Mult);
+      if (E.Bias)
+        F = _mm256_add_ps(F, Bias);
+      float *Dst = E.Y + (Row0 + I) * E.N + Col;
+      if (Lanes == kPanel2) {
+        _mm256_storeu_ps(Dst, F);
+      } else {
+        alignas(32) float Buf[kPanel2];
+        _mm256_store_ps(Buf, F);
+        std::memcpy(Dst, Buf, static_cast<size_t>(Lanes) * sizeof(float));
+      }
+    }
+  }
+}
+
+using PairBlockFn = void (*)(const PairEpilogue &, const int16_t *const *, int64_t, int64_t);
+
+template <int R> PairBlockFn pairBlockFor(int64_t V) {
+  return V >= 2 ? pairBlock<R, 2> : pairBlock<R, 1>;
+}
+PairBlockFn pairBlockFor(int64_t R, int64_t V) {
+  switch (R) {
+  case 1: return pairBlockFor<1>(V);
+  case 2: return pairBlockFor<2>(V);
+  case 3: return pairBlockFor<3>(V);
+  case 4: return pairBlockFor<4>(V);
+  case 5: return pairBlockFor<5>(V);
+  default: return pairBlockFor<6>(V);
+  }
+}
+/// One row: pairBlock<1, V> for V in 1..8 (a decoder step streams B, 8 panels at a time).
+PairBlockFn rowBlockFor(int64_t V) {
+  switch (V) {
+  case 1: return pairBlock<1, 1>;
+  case 2: return pairBlock<1, 2>;
+  case 3: return pairBlock<1, 3>;
+  case 4: return pairBlock<1, 4>;
+  case 5: return pairBlock<1, 5>;
+  case 6: return pairBlock<1, 6>;
+  case 7: return pairBlock<1, 7>;
+  default: return pairBlock<1, 8>;
+  }
+}
+
+class MatMulIntegerToFloatAvx2Kernel : public Kernel {
+public:
+  explicit MatMulIntegerToFloatAvx2Kernel(PackedPairB B) : B(std::move(B)) {}
+
+  Status run(const KernelContext &C) const override {
+    const TensorView &A = C.Inputs[kA], &Y = C.Outputs[0];
+    const int64_t K = B.K, N = B.N;
+    if (A.rank() == 0 || A.Dims.back() != K)
+      return runError("matmulintegertofloat", "A ", joinInts(A.Dims), " does not match B ", K, " x ", N);
+    const int64_t Rows = K ? static_cast<int64_t>(A.elementCount()) / K : 0;
+    if (static_cast<int64_t>(Y.elementCount()) != Rows * N)
+      return runError("matmulintegertofloat", "output ", joinInts(Y.Dims), " does not match A ", joinInts(A.Dims),
+                      " x B ", K, " x ", N);
+    if (Rows == 0 || N == 0)
+      return Status::ok();
+    ASSIGN_OR_RETURN(const Scaling S, scalingOf(C, N));
+    const std::vector<int32_t> AZps = loadZeroPoints(C, kAZp);
+    if (AZps.size() != 1)
+      return runError("matmulintegertofloat", "a_zero_point must have one value, got ", AZps.size());
+    const int64_t Npad = B.Panels * kPanel2, Stride = B.Pairs * 2;
+    std::vector<float> Mult(static_cast<size_t>(Npad), 0.0f), Bias;
+    for (int64_t J = 0; J < N; ++J)
+      Mult[static_cast<size_t>(J)] = S.Mult[S.Mult.size() == 1 ? 0 : static_cast<size_t>(J)];
+    if (S.Bias) {
+      Bias.assign(static_cast<size_t>(Npad), 0.0f);
+      std::copy(S.Bias, S.Bias + N, Bias.begin());
+    }
+    // A - a_zero_point as int16 rows of whole pairs (|value| <= 255), and their sums.
+    const bool S8 = A.Type == ElementType::I8;
+    const int32_t AZ = AZps[0];
+    std::vector<int16_t> A16(static_cast<size_t>(Rows * Stride), 0);
+    std::vector<int32_t> RowSum(static_cast<size_t>(Rows), 0);
+    const uint8_t *ABase = A.data<uint8_t>();
+    for (int64_t R = 0; R < Rows; ++R) {
+      int32_t Sum = 0;
+      for (int64_t Kk = 0; Kk < K; ++Kk) {
+        const uint8_t Byte = ABase[R * K + Kk];
+        const int32_t V = (S8 ? static_cast<int32_t>(static_cast<int8_t>(Byte)) : static_cast<int32_t>(Byte)) - AZ;
+        A16[static_cast<size_t>(R * Stride + Kk)] = static_cast<int16_t>(V);
+        Sum += V;
+      }
+      RowSum[static_cast<size_t>(R)] = Sum;
+    }
+    PairEpilogue E{&B, Mult.data(), S.Bias ? Bias.data() : nullptr, RowSum.data(), Y.data<float>(), N};
+    // Tasks as the VNNI kernel's: column groups over every row block; one row: groups of 8 panels,
+    // several per task (at least ~64 KiB of B each).
+    const int64_t PerGroup = Rows == 1 ? kAvx2RowPanels : kAvx2Panels;
+    const int64_t Groups = (B.Panels + PerGroup - 1) / PerGroup;
+    const int64_t GroupBytes = PerGroup * B.Pairs * 16;
+    const size_t Grain = Rows == 1 ? static_cast<size_t>(std::max<int64_t>(1, 65536 / std::max<int64_t>(GroupBytes, 1))) : 1;
+    C.Par.forRange(static_cast<size_t>(Groups), Grain, [&](size_t Lo, size_t Hi) {
+      for (size_t G = Lo; G < Hi; ++G) {
+        const int64_t P0 = static_cast<int64_t>(G) * PerGroup, Pv = std::min(PerGroup, B.Panels - P0);
+        if (Rows == 1) {
+          const int16_t *ARow[1] = {A16.data()};
+          rowBlockFor(Pv)(E, ARow, 0, P0);
+          continue;
+        }
+        for (int64_t R0 = 0; R0 < Rows; R0 += kAvx2Rows) {
+          const int64_t Rr = std::min(kAvx2Rows, Rows - R0);
+          const int16_t *ARow[kAvx2Rows];
+          for (int64_t I = 0; I < Rr; ++I)
+            ARow[I] = A16.data() + (R0 + I) * Stride;
+          pairBlockFor(Rr, Pv)(E, ARow, R0, P0);
+        }
+      }
+    });
+    return Status::ok();
+  }
+
+private:
+  PackedPairB B;
+};
+
+/// The packed kernels' case (VNNI and AVX2): a constant 2-D B with constant (or absent)
+/// b_zero_point and scalar A parameters.
+bool packedBSupports(const KernelCreateInfo &I) {
+  if (!inputIsConst(I, kB) || I.Inputs[kB].Const->Dims.size() != 2 ||
       (!I.Inputs[kB].Const->Data && !I.Inputs[kB].Const->Source))
     return false;
   if (I.Inputs.size() > kBZp && I.Inputs[kBZp].Present && !inputIsConst(I, kBZp))
     return false;
   return I.Inputs[kA].Shape.getRank() >= 1;
+}
+bool vnniSupports(const KernelCreateInfo &I) { return int8VnniAvailable() && packedBSupports(I); }
+bool avx2Supports(const KernelCreateInfo &I) { return int8Avx2Available() && packedBSupports(I); }
+
+/// A packed kernel over the constant B: Pack(B, b zero points) -> KernelT's constructor argument.
+template <typename KernelT, typename PackFn>
+Result<std::unique_ptr<Kernel>> createPacked(const KernelCreateInfo &I, PackFn Pack) {
+  std::vector<int32_t> BZp = {0};
+  if (I.Inputs.size() > kBZp && I.Inputs[kBZp].Present) {
+    const ConstData &Z = *I.Inputs[kBZp].Const;
+    BZp.clear();
+    for (size_t E = 0; E < Z.elementCount(); ++E)
+      BZp.push_back(Z.Type == ElementType::U8 ? static_cast<const uint8_t *>(Z.Data)[E]
+                                              : static_cast<const int8_t *>(Z.Data)[E]);
+  }
+  const ConstData &B = *I.Inputs[kB].Const;
+  if (BZp.size() != 1 && static_cast<int64_t>(BZp.size()) != B.Dims[1])
+    return runError("matmulintegertofloat", "b_zero_point must have 1 or ", B.Dims[1], " values, got ", BZp.size());
+  markConstConsumed(I, kB);
+  return makeKernel<KernelT>(Pack(B, BZp));
 }
 
 #if defined(__GNUC__) && !defined(__clang__)
@@ -400,22 +647,11 @@ OpKernels matMulIntegerToFloatKernels() {
                           return makeKernel<FunctionKernel>([](const KernelContext &C) { return runReference(C, true); });
                         }});
 #if defined(__x86_64__)
-  K.Variants.push_back({"f32_matmulintegertofloat__vnni", 30, vnniSupports,
-                        [](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
-                          std::vector<int32_t> BZp = {0};
-                          if (I.Inputs.size() > kBZp && I.Inputs[kBZp].Present) {
-                            const ConstData &Z = *I.Inputs[kBZp].Const;
-                            BZp.clear();
-                            for (size_t E = 0; E < Z.elementCount(); ++E)
-                              BZp.push_back(Z.Type == ElementType::U8 ? static_cast<const uint8_t *>(Z.Data)[E]
-                                                                      : static_cast<const int8_t *>(Z.Data)[E]);
-                          }
-                          const ConstData &B = *I.Inputs[kB].Const;
-                          if (BZp.size() != 1 && static_cast<int64_t>(BZp.size()) != B.Dims[1])
-                            return runError("matmulintegertofloat", "b_zero_point must have 1 or ", B.Dims[1],
-                                            " values, got ", BZp.size());
-                          markConstConsumed(I, kB);
-                          return makeKernel<MatMulIntegerToFloatVnniKernel>(packInt8B(B, BZp));
+  K.Variants.push_back({"f32_matmulintegertofloat__vnni", 30, vnniSupports, [](const KernelCreateInfo &I) {
+                          return createPacked<MatMulIntegerToFloatVnniKernel>(I, packInt8B);
+                        }});
+  K.Variants.push_back({"f32_matmulintegertofloat__avx2_madd", 20, avx2Supports, [](const KernelCreateInfo &I) {
+                          return createPacked<MatMulIntegerToFloatAvx2Kernel>(I, packPairB);
                         }});
 #endif
   K.TestCases = [] {
@@ -448,6 +684,16 @@ OpKernels matMulIntegerToFloatKernels() {
         testCase("s8_a_per_column_zp", {Q({13, 32}, I8), Q({32, 17}, I8, true), F({}, {0.01}), F({17}, Scales(17)),
                                         Z({}, {-5}, I8), Q({17}, I8, true)}),
         testCase("b_not_constant", {Q({3, 8}, U8), Q({8, 5}, I8), F({}, {0.5}), F({}, {0.25})}),
+        // The AVX2 kernel's tiles: 26 rows (4 full 6-row tiles and a 2-row one), 3 column groups.
+        testCase("avx2_tiles_u8s8", {Q({2, 13, 96}, U8), Q({96, 48}, I8, true), F({}, {0.02}), F({}, {0.003}),
+                                     Z({}, {131}, U8), omittedInput(), Bias(48)}),
+        // One row over more than one 64-column group, u8 B with per-column zero points, odd K.
+        testCase("gemv_u8b_per_column_wide", {Q({1, 77}, U8), Q({77, 130}, U8, true), F({}, {0.05}), F({130}, Scales(130)),
+                                              Z({}, {7}, U8), Q({130}, U8, true)}),
+        // Pairs of products past int16 (255 * -128 * 2): VPMADDUBSW would saturate them.
+        testCase("pairs_past_int16", {valuesInput({5, 34}, {255, 255, 255, 0, 255, 254}, U8, false),
+                                      valuesInput({34, 21}, {-128, -128, 127, -128, -127, 127, 127}, I8, true),
+                                      F({}, {0.01}), F({}, {0.002})}),
     };
   };
   return K;

@@ -11,6 +11,11 @@
 // per-channel offset bias - x_zp * sum_k(w). Tiles of 8 channels x 48 extended pixels (pixels in
 // lanes), or for small planes 6 pixels x 64 channels (channels in lanes); the requantization is the
 // reference's double arithmetic, stored straight into the output.
+//
+// On AVX2 without VNNI, an exact kernel on the same planes: weights as int16 (w - w_zero_point, any
+// constant zero point), 4 input channels of a pixel zero-extended to int16 and multiplied-added by
+// VPMADDWD against one output channel's 4 weights (pairs of products in int32 lanes: exact, where
+// VPMADDUBSW's int16 pair sums saturate); tiles of 4 channels x 8 extended pixels.
 #include "backends/native/ops/common/QuantCommon.h"
 #include "ir/FusedOps.h"
 
@@ -367,6 +372,57 @@ struct QuantPlanes {
         }
       }
   }
+  /// fill() without AVX-512 instructions (for the AVX2 kernel): the same planes, strided columns
+  /// gathered by scalar loads, the 4 channels interleaved with SSE2.
+  void fillSse2(const uint8_t *Xg, int64_t Cg, int64_t C4i, uint8_t Pad, bool Flip, uint8_t *Dst, uint8_t *Rows) const {
+    const int64_t Wq16 = (Wq + 15) / 16 * 16;
+    const __m128i FlipMask = _mm_set1_epi8(Flip ? static_cast<char>(0x80) : 0);
+    for (int64_t Ph = 0; Ph < SH; ++Ph)
+      for (int64_t Pw = 0; Pw < SW; ++Pw) {
+        uint8_t *Plane = Dst + C4i * c4Bytes() + (Ph * SW + Pw) * PlaneQ * 4;
+        const int64_t WLo = std::min(Wq, std::max<int64_t>(0, (PL - Pw + SW - 1) / SW));
+        const int64_t WHi = std::max(WLo, std::min(Wq, (Wd + PL - Pw + SW - 1) / SW));
+        for (int64_t R = 0; R < Rq; ++R) {
+          const int64_t Ih = R * SH + Ph - PT;
+          for (int64_t J = 0; J < 4; ++J) {
+            uint8_t *T = Rows + J * Wq16;
+            const int64_t C = C4i * 4 + J;
+            if (C >= Cg || Ih < 0 || Ih >= H) {
+              std::memset(T, Pad, static_cast<size_t>(Wq16));
+              continue;
+            }
+            const uint8_t *Src = Xg + (C * H + Ih) * Wd + Pw - PL;
+            std::memset(T, Pad, static_cast<size_t>(WLo));
+            if (SW == 1)
+              std::memcpy(T + WLo, Src + WLo, static_cast<size_t>(WHi - WLo));
+            else
+              for (int64_t Wi = WLo; Wi < WHi; ++Wi)
+                T[Wi] = Src[Wi * SW];
+            std::memset(T + WHi, Pad, static_cast<size_t>(Wq16 - WHi));
+          }
+          uint8_t *Out = Plane + R * Wq * 4;
+          for (int64_t W0 = 0; W0 < Wq; W0 += 16) {
+            const auto Ld = [&](int64_t J) {
+              return _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i *>(Rows + J * Wq16 + W0)),
+                                   FlipMask);
+            };
+            const __m128i R0 = Ld(0), R1 = Ld(1), R2 = Ld(2), R3 = Ld(3);
+            const __m128i A = _mm_unpacklo_epi8(R0, R1), B = _mm_unpackhi_epi8(R0, R1);
+            const __m128i C = _mm_unpacklo_epi8(R2, R3), D = _mm_unpackhi_epi8(R2, R3);
+            alignas(16) uint8_t Buf[64];
+            const bool Full = W0 + 16 <= Wq;
+            uint8_t *O = Full ? Out + W0 * 4 : Buf;
+            _mm_storeu_si128(reinterpret_cast<__m128i *>(O), _mm_unpacklo_epi16(A, C));
+            _mm_storeu_si128(reinterpret_cast<__m128i *>(O + 16), _mm_unpackhi_epi16(A, C));
+            _mm_storeu_si128(reinterpret_cast<__m128i *>(O + 32), _mm_unpacklo_epi16(B, D));
+            _mm_storeu_si128(reinterpret_cast<__m128i *>(O + 48), _mm_unpackhi_epi16(B, D));
+            if (!Full)
+              std::memcpy(Out + W0 * 4, Buf, static_cast<size_t>((Wq - W0) * 4));
+          }
+        }
+      }
+  }
+
 };
 
 /// u8/s8 x, s8 weights (or u8 weights with zero point 128, stored as w - 128): packed per group
@@ -593,6 +649,247 @@ KernelVariant vnniVariant() {
                                                      Small);
           }};
 }
+
+// ---- AVX2 (no VNNI): exact products on VPMADDWD ----
+
+constexpr int64_t kMaddRows = 4; // output channels per AVX2 tile (64-bit weight broadcasts)
+// 4-pixel vectors per AVX2 tile: 4 x 2 accumulators, 8 pixels. (4 x 3 needs 17 registers with the
+// VPMADDWD result: GCC kept 8 of the 12 accumulators on the stack.)
+constexpr int64_t kMaddVecs = 2;
+
+/// The AVX2 microkernel on the planes of QuantPlanes (4 channels per pixel): 16 bytes = 4 extended
+/// pixels x 4 channels, zero-extended to int16 (VPMOVZXBW), times one output channel's 4 int16
+/// weights broadcast to every pixel (VPBROADCASTQ), VPMADDWD: each int32 lane holds the sum of two
+/// products (|255 * 255 * 2| fits: exact; VPMADDUBSW's int16 sums would saturate). Lanes 2p and
+/// 2p + 1 are pixel p's two channel pairs, added at the end. Tile[r * 8 + 4 v + p]: output channel
+/// r, pixel 4 v + p of the tile.
+template <int NV>
+__attribute__((target("avx2"))) void maddTile(const uint8_t *A, const int64_t *Off, int64_t K4, const int16_t *Wt,
+                                              int32_t *Tile) {
+  const __m256i Z = _mm256_setzero_si256();
+  __m256i a00 = Z, a01 = Z, a10 = Z, a11 = Z, a20 = Z, a21 = Z, a30 = Z, a31 = Z;
+  for (int64_t S = 0; S < K4; ++S) {
+    const uint8_t *P = A + Off[S];
+    const __m256i X0 = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i *>(P)));
+    const __m256i X1 = NV > 1 ? _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i *>(P + 16))) : Z;
+    const int16_t *Ws = Wt + S * kMaddRows * 4;
+#define OPT_MADD_ROW(R)                                                                            \
+  {                                                                                                \
+    long long Quad;                                                                                \
+    std::memcpy(&Quad, Ws + R * 4, sizeof(Quad));                                                  \
+    const __m256i B = _mm256_set1_epi64x(Quad);                                                    \
+    a##R##0 = _mm256_add_epi32(a##R##0, _mm256_madd_epi16(X0, B));                                 \
+    if (NV > 1)                                                                                    \
+      a##R##1 = _mm256_add_epi32(a##R##1, _mm256_madd_epi16(X1, B));                               \
+  }
+    OPT_MADD_ROW(0) OPT_MADD_ROW(1) OPT_MADD_ROW(2) OPT_MADD_ROW(3)
+#undef OPT_MADD_ROW
+  }
+  // hadd: [v0p0 v0p1 v1p0 v1p1 | v0p2 v0p3 v1p2 v1p3]; the 64-bit permute puts the pixels in order.
+#define OPT_MADD_STORE(R)                                                                          \
+  _mm256_storeu_si256(reinterpret_cast<__m256i *>(Tile + R * 8),                                   \
+                      _mm256_permute4x64_epi64(_mm256_hadd_epi32(a##R##0, a##R##1), 0xD8));
+  OPT_MADD_STORE(0) OPT_MADD_STORE(1) OPT_MADD_STORE(2) OPT_MADD_STORE(3)
+#undef OPT_MADD_STORE
+}
+
+/// Requantizes Rows x 8 tile sums as the reference: rint(double(acc + RowOff) * RowMul + YZ)
+/// clamped to [Lo, Hi] (this target has no FMA: the multiply and the add round separately), and
+/// stores each output channel's bytes at Out + r * OutPlane + Pos[p] for the Pixels pixels with
+/// Pos[p] >= 0 (extended columns past the row are dropped). Run: the pixels are consecutive
+/// outputs (Pos[p] = Pos[0] + p, none dropped), stored as one 4- or 8-byte write per channel.
+__attribute__((target("avx2"))) void requantizeMaddTile(const int32_t *Tile, int64_t Rows, int64_t Pixels,
+                                                        const int32_t *RowOff, const double *RowMul, double YZ,
+                                                        int32_t Lo, int32_t Hi, const int64_t *Pos, bool Run,
+                                                        bool Signed, uint8_t *Out, int64_t OutPlane) {
+  const __m256d Zv = _mm256_set1_pd(YZ), L = _mm256_set1_pd(Lo), H = _mm256_set1_pd(Hi);
+  for (int64_t R = 0; R < Rows; ++R) {
+    const __m128i O = _mm_set1_epi32(RowOff[R]);
+    const __m256d Mul = _mm256_set1_pd(RowMul[R]);
+    __m128i Q[kMaddVecs];
+    for (int64_t V = 0; V * 4 < Pixels; ++V) {
+      const __m128i A = _mm_add_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i *>(Tile + R * 8 + V * 4)), O);
+      __m256d D = _mm256_add_pd(_mm256_mul_pd(_mm256_cvtepi32_pd(A), Mul), Zv);
+      D = _mm256_round_pd(D, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+      D = _mm256_min_pd(_mm256_max_pd(D, L), H);
+      Q[V] = _mm256_cvtpd_epi32(D);
+    }
+    uint8_t *Row = Out + R * OutPlane;
+    // In [Lo, Hi], inside the output type: the saturating packs keep every value.
+    const __m128i W = _mm_packs_epi32(Q[0], Pixels > 4 ? Q[1] : Q[0]);
+    const __m128i Bytes = Signed ? _mm_packs_epi16(W, W) : _mm_packus_epi16(W, W);
+    if (Run && Pixels == 8) {
+      _mm_storel_epi64(reinterpret_cast<__m128i *>(Row + Pos[0]), Bytes);
+    } else if (Run && Pixels == 4) {
+      const int32_t Four = _mm_cvtsi128_si32(Bytes);
+      std::memcpy(Row + Pos[0], &Four, 4);
+    } else {
+      alignas(16) uint8_t B[16];
+      _mm_store_si128(reinterpret_cast<__m128i *>(B), Bytes);
+      for (int64_t P = 0; P < Pixels; ++P)
+        if (Pos[P] >= 0)
+          Row[Pos[P]] = B[P];
+    }
+  }
+}
+
+/// The AVX2 kernel: u8/s8 x, u8/s8 weights with any constant zero point (per tensor or per output
+/// channel; int16 holds w - w_zero_point), packed per group and tile of 4 output channels as [K4
+/// steps][4 channels][4 input channels] int16, K step s = c4 * taps + tap (the VNNI kernel's order),
+/// plus each channel's weight sum for the x zero point. Tiles of 4 channels x 8 extended pixels.
+class QLinearConvAvx2Kernel : public Kernel {
+public:
+  QLinearConvAvx2Kernel(Node N, WindowAttrs W, int64_t Group, const ConstData &Wt, const std::vector<int32_t> &WZp)
+      : N(std::move(N)), W(std::move(W)), Group(Group) {
+    M = Wt.Dims[0], Cg = Wt.Dims[1], KH = Wt.Dims[2], KW = Wt.Dims[3];
+    Mg = M / Group;
+    Taps = KH * KW;
+    C4 = (Cg + 3) / 4;
+    K4 = C4 * Taps;
+    MTiles = (Mg + kMaddRows - 1) / kMaddRows;
+    Packed.assign(static_cast<size_t>(Group * MTiles * K4 * kMaddRows * 4), 0);
+    RowSum.assign(static_cast<size_t>(M), 0);
+    const auto *Src = static_cast<const uint8_t *>(Wt.Data);
+    const bool Signed = Wt.Type == ElementType::I8;
+    for (int64_t Mo = 0; Mo < M; ++Mo) {
+      const int64_t G = Mo / Mg, Tile = Mo % Mg / kMaddRows, R = Mo % Mg % kMaddRows;
+      const int32_t Zw = WZp[WZp.size() == 1 ? 0 : static_cast<size_t>(Mo)];
+      int16_t *Dst = Packed.data() + (G * MTiles + Tile) * K4 * kMaddRows * 4;
+      for (int64_t C = 0; C < Cg; ++C)
+        for (int64_t T = 0; T < Taps; ++T) {
+          const uint8_t Byte = Src[(Mo * Cg + C) * Taps + T];
+          const int32_t V = (Signed ? static_cast<int32_t>(static_cast<int8_t>(Byte)) : static_cast<int32_t>(Byte)) - Zw;
+          Dst[((C / 4 * Taps + T) * kMaddRows + R) * 4 + C % 4] = static_cast<int16_t>(V);
+          RowSum[static_cast<size_t>(Mo)] += V;
+        }
+    }
+  }
+
+  Status run(const KernelContext &Ctx) const override {
+    const TensorView &X = Ctx.Inputs[0], &Y = Ctx.Outputs[0];
+    if (X.rank() != 4 || Y.rank() != 4 || X.Dims[1] != Cg * Group || Y.Dims[1] != M)
+      return runError(Name, "input ", joinInts(X.Dims), " does not match the weight");
+    const WindowGeometry G = computeWindowGeometry(W, X.Dims);
+    if (Y.Dims[0] != X.Dims[0] || Y.Dims[2] != G.Out[0] || Y.Dims[3] != G.Out[1])
+      return runError(Name, "output ", joinInts(Y.Dims), " does not match the window geometry");
+    const float XS = loadFloat(Ctx.Inputs[1], 0), YS = loadFloat(Ctx.Inputs[6], 0);
+    const std::vector<float> WS = loadFloats(Ctx.Inputs[4]);
+    if (WS.size() != 1 && static_cast<int64_t>(WS.size()) != M)
+      return runError(Name, "w_scale must be a scalar or per output channel");
+    const bool Flip = X.Type == ElementType::I8;
+    const int32_t XZ = loadZeroPoints(Ctx, 2)[0], YZ = loadZeroPoints(Ctx, 7)[0];
+    const int32_t XZu = Flip ? XZ + 128 : XZ;
+    const int32_t *Bias = hasRunInput(Ctx, 8) ? Ctx.Inputs[8].data<const int32_t>() : nullptr;
+    if (Bias && static_cast<int64_t>(Ctx.Inputs[8].elementCount()) != M)
+      return runError(Name, "bias must have ", M, " values");
+    int32_t Lo, Hi;
+    RETURN_IF_ERROR(quantizedClamp(N, Y.Type, YS, YZ, Lo, Hi));
+    std::vector<int32_t> RowOff(static_cast<size_t>(M));
+    std::vector<double> RowMul(static_cast<size_t>(M));
+    for (int64_t Mo = 0; Mo < M; ++Mo) {
+      RowOff[Mo] = static_cast<int32_t>(static_cast<uint32_t>(Bias ? Bias[Mo] : 0) -
+                                        static_cast<uint32_t>(XZu) * static_cast<uint32_t>(RowSum[Mo]));
+      RowMul[Mo] = XS * WS[WS.size() == 1 ? 0 : static_cast<size_t>(Mo)] / YS;
+    }
+    const QuantPlanes L(W, G, Cg);
+    std::vector<int64_t> Off(static_cast<size_t>(K4));
+    for (int64_t C = 0; C < C4; ++C)
+      for (int64_t T = 0; T < Taps; ++T)
+        Off[C * Taps + T] = C * L.c4Bytes() + L.tapBytes(T / KW, T % KW);
+    thread_local std::vector<uint8_t> PlaneBuf;
+    PlaneBuf.resize(static_cast<size_t>(L.totalBytes()));
+    uint8_t *const Planes = PlaneBuf.data();
+    const Parallel &Par = Ctx.Par.ifWorth(X.Dims[0] * M * K4 * 4 * L.OH * L.OW);
+    const int64_t Vecs = (L.OH * L.Wq + 3) / 4; // 4-pixel vectors of extended positions
+    const int64_t QTiles = (Vecs + kMaddVecs - 1) / kMaddVecs;
+    const uint8_t *Xd = X.data<const uint8_t>();
+    uint8_t *Yd = Y.data<uint8_t>();
+    const int64_t InPlane = L.H * L.Wd, OutPlane = L.OH * L.OW;
+    for (int64_t Img = 0; Img < X.Dims[0]; ++Img)
+      for (int64_t Gr = 0; Gr < Group; ++Gr) {
+        const uint8_t *Xg = Xd + (Img * Group + Gr) * Cg * InPlane;
+        Par.forRange(static_cast<size_t>(C4), 1, [&](size_t B, size_t E) {
+          std::vector<uint8_t> Rows(static_cast<size_t>(L.rowScratch()));
+          for (size_t C = B; C < E; ++C)
+            L.fillSse2(Xg, Cg, static_cast<int64_t>(C), static_cast<uint8_t>(XZ), Flip, Planes, Rows.data());
+        });
+        const int64_t M0 = Gr * Mg;
+        const int16_t *Wg = Packed.data() + Gr * MTiles * K4 * kMaddRows * 4;
+        uint8_t *Yg = Yd + (Img * M + M0) * OutPlane;
+        Par.forRange(static_cast<size_t>(QTiles * MTiles), 1, [&](size_t B, size_t E) {
+          alignas(32) int32_t Tile[kMaddRows * 8];
+          int64_t Pos[kMaddVecs * 4];
+          int64_t PosQt = -1;
+          bool Run = false;
+          for (size_t T = B; T < E; ++T) {
+            // Channel tiles fastest: a task's consecutive tiles share the pixels (and Pos).
+            const int64_t Qt = static_cast<int64_t>(T) / MTiles, Mt = static_cast<int64_t>(T) % MTiles;
+            const int64_t V0 = Qt * Vecs / QTiles, V1 = (Qt + 1) * Vecs / QTiles; // balanced: 1..2 vectors
+            const int NV = static_cast<int>(V1 - V0);
+            if (Qt != PosQt) {
+              Run = true;
+              for (int64_t P = 0; P < NV * 4; ++P) {
+                const int64_t Q = V0 * 4 + P, Oh = Q / L.Wq, Ow = Q % L.Wq;
+                Pos[P] = Oh < L.OH && Ow < L.OW ? Oh * L.OW + Ow : -1;
+                Run &= Pos[P] >= 0 && Pos[P] == Pos[0] + P;
+              }
+              PosQt = Qt;
+            }
+            const uint8_t *A = Planes + V0 * 16;
+            const int16_t *Wt = Wg + Mt * K4 * kMaddRows * 4;
+            if (NV == 2)
+              maddTile<2>(A, Off.data(), K4, Wt, Tile);
+            else
+              maddTile<1>(A, Off.data(), K4, Wt, Tile);
+            const int64_t R0 = Mt * kMaddRows, Rows = std::min(kMaddRows, Mg - R0);
+            requantizeMaddTile(Tile, Rows, NV * 4, RowOff.data() + M0 + R0, RowMul.data() + M0 + R0, YZ, Lo, Hi, Pos,
+                               Run, Y.Type == ElementType::I8, Yg + R0 * OutPlane, OutPlane);
+          }
+        });
+      }
+    return Status::ok();
+  }
+
+  static constexpr const char *Name = "q_qlinearconv__avx2_madd_4x8";
+
+private:
+  Node N;
+  WindowAttrs W;
+  int64_t Group;
+  int64_t M = 0, Cg = 0, KH = 0, KW = 0, Mg = 0, Taps = 0, C4 = 0, K4 = 0, MTiles = 0;
+  std::vector<int16_t> Packed;
+  std::vector<int32_t> RowSum;
+};
+
+/// The AVX2 variant: 2-D convolutions with constant u8/s8 weights and constant weight zero points
+/// (1 or M values) on u8/s8 inputs.
+bool avx2Supports(const KernelCreateInfo &I) {
+  if (!int8Avx2Available() || I.Inputs.size() < 8 || !inputIsConst(I, 3) || !inputIsConst(I, 5))
+    return false;
+  const ConstData &Wt = *I.Inputs[3].Const, &Zp = *I.Inputs[5].Const;
+  if (Wt.Dims.size() != 4 || !Wt.Data || !Zp.Data || I.Inputs[0].Shape.getRank() != 4 || Zp.Type != Wt.Type)
+    return false;
+  if (Zp.elementCount() != 1 && static_cast<int64_t>(Zp.elementCount()) != Wt.Dims[0])
+    return false;
+  return inputIs(I, 0, ElementType::U8) || inputIs(I, 0, ElementType::I8);
+}
+
+KernelVariant avx2Variant() {
+  return {QLinearConvAvx2Kernel::Name, 40, avx2Supports, [](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
+            int64_t Group = 1;
+            ASSIGN_OR_RETURN(WindowAttrs W, parseIntConvAttrs(I.N, I.Inputs[0].Shape, I.Inputs[3].Shape, Group));
+            const ConstData &Wt = *I.Inputs[3].Const, &Zp = *I.Inputs[5].Const;
+            if (Wt.Dims[0] % Group != 0)
+              return makeError(ErrorCode::Shape, I.N.describe(), ": ", Wt.Dims[0], " output channels do not split into ",
+                               Group, " groups");
+            std::vector<int32_t> WZp;
+            for (size_t E = 0; E < Zp.elementCount(); ++E)
+              WZp.push_back(Zp.Type == ElementType::I8 ? static_cast<const int8_t *>(Zp.Data)[E]
+                                                       : static_cast<const uint8_t *>(Zp.Data)[E]);
+            markConstConsumed(I, 3);
+            return makeKernel<QLinearConvAvx2Kernel>(I.N, std::move(W), Group, Wt, WZp);
+          }};
+}
 #endif
 
 OpKernels qlinearConvKernels() {
@@ -611,6 +908,7 @@ OpKernels qlinearConvKernels() {
   }
 #if defined(__x86_64__)
   K.Variants.push_back(vnniVariant());
+  K.Variants.push_back(avx2Variant());
 #endif
   K.TestCases = [] {
     const auto Q = [](std::vector<int64_t> D, ElementType T, bool Const = false) {
@@ -689,6 +987,18 @@ OpKernels qlinearConvKernels() {
                  {Q({2, 10, 13, 13}, I8), F({}, {0.02}), Z({}, {-5}, I8), Q({128, 5, 3, 3}, I8, true), F({}, {0.004}),
                   Z({}, {0}, I8), F({}, {0.05}), Z({}, {3}, I8), BiasOf(128)},
                  {{"pads", attrInts({1, 1, 1, 1})}, {"strides", attrInts({2, 2})}, {"group", attrInt(2)}}),
+        // The AVX2 kernel's general weights: u8 with per-channel zero points anywhere in 0..255, a
+        // column stride of 3 (scalar gather), 10 channels (a 2-channel tile at the end).
+        testCase("u8w_any_zero_points_stride3",
+                 {Q({1, 7, 14, 17}, U8), F({}, {0.02}), Z({}, {10}, U8), Q({10, 7, 3, 3}, U8, true), F({10}, Scales(10, 0.002)),
+                  Z({10}, {0, 3, 77, 128, 200, 255, 1, 90, 160, 254}, U8), F({}, {0.2}), Z({}, {100}, U8), BiasOf(10)},
+                 {{"pads", attrInts({1, 1, 1, 1})}, {"strides", attrInts({3, 3})}}),
+        // Products whose pairs pass int16 (255 x -128 twice): VPMADDUBSW would saturate them.
+        testCase("pairs_past_int16",
+                 {valuesInput({1, 8, 6, 6}, {255, 255, 254, 255, 0}, U8, false), F({}, {0.01}), Z({}, {0}, U8),
+                  valuesInput({8, 8, 3, 3}, {-128, -128, 127, -128, -127}, I8, true), F({}, {0.0005}), Z({}, {0}, I8),
+                  F({}, {0.5}), Z({}, {128}, U8)},
+                 {{"pads", attrInts({1, 1, 1, 1})}}),
         testCase("u8s8_deep_small_plane",
                  {Q({1, 70, 4, 4}, U8), F({}, {0.01}), Z({}, {0}, U8), Q({40, 70, 3, 3}, I8, true), F({40}, Scales(40, 0.0005)),
                   Z({40}, std::vector<double>(40, 0.0), I8), F({}, {0.04}), Z({}, {0}, U8), BiasOf(40)},

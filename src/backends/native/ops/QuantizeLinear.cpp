@@ -5,6 +5,8 @@
 // tensor, per axis ('axis'), or blocked ('block_size' > 0: x's shape with ceil(x[axis] / block_size)
 // along the axis). x is f32, f16 or i32; the output type comes from the zero point or 'output_dtype'.
 #include "backends/native/ops/common/QuantCommon.h"
+
+#include <cmath>
 #include "backends/native/ops/common/QuantizeRange.h"
 #include "core/CpuFeatures.h"
 
@@ -103,10 +105,8 @@ Status runQuantize(const Node &N, const KernelContext &Ctx, bool Par, bool Satur
 }
 
 #if defined(__x86_64__)
-/// The AVX-512 variant: float32 input, u8/s8 output, per-tensor scale and zero point.
-bool quantizeAvx512Supports(const KernelCreateInfo &I) {
-  if (!cpuFeatures().avx512Int8())
-    return false;
+/// The vector variants' case: float32 input, u8/s8 output, per-tensor scale and zero point.
+bool quantizeVectorCase(const KernelCreateInfo &I) {
   if (!inputIs(I, 0, ElementType::F32) || I.Outputs.empty() ||
       (I.Outputs[0].Type != ElementType::U8 && I.Outputs[0].Type != ElementType::I8))
     return false;
@@ -120,14 +120,19 @@ bool quantizeAvx512Supports(const KernelCreateInfo &I) {
   return true;
 }
 
-Status runQuantizeAvx512(const KernelContext &Ctx) {
+bool quantizeAvx512Supports(const KernelCreateInfo &I) { return cpuFeatures().avx512Int8() && quantizeVectorCase(I); }
+bool quantizeAvx2Supports(const KernelCreateInfo &I) { return cpuFeatures().AVX2 && quantizeVectorCase(I); }
+
+using QuantizeRangeFn = void (*)(const float *, uint8_t *, float, int32_t, bool, size_t, size_t);
+
+template <QuantizeRangeFn Range> Status runQuantizeVector(const KernelContext &Ctx) {
   const TensorView &X = Ctx.Inputs[0], &Y = Ctx.Outputs[0];
   const float Scale = loadFloat(Ctx.Inputs[1], 0);
   const int32_t Zp = loadZeroPoints(Ctx, 2)[0];
   const float *In = X.data<const float>();
   uint8_t *Out = Y.data<uint8_t>();
   Ctx.Par.forRange(X.elementCount(), 16384, [&](size_t Lo, size_t Hi) {
-    quantizeRangeAvx512(In, Out, Scale, Zp, Y.Type == ElementType::I8, Lo, Hi);
+    Range(In, Out, Scale, Zp, Y.Type == ElementType::I8, Lo, Hi);
   });
   return Status::ok();
 }
@@ -148,7 +153,11 @@ OpKernels quantizeKernels() {
 #if defined(__x86_64__)
   K.Variants.push_back({"f32_quantizelinear__avx512", 30, quantizeAvx512Supports,
                         [](const KernelCreateInfo &) -> Result<std::unique_ptr<Kernel>> {
-                          return makeKernel<FunctionKernel>(runQuantizeAvx512);
+                          return makeKernel<FunctionKernel>(runQuantizeVector<quantizeRangeAvx512>);
+                        }});
+  K.Variants.push_back({"f32_quantizelinear__avx2", 20, quantizeAvx2Supports,
+                        [](const KernelCreateInfo &) -> Result<std::unique_ptr<Kernel>> {
+                          return makeKernel<FunctionKernel>(runQuantizeVector<quantizeRangeAvx2>);
                         }});
 #endif
   K.TestCases = [] {
@@ -173,6 +182,10 @@ OpKernels quantizeKernels() {
         // Exact halves (x / scale = k + 0.5) round to even.
         testCase("u8_halves", {valuesInput({8}, {0.5, 1.5, 2.5, 3.5, -0.5, 254.5, 127.5, 100.5}, ElementType::F32, false), F({}, {1.0}),
                                Z({}, {0}, ElementType::U8)}),
+        // Halves, NaN (-> the zero point) and out-of-range values across vector lanes and a tail.
+        testCase("i8_halves_nan_vectors",
+                 {valuesInput({21}, {0.5, 1.5, std::nan(""), -2.5, 300.0, -300.0, 2.5, -0.5, 126.5, -128.5}, ElementType::F32, false),
+                  F({}, {1.0}), Z({}, {-3}, ElementType::I8)}),
         testCase("i4_clamps", {X({40}), F({}, {2.0}), Z({}, {1}, ElementType::I4)}),
         testCase("u4_per_axis", {X({3, 8}), F({3}, {1, 2, 4}), Z({3}, {0, 8, 15}, ElementType::U4)}, {{"axis", attrInt(0)}}),
         testCase("i2", {X({20}, -4, 4), F({}, {1.5}), Z({}, {-1}, ElementType::I2)}),

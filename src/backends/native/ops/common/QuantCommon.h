@@ -19,10 +19,22 @@ namespace detail {
 namespace ops {
 
 /// Whether this CPU runs the int8 VPDPBUSD kernels (QLinearConv, MatMulIntegerToFloat): AVX-512 F,
-/// BW, VL and VNNI. (passes/Pipeline's Avx512Vnni gate checks the same features.)
+/// BW, VL and VNNI. (passes/Pipeline's Int8Exact gate opens on these or on AVX2.)
 inline bool int8VnniAvailable() {
 #if defined(__x86_64__)
   static const bool Has = cpuFeatures().avx512Vnni();
+  return Has;
+#else
+  return false;
+#endif
+}
+
+/// Whether this CPU runs the exact AVX2 int8 kernels (VPMADDWD on operands widened to int16:
+/// QLinearConv, MatMulIntegerToFloat), the fallback of the VNNI ones. (passes/Pipeline's Int8Exact
+/// gate opens on either.)
+inline bool int8Avx2Available() {
+#if defined(__x86_64__)
+  static const bool Has = cpuFeatures().AVX2;
   return Has;
 #else
   return false;

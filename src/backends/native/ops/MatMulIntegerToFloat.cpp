@@ -300,6 +300,18 @@ BlockFn blockFor(int64_t R, int64_t V) {
   }
 }
 
+/// The rows of A times a packed K x N B (both packed kernels): A's last dimension and Y's size
+/// checked against B.
+Result<int64_t> packedBRows(const TensorView &A, const TensorView &Y, int64_t K, int64_t N) {
+  if (A.rank() == 0 || A.Dims.back() != K)
+    return runError("matmulintegertofloat", "A ", joinInts(A.Dims), " does not match B ", K, " x ", N);
+  const int64_t Rows = K ? static_cast<int64_t>(A.elementCount()) / K : 0;
+  if (static_cast<int64_t>(Y.elementCount()) != Rows * N)
+    return runError("matmulintegertofloat", "output ", joinInts(Y.Dims), " does not match A ", joinInts(A.Dims),
+                    " x B ", K, " x ", N);
+  return Rows;
+}
+
 class MatMulIntegerToFloatVnniKernel : public Kernel {
 public:
   explicit MatMulIntegerToFloatVnniKernel(PackedInt8B B) : B(std::move(B)) {}
@@ -307,12 +319,7 @@ public:
   Status run(const KernelContext &C) const override {
     const TensorView &A = C.Inputs[kA], &Y = C.Outputs[0];
     const int64_t K = B.K, N = B.N;
-    if (A.rank() == 0 || A.Dims.back() != K)
-      return runError("matmulintegertofloat", "A ", joinInts(A.Dims), " does not match B ", K, " x ", N);
-    const int64_t Rows = K ? static_cast<int64_t>(A.elementCount()) / K : 0;
-    if (static_cast<int64_t>(Y.elementCount()) != Rows * N)
-      return runError("matmulintegertofloat", "output ", joinInts(Y.Dims), " does not match A ", joinInts(A.Dims),
-                      " x B ", K, " x ", N);
+    ASSIGN_OR_RETURN(const int64_t Rows, packedBRows(A, Y, K, N));
     if (Rows == 0 || N == 0)
       return Status::ok();
     ASSIGN_OR_RETURN(const Scaling S, scalingOf(C, N));
@@ -533,12 +540,7 @@ public:
   Status run(const KernelContext &C) const override {
     const TensorView &A = C.Inputs[kA], &Y = C.Outputs[0];
     const int64_t K = B.K, N = B.N;
-    if (A.rank() == 0 || A.Dims.back() != K)
-      return runError("matmulintegertofloat", "A ", joinInts(A.Dims), " does not match B ", K, " x ", N);
-    const int64_t Rows = K ? static_cast<int64_t>(A.elementCount()) / K : 0;
-    if (static_cast<int64_t>(Y.elementCount()) != Rows * N)
-      return runError("matmulintegertofloat", "output ", joinInts(Y.Dims), " does not match A ", joinInts(A.Dims),
-                      " x B ", K, " x ", N);
+    ASSIGN_OR_RETURN(const int64_t Rows, packedBRows(A, Y, K, N));
     if (Rows == 0 || N == 0)
       return Status::ok();
     ASSIGN_OR_RETURN(const Scaling S, scalingOf(C, N));

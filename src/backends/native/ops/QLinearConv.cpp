@@ -428,6 +428,50 @@ struct QuantPlanes {
 /// u8/s8 x, s8 weights (or u8 weights with zero point 128, stored as w - 128): packed per group
 /// and tile of 8 output channels as [K4 steps][8 channels][4 input channels], K step s = c4 *
 /// taps + tap; plus each channel's weight sum for the x zero point.
+/// The run-time checks and per-output-channel parameters both packed kernels (VNNI, AVX2) derive:
+/// the shapes against the weight and the window, the int32 offset (bias minus the activation zero
+/// point, u8 terms, times the weight row sum) and the requantization multiplier of each channel.
+struct PackedConvRun {
+  WindowGeometry G;
+  bool Flip = false; ///< s8 activations (read as u8 + 128)
+  int32_t XZ = 0, YZ = 0, Lo = 0, Hi = 0;
+  std::vector<int32_t> RowOff;
+  std::vector<double> RowMul;
+};
+
+Status preparePackedConvRun(const char *Name, const Node &N, const WindowAttrs &W, int64_t Group, int64_t Cg,
+                            int64_t M, const std::vector<int32_t> &RowSum, const KernelContext &Ctx,
+                            PackedConvRun &R) {
+  const TensorView &X = Ctx.Inputs[0], &Y = Ctx.Outputs[0];
+  if (X.rank() != 4 || Y.rank() != 4 || X.Dims[1] != Cg * Group || Y.Dims[1] != M)
+    return runError(Name, "input ", joinInts(X.Dims), " does not match the weight");
+  R.G = computeWindowGeometry(W, X.Dims);
+  if (Y.Dims[0] != X.Dims[0] || Y.Dims[2] != R.G.Out[0] || Y.Dims[3] != R.G.Out[1])
+    return runError(Name, "output ", joinInts(Y.Dims), " does not match the window geometry");
+  const float XS = loadFloat(Ctx.Inputs[1], 0), YS = loadFloat(Ctx.Inputs[6], 0);
+  const std::vector<float> WS = loadFloats(Ctx.Inputs[4]);
+  if (WS.size() != 1 && static_cast<int64_t>(WS.size()) != M)
+    return runError(Name, "w_scale must be a scalar or per output channel");
+  R.Flip = X.Type == ElementType::I8;
+  R.XZ = loadZeroPoints(Ctx, 2)[0];
+  R.YZ = loadZeroPoints(Ctx, 7)[0];
+  const int32_t XZu = R.Flip ? R.XZ + 128 : R.XZ;
+  const int32_t *Bias = hasRunInput(Ctx, 8) ? Ctx.Inputs[8].data<const int32_t>() : nullptr;
+  if (Bias && static_cast<int64_t>(Ctx.Inputs[8].elementCount()) != M)
+    return runError(Name, "bias must have ", M, " values");
+  RETURN_IF_ERROR(quantizedClamp(N, Y.Type, YS, R.YZ, R.Lo, R.Hi));
+  R.RowOff.resize(static_cast<size_t>(M));
+  R.RowMul.resize(static_cast<size_t>(M));
+  for (int64_t Mo = 0; Mo < M; ++Mo) {
+    // int32 arithmetic wraps like the reference's accumulator.
+    R.RowOff[Mo] = static_cast<int32_t>(static_cast<uint32_t>(Bias ? Bias[Mo] : 0) -
+                                        static_cast<uint32_t>(XZu) * static_cast<uint32_t>(RowSum[Mo]));
+    const float Mul = XS * WS[WS.size() == 1 ? 0 : static_cast<size_t>(Mo)] / YS;
+    R.RowMul[Mo] = Mul;
+  }
+  return Status::ok();
+}
+
 class QLinearConvVnniKernel : public Kernel {
 public:
   /// Transposed: pack for vnniTileT (Mg a multiple of 64) instead of vnniTile.
@@ -459,32 +503,13 @@ public:
 
   Status run(const KernelContext &Ctx) const override {
     const TensorView &X = Ctx.Inputs[0], &Y = Ctx.Outputs[0];
-    if (X.rank() != 4 || Y.rank() != 4 || X.Dims[1] != Cg * Group || Y.Dims[1] != M)
-      return runError(Name, "input ", joinInts(X.Dims), " does not match the weight");
-    const WindowGeometry G = computeWindowGeometry(W, X.Dims);
-    if (Y.Dims[0] != X.Dims[0] || Y.Dims[2] != G.Out[0] || Y.Dims[3] != G.Out[1])
-      return runError(Name, "output ", joinInts(Y.Dims), " does not match the window geometry");
-    const float XS = loadFloat(Ctx.Inputs[1], 0), YS = loadFloat(Ctx.Inputs[6], 0);
-    const std::vector<float> WS = loadFloats(Ctx.Inputs[4]);
-    if (WS.size() != 1 && static_cast<int64_t>(WS.size()) != M)
-      return runError(Name, "w_scale must be a scalar or per output channel");
-    const bool Flip = X.Type == ElementType::I8;
-    const int32_t XZ = loadZeroPoints(Ctx, 2)[0], YZ = loadZeroPoints(Ctx, 7)[0];
-    const int32_t XZu = Flip ? XZ + 128 : XZ;
-    const int32_t *Bias = hasRunInput(Ctx, 8) ? Ctx.Inputs[8].data<const int32_t>() : nullptr;
-    if (Bias && static_cast<int64_t>(Ctx.Inputs[8].elementCount()) != M)
-      return runError(Name, "bias must have ", M, " values");
-    int32_t Lo, Hi;
-    RETURN_IF_ERROR(quantizedClamp(N, Y.Type, YS, YZ, Lo, Hi));
-    std::vector<int32_t> RowOff(static_cast<size_t>(M));
-    std::vector<double> RowMul(static_cast<size_t>(M));
-    for (int64_t Mo = 0; Mo < M; ++Mo) {
-      // int32 arithmetic wraps like the reference's accumulator.
-      RowOff[Mo] = static_cast<int32_t>(static_cast<uint32_t>(Bias ? Bias[Mo] : 0) -
-                                        static_cast<uint32_t>(XZu) * static_cast<uint32_t>(RowSum[Mo]));
-      const float Mul = XS * WS[WS.size() == 1 ? 0 : static_cast<size_t>(Mo)] / YS;
-      RowMul[Mo] = Mul;
-    }
+    PackedConvRun P;
+    RETURN_IF_ERROR(preparePackedConvRun(Name, N, W, Group, Cg, M, RowSum, Ctx, P));
+    const WindowGeometry &G = P.G;
+    const bool Flip = P.Flip;
+    const int32_t XZ = P.XZ, YZ = P.YZ, Lo = P.Lo, Hi = P.Hi;
+    const std::vector<int32_t> &RowOff = P.RowOff;
+    const std::vector<double> &RowMul = P.RowMul;
     const QuantPlanes L(W, G, Cg);
     std::vector<int64_t> Off(static_cast<size_t>(K4));
     for (int64_t C = 0; C < C4; ++C)
@@ -767,30 +792,13 @@ public:
 
   Status run(const KernelContext &Ctx) const override {
     const TensorView &X = Ctx.Inputs[0], &Y = Ctx.Outputs[0];
-    if (X.rank() != 4 || Y.rank() != 4 || X.Dims[1] != Cg * Group || Y.Dims[1] != M)
-      return runError(Name, "input ", joinInts(X.Dims), " does not match the weight");
-    const WindowGeometry G = computeWindowGeometry(W, X.Dims);
-    if (Y.Dims[0] != X.Dims[0] || Y.Dims[2] != G.Out[0] || Y.Dims[3] != G.Out[1])
-      return runError(Name, "output ", joinInts(Y.Dims), " does not match the window geometry");
-    const float XS = loadFloat(Ctx.Inputs[1], 0), YS = loadFloat(Ctx.Inputs[6], 0);
-    const std::vector<float> WS = loadFloats(Ctx.Inputs[4]);
-    if (WS.size() != 1 && static_cast<int64_t>(WS.size()) != M)
-      return runError(Name, "w_scale must be a scalar or per output channel");
-    const bool Flip = X.Type == ElementType::I8;
-    const int32_t XZ = loadZeroPoints(Ctx, 2)[0], YZ = loadZeroPoints(Ctx, 7)[0];
-    const int32_t XZu = Flip ? XZ + 128 : XZ;
-    const int32_t *Bias = hasRunInput(Ctx, 8) ? Ctx.Inputs[8].data<const int32_t>() : nullptr;
-    if (Bias && static_cast<int64_t>(Ctx.Inputs[8].elementCount()) != M)
-      return runError(Name, "bias must have ", M, " values");
-    int32_t Lo, Hi;
-    RETURN_IF_ERROR(quantizedClamp(N, Y.Type, YS, YZ, Lo, Hi));
-    std::vector<int32_t> RowOff(static_cast<size_t>(M));
-    std::vector<double> RowMul(static_cast<size_t>(M));
-    for (int64_t Mo = 0; Mo < M; ++Mo) {
-      RowOff[Mo] = static_cast<int32_t>(static_cast<uint32_t>(Bias ? Bias[Mo] : 0) -
-                                        static_cast<uint32_t>(XZu) * static_cast<uint32_t>(RowSum[Mo]));
-      RowMul[Mo] = XS * WS[WS.size() == 1 ? 0 : static_cast<size_t>(Mo)] / YS;
-    }
+    PackedConvRun P;
+    RETURN_IF_ERROR(preparePackedConvRun(Name, N, W, Group, Cg, M, RowSum, Ctx, P));
+    const WindowGeometry &G = P.G;
+    const bool Flip = P.Flip;
+    const int32_t XZ = P.XZ, YZ = P.YZ, Lo = P.Lo, Hi = P.Hi;
+    const std::vector<int32_t> &RowOff = P.RowOff;
+    const std::vector<double> &RowMul = P.RowMul;
     const QuantPlanes L(W, G, Cg);
     std::vector<int64_t> Off(static_cast<size_t>(K4));
     for (int64_t C = 0; C < C4; ++C)

@@ -56,18 +56,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
 // Replays each file, then (with --mutate N) N deterministic mutations of it: truncations, byte
 // flips and bytes overwritten with large values (counts, sizes, offsets, kinds).
 int main(int Argc, char **Argv) {
-  return fuzz_replay::replayMain(Argc, Argv, [](std::vector<uint8_t> &B, int K, fuzz_replay::Rng &Next) {
-    switch (K % 3) {
-    case 0: B.resize(Next() % B.size()); break;
-    case 1:
-      for (int J = 0; J < 1 + K % 8; ++J)
-        B[Next() % B.size()] ^= static_cast<uint8_t>(1u << (Next() % 8));
-      break;
-    default:
-      for (int J = 0; J < 4; ++J)
-        B[Next() % B.size()] = static_cast<uint8_t>(Next() % 2 ? 0xFF : 0x7F);
-      break;
-    }
-  });
+  return fuzz_replay::replayMain(Argc, Argv, fuzz_replay::truncateFlipOverwrite);
 }
 #endif

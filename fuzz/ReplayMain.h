@@ -32,6 +32,21 @@ private:
 
 /// Damages B (a copy of a seed) for the K-th mutation of that seed.
 using Mutator = std::function<void(std::vector<uint8_t> &B, int K, Rng &Next)>;
+/// The generic damage a fuzzer does first, for binary formats: truncations, bit flips, and bytes
+/// overwritten with large values (counts, sizes, offsets, varints, kinds).
+inline void truncateFlipOverwrite(std::vector<uint8_t> &B, int K, Rng &Next) {
+  switch (K % 3) {
+  case 0: B.resize(Next() % B.size()); break;
+  case 1:
+    for (int J = 0; J < 1 + K % 8; ++J)
+      B[Next() % B.size()] ^= static_cast<uint8_t>(1u << (Next() % 8));
+    break;
+  default:
+    for (int J = 0; J < 4; ++J)
+      B[Next() % B.size()] = static_cast<uint8_t>(Next() % 2 ? 0xFF : 0x7F);
+    break;
+  }
+}
 /// A target's own flag: returns true when it handled Argv[I] (it may consume Argv[I + 1] by
 /// advancing I); sets Exit to stop with that status.
 using FlagHandler = std::function<bool(int &I, int Argc, char **Argv, int &Exit)>;

@@ -26,6 +26,7 @@
 
 #include "OnnxBuilder.h"
 #include "TestUtil.h"
+#include "backends/xnnpack/XnnpackTestUtil.h"
 
 namespace rt = optimium::runtime;
 using optimium_test::OnnxBuilder;
@@ -35,20 +36,9 @@ namespace {
 constexpr int F16 = onnx::TensorProto::FLOAT16, F32 = onnx::TensorProto::FLOAT;
 constexpr double kU = 1.0 / 2048.0; // float16's unit roundoff 2^-11
 
-class Runtime : public ::testing::Environment {
-public:
-  void SetUp() override { rt::initialize(); }
-  void TearDown() override { rt::finalize(); }
-};
-const auto *Env = ::testing::AddGlobalTestEnvironment(new Runtime);
-
-rt::DeviceID xnnpack() {
-  for (const rt::DeviceID &D : rt::getLocalInfo().Devices)
-    if (D.getPlatform() == rt::PlatformKind::XNNPack)
-      return D;
-  return rt::DeviceID();
-}
-rt::DeviceID cpu() { return rt::getLocalInfo().Devices[0]; }
+const auto *Env = ::testing::AddGlobalTestEnvironment(new xnnpack_test::Runtime);
+using xnnpack_test::cpu;
+using xnnpack_test::xnnpack;
 
 /// Float16-representable values (so the float32 graph holds exactly the float16 graph's values).
 std::vector<float> halfValues(size_t N, float Lo, float Hi, unsigned Seed) {

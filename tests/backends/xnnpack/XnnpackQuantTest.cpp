@@ -18,6 +18,7 @@
 
 #include "OnnxBuilder.h"
 #include "TestUtil.h"
+#include "backends/xnnpack/XnnpackTestUtil.h"
 
 namespace rt = optimium::runtime;
 using optimium_test::OnnxBuilder;
@@ -27,20 +28,9 @@ namespace {
 constexpr int I8 = onnx::TensorProto::INT8, U8 = onnx::TensorProto::UINT8, F32 = onnx::TensorProto::FLOAT,
               I32 = onnx::TensorProto::INT32;
 
-class Runtime : public ::testing::Environment {
-public:
-  void SetUp() override { rt::initialize(); }
-  void TearDown() override { rt::finalize(); }
-};
-const auto *Env = ::testing::AddGlobalTestEnvironment(new Runtime);
-
-rt::DeviceID xnnpack() {
-  for (const rt::DeviceID &D : rt::getLocalInfo().Devices)
-    if (D.getPlatform() == rt::PlatformKind::XNNPack)
-      return D;
-  return rt::DeviceID();
-}
-rt::DeviceID cpu() { return rt::getLocalInfo().Devices[0]; }
+const auto *Env = ::testing::AddGlobalTestEnvironment(new xnnpack_test::Runtime);
+using xnnpack_test::cpu;
+using xnnpack_test::xnnpack;
 
 template <typename T> std::vector<T> randomInts(size_t N, int Lo, int Hi, unsigned Seed) {
   std::mt19937 G(Seed);

@@ -18,6 +18,7 @@
 #include <string>
 
 #include "TestUtil.h"
+#include "backends/xnnpack/XnnpackTestUtil.h"
 
 namespace rt = optimium::runtime;
 using optimium_test::maxAbsDiff;
@@ -25,20 +26,9 @@ using optimium_test::readNpy;
 
 namespace {
 
-class Runtime : public ::testing::Environment {
-public:
-  void SetUp() override { rt::initialize(); }
-  void TearDown() override { rt::finalize(); }
-};
-const auto *Env = ::testing::AddGlobalTestEnvironment(new Runtime);
-
-rt::DeviceID xnnpack() {
-  for (const rt::DeviceID &D : rt::getLocalInfo().Devices)
-    if (D.getPlatform() == rt::PlatformKind::XNNPack)
-      return D;
-  return rt::DeviceID();
-}
-rt::DeviceID cpu() { return rt::getLocalInfo().Devices[0]; }
+const auto *Env = ::testing::AddGlobalTestEnvironment(new xnnpack_test::Runtime);
+using xnnpack_test::cpu;
+using xnnpack_test::xnnpack;
 
 /// DIR/NAME from the environment variable, or "" when the model is not there.
 std::string modelDir(const char *Var, const char *Name) {

@@ -208,6 +208,24 @@ bool planWindow(const Attrs &A, NodePlan &P, bool Dilations, bool CeilPads, std:
   return true;
 }
 
+/// A 2-D convolution's sizes from its NCHW input, OIHW weights and output (float or 8-bit): groups
+/// dividing both channel counts, and kernel_shape (when given) equal to the weights'.
+bool planConvShape(const Attrs &A, const OptRtTensorDesc *X, const OptRtTensorDesc *W, const OptRtTensorDesc *Y,
+                   NodePlan &P, std::string &Why) {
+  P.N = X->dims[0], P.C = X->dims[1], P.H = X->dims[2], P.W = X->dims[3];
+  P.OC = W->dims[0], P.OH = Y->dims[2], P.OW = Y->dims[3];
+  P.KH = static_cast<uint32_t>(W->dims[2]), P.KW = static_cast<uint32_t>(W->dims[3]);
+  const int64_t G = A.i("group", 1);
+  if (G < 1 || P.C % G != 0 || P.OC % G != 0 || W->dims[1] != static_cast<int64_t>(P.C / G) ||
+      Y->dims[0] != static_cast<int64_t>(P.N) || Y->dims[1] != static_cast<int64_t>(P.OC) || P.N == 0)
+    return fail(Why, "channels and groups do not match");
+  P.Groups = static_cast<uint32_t>(G);
+  std::vector<int64_t> K;
+  if (!A.ints("kernel_shape", 2, K, -1) || (K[0] != -1 && (K[0] != P.KH || K[1] != P.KW)))
+    return fail(Why, "kernel_shape differs from the weights");
+  return true;
+}
+
 bool planConv(const OptRtHostApi &H, const OptRtNode &N, NodePlan &P, std::string &Why) {
   const Attrs A(H, N);
   if (!A.only({"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides", "optimium.act_min",
@@ -223,17 +241,8 @@ bool planConv(const OptRtHostApi &H, const OptRtNode &N, NodePlan &P, std::strin
   const OptRtTensorDesc *R = input(N, 3);
   if (P.Residual != (R != nullptr) || N.num_inputs > 4 || (R && (!staticT(T, R) || dimsOf(R) != dimsOf(Y))))
     return fail(Why, "residual input does not match the output");
-  P.N = X->dims[0], P.C = X->dims[1], P.H = X->dims[2], P.W = X->dims[3];
-  P.OC = W->dims[0], P.OH = Y->dims[2], P.OW = Y->dims[3];
-  P.KH = static_cast<uint32_t>(W->dims[2]), P.KW = static_cast<uint32_t>(W->dims[3]);
-  const int64_t G = A.i("group", 1);
-  if (G < 1 || P.C % G != 0 || P.OC % G != 0 || W->dims[1] != static_cast<int64_t>(P.C / G) ||
-      Y->dims[0] != static_cast<int64_t>(P.N) || Y->dims[1] != static_cast<int64_t>(P.OC) || P.N == 0)
-    return fail(Why, "channels and groups do not match");
-  P.Groups = static_cast<uint32_t>(G);
-  std::vector<int64_t> K;
-  if (!A.ints("kernel_shape", 2, K, -1) || (K[0] != -1 && (K[0] != P.KH || K[1] != P.KW)))
-    return fail(Why, "kernel_shape differs from the weights");
+  if (!planConvShape(A, X, W, Y, P, Why))
+    return false;
   if (B && (!constT(T, B) || countOf(B) != P.OC))
     return fail(Why, "bias is not a constant of the output channels");
   P.Weights = W->const_data;
@@ -338,17 +347,8 @@ bool planQConv(const OptRtHostApi &H, const OptRtNode &N, NodePlan &P, std::stri
   if (!static8(X) || X->rank != 4 || !W || W->rank != 4 || !static8(Y) || Y->rank != 4 || N.num_inputs > 9)
     return fail(Why, "not a 2-D 8-bit convolution with static shapes");
   P.Kind = OpKind::QConv;
-  P.N = X->dims[0], P.C = X->dims[1], P.H = X->dims[2], P.W = X->dims[3];
-  P.OC = W->dims[0], P.OH = Y->dims[2], P.OW = Y->dims[3];
-  P.KH = static_cast<uint32_t>(W->dims[2]), P.KW = static_cast<uint32_t>(W->dims[3]);
-  const int64_t G = A.i("group", 1);
-  if (G < 1 || P.C % G != 0 || P.OC % G != 0 || W->dims[1] != static_cast<int64_t>(P.C / G) ||
-      Y->dims[0] != static_cast<int64_t>(P.N) || Y->dims[1] != static_cast<int64_t>(P.OC) || P.N == 0)
-    return fail(Why, "channels and groups do not match");
-  P.Groups = static_cast<uint32_t>(G);
-  std::vector<int64_t> K;
-  if (!A.ints("kernel_shape", 2, K, -1) || (K[0] != -1 && (K[0] != P.KH || K[1] != P.KW)))
-    return fail(Why, "kernel_shape differs from the weights");
+  if (!planConvShape(A, X, W, Y, P, Why))
+    return false;
   if (B && (B->type != OPT_RT_ELEMENT_I32 || !B->const_data || countOf(B) != P.OC))
     return fail(Why, "bias is not an int32 constant of the output channels");
   P.QBias = B ? static_cast<const int32_t *>(B->const_data) : nullptr;

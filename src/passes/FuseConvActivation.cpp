@@ -3,6 +3,8 @@
 #include "passes/EraseNodes.h"
 #include "passes/PassMatch.h"
 
+#include <Optimium/Runtime/Types/Float16.h>
+
 #include <cmath>
 #include <vector>
 
@@ -12,17 +14,22 @@ namespace detail {
 
 namespace {
 
-/// The constant float scalar of input I of N, or Default when the input is omitted; false when it
-/// is present but not a constant float scalar.
+/// The constant float32 or float16 scalar of input I of N, or Default when the input is omitted;
+/// false when it is present but not such a constant.
 bool constBound(const Graph &G, const Node &N, size_t I, float Default, float &Out) {
   if (I >= N.Inputs.size() || N.Inputs[I] < 0) {
     Out = Default;
     return true;
   }
   const Value &V = G.Values[N.Inputs[I]];
-  if (!V.Const || V.Const->Type != ElementType::F32 || V.Const->elementCount() != 1)
+  if (!V.Const || V.Const->elementCount() != 1)
     return false;
-  Out = V.Const->as<float>()[0];
+  if (V.Const->Type == ElementType::F32)
+    Out = V.Const->as<float>()[0];
+  else if (V.Const->Type == ElementType::F16)
+    Out = float16::toFloat(V.Const->as<uint16_t>()[0]);
+  else
+    return false;
   return true;
 }
 
@@ -115,10 +122,14 @@ size_t fuseConvActivation(Graph &G) {
         hasFusedActivation(C))
       continue;
     const Value &Y = G.Values[C.Outputs[0]];
-    if (Y.IsGraphOutput || Y.Type != ElementType::F32)
+    // float16 Convs take clamps only: clamp(round16(y)) == round16(clamp(y)) for float16 bounds
+    // (rounding is monotone), so the fused node gives the unfused graph's values bit for bit; the
+    // other kinds would drop the rounding between the Conv and the activation.
+    const bool Half = Y.Type == ElementType::F16;
+    if (Y.IsGraphOutput || (Y.Type != ElementType::F32 && !Half))
       continue;
     int SigI = -1, MulI = -1;
-    if (siluPattern(G, C.Outputs[0], Remove, SigI, MulI)) {
+    if (!Half && siluPattern(G, C.Outputs[0], Remove, SigI, MulI)) {
       C.Attrs[kFusedActKind] = attrString(kFusedActSilu);
       C.Attrs[kFusedActAlpha] = attrFloat(1.0f);
       C.Outputs[0] = G.Nodes[static_cast<size_t>(MulI)].Outputs[0];
@@ -131,7 +142,7 @@ size_t fuseConvActivation(Graph &G) {
     const int AI = Y.Consumers[0];
     Node &A = G.Nodes[static_cast<size_t>(AI)];
     if (Remove[static_cast<size_t>(AI)] || A.Inputs.empty() || A.Inputs[0] != C.Outputs[0] || A.Outputs.size() != 1 ||
-        A.Outputs[0] < 0 || G.Values[A.Outputs[0]].Type != ElementType::F32)
+        A.Outputs[0] < 0 || G.Values[A.Outputs[0]].Type != Y.Type)
       continue;
     // The activation may read the Conv's output only as its data input.
     bool OnlyData = true;
@@ -141,10 +152,11 @@ size_t fuseConvActivation(Graph &G) {
       continue;
     float Lo = 0, Hi = 0, Alpha = 1, Beta = 0;
     const char *Kind = nullptr;
-    if (activationBounds(G, A, Lo, Hi) && !std::isnan(Lo) && !std::isnan(Hi)) {
+    if (activationBounds(G, A, Lo, Hi) && !std::isnan(Lo) && !std::isnan(Hi) &&
+        (!Half || (float16::toFloat(float16::fromFloat(Lo)) == Lo && float16::toFloat(float16::fromFloat(Hi)) == Hi))) {
       C.Attrs[kFusedActMin] = attrFloat(Lo);
       C.Attrs[kFusedActMax] = attrFloat(Hi);
-    } else if (activationKind(A, Kind, Alpha, Beta)) {
+    } else if (!Half && activationKind(A, Kind, Alpha, Beta)) {
       C.Attrs[kFusedActKind] = attrString(Kind);
       C.Attrs[kFusedActAlpha] = attrFloat(Alpha);
       C.Attrs[kFusedActBeta] = attrFloat(Beta);

@@ -14,7 +14,7 @@ namespace detail {
 
 /// Folds every Relu, and every Clip whose bounds are attributes or constant scalars, that is the
 /// only consumer of a float32 Conv's output (which is not a graph output) into that Conv as
-/// kFusedActMin/Max; a Sigmoid, HardSigmoid, HardSwish or Swish likewise as kFusedActKind (with
+/// kFusedActMin/Max (also of a float16 Conv, with bounds float16 holds exactly); a Sigmoid, HardSigmoid, HardSwish or Swish likewise as kFusedActKind (with
 /// kFusedActAlpha/Beta), and a SiLU written as Sigmoid(y) and Mul(y, Sigmoid(y)), the only two
 /// readers of y (the Sigmoid's output read by the Mul only), as kFusedActKind "silu". The
 /// activation nodes disappear and the Conv writes their output value. Returns the number fused.

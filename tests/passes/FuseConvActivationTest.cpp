@@ -1,6 +1,6 @@
 // Conv + activation fusion (Relu/Clip, SiLU, Sigmoid, HardSwish, HardSigmoid): the activation
-// disappears into the Conv (fewer operations, same outputs as the unfused graph), and is left alone
-// when its bounds are not constant, when the Conv's output has other readers, or when every
+// disappears into the Conv (fewer operations, same outputs as the unfused graph; float16 Convs take
+// clamps only, bit for bit), and is left alone when its bounds are not constant, when the Conv's output has other readers, or when every
 // intermediate must stay readable.
 #include <gtest/gtest.h>
 
@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "Optimium/Runtime.h"
+#include "Optimium/Runtime/Types/Float16.h"
 #include "OnnxBuilder.h"
 #include "TestUtil.h"
 
@@ -197,4 +198,85 @@ TEST(FuseConvActivation, UnknownFusedActivationIsAClearModelError) {
   } catch (const rt::ModelError &E) {
     EXPECT_NE(std::string(E.what()).find("unknown activation 'gelu'"), std::string::npos) << E.what();
   }
+}
+
+namespace {
+
+std::vector<uint16_t> halfRamp(size_t N, float Scale) {
+  std::vector<uint16_t> H(N);
+  const std::vector<float> V = ramp(N, Scale);
+  for (size_t I = 0; I < N; ++I)
+    H[I] = rt::float16::fromFloat(V[I]);
+  return H;
+}
+
+/// float16 x -> Conv -> Relu -> Conv -> Clip -> Conv -> HardSwish -> y. Clip's bounds: float16
+/// constants 0 and 0.5 (opset 13), or (opset 10) attributes 0.1 and 0.5, where 0.1 is not a
+/// float16 value.
+std::string halfConvModel(bool AttributeClip) {
+  constexpr int F16 = onnx::TensorProto_DataType_FLOAT16;
+  OnnxBuilder B(AttributeClip ? 10 : 13);
+  B.input("x", F16, {1, 3, 8, 8});
+  B.initializerRaw("w1", F16, {4, 3, 3, 3}, halfRamp(108, 0.4f));
+  B.initializerRaw("b1", F16, {4}, halfRamp(4, 0.2f));
+  B.initializerRaw("w2", F16, {4, 4, 1, 1}, halfRamp(16, 0.7f));
+  B.initializerRaw("w3", F16, {2, 4, 1, 1}, halfRamp(8, 2.0f));
+  OnnxBuilder::attrInts(B.node("Conv", {"x", "w1", "b1"}, {"c1"}, "conv1"), "pads", {1, 1, 1, 1});
+  B.node("Relu", {"c1"}, {"r1"}, "relu1");
+  B.node("Conv", {"r1", "w2"}, {"c2"}, "conv2");
+  if (AttributeClip) {
+    onnx::NodeProto *C = B.node("Clip", {"c2"}, {"k2"}, "clip2");
+    attrFloat(C, "min", 0.1f);
+    attrFloat(C, "max", 0.5f);
+  } else {
+    B.initializerRaw("lo", F16, {}, std::vector<uint16_t>{rt::float16::fromFloat(0.0f)});
+    B.initializerRaw("hi", F16, {}, std::vector<uint16_t>{rt::float16::fromFloat(0.5f)});
+    B.node("Clip", {"c2", "lo", "hi"}, {"k2"}, "clip2");
+  }
+  B.node("Conv", {"k2", "w3"}, {"c3"}, "conv3");
+  B.node("HardSwish", {"c3"}, {"y"}, "hardswish3");
+  B.output("y", F16);
+  return B.bytes();
+}
+
+struct HalfResult {
+  size_t Ops;
+  std::vector<uint16_t> Y;
+};
+
+HalfResult runHalf(const std::string &Bytes, bool MemOpt) {
+  rt::Model M = loadModelBytes(Bytes, MemOpt);
+  rt::Tensor X = rt::tensor(rt::ElementType::F16, rt::TensorShape{1, 3, 8, 8});
+  const std::vector<uint16_t> XV = halfRamp(192, 1.5f);
+  std::copy(XV.begin(), XV.end(), static_cast<uint16_t *>(X.data()));
+  rt::InferRequest R = M.createRequest();
+  R.infer(std::vector<rt::Tensor>{X});
+  R.wait();
+  rt::Tensor Y = R.getOutput("y");
+  const uint16_t *P = static_cast<const uint16_t *>(Y.data());
+  return {M.getOperations().size(), std::vector<uint16_t>(P, P + Y.getElementCount())};
+}
+
+} // namespace
+
+TEST(FuseConvActivation, Float16ConvsTakeExactClampsBitForBit) {
+  rt::AutoInit Init;
+  const std::string Bytes = halfConvModel(false);
+  const HalfResult Fused = runHalf(Bytes, true), Plain = runHalf(Bytes, false);
+  // Relu and the float16-constant Clip fold; HardSwish stays (it would lose the rounding between).
+  EXPECT_EQ(Fused.Ops, 4u);
+  EXPECT_EQ(Plain.Ops, 6u);
+  ASSERT_EQ(Fused.Y, Plain.Y); // clamp(round16(y)) == round16(clamp(y)): identical bits
+  size_t Positive = 0;
+  for (uint16_t H : Fused.Y)
+    Positive += rt::float16::toFloat(H) > 0.0f;
+  EXPECT_GT(Positive, 0u);
+}
+
+TEST(FuseConvActivation, Float16ClampWithABoundFloat16CannotHoldStaysUnfused) {
+  rt::AutoInit Init;
+  const std::string Bytes = halfConvModel(true);
+  const HalfResult Fused = runHalf(Bytes, true), Plain = runHalf(Bytes, false);
+  EXPECT_EQ(Fused.Ops, 5u); // Relu folds; Clip(min 0.1) stays: 0.1 is not a float16 value
+  ASSERT_EQ(Fused.Y, Plain.Y);
 }

@@ -173,9 +173,11 @@ HalfCase convCase(const char *Label, int64_t C, int64_t OC, int64_t H, int64_t K
   if (Residual)
     Out.Inputs.push_back({1, OC, OH, OH});
   Out.Terms = static_cast<size_t>(C / Group * K * K + 1 + (Residual ? 1 : 0));
-  // The fusion passes take float32 Convs only: the activation / residual Add stays a node of its
-  // own (on XNNPack too).
-  Out.Nodes = 1 + (Residual ? 1 : 0) + (Act ? 1 : 0);
+  // FuseConvActivation folds a Relu / Clip into a float16 Conv (XNNPACK's f16 convolution then
+  // clamps its output: the fused path); the residual Add stays a node of its own (FuseConvResidual
+  // takes float32 Convs only), and so does an activation after it.
+  const bool ClampAct = Act && (std::string(Act) == "Relu" || std::string(Act) == "Clip");
+  Out.Nodes = 1 + (Residual ? 1 : 0) + (Act && (Residual || !ClampAct) ? 1 : 0);
   const std::string A = Act ? Act : "";
   Out.Build = [=](OnnxBuilder &B, const Spec &S) {
     const float Range = 1.0f / std::sqrt(static_cast<float>(C / Group * K * K));

@@ -9,6 +9,7 @@
 #include "backends/native/NativeKernels.h"
 #include "backends/native/OutputAllocator.h"
 #include "backends/native/ops/common/PackedWeights.h"
+#include "core/HalfConvert.h"
 #include "core/Log.h"
 #include "ir/HalfPromotion.h"
 
@@ -33,7 +34,11 @@ std::unique_ptr<KernelCreateInfo> promotedInfo(const KernelCreateInfo &Info) {
 }
 
 /// Runs a float32 kernel on float16/bfloat16 tensors: converts half inputs to float32 scratch,
-/// runs, rounds float32 results into the half outputs.
+/// runs, rounds float32 results into the half outputs. Constant inputs are not converted per run:
+/// the float32 view (Info) holds them converted once at creation. float16 goes through F16C where
+/// the CPU has it (core/HalfConvert.h). The scratch buffers are kept per thread (and per nesting
+/// level: a control-flow kernel may run adapted nodes inside an adapted node) and reused, so a run
+/// neither allocates nor faults in fresh pages.
 class HalfAdapterKernel : public Kernel {
 public:
   HalfAdapterKernel(std::unique_ptr<KernelCreateInfo> Info, std::unique_ptr<Kernel> Inner)
@@ -42,24 +47,44 @@ public:
   Status run(const KernelContext &Ctx) const override {
     // Set while a profiled run calls this kernel: the conversions are recorded as Copy events.
     const KernelProfileHook &Prof = Ctx.Profile;
-    std::vector<std::vector<float>> Scratch;
-    Scratch.reserve(Ctx.Inputs.size() + Ctx.Outputs.size());
-    auto Promote = [&](const TensorView &V, bool Convert, size_t Index) {
+    thread_local std::vector<std::vector<std::vector<float>>> Pools;
+    thread_local size_t Depth = 0;
+    if (Pools.size() <= Depth)
+      Pools.resize(Depth + 1);
+    std::vector<std::vector<float>> &Scratch = Pools[Depth];
+    size_t Used = 0;
+    auto Buffer = [&](size_t Count) {
+      if (Scratch.size() <= Used)
+        Scratch.emplace_back();
+      std::vector<float> &B = Scratch[Used++];
+      if (B.size() < Count)
+        B.resize(Count);
+      return B.data();
+    };
+    auto Promote = [&](const TensorView &V, bool Input, size_t Index) {
       TensorView F = V;
       if (!isHalfType(V.Type) || !V.Data || isContainerKind(V.Kind))
         return F;
-      Scratch.emplace_back(V.elementCount());
-      float *Dst = Scratch.back().data();
-      if (Convert) {
+      F.Type = ElementType::F32;
+      const ValueInfo *Known = Input && Index < Info->Inputs.size() ? &Info->Inputs[Index] : nullptr;
+      if (Known && Known->Const && Known->Const->Type == ElementType::F32 &&
+          Known->Const->elementCount() == V.elementCount()) {
+        F.Data = const_cast<void *>(Known->Const->Data); // converted at creation
+        return F;
+      }
+      float *Dst = Buffer(V.elementCount());
+      if (Input) {
         if (Prof)
           Prof.copy(true, false, Index);
         const uint16_t *Src = static_cast<const uint16_t *>(V.Data);
-        for (size_t I = 0; I < Scratch.back().size(); ++I)
-          Dst[I] = V.Type == ElementType::F16 ? float16::toFloat(Src[I]) : bfloat16::toFloat(Src[I]);
+        if (V.Type == ElementType::F16)
+          halfToFloat(Src, Dst, V.elementCount());
+        else
+          for (size_t I = 0; I < V.elementCount(); ++I)
+            Dst[I] = bfloat16::toFloat(Src[I]);
         if (Prof)
           Prof.copy(false, false, Index);
       }
-      F.Type = ElementType::F32;
       F.Data = Dst;
       return F;
     };
@@ -68,7 +93,10 @@ public:
       In.push_back(Promote(Ctx.Inputs[I], true, I));
     for (size_t I = 0; I < Ctx.Outputs.size(); ++I)
       Out.push_back(Promote(Ctx.Outputs[I], false, I));
-    RETURN_IF_ERROR(Inner->run(KernelContext{In, Out, Ctx.Par, Ctx.Profile}));
+    ++Depth;
+    const Status S = Inner->run(KernelContext{In, Out, Ctx.Par, Ctx.Profile});
+    --Depth;
+    RETURN_IF_ERROR(S);
     for (size_t O = 0; O < Out.size(); ++O) {
       const TensorView &H = Ctx.Outputs[O];
       if (!isHalfType(H.Type) || !H.Data || isContainerKind(H.Kind))
@@ -77,8 +105,11 @@ public:
         Prof.copy(true, true, O);
       const float *Src = static_cast<const float *>(Out[O].Data);
       uint16_t *Dst = static_cast<uint16_t *>(H.Data);
-      for (size_t I = 0; I < H.elementCount(); ++I)
-        Dst[I] = H.Type == ElementType::F16 ? float16::fromFloat(Src[I]) : bfloat16::fromFloat(Src[I]);
+      if (H.Type == ElementType::F16)
+        floatToHalf(Src, Dst, H.elementCount());
+      else
+        for (size_t I = 0; I < H.elementCount(); ++I)
+          Dst[I] = bfloat16::fromFloat(Src[I]);
       if (Prof)
         Prof.copy(false, true, O);
     }

@@ -65,8 +65,8 @@ struct float16 {
         }
         X = Sign | (E << 23) | ((Mant & 0x3ffu) << 13);
       }
-    } else if (Exp == 31) {
-      X = Sign | 0x7f800000u | (Mant << 13);
+    } else if (Exp == 31) { // infinity, or a NaN: quiet (as IEEE conversion and F16C's VCVTPH2PS make it)
+      X = Sign | 0x7f800000u | (Mant << 13) | (Mant ? 0x400000u : 0u);
     } else {
       X = Sign | ((Exp + 112u) << 23) | (Mant << 13);
     }

@@ -328,6 +328,12 @@ std::vector<OpTestCase> convCases() {
                {{"pads", ints({1, 1, 1, 1})}, {kFusedActMin, attrFloat(0.0f)}}, 1e-4),
       testCase("3x3_pads_narrow_rows", {X({1, 4, 20, 5}), W({7, 4, 3, 3})}, {{"pads", ints({1, 1, 1, 1})}}),
       testCase("pointwise_odd_plane", {X({1, 20, 9, 11}), W({24, 20, 1, 1}), W({24})}),
+      // Stride-2 packs (phase planes, grouped im2col columns) and a 5x5 plane for the transposed
+      // GEMM, whose 6-pixel panels span two or three output rows.
+      testCase("groups_stride2", {X({1, 8, 13, 17}), W({12, 4, 3, 3}), W({12})},
+               {{"group", attrInt(2)}, {"strides", ints({2, 2})}, {"pads", ints({1, 1, 1, 1})}}),
+      testCase("small_plane_transposed_stride2", {X({1, 40, 10, 10}), W({48, 40, 3, 3}), W({48})},
+               {{"strides", ints({2, 2})}, {"pads", ints({1, 1, 1, 1})}}, 1e-4),
       testCase("same_upper", {X({1, 2, 7, 8}), W({3, 2, 3, 4})},
                {{"auto_pad", attrString("SAME_UPPER")}, {"strides", ints({2, 2})}}),
       testCase("same_lower", {X({1, 2, 6, 6}), W({3, 2, 4, 3})}, {{"auto_pad", attrString("SAME_LOWER")}}),

@@ -79,12 +79,86 @@ __attribute__((target("avx512f"))) bool gatherPixelsAvx512(float *Dst, const flo
   }
   return true;
 }
+
+// --- AVX2 siblings of the packs above (CPUs without AVX-512: Zen 3, most CI hosts) -----------------
+bool avx2PackAvailable() { return cpuFeatures().AVX2; }
+
+__attribute__((target("avx2"))) inline __m256i laneRangeAvx2(int64_t Lo, int64_t Hi) { // lanes [Lo, Hi)
+  const __m256i Iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  return _mm256_and_si256(_mm256_cmpgt_epi32(Iota, _mm256_set1_epi32(static_cast<int>(Lo) - 1)),
+                          _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(Hi)), Iota));
+}
+
+/// packSegmentAvx512 with 8 lanes: Dst[j] = Src[j * SW] for j in [Lo, Hi), 0 for the other j < Len
+/// (SW 1 or 2; stride 2 loads 16 inputs and keeps the even ones). Masked-off lanes are not read.
+__attribute__((target("avx2"))) void packSegmentAvx2(float *Dst, const float *Src, int64_t Len, int64_t Lo, int64_t Hi,
+                                                     int64_t SW) {
+  for (int64_t J0 = 0; J0 < Len; J0 += 8) {
+    const int64_t N = std::min<int64_t>(8, Len - J0);
+    const int64_t A = std::min<int64_t>(std::max<int64_t>(Lo - J0, 0), N), B = std::max<int64_t>(std::min<int64_t>(Hi - J0, N), A);
+    __m256 V;
+    if (SW == 1) {
+      V = _mm256_maskload_ps(Src + J0, laneRangeAvx2(A, B));
+    } else { // inputs 2A .. 2B-2 of the 16 starting at Src + 2 * J0, then the even ones in order
+      const float *S = Src + 2 * J0;
+      const __m256 L0 = _mm256_maskload_ps(S, laneRangeAvx2(2 * A, 2 * B - 1));
+      const __m256 L1 = _mm256_maskload_ps(S + 8, laneRangeAvx2(2 * A - 8, 2 * B - 9));
+      V = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(L0, L1, 0x88)), 0xD8));
+    }
+    if (N == 8)
+      _mm256_storeu_ps(Dst + J0, V);
+    else
+      _mm256_maskstore_ps(Dst + J0, laneRangeAvx2(0, N), V);
+  }
+}
+
+/// gatherPixelsAvx512 for MR <= 8: a panel's pixels are at most two runs of consecutive plane
+/// columns (the end of one output row, the start of the next), each a masked load per k. Returns
+/// false (nothing written) when they are not.
+__attribute__((target("avx2"))) bool gatherPixelsAvx2(float *Dst, const float *Base, const int64_t *TapOff, int64_t Kc,
+                                                      const int64_t *Pix, int64_t Valid, int64_t MR) {
+  if (MR > 8 || Valid < 1)
+    return false;
+  int64_t Split = Valid, Off1 = 0;
+  for (int64_t I = 1; I < Valid; ++I) {
+    if (Split == Valid ? Pix[I] == Pix[0] + I : Pix[I] == Off1 + I)
+      continue;
+    if (Split != Valid)
+      return false;
+    Split = I, Off1 = Pix[I] - I;
+  }
+  const __m256i First = laneRangeAvx2(0, Split), Second = laneRangeAvx2(Split, Valid), Store = laneRangeAvx2(0, MR);
+  for (int64_t K = 0; K < Kc; ++K, Dst += MR) {
+    const float *Row = Base + TapOff[K];
+    __m256 V = _mm256_maskload_ps(Row + Pix[0], First);
+    if (Split < Valid)
+      V = _mm256_or_ps(V, _mm256_maskload_ps(Row + Off1, Second));
+    _mm256_maskstore_ps(Dst, Store, V);
+  }
+  return true;
+}
+
+/// Dst[k * MR + i] = Src[k * Lds + i] for the Valid <= MR <= 8 first i, zeros up to MR (a col^T
+/// panel of the pointwise transposed GEMM): one masked load and store per k instead of a memcpy
+/// call and a fill.
+__attribute__((target("avx2"))) void copyRowsPaddedAvx2(const float *Src, int64_t Lds, int64_t Kc, int64_t Valid,
+                                                        int64_t MR, float *Dst) {
+  const __m256i Load = laneRangeAvx2(0, Valid), Store = laneRangeAvx2(0, MR);
+  for (int64_t K = 0; K < Kc; ++K, Src += Lds, Dst += MR)
+    _mm256_maskstore_ps(Dst, Store, _mm256_maskload_ps(Src, Load));
+}
 #else
 bool avx512PackAvailable() { return false; }
+bool avx2PackAvailable() { return false; }
 void packSegmentAvx512(float *, const float *, int64_t, int64_t, int64_t, int64_t) {}
+void packSegmentAvx2(float *, const float *, int64_t, int64_t, int64_t, int64_t) {}
 bool gatherPixelsAvx512(float *, const float *, const int64_t *, int64_t, const int64_t *, int64_t, int64_t) {
   return false;
 }
+bool gatherPixelsAvx2(float *, const float *, const int64_t *, int64_t, const int64_t *, int64_t, int64_t) {
+  return false;
+}
+void copyRowsPaddedAvx2(const float *, int64_t, int64_t, int64_t, int64_t, float *) {}
 #endif
 
 /// The zero-padded input of a group-1 2-D convolution split into SH x SW phase planes of Rq x Wq
@@ -133,7 +207,7 @@ struct PhasePlanes {
   /// reads are left as they are.
   void fill(const float *Xn, float *Pd, int64_t C, const Parallel &Par) const {
     // The scalar strided copy cost ~0.9 ms per ResNet-18 run.
-    const bool FastStride2 = SW == 2 && avx512PackAvailable();
+    const bool FastStride2 = SW == 2 && avx512PackAvailable(), Stride2Avx2 = SW == 2 && !FastStride2 && avx2PackAvailable();
     Par.forRange(static_cast<size_t>(C * Phases), 4, [&](size_t Lo, size_t Hi) {
       for (size_t CP = Lo; CP < Hi; ++CP) {
         const int64_t Ch = static_cast<int64_t>(CP) / Phases, Ph = static_cast<int64_t>(CP) % Phases / SW,
@@ -152,6 +226,10 @@ struct PhasePlanes {
           }
           if (FastStride2) { // D[w] = row[w * 2 + Pw - PW] for w in [W0, W1), zeros around
             packSegmentAvx512(D, Xn + Ch * InPlane + Ih * Wd + Pw - PW, Wq, W0, W1, 2);
+            continue;
+          }
+          if (Stride2Avx2) {
+            packSegmentAvx2(D, Xn + Ch * InPlane + Ih * Wd + Pw - PW, Wq, W0, W1, 2);
             continue;
           }
           std::fill(D, D + W0, 0.0f);
@@ -287,6 +365,8 @@ private:
           const int64_t Valid = std::min(MR, Pixels - P * MR);
           if (FastPack && MR <= 16 && gatherPixelsAvx512(Panel, PaddedData, TapOff + K0, Kc, Pix, Valid, MR))
             continue;
+          if (!FastPack && Avx2Pack && gatherPixelsAvx2(Panel, PaddedData, TapOff + K0, Kc, Pix, Valid, MR))
+            continue;
           for (int64_t Kk = 0; Kk < Kc; ++Kk) {
             const float *Src = PaddedData + TapOff[K0 + Kk];
             for (int64_t I = 0; I < MR; ++I)
@@ -363,6 +443,10 @@ private:
             const float *Src = Xn + K0 * Pixels + Row0 + P * MR;
             if (MK.Isa == GemmIsa::Avx512 && MR <= 16 && rowPipelineAvx512Supported()) {
               copyRowsPaddedAvx512(Src, Pixels, Kc, Valid, MR, Panel);
+              continue;
+            }
+            if (MK.Isa == GemmIsa::Avx2 && MR <= 8) {
+              copyRowsPaddedAvx2(Src, Pixels, Kc, Valid, MR, Panel);
               continue;
             }
             for (int64_t Kk = 0; Kk < Kc; ++Kk, Src += Pixels) {
@@ -510,7 +594,7 @@ private:
       int64_t Iw0, Lo, Hi;
     };
     std::vector<SegTap> SegTaps;
-    const bool Fast = FastPack && SW <= 2 && NR <= 32;
+    const bool Fast = FastPack && SW <= 2 && NR <= 32, FastAvx2 = !Fast && Avx2Pack && SW <= 2;
     for (int64_t P = 0; P < Panels; ++P) {
       const int64_t Width = std::min(NR, NCols - P * NR);
       Segs.clear();
@@ -548,6 +632,10 @@ private:
               packSegmentAvx512(Dj, Src, Len, Lo, Hi, SW);
               continue;
             }
+            if (FastAvx2) {
+              packSegmentAvx2(Dj, Src, Len, Lo, Hi, SW);
+              continue;
+            }
             std::fill(Dj, Dj + Lo, 0.0f);
             if (SW == 1) {
               if (Hi > Lo)
@@ -571,6 +659,7 @@ private:
   std::unique_ptr<PackedB> PackedWT; ///< W^T for runTransposed (small output planes), else null
   std::unique_ptr<Bf16DotA> Bf16W; ///< bf16 compute: W as bf16 rows (group 1; then the others are empty)
   const bool FastPack = avx512PackAvailable();
+  const bool Avx2Pack = avx2PackAvailable(); ///< packSegmentAvx2 / gatherPixelsAvx2 where AVX-512 is not there
 };
 
 } // namespace

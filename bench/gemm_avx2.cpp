@@ -1,7 +1,8 @@
 // The AVX2 GEMM's efficiency on this CPU, one thread: the FMA peak (12 independent ymm FMA chains),
 // the avx2_6x16 tile alone on L1-resident panels, and whole convolution-shaped GEMMs (ResNet-50's
 // 3x3 layers as C[M, pixels] = W[M, 9C] x im2col) with B read in place, as Conv's runPhased does:
-// contiguous rows, and rows with two padding columns between output rows (ColOffsets). Prints
+// contiguous rows, and rows with two padding columns between output rows (ColOffsets); and
+// MatMul-shaped GEMMs (BERT-mini, ConvNeXt-T) with A's rows read in place or packed. Prints
 // GFLOP/s (2 per multiply-add), best of several repetitions. A benchmark, not a test.
 //   build/tests/optimium_gemm_bench   (x86-64 with AVX2 + FMA; prints a note elsewhere)
 #include <algorithm>
@@ -133,6 +134,30 @@ int main() {
                 "GFLOP/s\n",
                 S.Name, static_cast<long long>(M), static_cast<long long>(K), static_cast<long long>(N),
                 Flop / TG * 1e-9, Flop / TR * 1e-9, Flop / TP * 1e-9);
+  }
+  // Activations times constant weights (MatMul / Gemm): A's rows read in place (gemmRowsA, the
+  // avx2Rows<false> tiles) against A packed first (gemmPacked), B packed once as at kernel creation.
+  struct MatMulShape {
+    const char *Name;
+    int64_t M, K, N;
+  };
+  const MatMulShape MatMuls[] = {{"BERT-mini FFN up", 128, 256, 1024},
+                                 {"BERT-mini FFN down", 128, 1024, 256},
+                                 {"ConvNeXt-T stage1 MLP", 3136, 96, 384},
+                                 {"ConvNeXt-T stage3 MLP", 196, 384, 1536}};
+  for (const MatMulShape &S : MatMuls) {
+    const std::vector<float> A = randomFloats(static_cast<size_t>(S.M * S.K), 5), B = randomFloats(static_cast<size_t>(S.K * S.N), 6);
+    std::vector<float> Y(static_cast<size_t>(S.M * S.N));
+    PackedB PB;
+    packB(MK, S.K, S.N, MatrixRef{B.data(), S.N, 1}, PB, Serial, nullptr, gemmKcForWeights(S.K));
+    const double Flop = 2.0 * S.M * S.K * S.N;
+    const double TRows = bestOf(30, [&] { gemmRowsA(MK, S.M, S.K, A.data(), S.K, PB, 1.0f, 0.0f, Y.data(), S.N, Serial); });
+    PackedA PA;
+    packA(MK, S.M, S.K, MatrixRef{A.data(), S.K, 1}, PA, PB.Kc);
+    const double TPacked = bestOf(30, [&] { gemmPacked(MK, PA, PB, 1.0f, 0.0f, Y.data(), S.N, Serial); });
+    std::printf("%-26s M %4lld K %5lld N %5lld: A rows in place %6.1f, A packed beforehand %6.1f GFLOP/s\n", S.Name,
+                static_cast<long long>(S.M), static_cast<long long>(S.K), static_cast<long long>(S.N), Flop / TRows * 1e-9,
+                Flop / TPacked * 1e-9);
   }
   return 0;
 }

@@ -332,6 +332,9 @@ std::vector<OpTestCase> convCases() {
       // GEMM, whose 6-pixel panels span two or three output rows.
       testCase("groups_stride2", {X({1, 8, 13, 17}), W({12, 4, 3, 3}), W({12})},
                {{"group", attrInt(2)}, {"strides", ints({2, 2})}, {"pads", ints({1, 1, 1, 1})}}),
+      testCase("small_plane_transposed_odd_channels", {X({1, 16, 6, 6}), W({37, 16, 3, 3}), W({37})},
+               {{"pads", ints({1, 1, 1, 1})}, {kFusedActMin, attrFloat(0.0f)}, {kFusedActMax, attrFloat(6.0f)}}, 1e-4),
+      testCase("pointwise_transposed_odd_channels", {X({1, 24, 5, 7}), W({35, 24, 1, 1}), W({35})}, {}, 1e-4),
       testCase("small_plane_transposed_stride2", {X({1, 40, 10, 10}), W({48, 40, 3, 3}), W({48})},
                {{"strides", ints({2, 2})}, {"pads", ints({1, 1, 1, 1})}}, 1e-4),
       testCase("same_upper", {X({1, 2, 7, 8}), W({3, 2, 3, 4})},

@@ -147,7 +147,46 @@ __attribute__((target("avx2"))) void copyRowsPaddedAvx2(const float *Src, int64_
   for (int64_t K = 0; K < Kc; ++K, Src += Lds, Dst += MR)
     _mm256_maskstore_ps(Dst, Store, _mm256_maskload_ps(Src, Load));
 }
+
+/// Y[c][p] = In[p][c] for c < Cols, p < Pixels (In's rows Ldi apart, Y's Ldy): the product of the
+/// transposed GEMM back into output planes, 8 x 8 blocks transposed in registers (the scalar loop
+/// read In a column at a time, one cache line per element).
+__attribute__((target("avx2"))) void transposeToPlanesAvx2(const float *In, int64_t Ldi, int64_t Pixels, int64_t Cols,
+                                                           float *Y, int64_t Ldy) {
+  int64_t C0 = 0;
+  for (; C0 + 8 <= Cols; C0 += 8) {
+    int64_t P0 = 0;
+    for (; P0 + 8 <= Pixels; P0 += 8) {
+      __m256 R[8], T[8];
+      for (int I = 0; I < 8; ++I)
+        R[I] = _mm256_loadu_ps(In + (P0 + I) * Ldi + C0);
+      for (int I = 0; I < 8; I += 2) {
+        T[I] = _mm256_unpacklo_ps(R[I], R[I + 1]);
+        T[I + 1] = _mm256_unpackhi_ps(R[I], R[I + 1]);
+      }
+      for (int I = 0; I < 8; I += 4) {
+        R[I] = _mm256_shuffle_ps(T[I], T[I + 2], 0x44);
+        R[I + 1] = _mm256_shuffle_ps(T[I], T[I + 2], 0xEE);
+        R[I + 2] = _mm256_shuffle_ps(T[I + 1], T[I + 3], 0x44);
+        R[I + 3] = _mm256_shuffle_ps(T[I + 1], T[I + 3], 0xEE);
+      }
+      // R[j] (j < 4) holds column j of pixels 0-3 in its low half and column j + 4 in its high
+      // half; R[j + 4] the same for pixels 4-7. A 128-bit permute joins the halves.
+      for (int J = 0; J < 4; ++J) {
+        _mm256_storeu_ps(Y + (C0 + J) * Ldy + P0, _mm256_permute2f128_ps(R[J], R[J + 4], 0x20));
+        _mm256_storeu_ps(Y + (C0 + J + 4) * Ldy + P0, _mm256_permute2f128_ps(R[J], R[J + 4], 0x31));
+      }
+    }
+    for (; P0 < Pixels; ++P0)
+      for (int64_t C = C0; C < C0 + 8; ++C)
+        Y[C * Ldy + P0] = In[P0 * Ldi + C];
+  }
+  for (; C0 < Cols; ++C0)
+    for (int64_t P = 0; P < Pixels; ++P)
+      Y[C0 * Ldy + P] = In[P * Ldi + C0];
+}
 #else
+void transposeToPlanesAvx2(const float *, int64_t, int64_t, int64_t, float *, int64_t) {}
 bool avx512PackAvailable() { return false; }
 bool avx2PackAvailable() { return false; }
 void packSegmentAvx512(float *, const float *, int64_t, int64_t, int64_t, int64_t) {}
@@ -374,16 +413,28 @@ private:
           }
         }
       });
-      gemmPacked(MK, Col, WT, 1.0f, 0.0f, ProductData, M, Par);
+      // Bias (per column of the product) and a clamp go into the GEMM's write-back; other
+      // activations run vectorized on the output planes after the transposition.
+      GemmEpilogue Ep;
+      Ep.ColBias = B;
+      const bool ActInGemm = A.Act.clampOnly();
+      if (ActInGemm)
+        Ep.Act = A.Act;
+      gemmPacked(MK, Col, WT, 1.0f, 0.0f, ProductData, M, Par, &Ep);
       float *Yn = Y + N * M * Pixels;
       Par.forRange(static_cast<size_t>(M), 16, [&](size_t Lo, size_t Hi) {
-        for (size_t Ch = Lo; Ch < Hi; ++Ch) {
-          const float Bias = B ? B[Ch] : 0.0f;
-          float *Row = Yn + static_cast<int64_t>(Ch) * Pixels;
-          for (int64_t P = 0; P < Pixels; ++P)
-            Row[P] = ProductData[P * M + static_cast<int64_t>(Ch)] + Bias;
-          A.applyAct(Row, static_cast<size_t>(Pixels));
-        }
+        const int64_t C0 = static_cast<int64_t>(Lo), Cn = static_cast<int64_t>(Hi - Lo);
+        if (MK.Isa == GemmIsa::Avx512 && rowPipelineAvx512Supported())
+          transposeToPlanesAvx512(ProductData + C0, M, Pixels, Cn, Yn + C0 * Pixels, Pixels);
+        else if (MK.Isa == GemmIsa::Avx2)
+          transposeToPlanesAvx2(ProductData + C0, M, Pixels, Cn, Yn + C0 * Pixels, Pixels);
+        else
+          for (int64_t Ch = C0; Ch < C0 + Cn; ++Ch)
+            for (int64_t P = 0; P < Pixels; ++P)
+              Yn[Ch * Pixels + P] = ProductData[P * M + Ch];
+        if (!ActInGemm)
+          for (int64_t Ch = C0; Ch < C0 + Cn; ++Ch)
+            A.applyAct(Yn + Ch * Pixels, static_cast<size_t>(Pixels));
       });
     }
     return Status::ok();
@@ -461,6 +512,10 @@ private:
         float *Yn = Y + N * M * Pixels + Row0;
         if (MK.Isa == GemmIsa::Avx512 && rowPipelineAvx512Supported()) { // 16x16 blocks in registers
           transposeToPlanesAvx512(Prod, M, Rows, M, Yn, Pixels);
+          continue;
+        }
+        if (MK.Isa == GemmIsa::Avx2) { // 8x8 blocks
+          transposeToPlanesAvx2(Prod, M, Rows, M, Yn, Pixels);
           continue;
         }
         for (int64_t Ch = 0; Ch < M; ++Ch)

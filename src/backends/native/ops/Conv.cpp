@@ -321,6 +321,22 @@ std::vector<OpTestCase> convCases() {
       testCase("depthwise_multiplier", {X({1, 3, 5, 5}), W({6, 1, 3, 3})}, {{"group", attrInt(3)}}),
       testCase("pointwise", {X({2, 16, 5, 5}), W({8, 16, 1, 1}), W({8})}),
       testCase("pointwise_strided", {X({1, 8, 6, 6}), W({4, 8, 1, 1})}, {{"strides", ints({2, 2})}}),
+      // B read in place by the GEMM (runPhased): 13-pixel output rows, so 8-lane groups straddle the
+      // two padding columns between rows (two runs per group), K = 270 past one K block; 5-pixel
+      // rows (three runs in a group: the element-by-element copy); a 1x1 plane of 99 columns.
+      testCase("3x3_pads_row_gaps", {X({1, 30, 11, 13}), W({20, 30, 3, 3}), W({20})},
+               {{"pads", ints({1, 1, 1, 1})}, {kFusedActMin, attrFloat(0.0f)}}, 1e-4),
+      testCase("3x3_pads_narrow_rows", {X({1, 4, 20, 5}), W({7, 4, 3, 3})}, {{"pads", ints({1, 1, 1, 1})}}),
+      testCase("pointwise_odd_plane", {X({1, 20, 9, 11}), W({24, 20, 1, 1}), W({24})}),
+      // Stride-2 packs (phase planes, grouped im2col columns) and a 5x5 plane for the transposed
+      // GEMM, whose 6-pixel panels span two or three output rows.
+      testCase("groups_stride2", {X({1, 8, 13, 17}), W({12, 4, 3, 3}), W({12})},
+               {{"group", attrInt(2)}, {"strides", ints({2, 2})}, {"pads", ints({1, 1, 1, 1})}}),
+      testCase("small_plane_transposed_odd_channels", {X({1, 16, 6, 6}), W({37, 16, 3, 3}), W({37})},
+               {{"pads", ints({1, 1, 1, 1})}, {kFusedActMin, attrFloat(0.0f)}, {kFusedActMax, attrFloat(6.0f)}}, 1e-4),
+      testCase("pointwise_transposed_odd_channels", {X({1, 24, 5, 7}), W({35, 24, 1, 1}), W({35})}, {}, 1e-4),
+      testCase("small_plane_transposed_stride2", {X({1, 40, 10, 10}), W({48, 40, 3, 3}), W({48})},
+               {{"strides", ints({2, 2})}, {"pads", ints({1, 1, 1, 1})}}, 1e-4),
       testCase("same_upper", {X({1, 2, 7, 8}), W({3, 2, 3, 4})},
                {{"auto_pad", attrString("SAME_UPPER")}, {"strides", ints({2, 2})}}),
       testCase("same_lower", {X({1, 2, 6, 6}), W({3, 2, 4, 3})}, {{"auto_pad", attrString("SAME_LOWER")}}),

@@ -331,6 +331,12 @@ OpKernels gemmKernels() {
         testCase("fc_batch1_transB_alpha", {T({1, 300}), W({90, 300}), W({1, 90})},
                  {{"transB", attrInt(1)}, {"alpha", attrFloat(0.5f)}, {"beta", attrFloat(2.0f)}}, 1e-4),
         testCase("fc_batch1_transA", {T({40, 1}), W({40, 33})}, {{"transA", attrInt(1)}}, 1e-4),
+        // The GEMV over packed weights: K = 577 (three K blocks, the last not a multiple of the
+        // 4-k unroll), N = 203 (a partial last panel), with a bias row and alpha / beta; K = 3 (below
+        // the unroll).
+        testCase("fc_batch1_odd_k_n", {T({1, 577}), W({577, 203}), W({1, 203})},
+                 {{"alpha", attrFloat(0.5f)}, {"beta", attrFloat(2.0f)}}, 1e-4),
+        testCase("fc_batch1_k3", {T({1, 3}), W({3, 37}), W({37})}, {}, 1e-5),
         testCase("large", {T({67, 300}), W({70, 300}), W({70})}, {{"transB", attrInt(1)}}, 1e-4),
         testCase("deep_k", {T({13, 600}), T({600, 45})}, {}, 1e-4),
         testCase("k_zero", {T({3, 0}), T({0, 4}), T({4})}),

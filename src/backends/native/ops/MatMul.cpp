@@ -757,6 +757,8 @@ OpKernels matMulKernels() {
         testCase("gemv_attention", {T({1, 8, 1, 64}), T({1, 8, 64, 301})}, {}, 1e-4),
         testCase("gemv_batched_rows", {T({2, 3, 1, 7}), T({2, 3, 7, 70})}),
         testCase("gemv_odd_k", {T({1, 5}), T({5, 3})}),
+        testCase("gemv_const_b_bias_gelu_odd", {T({1, 1, 577}), W({577, 203}), W({203})},
+                 {{kFusedBias, attrInt(1)}, {kFusedGelu, attrInt(1)}}, 1e-4),
         testCase("trans_b_gemv_attention", {T({1, 8, 1, 64}), T({1, 8, 301, 64})}, {{kTransposeB, attrInt(1)}}, 1e-4),
         testCase("trans_b_gemv_odd_k", {T({2, 1, 19}), T({2, 33, 19})}, {{kTransposeB, attrInt(1)}}, 1e-4),
         testCase("trans_b_batched", {T({2, 3, 5, 24}), T({2, 3, 17, 24})}, {{kTransposeB, attrInt(1)}}, 1e-4),

@@ -79,12 +79,125 @@ __attribute__((target("avx512f"))) bool gatherPixelsAvx512(float *Dst, const flo
   }
   return true;
 }
+
+// --- AVX2 siblings of the packs above (CPUs without AVX-512: Zen 3, most CI hosts) -----------------
+bool avx2PackAvailable() { return cpuFeatures().AVX2; }
+
+__attribute__((target("avx2"))) inline __m256i laneRangeAvx2(int64_t Lo, int64_t Hi) { // lanes [Lo, Hi)
+  const __m256i Iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  return _mm256_and_si256(_mm256_cmpgt_epi32(Iota, _mm256_set1_epi32(static_cast<int>(Lo) - 1)),
+                          _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(Hi)), Iota));
+}
+
+/// packSegmentAvx512 with 8 lanes: Dst[j] = Src[j * SW] for j in [Lo, Hi), 0 for the other j < Len
+/// (SW 1 or 2; stride 2 loads 16 inputs and keeps the even ones). Masked-off lanes are not read.
+__attribute__((target("avx2"))) void packSegmentAvx2(float *Dst, const float *Src, int64_t Len, int64_t Lo, int64_t Hi,
+                                                     int64_t SW) {
+  for (int64_t J0 = 0; J0 < Len; J0 += 8) {
+    const int64_t N = std::min<int64_t>(8, Len - J0);
+    const int64_t A = std::min<int64_t>(std::max<int64_t>(Lo - J0, 0), N), B = std::max<int64_t>(std::min<int64_t>(Hi - J0, N), A);
+    __m256 V;
+    if (SW == 1) {
+      V = _mm256_maskload_ps(Src + J0, laneRangeAvx2(A, B));
+    } else { // inputs 2A .. 2B-2 of the 16 starting at Src + 2 * J0, then the even ones in order
+      const float *S = Src + 2 * J0;
+      const __m256 L0 = _mm256_maskload_ps(S, laneRangeAvx2(2 * A, 2 * B - 1));
+      const __m256 L1 = _mm256_maskload_ps(S + 8, laneRangeAvx2(2 * A - 8, 2 * B - 9));
+      V = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(L0, L1, 0x88)), 0xD8));
+    }
+    if (N == 8)
+      _mm256_storeu_ps(Dst + J0, V);
+    else
+      _mm256_maskstore_ps(Dst + J0, laneRangeAvx2(0, N), V);
+  }
+}
+
+/// gatherPixelsAvx512 for MR <= 8: a panel's pixels are at most two runs of consecutive plane
+/// columns (the end of one output row, the start of the next), each a masked load per k. Returns
+/// false (nothing written) when they are not.
+__attribute__((target("avx2"))) bool gatherPixelsAvx2(float *Dst, const float *Base, const int64_t *TapOff, int64_t Kc,
+                                                      const int64_t *Pix, int64_t Valid, int64_t MR) {
+  if (MR > 8 || Valid < 1)
+    return false;
+  int64_t Split = Valid, Off1 = 0;
+  for (int64_t I = 1; I < Valid; ++I) {
+    if (Split == Valid ? Pix[I] == Pix[0] + I : Pix[I] == Off1 + I)
+      continue;
+    if (Split != Valid)
+      return false;
+    Split = I, Off1 = Pix[I] - I;
+  }
+  const __m256i First = laneRangeAvx2(0, Split), Second = laneRangeAvx2(Split, Valid), Store = laneRangeAvx2(0, MR);
+  for (int64_t K = 0; K < Kc; ++K, Dst += MR) {
+    const float *Row = Base + TapOff[K];
+    __m256 V = _mm256_maskload_ps(Row + Pix[0], First);
+    if (Split < Valid)
+      V = _mm256_or_ps(V, _mm256_maskload_ps(Row + Off1, Second));
+    _mm256_maskstore_ps(Dst, Store, V);
+  }
+  return true;
+}
+
+/// Dst[k * MR + i] = Src[k * Lds + i] for the Valid <= MR <= 8 first i, zeros up to MR (a col^T
+/// panel of the pointwise transposed GEMM): one masked load and store per k instead of a memcpy
+/// call and a fill.
+__attribute__((target("avx2"))) void copyRowsPaddedAvx2(const float *Src, int64_t Lds, int64_t Kc, int64_t Valid,
+                                                        int64_t MR, float *Dst) {
+  const __m256i Load = laneRangeAvx2(0, Valid), Store = laneRangeAvx2(0, MR);
+  for (int64_t K = 0; K < Kc; ++K, Src += Lds, Dst += MR)
+    _mm256_maskstore_ps(Dst, Store, _mm256_maskload_ps(Src, Load));
+}
+
+/// Y[c][p] = In[p][c] for c < Cols, p < Pixels (In's rows Ldi apart, Y's Ldy): the product of the
+/// transposed GEMM back into output planes, 8 x 8 blocks transposed in registers (the scalar loop
+/// read In a column at a time, one cache line per element).
+__attribute__((target("avx2"))) void transposeToPlanesAvx2(const float *In, int64_t Ldi, int64_t Pixels, int64_t Cols,
+                                                           float *Y, int64_t Ldy) {
+  int64_t C0 = 0;
+  for (; C0 + 8 <= Cols; C0 += 8) {
+    int64_t P0 = 0;
+    for (; P0 + 8 <= Pixels; P0 += 8) {
+      __m256 R[8], T[8];
+      for (int I = 0; I < 8; ++I)
+        R[I] = _mm256_loadu_ps(In + (P0 + I) * Ldi + C0);
+      for (int I = 0; I < 8; I += 2) {
+        T[I] = _mm256_unpacklo_ps(R[I], R[I + 1]);
+        T[I + 1] = _mm256_unpackhi_ps(R[I], R[I + 1]);
+      }
+      for (int I = 0; I < 8; I += 4) {
+        R[I] = _mm256_shuffle_ps(T[I], T[I + 2], 0x44);
+        R[I + 1] = _mm256_shuffle_ps(T[I], T[I + 2], 0xEE);
+        R[I + 2] = _mm256_shuffle_ps(T[I + 1], T[I + 3], 0x44);
+        R[I + 3] = _mm256_shuffle_ps(T[I + 1], T[I + 3], 0xEE);
+      }
+      // R[j] (j < 4) holds column j of pixels 0-3 in its low half and column j + 4 in its high
+      // half; R[j + 4] the same for pixels 4-7. A 128-bit permute joins the halves.
+      for (int J = 0; J < 4; ++J) {
+        _mm256_storeu_ps(Y + (C0 + J) * Ldy + P0, _mm256_permute2f128_ps(R[J], R[J + 4], 0x20));
+        _mm256_storeu_ps(Y + (C0 + J + 4) * Ldy + P0, _mm256_permute2f128_ps(R[J], R[J + 4], 0x31));
+      }
+    }
+    for (; P0 < Pixels; ++P0)
+      for (int64_t C = C0; C < C0 + 8; ++C)
+        Y[C * Ldy + P0] = In[P0 * Ldi + C];
+  }
+  for (; C0 < Cols; ++C0)
+    for (int64_t P = 0; P < Pixels; ++P)
+      Y[C0 * Ldy + P] = In[P * Ldi + C0];
+}
 #else
+void transposeToPlanesAvx2(const float *, int64_t, int64_t, int64_t, float *, int64_t) {}
 bool avx512PackAvailable() { return false; }
+bool avx2PackAvailable() { return false; }
 void packSegmentAvx512(float *, const float *, int64_t, int64_t, int64_t, int64_t) {}
+void packSegmentAvx2(float *, const float *, int64_t, int64_t, int64_t, int64_t) {}
 bool gatherPixelsAvx512(float *, const float *, const int64_t *, int64_t, const int64_t *, int64_t, int64_t) {
   return false;
 }
+bool gatherPixelsAvx2(float *, const float *, const int64_t *, int64_t, const int64_t *, int64_t, int64_t) {
+  return false;
+}
+void copyRowsPaddedAvx2(const float *, int64_t, int64_t, int64_t, int64_t, float *) {}
 #endif
 
 /// The zero-padded input of a group-1 2-D convolution split into SH x SW phase planes of Rq x Wq
@@ -133,7 +246,7 @@ struct PhasePlanes {
   /// reads are left as they are.
   void fill(const float *Xn, float *Pd, int64_t C, const Parallel &Par) const {
     // The scalar strided copy cost ~0.9 ms per ResNet-18 run.
-    const bool FastStride2 = SW == 2 && avx512PackAvailable();
+    const bool FastStride2 = SW == 2 && avx512PackAvailable(), Stride2Avx2 = SW == 2 && !FastStride2 && avx2PackAvailable();
     Par.forRange(static_cast<size_t>(C * Phases), 4, [&](size_t Lo, size_t Hi) {
       for (size_t CP = Lo; CP < Hi; ++CP) {
         const int64_t Ch = static_cast<int64_t>(CP) / Phases, Ph = static_cast<int64_t>(CP) % Phases / SW,
@@ -152,6 +265,10 @@ struct PhasePlanes {
           }
           if (FastStride2) { // D[w] = row[w * 2 + Pw - PW] for w in [W0, W1), zeros around
             packSegmentAvx512(D, Xn + Ch * InPlane + Ih * Wd + Pw - PW, Wq, W0, W1, 2);
+            continue;
+          }
+          if (Stride2Avx2) {
+            packSegmentAvx2(D, Xn + Ch * InPlane + Ih * Wd + Pw - PW, Wq, W0, W1, 2);
             continue;
           }
           std::fill(D, D + W0, 0.0f);
@@ -287,6 +404,8 @@ private:
           const int64_t Valid = std::min(MR, Pixels - P * MR);
           if (FastPack && MR <= 16 && gatherPixelsAvx512(Panel, PaddedData, TapOff + K0, Kc, Pix, Valid, MR))
             continue;
+          if (!FastPack && Avx2Pack && gatherPixelsAvx2(Panel, PaddedData, TapOff + K0, Kc, Pix, Valid, MR))
+            continue;
           for (int64_t Kk = 0; Kk < Kc; ++Kk) {
             const float *Src = PaddedData + TapOff[K0 + Kk];
             for (int64_t I = 0; I < MR; ++I)
@@ -294,16 +413,28 @@ private:
           }
         }
       });
-      gemmPacked(MK, Col, WT, 1.0f, 0.0f, ProductData, M, Par);
+      // Bias (per column of the product) and a clamp go into the GEMM's write-back; other
+      // activations run vectorized on the output planes after the transposition.
+      GemmEpilogue Ep;
+      Ep.ColBias = B;
+      const bool ActInGemm = A.Act.clampOnly();
+      if (ActInGemm)
+        Ep.Act = A.Act;
+      gemmPacked(MK, Col, WT, 1.0f, 0.0f, ProductData, M, Par, &Ep);
       float *Yn = Y + N * M * Pixels;
       Par.forRange(static_cast<size_t>(M), 16, [&](size_t Lo, size_t Hi) {
-        for (size_t Ch = Lo; Ch < Hi; ++Ch) {
-          const float Bias = B ? B[Ch] : 0.0f;
-          float *Row = Yn + static_cast<int64_t>(Ch) * Pixels;
-          for (int64_t P = 0; P < Pixels; ++P)
-            Row[P] = ProductData[P * M + static_cast<int64_t>(Ch)] + Bias;
-          A.applyAct(Row, static_cast<size_t>(Pixels));
-        }
+        const int64_t C0 = static_cast<int64_t>(Lo), Cn = static_cast<int64_t>(Hi - Lo);
+        if (MK.Isa == GemmIsa::Avx512 && rowPipelineAvx512Supported())
+          transposeToPlanesAvx512(ProductData + C0, M, Pixels, Cn, Yn + C0 * Pixels, Pixels);
+        else if (MK.Isa == GemmIsa::Avx2)
+          transposeToPlanesAvx2(ProductData + C0, M, Pixels, Cn, Yn + C0 * Pixels, Pixels);
+        else
+          for (int64_t Ch = C0; Ch < C0 + Cn; ++Ch)
+            for (int64_t P = 0; P < Pixels; ++P)
+              Yn[Ch * Pixels + P] = ProductData[P * M + Ch];
+        if (!ActInGemm)
+          for (int64_t Ch = C0; Ch < C0 + Cn; ++Ch)
+            A.applyAct(Yn + Ch * Pixels, static_cast<size_t>(Pixels));
       });
     }
     return Status::ok();
@@ -365,6 +496,10 @@ private:
               copyRowsPaddedAvx512(Src, Pixels, Kc, Valid, MR, Panel);
               continue;
             }
+            if (MK.Isa == GemmIsa::Avx2 && MR <= 8) {
+              copyRowsPaddedAvx2(Src, Pixels, Kc, Valid, MR, Panel);
+              continue;
+            }
             for (int64_t Kk = 0; Kk < Kc; ++Kk, Src += Pixels) {
               std::memcpy(Panel + Kk * MR, Src, static_cast<size_t>(Valid) * sizeof(float));
               std::fill(Panel + Kk * MR + Valid, Panel + (Kk + 1) * MR, 0.0f);
@@ -377,6 +512,10 @@ private:
         float *Yn = Y + N * M * Pixels + Row0;
         if (MK.Isa == GemmIsa::Avx512 && rowPipelineAvx512Supported()) { // 16x16 blocks in registers
           transposeToPlanesAvx512(Prod, M, Rows, M, Yn, Pixels);
+          continue;
+        }
+        if (MK.Isa == GemmIsa::Avx2) { // 8x8 blocks
+          transposeToPlanesAvx2(Prod, M, Rows, M, Yn, Pixels);
           continue;
         }
         for (int64_t Ch = 0; Ch < M; ++Ch)
@@ -510,7 +649,7 @@ private:
       int64_t Iw0, Lo, Hi;
     };
     std::vector<SegTap> SegTaps;
-    const bool Fast = FastPack && SW <= 2 && NR <= 32;
+    const bool Fast = FastPack && SW <= 2 && NR <= 32, FastAvx2 = !Fast && Avx2Pack && SW <= 2;
     for (int64_t P = 0; P < Panels; ++P) {
       const int64_t Width = std::min(NR, NCols - P * NR);
       Segs.clear();
@@ -548,6 +687,10 @@ private:
               packSegmentAvx512(Dj, Src, Len, Lo, Hi, SW);
               continue;
             }
+            if (FastAvx2) {
+              packSegmentAvx2(Dj, Src, Len, Lo, Hi, SW);
+              continue;
+            }
             std::fill(Dj, Dj + Lo, 0.0f);
             if (SW == 1) {
               if (Hi > Lo)
@@ -571,6 +714,7 @@ private:
   std::unique_ptr<PackedB> PackedWT; ///< W^T for runTransposed (small output planes), else null
   std::unique_ptr<Bf16DotA> Bf16W; ///< bf16 compute: W as bf16 rows (group 1; then the others are empty)
   const bool FastPack = avx512PackAvailable();
+  const bool Avx2Pack = avx2PackAvailable(); ///< packSegmentAvx2 / gatherPixelsAvx2 where AVX-512 is not there
 };
 
 } // namespace

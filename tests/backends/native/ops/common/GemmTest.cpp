@@ -4,6 +4,7 @@
 // epilogue (row bias, column bias, clamp).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -40,9 +41,9 @@ Parallel reversedChunks() {
 }
 
 /// How A and B reach the engine: A packed, read in place or transposed (B packed); or A packed and B
-/// read in place as rows (contiguous columns, columns with small gaps as in an output row of a
-/// padded conv, or far-apart columns).
-enum class ASource { Packed, Rows, Transposed, PackedRowsB, PackedRowsBGaps, PackedRowsBSparse };
+/// read in place as rows (contiguous columns, columns with small gaps, output rows of 13 pixels
+/// with the 2 padding columns of a padded 3x3 conv between them, or far-apart columns).
+enum class ASource { Packed, Rows, Transposed, PackedRowsB, PackedRowsBGaps, PackedRowsBRowGaps, PackedRowsBSparse };
 
 void checkGemm(GemmIsa Isa, int64_t M, int64_t N, int64_t K, ASource Src, float Alpha, float Beta, bool WithEp) {
   SCOPED_TRACE(testing::Message() << gemmMicroKernel(Isa).Name << " M=" << M << " N=" << N << " K=" << K
@@ -83,12 +84,16 @@ void checkGemm(GemmIsa Isa, int64_t M, int64_t N, int64_t K, ASource Src, float 
     PackedA PA;
     packA(MK, M, K, MatrixRef{A.data(), Lda, 1}, PA);
     gemmPacked(MK, PA, PB, Alpha, Beta, Got.data(), Ldc, Par, EpP);
-  } else if (Src == ASource::PackedRowsB || Src == ASource::PackedRowsBGaps || Src == ASource::PackedRowsBSparse) {
+  } else if (Src == ASource::PackedRowsB || Src == ASource::PackedRowsBGaps || Src == ASource::PackedRowsBRowGaps ||
+             Src == ASource::PackedRowsBSparse) {
     // B's rows scattered in reverse order through a buffer, each ending at its last column and the
     // last one ending the allocation (a read past a row's columns would show up under a
     // sanitizer); the gaps between columns are NaN, which must not leak into the product.
     const auto colPos = [Src](int64_t J) {
-      return Src == ASource::PackedRowsBGaps ? J + J / 5 * 3 : Src == ASource::PackedRowsBSparse ? J * 40 : J;
+      return Src == ASource::PackedRowsBGaps      ? J + J / 5 * 3
+             : Src == ASource::PackedRowsBRowGaps ? J + J / 13 * 2
+             : Src == ASource::PackedRowsBSparse  ? J * 40
+                                                  : J;
     };
     const int64_t RowLen = N ? colPos(N - 1) + 1 : 0;
     std::vector<float> Scattered(static_cast<size_t>(K * (RowLen + 7)), std::nanf(""));
@@ -123,17 +128,54 @@ TEST(GemmEngine, EveryKernelMatchesNaiveProduct) {
       for (int64_t N : {1, 17, 32, 48, 70})
         for (int64_t K : {int64_t{1}, int64_t{9}, GemmKC, GemmKC + 37})
           for (ASource Src : {ASource::Packed, ASource::Rows, ASource::Transposed, ASource::PackedRowsB,
-                              ASource::PackedRowsBGaps, ASource::PackedRowsBSparse}) {
+                              ASource::PackedRowsBGaps, ASource::PackedRowsBRowGaps, ASource::PackedRowsBSparse}) {
             checkGemm(Isa, M, N, K, Src, 1.0f, 0.0f, false);
             if (HasFatalFailure())
               return;
           }
-    for (ASource Src : {ASource::Packed, ASource::Rows, ASource::PackedRowsB, ASource::PackedRowsBGaps}) {
+    for (ASource Src : {ASource::Packed, ASource::Rows, ASource::PackedRowsB, ASource::PackedRowsBGaps,
+                        ASource::PackedRowsBRowGaps}) {
       checkGemm(Isa, 29, 45, 2 * GemmKC + 5, Src, 0.5f, -1.5f, false);
       checkGemm(Isa, 29, 45, 2 * GemmKC + 5, Src, 1.0f, 0.0f, true);
       checkGemm(Isa, 7, 33, 40, Src, 2.0f, 1.0f, true);
     }
   }
+}
+
+/// copyRowsBPanel (the panel copy of B read in place, also used by the bf16 GEMM) for the panel
+/// widths of every kernel: each column layout, panels that end partway (zeros past Cols), rows
+/// whose gap columns are NaN (never read into the panel).
+TEST(GemmEngine, RowsBPanelCopyMatchesElementwise) {
+  const int64_t K = 37, Cols = 80;
+  for (int64_t NR : {int64_t{16}, int64_t{32}})
+    for (int Layout = 0; Layout < 4; ++Layout) {
+      const auto colPos = [Layout](int64_t J) {
+        return Layout == 0 ? J : Layout == 1 ? J + J / 13 * 2 : Layout == 2 ? J + J / 5 * 3 : J * 3;
+      };
+      const int64_t RowLen = colPos(Cols - 1) + 1;
+      std::vector<float> Data(static_cast<size_t>(K * RowLen + 8), std::nanf(""));
+      std::vector<int64_t> Off(static_cast<size_t>(K)), ColOff(static_cast<size_t>(Cols));
+      for (int64_t J = 0; J < Cols; ++J)
+        ColOff[static_cast<size_t>(J)] = colPos(J);
+      for (int64_t Kk = 0; Kk < K; ++Kk) {
+        Off[static_cast<size_t>(Kk)] = (K - 1 - Kk) * RowLen;
+        for (int64_t J = 0; J < Cols; ++J)
+          Data[static_cast<size_t>(Off[static_cast<size_t>(Kk)] + colPos(J))] = static_cast<float>(Kk * 1000 + J);
+      }
+      const GemmRowsB B{Data.data(), Off.data(), Cols, Layout == 0 ? nullptr : ColOff.data()};
+      for (int64_t Col0 : {int64_t{0}, NR, Cols - 7})
+        for (int64_t K0 : {int64_t{0}, int64_t{5}}) {
+          const int64_t Width = std::min(NR, Cols - Col0), Kc = K - K0;
+          SCOPED_TRACE(testing::Message() << "NR=" << NR << " layout=" << Layout << " Col0=" << Col0 << " K0=" << K0);
+          std::vector<float> Panel(static_cast<size_t>(Kc * NR), -1.0f);
+          copyRowsBPanel(B, K0, Kc, Col0, Width, NR, Panel.data());
+          for (int64_t Kk = 0; Kk < Kc; ++Kk)
+            for (int64_t J = 0; J < NR; ++J)
+              ASSERT_EQ(Panel[static_cast<size_t>(Kk * NR + J)],
+                        J < Width ? static_cast<float>((K0 + Kk) * 1000 + Col0 + J) : 0.0f)
+                  << "k " << Kk << " column " << J;
+        }
+    }
 }
 
 /// gemvPacked (one row of A times a packed B), over several panel groups and K blocks, split into

@@ -319,6 +319,37 @@ std::vector<OpTestCase> convCases() {
                {{"group", attrInt(20)}, {"pads", ints({2, 2, 2, 2})}, {kFusedResidual, attrInt(1)},
                 {kFusedActMin, attrFloat(0.0f)}}),
       testCase("depthwise_multiplier", {X({1, 3, 5, 5}), W({6, 1, 3, 3})}, {{"group", attrInt(3)}}),
+      // The AVX2 plane kernel (common/PlaneWindow, 8 outputs per vector): planes narrower than 8
+      // and not a multiple of 8 wide, 7x7 (ConvNeXt) with dilation 2, vertical stride 3,
+      // asymmetric pads, interior blocks two at a time, the clamp with NaN inputs (NaN passes),
+      // SiLU and HardSwish applied per finished rows.
+      testCase("depthwise_avx2_narrow_3x3", {X({2, 3, 9, 5}), W({3, 1, 3, 3}), W({3})},
+               {{"group", attrInt(3)}, {"pads", ints({1, 1, 1, 1})}, {kFusedActMin, attrFloat(0.0f)},
+                {kFusedActMax, attrFloat(0.5f)}}),
+      testCase("depthwise_avx2_narrow_stride2", {X({1, 4, 11, 3}), W({4, 1, 3, 3}), W({4})},
+               {{"group", attrInt(4)}, {"strides", ints({2, 2})}, {"pads", ints({1, 1, 1, 1})}}),
+      testCase("depthwise_avx2_7x7_dilated", {X({1, 3, 21, 45}), W({3, 1, 7, 7}), W({3})},
+               {{"group", attrInt(3)}, {"dilations", ints({2, 2})}, {"pads", ints({6, 5, 4, 6})}}),
+      testCase("depthwise_avx2_7x7_stride2", {X({1, 3, 30, 61}), W({3, 1, 7, 7})},
+               {{"group", attrInt(3)}, {"strides", ints({2, 2})}, {"pads", ints({3, 3, 3, 3})}}),
+      testCase("depthwise_avx2_5x5_wide", {X({1, 2, 17, 83}), W({2, 1, 5, 5}), W({2})},
+               {{"group", attrInt(2)}, {"pads", ints({2, 2, 2, 2})}}),
+      testCase("depthwise_avx2_vstride3_asym", {X({1, 3, 16, 26}), W({3, 1, 3, 5}), W({3})},
+               {{"group", attrInt(3)}, {"strides", ints({3, 1})}, {"pads", ints({0, 3, 2, 0})}}),
+      testCase("depthwise_avx2_stride2_dilated2", {X({1, 2, 19, 40}), W({2, 1, 3, 3}), W({2})},
+               {{"group", attrInt(2)}, {"strides", ints({2, 2})}, {"dilations", ints({2, 2})}, {"pads", ints({2, 2, 2, 2})}}),
+      testCase("depthwise_avx2_clamp_nan", {valuesInput({1, 3, 10, 19}, nanSprinkled(3 * 10 * 19, 23), ElementType::F32, false),
+                                            W({3, 1, 3, 3}), W({3})},
+               {{"group", attrInt(3)}, {"pads", ints({1, 1, 1, 1})}, {kFusedActMin, attrFloat(0.0f)},
+                {kFusedActMax, attrFloat(0.5f)}}),
+      testCase("depthwise_avx2_stride2_nan", {valuesInput({1, 2, 12, 35}, nanSprinkled(2 * 12 * 35, 41), ElementType::F32, false),
+                                             W({2, 1, 3, 3}), W({2})},
+               {{"group", attrInt(2)}, {"strides", ints({2, 2})}, {"pads", ints({0, 0, 1, 1})}, {kFusedActMin, attrFloat(-0.2f)},
+                {kFusedActMax, attrFloat(0.3f)}}),
+      testCase("silu_depthwise_avx2_7x7", {X({1, 4, 14, 14}), W({4, 1, 7, 7}), W({4})},
+               act({{"group", attrInt(4)}, {"pads", ints({3, 3, 3, 3})}}, kFusedActSilu)),
+      testCase("hswish_depthwise_avx2_stride2", {X({1, 5, 29, 29}), W({5, 1, 3, 3}), W({5})},
+               hswish({{"group", attrInt(5)}, {"strides", ints({2, 2})}, {"pads", ints({1, 1, 1, 1})}})),
       testCase("pointwise", {X({2, 16, 5, 5}), W({8, 16, 1, 1}), W({8})}),
       testCase("pointwise_strided", {X({1, 8, 6, 6}), W({4, 8, 1, 1})}, {{"strides", ints({2, 2})}}),
       // B read in place by the GEMM (runPhased): 13-pixel output rows, so 8-lane groups straddle the
@@ -481,6 +512,7 @@ OpKernels convKernels() {
   K.Variants.push_back(im2colVariant(GemmIsa::Avx512, 30));
   K.Variants.push_back(depthwiseVariant());
   K.Variants.push_back(depthwiseAvx512Variant());
+  K.Variants.push_back(depthwiseAvx2Variant());
   K.Variants.push_back(depthwiseBlockedVariant());
   K.Variants.push_back(smallConvVariant());
   K.Variants.push_back(directAvx512Variant());

@@ -76,13 +76,16 @@ int64_t channelsPerBlock(int64_t M, int64_t Plane, int64_t MR) {
   return std::max<int64_t>(MR, std::min(Fit, Quarter));
 }
 
+/// Which depthwise plane kernel the blocked kernel runs (common/PlaneWindow.h).
+enum class PlaneIsa { Portable, Avx2, Avx512 };
+
 class FusedBlockedKernel : public Kernel {
 public:
   FusedBlockedKernel(std::string Name, const GemmMicroKernel &MK, SeparableAttrs A, int64_t BlockM,
-                     std::vector<PackedA> Blocks, bool Avx512Planes,
+                     std::vector<PackedA> Blocks, PlaneIsa Planes,
                      std::shared_ptr<const FlatDepthwisePlan> FlatCache)
       : Name(std::move(Name)), MK(MK), A(std::move(A)), BlockM(BlockM), Blocks(std::move(Blocks)),
-        Avx512Planes(Avx512Planes), FlatCache(std::move(FlatCache)) {}
+        Planes(Planes), FlatCache(std::move(FlatCache)) {}
 
   Status run(const KernelContext &Ctx) const override {
     ASSIGN_OR_RETURN(const SeparableRun R, planFused(Name.c_str(), A, Ctx));
@@ -94,8 +97,10 @@ public:
     const float *W2 = Ctx.Inputs[2].data<float>(), *B2 = inputDataOrNull(Ctx, 4);
     float *Y = Ctx.Outputs[0].data<float>();
     const DepthwiseGeometry G = separableGeometry(A, R.G);
+    const bool Avx512Planes = Planes == PlaneIsa::Avx512, Avx2Planes = Planes == PlaneIsa::Avx2;
     const bool Flat = Avx512Planes && depthwiseFlatSupported(G); // stride-1 "same" planes
-    const DepthwisePlan Plan = Avx512Planes && !Flat ? planDepthwise(G) : DepthwisePlan{G, {}};
+    const DepthwisePlan Plan =
+        Avx2Planes ? planDepthwiseAvx2(G) : Avx512Planes && !Flat ? planDepthwise(G) : DepthwisePlan{G, {}, {}, {}};
     FlatDepthwisePlan LocalPlan; // when the geometry is not the one planned at creation
     const bool Cached = Flat && FlatCache && sameGeometry(FlatCache->G, G);
     if (Flat && !Cached)
@@ -134,6 +139,8 @@ public:
             depthwiseFlatAvx512(FlatPlan, E + J * R.Plane, W2 + M * KT, Bias, Out);
           else if (Avx512Planes)
             depthwisePlaneAvx512(Plan, E + J * R.Plane, W2 + M * KT, Bias, Out);
+          else if (Avx2Planes)
+            depthwisePlaneAvx2(Plan, E + J * R.Plane, W2 + M * KT, Bias, Out);
           else
             depthwisePlanePortable(G, A.Depthwise, E + J * R.Plane, W2 + M * KT, Bias, Out);
         }
@@ -148,7 +155,7 @@ private:
   SeparableAttrs A;
   int64_t BlockM;
   std::vector<PackedA> Blocks; ///< W1's rows [b * BlockM, +BlockM), packed
-  bool Avx512Planes;
+  PlaneIsa Planes;
   std::shared_ptr<const FlatDepthwisePlan> FlatCache; ///< planned at creation (known shapes), or null
 };
 
@@ -177,7 +184,7 @@ public:
     // deinterleaved (even columns, then odd ones: the 1x1 convolution keeps that order).
     const Dw3x3RowPlan Unit = planDw3x3Rows(G, G.SW == 2);
     const bool Deinterleave = Unit.Ok && G.SW == 2;
-    const DepthwisePlan Plan = Unit.Ok ? DepthwisePlan{G, {}} : planDepthwise(G);
+    const DepthwisePlan Plan = Unit.Ok ? DepthwisePlan{G, {}, {}, {}} : planDepthwise(G);
     const int64_t H = G.H, W = G.W, KT = G.KH * G.KW;
     // A step: at least 224 pixels (7 tiles of 32) of whole input rows, and at least two output
     // rows' worth (the depthwise rows then have 8 independent vectors in flight). Group g: the
@@ -373,13 +380,16 @@ KernelVariant blockedVariant(GemmIsa Isa, int Priority) {
               }
             }
             markConstConsumed(I, 1);
-            const bool Avx512Planes = Isa == GemmIsa::Avx512 && depthwiseAvx512Supported(planeGeometryOf(A.W, nullptr));
+            const DepthwiseGeometry Any = planeGeometryOf(A.W, nullptr);
+            const PlaneIsa Planes = Isa == GemmIsa::Avx512 && depthwiseAvx512Supported(Any) ? PlaneIsa::Avx512
+                                    : Isa != GemmIsa::Portable && depthwiseAvx2Supported(Any) ? PlaneIsa::Avx2
+                                                                                              : PlaneIsa::Portable;
             std::shared_ptr<const FlatDepthwisePlan> FlatCache;
-            if (Avx512Planes && XS[2].isConst() && XS[3].isConst()) {
+            if (Planes == PlaneIsa::Avx512 && XS[2].isConst() && XS[3].isConst()) {
               const WindowGeometry Geo = computeWindowGeometry(A.W, {1, K, XS[2].value(), XS[3].value()});
               FlatCache = cachedFlatPlan(separableGeometry(A, Geo));
             }
-            return makeKernel<FusedBlockedKernel>(Name, MK, std::move(A), BlockM, std::move(Blocks), Avx512Planes,
+            return makeKernel<FusedBlockedKernel>(Name, MK, std::move(A), BlockM, std::move(Blocks), Planes,
                                                   std::move(FlatCache));
           }};
 }
@@ -539,6 +549,16 @@ std::vector<OpTestCase> fusedCases() {
                                   omittedInput()},
                act(act({{"group", attrInt(200)}, {"pads", ints({1, 1, 1, 1})}}, -0.1f, 0.2f, true), -0.05f, 0.1f,
                    false), 1e-4),
+      // The AVX2 planes: 7x7 with dilation 2, a plane narrower than 8, vertical stride 3, NaN in
+      // the input with both clamps (NaN passes them).
+      testCase("avx2_7x7_dilated", {X({1, 4, 19, 29}), W({10, 4, 1, 1}), W({10, 1, 7, 7}), W({10}), W({10})},
+               act({{"group", attrInt(10)}, {"pads", ints({6, 6, 6, 6})}, {"dilations", ints({2, 2})}}, -0.5f, 0.5f,
+                   false), 1e-4),
+      testCase("avx2_narrow_vstride3", {X({1, 5, 13, 6}), W({9, 5, 1, 1}), W({9, 1, 3, 3}), W({9}), W({9})},
+               relu6({{"group", attrInt(9)}, {"pads", ints({1, 1, 1, 1})}, {"strides", ints({3, 1})}})),
+      testCase("avx2_nan_clamps", {valuesInput({1, 3, 11, 21}, nanSprinkled(3 * 11 * 21, 31), ElementType::F32, false),
+                                   W({8, 3, 1, 1}), W({8, 1, 3, 3}), W({8}), W({8})},
+               relu6({{"group", attrInt(8)}, {"pads", ints({1, 1, 1, 1})}, {"strides", ints({2, 2})}})),
       // Weights not constant: only the reference runs it.
       testCase("weights_not_const", {X({1, 4, 6, 6}), X({12, 4, 1, 1}), X({12, 1, 3, 3}), X({12}), X({12})},
                {{"group", attrInt(12)}, {"pads", ints({1, 1, 1, 1})}}),

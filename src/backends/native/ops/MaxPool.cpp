@@ -385,17 +385,20 @@ private:
 #if defined(__x86_64__)
 #endif
 
-class MaxPoolAvx512Kernel : public Kernel {
+/// f32 2-D max pooling with the plane kernels of common/PlaneWindow.h: AVX-512 (16 outputs per
+/// vector, and a dedicated loop for full 2x2 stride-2 windows) or AVX2 (8 outputs per vector).
+class MaxPoolPlaneKernel : public Kernel {
 public:
-  explicit MaxPoolAvx512Kernel(WindowAttrs W) : W(std::move(W)) {}
+  MaxPoolPlaneKernel(WindowAttrs W, bool Avx512) : W(std::move(W)), Avx512(Avx512) {}
 
   Status run(const KernelContext &Ctx) const override {
+    const char *Name = Avx512 ? "f32_maxpool__avx512" : "f32_maxpool__avx2";
     const TensorView &X = Ctx.Inputs[0], &Y = Ctx.Outputs[0];
     if (X.rank() != 4 || Y.rank() != 4)
-      return runError("f32_maxpool__avx512", "input ", joinInts(X.Dims), " is not 4-D");
+      return runError(Name, "input ", joinInts(X.Dims), " is not 4-D");
     const WindowGeometry G = computeWindowGeometry(W, X.Dims);
     if (Y.Dims[2] != G.Out[0] || Y.Dims[3] != G.Out[1])
-      return runError("f32_maxpool__avx512", "output ", joinInts(Y.Dims), " does not match the window geometry");
+      return runError(Name, "output ", joinInts(Y.Dims), " does not match the window geometry");
     const int64_t Planes = X.Dims[0] * X.Dims[1], InPlane = G.In[0] * G.In[1], OutPlane = G.Out[0] * G.Out[1];
     if (Planes == 0 || OutPlane == 0)
       return Status::ok();
@@ -403,7 +406,7 @@ public:
     float *Out = Y.data<float>();
 #if defined(__x86_64__)
     // Full 2x2 windows at stride 2 (no padding, no partial window at the end): the dedicated loop.
-    if (W.Kernel[0] == 2 && W.Kernel[1] == 2 && W.Strides[0] == 2 && W.Strides[1] == 2 && W.Dilations[0] == 1 &&
+    if (Avx512 && W.Kernel[0] == 2 && W.Kernel[1] == 2 && W.Strides[0] == 2 && W.Strides[1] == 2 && W.Dilations[0] == 1 &&
         W.Dilations[1] == 1 && G.PadBegin[0] == 0 && G.PadBegin[1] == 0 && G.Out[0] == G.In[0] / 2 &&
         G.Out[1] == G.In[1] / 2) {
       Ctx.Par.forRange(static_cast<size_t>(Planes), planesPerChunk(OutPlane, 4), [&](size_t Lo, size_t Hi) {
@@ -414,16 +417,21 @@ public:
       return Status::ok();
     }
 #endif
-    const DepthwisePlan Plan = planDepthwise(planeGeometryOf(W, &G));
+    const DepthwiseGeometry PG = planeGeometryOf(W, &G);
+    const DepthwisePlan Plan = Avx512 ? planDepthwise(PG) : planDepthwiseAvx2(PG);
     Ctx.Par.forRange(static_cast<size_t>(Planes), planesPerChunk(OutPlane, W.Kernel[0] * W.Kernel[1]), [&](size_t Lo, size_t Hi) {
-      for (size_t P = Lo; P < Hi; ++P)
-        maxPoolPlaneAvx512(Plan, In + static_cast<int64_t>(P) * InPlane, Out + static_cast<int64_t>(P) * OutPlane);
+      for (size_t P = Lo; P < Hi; ++P) {
+        const float *Src = In + static_cast<int64_t>(P) * InPlane;
+        float *Dst = Out + static_cast<int64_t>(P) * OutPlane;
+        Avx512 ? maxPoolPlaneAvx512(Plan, Src, Dst) : maxPoolPlaneAvx2(Plan, Src, Dst);
+      }
     });
     return Status::ok();
   }
 
 private:
   WindowAttrs W;
+  bool Avx512;
 };
 
 KernelVariant maxPoolVariant(const std::string &Name, int Priority, bool Fast2D) {
@@ -479,20 +487,23 @@ OpKernels maxPoolKernels() {
                               return makeKernel<MaxPoolRowsKernel<uint8_t>>(std::move(W));
                             return makeKernel<MaxPoolRowsKernel<int8_t>>(std::move(W));
                           }});
-  K.Variants.push_back({"f32_maxpool__avx512", 30,
-                        [](const KernelCreateInfo &I) {
-                          if (!inputIs(I, 0, ElementType::F32) || wantsIndices(I.N) ||
-                              I.Inputs[0].Shape.getRank() != 4 || !checkMaxPoolAttrs(I.N).isOk())
-                            return false;
-                          auto W = parseWindowAttrs(I.N, 2, nullptr, true);
-                          return W.isOk() && W->Kernel.size() == 2 &&
-                                 depthwiseAvx512Supported(planeGeometryOf(*W, nullptr));
-                        },
-                        [](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
-                          RETURN_IF_ERROR(checkMaxPoolAttrs(I.N));
-                          ASSIGN_OR_RETURN(WindowAttrs W, parseWindowAttrs(I.N, 2, nullptr, true));
-                          return makeKernel<MaxPoolAvx512Kernel>(std::move(W));
-                        }});
+  for (const bool Avx512 : {true, false})
+    K.Variants.push_back({Avx512 ? "f32_maxpool__avx512" : "f32_maxpool__avx2", Avx512 ? 30 : 25,
+                          [Avx512](const KernelCreateInfo &I) {
+                            if (!inputIs(I, 0, ElementType::F32) || wantsIndices(I.N) ||
+                                I.Inputs[0].Shape.getRank() != 4 || !checkMaxPoolAttrs(I.N).isOk())
+                              return false;
+                            auto W = parseWindowAttrs(I.N, 2, nullptr, true);
+                            if (!W.isOk() || W->Kernel.size() != 2)
+                              return false;
+                            const DepthwiseGeometry G = planeGeometryOf(*W, nullptr);
+                            return Avx512 ? depthwiseAvx512Supported(G) : depthwiseAvx2Supported(G);
+                          },
+                          [Avx512](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
+                            RETURN_IF_ERROR(checkMaxPoolAttrs(I.N));
+                            ASSIGN_OR_RETURN(WindowAttrs W, parseWindowAttrs(I.N, 2, nullptr, true));
+                            return makeKernel<MaxPoolPlaneKernel>(std::move(W), Avx512);
+                          }});
   K.Variants.push_back(maxPoolGenericVariant<float>("f32_maxpool_indices__ref"));
   K.Variants.push_back(maxPoolGenericVariant<double>("f64_maxpool__ref"));
   K.Variants.push_back(maxPoolGenericVariant<int8_t>("i8_maxpool__ref"));
@@ -540,6 +551,25 @@ OpKernels maxPoolKernels() {
                               {"pads", attrInts({1, 2, 1, 2})}}));
     Cases.push_back(testCase("pad_wider_than_input", {tensorInput({1, 1, 2, 2})},
                              {{"kernel_shape", attrInts({3, 3})}, {"pads", attrInts({2, 2, 2, 2})}}));
+    // The AVX2 plane kernel (8 outputs per vector): SqueezeNet's 3x3 stride-2 ceil-mode pools on
+    // rows not a multiple of 8 wide, planes narrower than 8, 5x5 and 7x7 windows with dilation 2,
+    // vertical stride 3, NaN inputs (a NaN in a window wins).
+    Cases.push_back(testCase("avx2_k3s2_ceil_wide", {tensorInput({1, 3, 27, 57})},
+                             {{"kernel_shape", attrInts({3, 3})}, {"strides", attrInts({2, 2})},
+                              {"ceil_mode", attrInt(1)}}));
+    Cases.push_back(testCase("avx2_narrow", {tensorInput({2, 2, 7, 5})},
+                             {{"kernel_shape", attrInts({3, 3})}, {"pads", attrInts({1, 1, 1, 1})}}));
+    Cases.push_back(testCase("avx2_k5_dilated", {tensorInput({1, 2, 17, 37})},
+                             {{"kernel_shape", attrInts({5, 5})}, {"dilations", attrInts({2, 2})},
+                              {"pads", attrInts({4, 3, 2, 4})}}));
+    Cases.push_back(testCase("avx2_k7_stride2_vstride3", {tensorInput({1, 2, 23, 50})},
+                             {{"kernel_shape", attrInts({7, 7})}, {"strides", attrInts({3, 2})},
+                              {"pads", attrInts({3, 3, 3, 3})}}));
+    Cases.push_back(testCase("avx2_nan_k3s2", {valuesInput({1, 2, 13, 40}, nanSprinkled(2 * 13 * 40, 29), ElementType::F32, false)},
+                             {{"kernel_shape", attrInts({3, 3})}, {"strides", attrInts({2, 2})},
+                              {"pads", attrInts({1, 1, 1, 1})}}));
+    Cases.push_back(testCase("avx2_nan_k3s1", {valuesInput({1, 2, 9, 35}, nanSprinkled(2 * 9 * 35, 53), ElementType::F32, false)},
+                             {{"kernel_shape", attrInts({3, 3})}, {"pads", attrInts({1, 1, 1, 1})}}));
     return Cases;
   };
   return K;

@@ -1,6 +1,7 @@
-// AVX-512 sliding-window plane kernels (see PlaneWindow.h). Stride 1 reads each tap's 16 outputs with
-// one masked unaligned load; stride 2 loads 32 consecutive inputs and keeps the even ones with one
-// two-source permute. The 3x3 kernel (MobileNet, EfficientNet) is unrolled at compile time.
+// AVX-512 and AVX2 sliding-window plane kernels (see PlaneWindow.h). AVX-512: stride 1 reads each
+// tap's 16 outputs with one masked unaligned load; stride 2 loads 32 consecutive inputs and keeps
+// the even ones with one two-source permute. AVX2: the same with 8 outputs per vector (below). The
+// 3x3 kernel (MobileNet, EfficientNet) is unrolled at compile time.
 #include "backends/native/ops/common/PlaneWindow.h"
 #include "core/CpuFeatures.h"
 
@@ -120,6 +121,153 @@ __attribute__((target("avx512f,fma"))) void dwRowsAvx512(const DepthwiseGeometry
   }
 }
 
+
+// ---- AVX2 + FMA: 8 outputs per vector. AVX2 has no mask registers: a border block's loads take
+// a lane mask (vmaskmovps does not fault on masked-off lanes) expanded from the plan's bits, the
+// interior blocks plain loads. Stride 2 loads 16 consecutive inputs and keeps the even ones (one
+// in-lane shuffle and one cross-lane permute).
+
+constexpr int64_t kLanes8 = 8;
+
+/// Bits of an 8-wide load starting at input column Base that lie in [0, W) and below Limit lanes.
+inline uint8_t columnBits8(int64_t Base, int64_t W, int64_t Limit) {
+  uint32_t M = 0;
+  for (int64_t J = 0; J < kLanes8 && J < Limit; ++J)
+    M |= (Base + J >= 0 && Base + J < W) ? (1u << J) : 0u;
+  return static_cast<uint8_t>(M);
+}
+
+__attribute__((target("avx2,fma"), always_inline)) inline __m256i laneMask8(unsigned Bits) {
+  const __m256i B = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+  return _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_set1_epi32(static_cast<int>(Bits)), B), B);
+}
+
+/// 8 consecutive inputs; Masked: lanes outside M read as Fill.
+template <bool IsMax, bool Masked>
+__attribute__((target("avx2,fma"), always_inline)) inline __m256 load8(const float *P, __m256i M, __m256 Fill) {
+  if (!Masked)
+    return _mm256_loadu_ps(P);
+  const __m256 X = _mm256_maskload_ps(P, M);
+  return IsMax ? _mm256_blendv_ps(Fill, X, _mm256_castsi256_ps(M)) : X; // maskload gives 0
+}
+
+/// Inputs Src[0], Src[SW], ..., Src[7 * SW] (SW 1 or 2); lanes outside M0/M1 read as Fill.
+template <bool IsMax, int SW, bool Masked>
+__attribute__((target("avx2,fma"), always_inline)) inline __m256 loadTap8(const float *Src, __m256i M0, __m256i M1,
+                                                                         __m256 Fill) {
+  if (SW == 1)
+    return load8<IsMax, Masked>(Src, M0, Fill);
+  const __m256 A = load8<IsMax, Masked>(Src, M0, Fill), B = load8<IsMax, Masked>(Src + kLanes8, M1, Fill);
+  // [a0 a2 b0 b2 | a4 a6 b4 b6] -> [a0 a2 a4 a6 b0 b2 b4 b6]
+  const __m256 Even = _mm256_shuffle_ps(A, B, _MM_SHUFFLE(2, 0, 2, 0));
+  return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(Even), _MM_SHUFFLE(3, 1, 2, 0)));
+}
+
+/// Rows output rows of NB adjacent 8-column blocks (Masked: one border block): Rows * NB
+/// independent accumulation chains (one chain would wait on the FMA latency at every tap).
+template <bool IsMax, int SW, int KWc, int Rows, int NB, bool Masked>
+__attribute__((target("avx2,fma"))) inline void dwBlockAvx2(const DepthwiseGeometry &G, const uint8_t *BM,
+                                                           const float *In, const float *K, float Bias, float *Out,
+                                                           int64_t Oh, int64_t Ow0, int64_t KhLo, int64_t KhHi,
+                                                           bool Clamp, __m256 Lo, __m256 Hi) {
+  const int64_t KW = KWc > 0 ? KWc : G.KW;
+  const int64_t DH = G.DH, DW = G.DW, W = G.W;
+  const __m256 Fill = IsMax ? _mm256_set1_ps(-INFINITY) : _mm256_setzero_ps();
+  __m256 Acc[Rows][NB], Nan[Rows][NB];
+  for (int R = 0; R < Rows; ++R)
+    for (int B = 0; B < NB; ++B)
+      Acc[R][B] = IsMax ? Fill : _mm256_set1_ps(Bias), Nan[R][B] = _mm256_setzero_ps();
+  const int64_t RowStep = G.SH * W;
+  const float *Base = In + (Oh * G.SH - G.PH) * W + Ow0 * SW - G.PW;
+  const __m256i Ones = _mm256_set1_epi32(-1);
+  for (int64_t Kh = KhLo; Kh < KhHi; ++Kh) {
+    const float *Row = Base + Kh * DH * W;
+    for (int64_t Kw = 0; Kw < KW; ++Kw) {
+      const __m256 Kv = IsMax ? Fill : _mm256_set1_ps(K[Kh * KW + Kw]);
+      const __m256i M0 = Masked ? laneMask8(BM[Kw * 2]) : Ones, M1 = Masked ? laneMask8(BM[Kw * 2 + 1]) : Ones;
+      for (int R = 0; R < Rows; ++R)
+        for (int B = 0; B < NB; ++B) {
+          const __m256 X = loadTap8<IsMax, SW, Masked>(Row + R * RowStep + Kw * DW + B * kLanes8 * SW, M0, M1, Fill);
+          if (IsMax) {
+            Nan[R][B] = _mm256_or_ps(Nan[R][B], _mm256_cmp_ps(X, X, _CMP_UNORD_Q));
+            Acc[R][B] = _mm256_max_ps(Acc[R][B], X);
+          } else {
+            Acc[R][B] = _mm256_fmadd_ps(Kv, X, Acc[R][B]);
+          }
+        }
+    }
+  }
+  const int64_t Left = G.OW - Ow0;
+  for (int R = 0; R < Rows; ++R)
+    for (int B = 0; B < NB; ++B) {
+      __m256 V = Acc[R][B];
+      if (IsMax)
+        V = _mm256_blendv_ps(V, _mm256_set1_ps(NAN), Nan[R][B]);
+      else if (Clamp) // NaN passes (max and min return their second operand on a NaN)
+        V = _mm256_min_ps(Hi, _mm256_max_ps(Lo, V));
+      float *Dst = Out + (Oh + R) * G.OW + Ow0 + B * kLanes8;
+      if (Left - B * kLanes8 >= kLanes8)
+        _mm256_storeu_ps(Dst, V);
+      else
+        _mm256_maskstore_ps(Dst, laneMask8((1u << (Left - B * kLanes8)) - 1u), V);
+    }
+}
+
+/// Output rows [Oh, Oh + Rows) over every column block: interior blocks two at a time.
+template <bool IsMax, int SW, int KWc, int Rows>
+__attribute__((target("avx2,fma"))) inline void dwRowGroupAvx2(const DepthwiseGeometry &G, const DepthwisePlan &P,
+                                                              const float *In, const float *K, float Bias, float *Out,
+                                                              int64_t Oh, int64_t KhLo, int64_t KhHi, bool Clamp,
+                                                              __m256 Lo, __m256 Hi) {
+  const int64_t KW = G.KW, Blocks = (G.OW + kLanes8 - 1) / kLanes8;
+  for (int64_t Blk = 0; Blk < Blocks;) {
+    const uint8_t *BM = P.Masks8.data() + Blk * KW * 2;
+    if (P.Interior8[static_cast<size_t>(Blk)] && Blk + 1 < Blocks && P.Interior8[static_cast<size_t>(Blk + 1)]) {
+      dwBlockAvx2<IsMax, SW, KWc, Rows, 2, false>(G, BM, In, K, Bias, Out, Oh, Blk * kLanes8, KhLo, KhHi, Clamp, Lo, Hi);
+      Blk += 2;
+    } else {
+      if (P.Interior8[static_cast<size_t>(Blk)])
+        dwBlockAvx2<IsMax, SW, KWc, Rows, 1, false>(G, BM, In, K, Bias, Out, Oh, Blk * kLanes8, KhLo, KhHi, Clamp, Lo, Hi);
+      else
+        dwBlockAvx2<IsMax, SW, KWc, Rows, 1, true>(G, BM, In, K, Bias, Out, Oh, Blk * kLanes8, KhLo, KhHi, Clamp, Lo, Hi);
+      ++Blk;
+    }
+  }
+}
+
+template <bool IsMax, int SW, int KHc, int KWc>
+__attribute__((target("avx2,fma"))) void dwRowsAvx2(const DepthwisePlan &P, const float *In, const float *K, float Bias,
+                                                    float *Out) {
+  const DepthwiseGeometry &G = P.G;
+  const int64_t KH = KHc > 0 ? KHc : G.KH, DH = G.DH;
+  const bool Clamp = !IsMax && G.Act.Kind == ActKind::Clamp;
+  const bool LaterAct = !IsMax && G.Act.on() && !Clamp; // SiLU, HardSwish, ...: per finished rows
+  const __m256 Lo = _mm256_set1_ps(G.Act.Min), Hi = _mm256_set1_ps(G.Act.Max);
+  const auto tapRows = [&](int64_t Oh, int64_t &L, int64_t &H) {
+    const int64_t Ih0 = Oh * G.SH - G.PH;
+    L = Ih0 >= 0 ? 0 : (-Ih0 + DH - 1) / DH;
+    H = std::min<int64_t>(KH, Ih0 >= G.H ? 0 : (G.H - 1 - Ih0) / DH + 1);
+  };
+  constexpr int Group = 4;
+  for (int64_t Oh = 0; Oh < G.OH;) {
+    int64_t L, H, LLast, HLast;
+    tapRows(Oh, L, H);
+    int64_t Done = 1;
+    if (Oh + Group <= G.OH) {
+      tapRows(Oh + Group - 1, LLast, HLast);
+      if (L == 0 && H == KH && LLast == 0 && HLast == KH) // every row of the group is interior
+        Done = Group;
+    }
+    if (Done == Group)
+      dwRowGroupAvx2<IsMax, SW, KWc, Group>(G, P, In, K, Bias, Out, Oh, 0, KH, Clamp, Lo, Hi);
+    else
+      dwRowGroupAvx2<IsMax, SW, KWc, 1>(G, P, In, K, Bias, Out, Oh, L, H, Clamp, Lo, Hi);
+    if (LaterAct)
+      applyFusedAct(G.Act, Out + Oh * G.OW, static_cast<size_t>(Done * G.OW));
+    Oh += Done;
+  }
+}
+
 #endif
 
 } // namespace
@@ -158,7 +306,71 @@ DepthwisePlan planDepthwise(const DepthwiseGeometry &G) {
   return P;
 }
 
+bool depthwiseAvx2Supported(const DepthwiseGeometry &G) {
+#ifdef OPT_DW_X86
+  static const bool Cpu = cpuFeatures().avx2Fma();
+  return Cpu && (G.SW == 1 || G.SW == 2) && G.SH >= 1 && G.DH >= 1 && G.DW >= 1 && G.KH >= 1 && G.KW >= 1;
+#else
+  (void)G;
+  return false;
+#endif
+}
+
+DepthwisePlan planDepthwiseAvx2(const DepthwiseGeometry &G) {
+  DepthwisePlan P;
+  P.G = G;
+#ifdef OPT_DW_X86
+  const int64_t Blocks = (G.OW + kLanes8 - 1) / kLanes8;
+  P.Masks8.resize(static_cast<size_t>(Blocks * G.KW * 2));
+  P.Interior8.assign(static_cast<size_t>(Blocks), 1);
+  for (int64_t B = 0; B < Blocks; ++B) {
+    const int64_t Ow0 = B * kLanes8, Valid = G.OW - Ow0;
+    for (int64_t Kw = 0; Kw < G.KW; ++Kw) {
+      const int64_t Base = Ow0 * G.SW - G.PW + Kw * G.DW;
+      uint8_t *M = &P.Masks8[static_cast<size_t>((B * G.KW + Kw) * 2)];
+      if (G.SW == 1) {
+        M[0] = columnBits8(Base, G.W, Valid), M[1] = 0;
+        P.Interior8[static_cast<size_t>(B)] &= M[0] == 0xFF ? 1 : 0;
+      } else { // 16 consecutive inputs; output lane j reads input lane 2j
+        M[0] = columnBits8(Base, G.W, 2 * Valid), M[1] = columnBits8(Base + kLanes8, G.W, 2 * Valid - kLanes8);
+        P.Interior8[static_cast<size_t>(B)] &= M[0] == 0xFF && M[1] == 0xFF ? 1 : 0;
+      }
+    }
+    // A partial last block stores with a mask; its loads must stay inside the plane too.
+    if (Valid < kLanes8)
+      P.Interior8[static_cast<size_t>(B)] = 0;
+  }
+#endif
+  return P;
+}
+
 namespace {
+template <bool IsMax>
+void planeAvx2(const DepthwisePlan &P, const float *In, const float *K, float Bias, float *Out) {
+#ifdef OPT_DW_X86
+  const DepthwiseGeometry &G = P.G;
+  const bool K3 = G.KH == 3 && G.KW == 3;
+  if (G.SW == 1) {
+    if (K3)
+      dwRowsAvx2<IsMax, 1, 3, 3>(P, In, K, Bias, Out);
+    else if (G.KH == 5 && G.KW == 5)
+      dwRowsAvx2<IsMax, 1, 5, 5>(P, In, K, Bias, Out);
+    else
+      dwRowsAvx2<IsMax, 1, 0, 0>(P, In, K, Bias, Out);
+  } else if (K3) {
+    dwRowsAvx2<IsMax, 2, 3, 3>(P, In, K, Bias, Out);
+  } else if (G.KH == 5 && G.KW == 5) {
+    dwRowsAvx2<IsMax, 2, 5, 5>(P, In, K, Bias, Out);
+  } else if (IsMax && G.KH == 2 && G.KW == 2) {
+    dwRowsAvx2<IsMax, 2, 2, 2>(P, In, K, Bias, Out);
+  } else {
+    dwRowsAvx2<IsMax, 2, 0, 0>(P, In, K, Bias, Out);
+  }
+#else
+  (void)P, (void)In, (void)K, (void)Bias, (void)Out;
+#endif
+}
+
 template <bool IsMax>
 void planeAvx512(const DepthwisePlan &P, const float *In, const float *K, float Bias, float *Out) {
 #ifdef OPT_DW_X86
@@ -185,6 +397,14 @@ void depthwisePlaneAvx512(const DepthwisePlan &P, const float *In, const float *
 
 void maxPoolPlaneAvx512(const DepthwisePlan &P, const float *In, float *Out) {
   planeAvx512<true>(P, In, nullptr, 0.0f, Out);
+}
+
+void depthwisePlaneAvx2(const DepthwisePlan &P, const float *In, const float *K, float Bias, float *Out) {
+  planeAvx2<false>(P, In, K, Bias, Out);
+}
+
+void maxPoolPlaneAvx2(const DepthwisePlan &P, const float *In, float *Out) {
+  planeAvx2<true>(P, In, nullptr, 0.0f, Out);
 }
 
 } // namespace ops

@@ -48,12 +48,22 @@ inline size_t planesPerChunk(int64_t OutPlane, int64_t Taps) {
   return static_cast<size_t>(std::max<int64_t>(1, 65536 / Work));
 }
 
-/// Per-geometry data shared by all planes of a run: the column masks of each (16-output block, kw).
+/// Per-geometry data shared by all planes of a run: the column masks of each (16-output block, kw)
+/// for AVX-512 (planDepthwise), or of each (8-output block, kw) for AVX2 (planDepthwiseAvx2).
 struct DepthwisePlan {
   DepthwiseGeometry G;
   std::vector<uint16_t> Masks;
+  /// AVX2: [block][kw][2] the lanes (bits) of the block's first and second 8-wide load (stride 2
+  /// reads 16 consecutive inputs) that lie inside the plane; Interior8[block]: all of them, so the
+  /// block takes plain loads.
+  std::vector<uint8_t> Masks8, Interior8;
 };
 DepthwisePlan planDepthwise(const DepthwiseGeometry &G);
+DepthwisePlan planDepthwiseAvx2(const DepthwiseGeometry &G);
+
+/// Whether depthwisePlaneAvx2 / maxPoolPlaneAvx2 handle this geometry on this CPU (AVX2 and FMA;
+/// horizontal stride 1 or 2, any kernel size, vertical stride and dilation).
+bool depthwiseAvx2Supported(const DepthwiseGeometry &G);
 
 /// Out[OH, OW] = bias + sum over taps of K[kh, kw] * In[ih, iw] (zero outside the plane), clamped
 /// when G.Act is on.
@@ -62,6 +72,12 @@ void depthwisePlaneAvx512(const DepthwisePlan &P, const float *In, const float *
 /// Out[OH, OW] = max over the window's taps inside the plane (-inf when none; NaN propagates).
 /// G.Act is ignored.
 void maxPoolPlaneAvx512(const DepthwisePlan &P, const float *In, float *Out);
+
+/// The AVX2+FMA siblings (8 outputs per vector; P from planDepthwiseAvx2). The clamp is applied
+/// in registers; other activations (SiLU, HardSwish, ...) with applyFusedAct on each group of
+/// finished output rows while they are in L1.
+void depthwisePlaneAvx2(const DepthwisePlan &P, const float *In, const float *K, float Bias, float *Out);
+void maxPoolPlaneAvx2(const DepthwisePlan &P, const float *In, float *Out);
 
 } // namespace ops
 } // namespace detail

@@ -309,6 +309,15 @@ inline Status inferPool(ShapeContext &Ctx, bool AllowCeilMode) {
 }
 
 /// Window cases both pooling ops run (2-D, plus 1-D and 3-D for the reference path).
+/// Count values in [-1, 1) (a fixed sequence) with a NaN at every Every-th element, the first at
+/// Every / 2: an input for window kernels' NaN propagation tests.
+inline std::vector<double> nanSprinkled(size_t Count, size_t Every) {
+  std::vector<double> V(Count);
+  for (size_t I = 0; I < Count; ++I)
+    V[I] = (I % Every == Every / 2) ? static_cast<double>(NAN) : static_cast<double>((I * 7919u) % 2000u) / 1000.0 - 1.0;
+  return V;
+}
+
 inline std::vector<OpTestCase> poolingCases() {
   const auto ints = [](std::vector<int64_t> V) { return attrInts(std::move(V)); };
   return {

@@ -62,6 +62,7 @@ bool isDepthwiseConv(const KernelCreateInfo &I);
 /// Direct depthwise stencil, and the AVX-512 plane kernel (ConvDepthwise.cpp).
 KernelVariant depthwiseVariant();
 KernelVariant depthwiseAvx512Variant();
+KernelVariant depthwiseAvx2Variant();
 /// Depthwise with channels in vector lanes: 5 and 7 wide, 3x3 strided or narrow (ConvDepthwiseBlocked.cpp).
 KernelVariant depthwiseBlockedVariant();
 /// Small group-1 convolutions as a direct stencil, and few-input-channel stems (ConvDirect.cpp).

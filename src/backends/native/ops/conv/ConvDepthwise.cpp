@@ -1,5 +1,5 @@
-// Depthwise Conv (one input and one output channel per group): a portable tap-major stencil and
-// the AVX-512 plane kernels (common/PlaneWindow, common/DepthwiseFlat).
+// Depthwise Conv (one input and one output channel per group): a portable tap-major stencil, the
+// AVX2 plane kernel (common/PlaneWindow) and the AVX-512 ones (common/PlaneWindow, common/DepthwiseFlat).
 #include <algorithm>
 #include <memory>
 
@@ -96,7 +96,7 @@ public:
     const int64_t KT = G.KH * G.KW;
     // Stride-1 "same" planes take the flat-plane kernel (common/DepthwiseFlat): no per-row work.
     const bool Flat = depthwiseFlatSupported(G);
-    const DepthwisePlan Plan = Flat ? DepthwisePlan{G, {}} : planDepthwise(G);
+    const DepthwisePlan Plan = Flat ? DepthwisePlan{G, {}, {}, {}} : planDepthwise(G);
     FlatDepthwisePlan LocalPlan; // when the geometry is not the one planned at creation
     const bool Cached = Flat && FlatCache && sameGeometry(FlatCache->G, G);
     if (Flat && !Cached)
@@ -119,6 +119,39 @@ public:
 private:
   ConvAttrs A;
   std::shared_ptr<const FlatDepthwisePlan> FlatCache; ///< planned at creation (known shapes), or null
+};
+
+/// Depthwise convolution with the AVX2+FMA plane kernel (common/PlaneWindow.h): strides 1 and 2,
+/// bias and a clamp in registers, other fused activations per finished rows.
+class ConvDepthwiseAvx2Kernel : public Kernel {
+public:
+  explicit ConvDepthwiseAvx2Kernel(ConvAttrs A) : A(std::move(A)) {}
+
+  Status run(const KernelContext &Ctx) const override {
+    static const char *Name = "f32_conv__depthwise_avx2";
+    ASSIGN_OR_RETURN(const ConvRun R, planConv(Name, A, Ctx));
+    const float *X = Ctx.Inputs[0].data<float>(), *Wt = Ctx.Inputs[1].data<float>(), *B = biasOf(Ctx);
+    float *Y = Ctx.Outputs[0].data<float>();
+    DepthwiseGeometry G = planeGeometryOf(A.W, &R.G);
+    G.Act = A.Act;
+    if (R.OutPlane == 0 || R.N * R.M == 0)
+      return Status::ok();
+    if (!depthwiseAvx2Supported(G))
+      return runError(Name, "geometry not supported");
+    const int64_t KT = G.KH * G.KW;
+    const DepthwisePlan Plan = planDepthwiseAvx2(G);
+    Ctx.Par.forRange(static_cast<size_t>(R.N * R.M), planesPerChunk(R.OutPlane, KT), [&](size_t Lo, size_t Hi) {
+      for (size_t P = Lo; P < Hi; ++P) {
+        const int64_t M = static_cast<int64_t>(P) % R.M;
+        depthwisePlaneAvx2(Plan, X + static_cast<int64_t>(P) * R.InPlane, Wt + M * KT, B ? B[M] : 0.0f,
+                           Y + static_cast<int64_t>(P) * R.OutPlane);
+      }
+    });
+    return Status::ok();
+  }
+
+private:
+  ConvAttrs A;
 };
 
 } // namespace
@@ -152,6 +185,19 @@ KernelVariant depthwiseAvx512Variant() {
               FlatCache = cachedFlatPlan(G);
             }
             return makeKernel<ConvDepthwiseAvx512Kernel>(std::move(A), std::move(FlatCache));
+          }};
+}
+
+KernelVariant depthwiseAvx2Variant() {
+  const auto Supports = [](const KernelCreateInfo &I) {
+    if (!isDepthwiseConv(I))
+      return false;
+    auto A = attrsFor(I);
+    return A.isOk() && A->W.Kernel.size() == 2 && depthwiseAvx2Supported(planeGeometryOf(A->W, nullptr));
+  };
+  return {"f32_conv__depthwise_avx2", 55, Supports, [](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
+            ASSIGN_OR_RETURN(ConvAttrs A, attrsFor(I));
+            return makeKernel<ConvDepthwiseAvx2Kernel>(std::move(A));
           }};
 }
 

@@ -87,7 +87,9 @@ public:
       return Status::ok();
     }
     const bool F32 = std::is_same<T, float>::value;
-    const auto Loop = F32 && simdAvx512() ? unaryLoopAvx512<Op, T> : F32 && simdAvx2() ? unaryLoopAvx2<Op, T> : unaryLoop<Op, T>;
+    const auto Loop = F32 && simdAvx512() ? unaryLoopAvx512<Op, T>
+                      : F32 && simdAvx2() ? unaryLoopAvx2<Op, T>
+                                          : unaryLoop<Op, T>;
     Ctx.Par.forRange(N, 16384, [&](size_t Lo, size_t Hi) { Loop(In, Out, Lo, Hi, P); });
     return Status::ok();
   }

@@ -1,8 +1,9 @@
 // The vector forms of the fused activations (Act256 through applyFusedActAvx2, Act512 through
 // applyFusedAct) against double-precision formulas: relative error of sigmoid / SiLU within a few
 // 1e-7 over exp's whole range and its clamp, exact clamps and hard activations, NaN through a
-// clamp (and the smooth ones and HardSwish), masked tails of every length below two vectors (nothing past Count written); and the GEMM
-// write-back applying each activation in registers, for every microkernel this CPU runs.
+// clamp (and the smooth ones and HardSwish), masked tails of every length below two vectors
+// (nothing past Count written); and the GEMM write-back applying each activation in registers, for
+// every microkernel this CPU runs.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -51,7 +52,8 @@ double exact(const FusedAct &A, double X) {
 /// The applyFusedAct forms this CPU runs: the AVX2 loop explicitly and the dispatching one.
 std::vector<std::pair<const char *, std::function<void(const FusedAct &, const float *, float *, size_t)>>> forms() {
   std::vector<std::pair<const char *, std::function<void(const FusedAct &, const float *, float *, size_t)>>> F;
-  F.push_back({"applyFusedAct", [](const FusedAct &A, const float *X, float *Y, size_t N) { applyFusedAct(A, X, Y, N); }});
+  F.push_back({"applyFusedAct",
+               [](const FusedAct &A, const float *X, float *Y, size_t N) { applyFusedAct(A, X, Y, N); }});
   if (simdAvx2())
     F.push_back({"applyFusedActAvx2",
                  [](const FusedAct &A, const float *X, float *Y, size_t N) { applyFusedActAvx2(A, X, Y, N); }});

@@ -39,10 +39,11 @@ const std::vector<PassInfo> &passPipeline() {
       {"FuseConvResidual", &fuseConvResidual, PassGate::Always, true,
        "before FuseConvActivation: a Relu after the residual Add then folds in too"},
       {"FuseConvActivation", &fuseConvActivation, PassGate::Always, true, "after FuseConvResidual"},
-      {"FuseSqueezeExcitation", &fuseSqueezeExcitation, PassGate::Avx512Fma, true,
-       "after FuseConvActivation: the squeeze-excitation Convs carry their activations; its fast kernel is AVX-512"},
-      {"FuseSilu", &fuseSilu, PassGate::Avx512Fma, true,
-       "after FuseConvActivation (which takes the SiLUs after Convs); Swish's fast kernel is AVX-512"},
+      {"FuseSqueezeExcitation", &fuseSqueezeExcitation, PassGate::Avx2Fma, true,
+       "after FuseConvActivation: the squeeze-excitation Convs carry their activations; its fast kernels are "
+       "AVX-512 and AVX2 + FMA"},
+      {"FuseSilu", &fuseSilu, PassGate::Avx2Fma, true,
+       "after FuseConvActivation (which takes the SiLUs after Convs); Swish's fast kernels are AVX-512 and AVX2 + FMA"},
       {"FusePointwiseDepthwise", &fusePointwiseDepthwise, PassGate::Always, true,
        "after FuseConvActivation: the fused node carries the 1x1 Conv's clamp"},
       {"FuseDepthwisePointwise", &fuseDepthwisePointwise, PassGate::Avx512Fma, true,
@@ -79,6 +80,9 @@ bool passGateOpen(PassGate Gate, const CpuFeatures &Cpu) {
   switch (Gate) {
   case PassGate::Always: return true;
   case PassGate::Avx512Fma: return Cpu.avx512Fma();
+  // The kernels' AVX2 variants need AVX2 and FMA; a CPU with AVX-512 F has both (hiding avx2 through
+  // OPTIMIUM_RT_CPU_DISABLE hides avx512f too, so the gate closes there as well).
+  case PassGate::Avx2Fma: return Cpu.avx2Fma();
   // VPDPBUSD on AVX-512 VNNI, else VPMADDWD on AVX2 (backends/native/ops/QLinearConv.cpp,
   // MatMulIntegerToFloat.cpp); both exact, unlike VPMADDUBSW's saturating int16 pair sums.
   case PassGate::Int8Exact: return Cpu.avx512Vnni() || Cpu.AVX2;

@@ -1,7 +1,8 @@
 // Squeeze-excitation fusion: GlobalAveragePool -> 1x1 Conv -> act -> 1x1 Conv -> Sigmoid /
 // HardSigmoid -> Mul(x, s) becomes one SqueezeExcitation node with the unfused graph's outputs
 // (EfficientNet's SiLU + Sigmoid blocks, MobileNetV3's Relu + HardSigmoid ones, either Mul operand
-// order), and chains whose intermediates have other readers stay as they are.
+// order), and chains whose intermediates have other readers stay as they are; the pass runs on CPUs
+// with AVX2 + FMA (the kernel's AVX2 and AVX-512 variants).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include "Optimium/Runtime.h"
 #include "OnnxBuilder.h"
 #include "TestUtil.h"
+#include "core/CpuFeatures.h"
 #include "passes/Pipeline.h"
 
 namespace rt = optimium::runtime;
@@ -112,4 +114,20 @@ TEST(FuseSqueezeExcitation, ChainWithAnotherReaderStaysUnfused) {
   ASSERT_EQ(Fused.Y.size(), Plain.Y.size());
   for (size_t I = 0; I < Fused.Y.size(); ++I)
     EXPECT_NEAR(Fused.Y[I], Plain.Y[I], 1e-6f) << I;
+}
+
+// With the gates on: the block fuses where the kernel has a fast variant (AVX2 + FMA or AVX-512,
+// e.g. an AMD Zen 3) and agrees with the unfused graph; not where it has none
+// (unit_tests_without_avx2 runs this with avx2 hidden).
+TEST(FuseSqueezeExcitation, FiresWhereTheCpuHasAvx2Fma) {
+  rt::AutoInit Init;
+  for (Style S : {Style::EfficientNet, Style::MobileNetV3}) {
+    const std::string Bytes = seModel(S, false, false);
+    const SeResult Fused = runSe(Bytes, true), Plain = runSe(Bytes, false);
+    const bool Fires = optimium::runtime::detail::cpuFeatures().avx2Fma();
+    EXPECT_EQ(Fused.Ops == std::vector<std::string>{"com.optimium.SqueezeExcitation"}, Fires);
+    ASSERT_EQ(Fused.Y.size(), Plain.Y.size());
+    for (size_t I = 0; I < Fused.Y.size(); ++I)
+      EXPECT_NEAR(Fused.Y[I], Plain.Y[I], 2e-6f * std::max(1.0f, std::fabs(Plain.Y[I]))) << I;
+  }
 }

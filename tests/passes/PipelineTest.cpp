@@ -127,6 +127,14 @@ TEST(PassPipeline, GatesFollowTheCpuFeatures) {
   dt::CpuFeatures AvxOnly = Avx2Only;
   AvxOnly.AVX2 = false;
   EXPECT_FALSE(dt::passGateOpen(dt::PassGate::Int8Exact, AvxOnly));
+  // Avx2Fma: AVX2 and FMA, or more (SiLU, squeeze-excitation: AVX2 and AVX-512 kernels).
+  EXPECT_TRUE(dt::passGateOpen(dt::PassGate::Avx2Fma, Avx2Only));
+  EXPECT_TRUE(dt::passGateOpen(dt::PassGate::Avx2Fma, Full));
+  EXPECT_FALSE(dt::passGateOpen(dt::PassGate::Avx2Fma, AvxOnly));
+  EXPECT_FALSE(dt::passGateOpen(dt::PassGate::Avx2Fma, None));
+  dt::CpuFeatures Avx2NoFma = Avx2Only;
+  Avx2NoFma.FMA = false;
+  EXPECT_FALSE(dt::passGateOpen(dt::PassGate::Avx2Fma, Avx2NoFma));
   EXPECT_FALSE(dt::passGateOpen(dt::PassGate::Avx512Bf16, Full));
   EXPECT_TRUE(dt::passGateOpen(dt::PassGate::Avx512Bf16, avx512Bf16()));
 }
@@ -142,6 +150,26 @@ TEST(PassPipeline, RunsWhatTheGatesAndOptionsAllow) {
     EXPECT_EQ(Ran.count("FuseConvMaxPool"), 0u);
     EXPECT_EQ(Ran.count("FuseQuantizedConv"), 0u);
     EXPECT_EQ(opTypes(G->graph()), (std::vector<std::string>{"Conv", "MaxPool"}));
+  }
+  {
+    // AVX2 + FMA only (AMD Zen 3): the SiLU and squeeze-excitation fusions run, the AVX-512 ones
+    // do not; with AVX but no AVX2, neither.
+    dt::CpuFeatures Avx2Only;
+    Avx2Only.AVX = Avx2Only.AVX2 = Avx2Only.FMA = Avx2Only.F16C = true;
+    auto G = convReluPool();
+    dt::PipelineOptions O;
+    O.Cpu = Avx2Only;
+    const auto Ran = ranNames(dt::runPassPipeline(G->graph(), O));
+    EXPECT_EQ(Ran.count("FuseSilu"), 1u);
+    EXPECT_EQ(Ran.count("FuseSqueezeExcitation"), 1u);
+    EXPECT_EQ(Ran.count("FuseConvMaxPool"), 0u);
+    dt::CpuFeatures AvxOnly = Avx2Only;
+    AvxOnly.AVX2 = false;
+    auto G2 = convReluPool();
+    O.Cpu = AvxOnly;
+    const auto Ran2 = ranNames(dt::runPassPipeline(G2->graph(), O));
+    EXPECT_EQ(Ran2.count("FuseSilu"), 0u);
+    EXPECT_EQ(Ran2.count("FuseSqueezeExcitation"), 0u);
   }
   {
     // AVX-512 + VNNI: every pass but the opt-in bf16 one runs, and the pool joins the Conv.

@@ -4,10 +4,11 @@
 // kSeReduceActKeys / kSeExpandActKeys (ir/FusedOps.h): Y[n, c] = X[n, c] * s[n, c] with
 // s = act2(W2 act1(W1 mean_hw(X[n]) + B1) + B2).
 //
-// The AVX-512 variant reads X twice per image and nothing else: the channel means (16 lanes of
-// partial sums per plane), the two small matrix-vector products on the calling thread, then the
-// scaling of each plane (read X, write Y), instead of GlobalAveragePool, two Conv kernels on 1x1
-// planes, two activations and a broadcasting Mul (EfficientNet-B0: 16 blocks, MobileNetV3-Small: 9).
+// The AVX-512 and AVX2 + FMA variants read X twice per image and nothing else: the channel means
+// (16 or 8 lanes of partial sums per plane), the two small matrix-vector products on the calling
+// thread, then the scaling of each plane (read X, write Y), instead of GlobalAveragePool, two Conv
+// kernels on 1x1 planes, two activations and a broadcasting Mul (EfficientNet-B0: 16 blocks,
+// MobileNetV3-Small: 9).
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -219,6 +220,119 @@ OPT_TARGET_AVX512 void exciteAvx512(const SeAttrs &A, const float *W1, const flo
   applyFusedAct(A.Expand, Scale, static_cast<size_t>(C));
 }
 
+/// Lane j < N set (N in 0..8): the mask of an AVX2 maskload / maskstore tail.
+OPT_TARGET_AVX2 inline __m256i laneMask256(int64_t N) {
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(N)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+/// The sum of the 8 lanes of V.
+OPT_TARGET_AVX2 inline float sum256(__m256 V) {
+  __m128 S = _mm_add_ps(_mm256_castps256_ps128(V), _mm256_extractf128_ps(V, 1));
+  S = _mm_add_ps(S, _mm_movehl_ps(S, S));
+  S = _mm_add_ss(S, _mm_movehdup_ps(S));
+  return _mm_cvtss_f32(S);
+}
+
+/// planeMeansAvx512 on 8 lanes (two accumulators).
+OPT_TARGET_AVX2 void planeMeansAvx2(const float *X, int64_t P, int64_t Count, float *Mean) {
+  const __m256i Tail = laneMask256(P % 8);
+  const float Inv = 1.0f / static_cast<float>(P);
+  for (int64_t C = 0; C < Count; ++C) {
+    const float *Row = X + C * P;
+    __m256 A0 = _mm256_setzero_ps(), A1 = _mm256_setzero_ps();
+    int64_t I = 0;
+    for (; I + 16 <= P; I += 16) {
+      A0 = _mm256_add_ps(A0, _mm256_loadu_ps(Row + I));
+      A1 = _mm256_add_ps(A1, _mm256_loadu_ps(Row + I + 8));
+    }
+    if (I + 8 <= P) {
+      A0 = _mm256_add_ps(A0, _mm256_loadu_ps(Row + I));
+      I += 8;
+    }
+    if (I < P)
+      A1 = _mm256_add_ps(A1, _mm256_maskload_ps(Row + I, Tail));
+    Mean[C] = sum256(_mm256_add_ps(A0, A1)) * Inv;
+  }
+}
+
+/// scalePlanesAvx512 on 8 lanes.
+OPT_TARGET_AVX2 void scalePlanesAvx2(const float *X, const float *Scale, int64_t P, int64_t Count, float *Y) {
+  const __m256i Tail = laneMask256(P % 8);
+  for (int64_t C = 0; C < Count; ++C) {
+    const float *Row = X + C * P;
+    float *Out = Y + C * P;
+    const __m256 S = _mm256_set1_ps(Scale[C]);
+    int64_t I = 0;
+    for (; I + 16 <= P; I += 16) {
+      const __m256 V0 = _mm256_mul_ps(_mm256_loadu_ps(Row + I), S), V1 = _mm256_mul_ps(_mm256_loadu_ps(Row + I + 8), S);
+      _mm256_storeu_ps(Out + I, V0), _mm256_storeu_ps(Out + I + 8, V1);
+    }
+    if (I + 8 <= P) {
+      _mm256_storeu_ps(Out + I, _mm256_mul_ps(_mm256_loadu_ps(Row + I), S));
+      I += 8;
+    }
+    if (I < P)
+      _mm256_maskstore_ps(Out + I, Tail, _mm256_mul_ps(_mm256_maskload_ps(Row + I, Tail), S));
+  }
+}
+
+/// exciteAvx512 on 8 lanes, the activations by applyFusedActAvx2.
+OPT_TARGET_AVX2 void exciteAvx2(const SeAttrs &A, const float *W1, const float *B1, const float *W2T, const float *B2,
+                                int64_t C, int64_t R, const float *Mean, float *Hidden, float *Scale) {
+  for (int64_t I = 0; I < R; ++I) {
+    const float *Row = W1 + I * C;
+    __m256 S0 = _mm256_setzero_ps(), S1 = _mm256_setzero_ps();
+    int64_t J = 0;
+    for (; J + 16 <= C; J += 16) {
+      S0 = _mm256_fmadd_ps(_mm256_loadu_ps(Row + J), _mm256_loadu_ps(Mean + J), S0);
+      S1 = _mm256_fmadd_ps(_mm256_loadu_ps(Row + J + 8), _mm256_loadu_ps(Mean + J + 8), S1);
+    }
+    if (J + 8 <= C) {
+      S0 = _mm256_fmadd_ps(_mm256_loadu_ps(Row + J), _mm256_loadu_ps(Mean + J), S0);
+      J += 8;
+    }
+    if (J < C) {
+      const __m256i M = laneMask256(C - J);
+      S1 = _mm256_fmadd_ps(_mm256_maskload_ps(Row + J, M), _mm256_maskload_ps(Mean + J, M), S1);
+    }
+    Hidden[I] = sum256(_mm256_add_ps(S0, S1)) + (B1 ? B1[I] : 0.0f);
+  }
+  applyFusedActAvx2(A.Reduce, Hidden, Hidden, static_cast<size_t>(R));
+  // Scale = B2 + sum over j of Hidden[j] * W2T[j, :]: 8 output channels at a time.
+  for (int64_t I0 = 0; I0 < C; I0 += 8) {
+    const __m256i M = laneMask256(std::min<int64_t>(8, C - I0));
+    __m256 S = B2 ? _mm256_maskload_ps(B2 + I0, M) : _mm256_setzero_ps();
+    for (int64_t J = 0; J < R; ++J)
+      S = _mm256_fmadd_ps(_mm256_maskload_ps(W2T + J * C + I0, M), _mm256_set1_ps(Hidden[J]), S);
+    _mm256_maskstore_ps(Scale + I0, M, S);
+  }
+  applyFusedActAvx2(A.Expand, Scale, Scale, static_cast<size_t>(C));
+}
+
+/// The ISA-specific steps of SeSimdKernel.
+struct SeAvx512 {
+  static constexpr const char *Name = "f32_squeeze_excitation__avx512";
+  static void means(const float *X, int64_t P, int64_t Count, float *Mean) { planeMeansAvx512(X, P, Count, Mean); }
+  static void scale(const float *X, const float *S, int64_t P, int64_t Count, float *Y) {
+    scalePlanesAvx512(X, S, P, Count, Y);
+  }
+  static void excite(const SeAttrs &A, const float *W1, const float *B1, const float *W2T, const float *B2, int64_t C,
+                     int64_t R, const float *Mean, float *Hidden, float *Scale) {
+    exciteAvx512(A, W1, B1, W2T, B2, C, R, Mean, Hidden, Scale);
+  }
+};
+struct SeAvx2 {
+  static constexpr const char *Name = "f32_squeeze_excitation__avx2";
+  static void means(const float *X, int64_t P, int64_t Count, float *Mean) { planeMeansAvx2(X, P, Count, Mean); }
+  static void scale(const float *X, const float *S, int64_t P, int64_t Count, float *Y) {
+    scalePlanesAvx2(X, S, P, Count, Y);
+  }
+  static void excite(const SeAttrs &A, const float *W1, const float *B1, const float *W2T, const float *B2, int64_t C,
+                     int64_t R, const float *Mean, float *Hidden, float *Scale) {
+    exciteAvx2(A, W1, B1, W2T, B2, C, R, Mean, Hidden, Scale);
+  }
+};
+
 /// W2 [C, R] transposed to [R, C].
 std::vector<float> transposeW2(const float *W2, int64_t C, int64_t R) {
   std::vector<float> T(static_cast<size_t>(C * R));
@@ -228,13 +342,14 @@ std::vector<float> transposeW2(const float *W2, int64_t C, int64_t R) {
   return T;
 }
 
-class SeAvx512Kernel : public Kernel {
+/// The vector kernel on Isa's steps (SeAvx512, SeAvx2).
+template <typename Isa> class SeSimdKernel : public Kernel {
 public:
   /// W2T: the constant W2 transposed at creation (empty: W2 is transposed per run).
-  SeAvx512Kernel(SeAttrs A, std::vector<float> W2T) : A(A), W2T(std::move(W2T)) {}
+  SeSimdKernel(SeAttrs A, std::vector<float> W2T) : A(A), W2T(std::move(W2T)) {}
 
   Status run(const KernelContext &Ctx) const override {
-    const char *Name = "f32_squeeze_excitation__avx512";
+    const char *Name = Isa::Name;
     ASSIGN_OR_RETURN(const SeRun S, planSe(Name, Ctx));
     if (S.P == 0 || S.C == 0)
       return S.P == 0 ? Status::ok() : runError(Name, "no channels");
@@ -254,12 +369,12 @@ public:
       const float *Xn = X + N * S.C * S.P;
       float *Yn = Y + N * S.C * S.P;
       Ctx.Par.forRange(static_cast<size_t>(S.C), Chunk, [&](size_t Lo, size_t Hi) {
-        planeMeansAvx512(Xn + static_cast<int64_t>(Lo) * S.P, S.P, static_cast<int64_t>(Hi - Lo), Mean.data() + Lo);
+        Isa::means(Xn + static_cast<int64_t>(Lo) * S.P, S.P, static_cast<int64_t>(Hi - Lo), Mean.data() + Lo);
       });
-      exciteAvx512(A, W1, B1, W2t, B2, S.C, S.R, Mean.data(), Hidden.data(), Scale.data());
+      Isa::excite(A, W1, B1, W2t, B2, S.C, S.R, Mean.data(), Hidden.data(), Scale.data());
       Ctx.Par.forRange(static_cast<size_t>(S.C), Chunk, [&](size_t Lo, size_t Hi) {
         const int64_t Off = static_cast<int64_t>(Lo) * S.P;
-        scalePlanesAvx512(Xn + Off, Scale.data() + Lo, S.P, static_cast<int64_t>(Hi - Lo), Yn + Off);
+        Isa::scale(Xn + Off, Scale.data() + Lo, S.P, static_cast<int64_t>(Hi - Lo), Yn + Off);
       });
     }
     return Status::ok();
@@ -312,6 +427,20 @@ std::vector<OpTestCase> seCases() {
   };
 }
 
+#ifdef OPT_SIMD_X86
+template <typename Isa> KernelVariant seSimdVariant(int Priority, bool (*CpuHas)()) {
+  return {Isa::Name, Priority, [CpuHas](const KernelCreateInfo &I) { return typesOk(I) && CpuHas(); },
+          [](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
+            ASSIGN_OR_RETURN(const SeAttrs A, parseSeAttrs(I.N));
+            std::vector<float> W2T;
+            const ConstData *W2 = I.Inputs[kW2].Const.get();
+            if (W2 && W2->Dims.size() == 4)
+              W2T = transposeW2(W2->as<float>(), W2->Dims[0], W2->Dims[1]);
+            return makeKernel<SeSimdKernel<Isa>>(A, std::move(W2T));
+          }};
+}
+#endif
+
 OpKernels seKernels() {
   OpKernels K;
   K.Domain = kSqueezeExcitationDomain;
@@ -322,16 +451,8 @@ OpKernels seKernels() {
                           return makeKernel<SeRefKernel>(A);
                         }});
 #ifdef OPT_SIMD_X86
-  K.Variants.push_back({"f32_squeeze_excitation__avx512", 30,
-                        [](const KernelCreateInfo &I) { return typesOk(I) && simdAvx512(); },
-                        [](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
-                          ASSIGN_OR_RETURN(const SeAttrs A, parseSeAttrs(I.N));
-                          std::vector<float> W2T;
-                          const ConstData *W2 = I.Inputs[kW2].Const.get();
-                          if (W2 && W2->Dims.size() == 4)
-                            W2T = transposeW2(W2->as<float>(), W2->Dims[0], W2->Dims[1]);
-                          return makeKernel<SeAvx512Kernel>(A, std::move(W2T));
-                        }});
+  K.Variants.push_back(seSimdVariant<SeAvx512>(30, simdAvx512));
+  K.Variants.push_back(seSimdVariant<SeAvx2>(25, simdAvx2));
 #endif
   K.TestCases = seCases;
   return K;

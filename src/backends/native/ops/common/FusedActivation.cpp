@@ -67,6 +67,31 @@ OPT_TARGET_AVX512 void applyFusedActAvx512(const FusedAct &A, const float *X, fl
 
 } // namespace
 
+#ifdef OPT_HAVE_VECMATH256
+OPT_TARGET_AVX2 void applyFusedActAvx2(const FusedAct &A, const float *X, float *Y, size_t Count) {
+  const Act256 Av(A);
+  size_t I = 0;
+  for (; I + 16 <= Count; I += 16) { // two vectors per step: two exp chains in flight
+    const __m256 V0 = Av(_mm256_loadu_ps(X + I)), V1 = Av(_mm256_loadu_ps(X + I + 8));
+    _mm256_storeu_ps(Y + I, V0), _mm256_storeu_ps(Y + I + 8, V1);
+  }
+  if (I + 8 <= Count) {
+    _mm256_storeu_ps(Y + I, Av(_mm256_loadu_ps(X + I)));
+    I += 8;
+  }
+  if (I < Count) { // lane j < Count - I: masked load (zeros elsewhere) and store
+    const __m256i M = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(Count - I)),
+                                         _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    _mm256_maskstore_ps(Y + I, M, Av(_mm256_maskload_ps(X + I, M)));
+  }
+}
+#else
+void applyFusedActAvx2(const FusedAct &A, const float *X, float *Y, size_t Count) {
+  for (size_t I = 0; I < Count; ++I)
+    Y[I] = A(X[I]);
+}
+#endif
+
 void applyFusedAct(const FusedAct &A, const float *X, float *Y, size_t Count) {
   if (!A.on()) {
     if (X != Y)
@@ -76,6 +101,12 @@ void applyFusedAct(const FusedAct &A, const float *X, float *Y, size_t Count) {
 #ifdef OPT_HAVE_VECMATH512
   if (simdAvx512()) {
     applyFusedActAvx512(A, X, Y, Count);
+    return;
+  }
+#endif
+#ifdef OPT_HAVE_VECMATH256
+  if (simdAvx2()) {
+    applyFusedActAvx2(A, X, Y, Count);
     return;
   }
 #endif

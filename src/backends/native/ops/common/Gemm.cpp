@@ -216,7 +216,8 @@ __attribute__((target("avx2,fma"), always_inline)) inline void avx2Tile(int64_t 
   // Lane j is stored when j < Nr.
   const __m256i M0 = _mm256_cmpgt_epi32(NrV, Iota0), M1 = _mm256_cmpgt_epi32(NrV, Iota1);
   const bool Bias = Ep && Ep->Bias, Clamp = Ep && Ep->Act.Kind == ActKind::Clamp, ColBias = Ep && Ep->ColBias;
-  const bool OtherAct = Ep && !Ep->Act.clampOnly(); // applied per element after the store
+  const bool OtherAct = Ep && !Ep->Act.clampOnly(); // in registers before the store (Act256)
+  const Act256 Av(OtherAct ? Ep->Act : FusedAct());
   const __m256 Lo = _mm256_set1_ps(Clamp ? Ep->Act.Min : 0.0f), Hi = _mm256_set1_ps(Clamp ? Ep->Act.Max : 0.0f);
   const bool Full = Nr == 16;
   const __m256 CB0 = ColBias ? (Full ? _mm256_loadu_ps(Ep->ColBias) : _mm256_maskload_ps(Ep->ColBias, M0)) : _mm256_setzero_ps();
@@ -242,13 +243,12 @@ __attribute__((target("avx2,fma"), always_inline)) inline void avx2Tile(int64_t 
     if (Clamp) { // max/min with the value second so NaN passes through
       V0 = _mm256_min_ps(Hi, _mm256_max_ps(Lo, V0)), V1 = _mm256_min_ps(Hi, _mm256_max_ps(Lo, V1));
     }
+    if (OtherAct)
+      V0 = Av(V0), V1 = Av(V1);
     if (Full)
       _mm256_storeu_ps(Row, V0), _mm256_storeu_ps(Row + 8, V1);
     else
       _mm256_maskstore_ps(Row, M0, V0), _mm256_maskstore_ps(Row + 8, M1, V1);
-    if (OtherAct)
-      for (int64_t J = 0; J < Nr; ++J)
-        Row[J] = Ep->Act(Row[J]);
     if (Ep && Ep->Gelu)
       approx::geluErfF32(Row, Row, static_cast<size_t>(Nr));
   }

@@ -1,0 +1,48 @@
+// AVX2 + FMA versions of VecMath512's exp2 (the sigmoid / SiLU exponential): inline so kernels
+// apply them to values still in registers (the AVX2 GEMM tile's fused-activation epilogue, Act256).
+// Only call them after a run-time check for AVX2 and FMA (simdAvx2()): the build does not use
+// -march=native.
+#pragma once
+
+#if defined(__GNUC__) && defined(__x86_64__)
+#include <immintrin.h>
+
+#define OPT_HAVE_VECMATH256 1
+
+namespace optimium {
+namespace runtime {
+namespace detail {
+namespace ops {
+namespace vec256 {
+
+#define OPT_VEC256 __attribute__((target("avx2,fma"), always_inline))
+
+OPT_VEC256 inline __m256 set1(float V) { return _mm256_set1_ps(V); }
+
+/// 2^x with x clamped to [-126, 127] (NaN stays NaN): n = round(x), 2^(x - n) by
+/// vec512::exp2Neg512's degree-5 fit on [-1/2, 1/2] (relative error 1.6e-7), times 2^n built in
+/// the exponent field (AVX2 has no scalef; the clamp keeps n a normal exponent, so below 2^-126 the
+/// result is 2^-126 times the fit instead of a denormal: sigmoid and SiLU add 1 to it).
+OPT_VEC256 inline __m256 exp2Clamped256(__m256 X) {
+  X = _mm256_max_ps(set1(-126.0f), _mm256_min_ps(set1(127.0f), X)); // value second: NaN passes
+  const __m256 N = _mm256_round_ps(X, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const __m256 R = _mm256_sub_ps(X, N);
+  __m256 P = set1(1.3278164e-3f);
+  P = _mm256_fmadd_ps(P, R, set1(9.6755559e-3f));
+  P = _mm256_fmadd_ps(P, R, set1(5.5507079e-2f));
+  P = _mm256_fmadd_ps(P, R, set1(2.4022119e-1f));
+  P = _mm256_fmadd_ps(P, R, set1(6.9314694e-1f));
+  P = _mm256_fmadd_ps(P, R, set1(1.0000001f));
+  // 2^n: (n + 127) << 23 as float bits (for a NaN, P is NaN and so is the product).
+  const __m256i E = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(N), _mm256_set1_epi32(127)), 23);
+  return _mm256_mul_ps(P, _mm256_castsi256_ps(E));
+}
+
+} // namespace vec256
+} // namespace ops
+} // namespace detail
+} // namespace runtime
+} // namespace optimium
+
+#undef OPT_VEC256
+#endif

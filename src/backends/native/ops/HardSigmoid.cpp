@@ -10,7 +10,8 @@ namespace {
 struct HardSigmoidOp {
   template <typename C> static C apply(C X, const UnaryParams &P) {
     (void)P;
-    return std::max(C(0), std::min(C(1), C(P.Alpha) * X + C(P.Beta)));
+    const C V = C(P.Alpha) * X + C(P.Beta);
+    return V != V ? V : std::max(C(0), std::min(C(1), V)); // NaN propagates, as in ONNX's max(0, min(1, .))
   }
 };
 

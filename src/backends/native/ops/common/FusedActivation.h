@@ -47,11 +47,15 @@ struct FusedAct {
     }
     case ActKind::Sigmoid: return 1.0f / (1.0f + std::exp(-X));
     case ActKind::Silu: return X / (1.0f + std::exp(-Alpha * X));
-    case ActKind::HardSigmoid: return std::fmax(0.0f, std::fmin(1.0f, Alpha * X + Beta));
-    case ActKind::HardSwish: return X * std::fmax(0.0f, std::fmin(1.0f, Alpha * X + Beta));
+    // NaN propagates (as ONNX's max(0, min(1, .)) and the vector forms do; std::fmin/fmax would
+    // drop it).
+    case ActKind::HardSigmoid: return hardSigmoid(Alpha * X + Beta);
+    case ActKind::HardSwish: return X * hardSigmoid(Alpha * X + Beta);
     }
     return X;
   }
+  /// max(0, min(1, V)), NaN kept.
+  static float hardSigmoid(float V) { return V != V ? V : V < 0.0f ? 0.0f : V > 1.0f ? 1.0f : V; }
   bool operator==(const FusedAct &O) const {
     return Kind == O.Kind && Min == O.Min && Max == O.Max && Alpha == O.Alpha && Beta == O.Beta;
   }

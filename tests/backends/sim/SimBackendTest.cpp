@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <list>
 #include <random>
 #include <string>
 #include <vector>
@@ -92,8 +93,13 @@ std::string squareLayer(int64_t N, unsigned Seed, const char *Act = "Relu") {
   return B.bytes();
 }
 
+/// loadModel from bytes does not copy them (Model.h): the tests pass temporaries, so every model's
+/// bytes are kept here for the rest of the process (valgrind found the sim reading a constant from
+/// freed bytes when they were not).
 rt::Model load(const std::string &Bytes, const rt::ModelLoadOptions &O) {
-  return rt::loadModel(reinterpret_cast<const uint8_t *>(Bytes.data()), Bytes.size(), O);
+  static std::list<std::string> Kept;
+  Kept.push_back(Bytes);
+  return rt::loadModel(reinterpret_cast<const uint8_t *>(Kept.back().data()), Kept.back().size(), O);
 }
 
 std::vector<float> digits(size_t First, size_t Count) {

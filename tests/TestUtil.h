@@ -19,6 +19,7 @@ double maxAbsDiff(const optimium::runtime::Tensor &A, const optimium::runtime::T
 
 /// Loads a model from ONNX bytes with fusion on or off (EnableMemoryOptimization: off runs every
 /// ONNX node) and a thread count (0: the runtime's default).
+/// loadModel over Bytes, which it does not copy: keep Bytes alive as long as the model.
 optimium::runtime::Model loadModelBytes(const std::string &Bytes, bool MemOpt = true, int Threads = 0);
 
 /// Deterministic test data: Scale * sin(0.37 i + Phase) for i in [0, N).

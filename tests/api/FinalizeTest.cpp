@@ -10,7 +10,9 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <string>
+#include <vector>
 #include <thread>
 
 #include "OnnxBuilder.h"
@@ -52,7 +54,9 @@ rt::Model load(const std::string &Bytes, rt::SchedulerType Scheduler = rt::Sched
   rt::ModelLoadOptions O;
   O.ThreadCount = Threads;
   O.Scheduler = Scheduler;
-  return rt::loadModel(reinterpret_cast<const uint8_t *>(Bytes.data()), Bytes.size(), O);
+  static std::vector<std::unique_ptr<std::string>> Keep; // the model may point into the bytes
+  Keep.push_back(std::make_unique<std::string>(Bytes));
+  return rt::loadModel(reinterpret_cast<const uint8_t *>(Keep.back()->data()), Keep.back()->size(), O);
 }
 
 /// Expects Call to throw an InvalidStateError whose message holds Part.

@@ -4,7 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <memory>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "Optimium/Runtime.h"
 #include "OnnxBuilder.h"
@@ -32,7 +35,9 @@ std::string flattenByShapeModel(const std::vector<std::string> &Symbols) {
 }
 
 rt::Model load(const std::string &Bytes) {
-  return rt::loadModel(reinterpret_cast<const uint8_t *>(Bytes.data()), Bytes.size());
+  static std::vector<std::unique_ptr<std::string>> Keep; // the model may point into the bytes
+  Keep.push_back(std::make_unique<std::string>(Bytes));
+  return rt::loadModel(reinterpret_cast<const uint8_t *>(Keep.back()->data()), Keep.back()->size());
 }
 
 std::multiset<std::string> opTypes(const rt::Model &M) {

@@ -251,7 +251,8 @@ TEST(FuseQdq, OnlyConvolutionsTheIntegerKernelsRunWellAreRewritten) {
   } Cases[] = {{1, I8, 0, true}, {1, U8, 128, true}, {2, I8, 0, false /* 4 outputs per group */},
                {1, U8, 3, false}, {8, I8, 0, false /* depthwise */}, {1, I8, 1, false}};
   for (const Case &C : Cases) {
-    const rt::Model M = loadModelBytes(convOnlyModel(C.Group, C.WType, C.WZp), true);
+    const std::string Bytes = convOnlyModel(C.Group, C.WType, C.WZp); // not copied by loadModel: kept alive
+    const rt::Model M = loadModelBytes(Bytes, true);
     const auto Types = opTypes(M);
     EXPECT_EQ(Types.count("QLinearConv"), C.Fused ? 1u : 0u)
         << "group " << C.Group << ", weight type " << C.WType << ", zero point " << C.WZp;

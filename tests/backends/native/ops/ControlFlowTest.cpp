@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <thread>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -29,7 +30,9 @@ rt::Model load(const std::string &Bytes, rt::SchedulerType S) {
   rt::ModelLoadOptions O;
   O.Scheduler = S;
   O.ThreadCount = 2;
-  return rt::loadModel(reinterpret_cast<const uint8_t *>(Bytes.data()), Bytes.size(), O);
+  static std::vector<std::unique_ptr<std::string>> Keep; // the model may point into the bytes
+  Keep.push_back(std::make_unique<std::string>(Bytes));
+  return rt::loadModel(reinterpret_cast<const uint8_t *>(Keep.back()->data()), Keep.back()->size(), O);
 }
 
 rt::Tensor f32(std::vector<int64_t> Dims, std::vector<float> Values) {

@@ -220,11 +220,6 @@ OPT_TARGET_AVX512 void exciteAvx512(const SeAttrs &A, const float *W1, const flo
   applyFusedAct(A.Expand, Scale, static_cast<size_t>(C));
 }
 
-/// Lane j < N set (N in 0..8): the mask of an AVX2 maskload / maskstore tail.
-OPT_TARGET_AVX2 inline __m256i laneMask256(int64_t N) {
-  return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(N)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-}
-
 /// The sum of the 8 lanes of V.
 OPT_TARGET_AVX2 inline float sum256(__m256 V) {
   __m128 S = _mm_add_ps(_mm256_castps256_ps128(V), _mm256_extractf128_ps(V, 1));
@@ -235,7 +230,7 @@ OPT_TARGET_AVX2 inline float sum256(__m256 V) {
 
 /// planeMeansAvx512 on 8 lanes (two accumulators).
 OPT_TARGET_AVX2 void planeMeansAvx2(const float *X, int64_t P, int64_t Count, float *Mean) {
-  const __m256i Tail = laneMask256(P % 8);
+  const __m256i Tail = vec256::lanesBelow256(P % 8);
   const float Inv = 1.0f / static_cast<float>(P);
   for (int64_t C = 0; C < Count; ++C) {
     const float *Row = X + C * P;
@@ -257,7 +252,7 @@ OPT_TARGET_AVX2 void planeMeansAvx2(const float *X, int64_t P, int64_t Count, fl
 
 /// scalePlanesAvx512 on 8 lanes.
 OPT_TARGET_AVX2 void scalePlanesAvx2(const float *X, const float *Scale, int64_t P, int64_t Count, float *Y) {
-  const __m256i Tail = laneMask256(P % 8);
+  const __m256i Tail = vec256::lanesBelow256(P % 8);
   for (int64_t C = 0; C < Count; ++C) {
     const float *Row = X + C * P;
     float *Out = Y + C * P;
@@ -292,7 +287,7 @@ OPT_TARGET_AVX2 void exciteAvx2(const SeAttrs &A, const float *W1, const float *
       J += 8;
     }
     if (J < C) {
-      const __m256i M = laneMask256(C - J);
+      const __m256i M = vec256::lanesBelow256(C - J);
       S1 = _mm256_fmadd_ps(_mm256_maskload_ps(Row + J, M), _mm256_maskload_ps(Mean + J, M), S1);
     }
     Hidden[I] = sum256(_mm256_add_ps(S0, S1)) + (B1 ? B1[I] : 0.0f);
@@ -300,7 +295,7 @@ OPT_TARGET_AVX2 void exciteAvx2(const SeAttrs &A, const float *W1, const float *
   applyFusedActAvx2(A.Reduce, Hidden, Hidden, static_cast<size_t>(R));
   // Scale = B2 + sum over j of Hidden[j] * W2T[j, :]: 8 output channels at a time.
   for (int64_t I0 = 0; I0 < C; I0 += 8) {
-    const __m256i M = laneMask256(std::min<int64_t>(8, C - I0));
+    const __m256i M = vec256::lanesBelow256(std::min<int64_t>(8, C - I0));
     __m256 S = B2 ? _mm256_maskload_ps(B2 + I0, M) : _mm256_setzero_ps();
     for (int64_t J = 0; J < R; ++J)
       S = _mm256_fmadd_ps(_mm256_maskload_ps(W2T + J * C + I0, M), _mm256_set1_ps(Hidden[J]), S);

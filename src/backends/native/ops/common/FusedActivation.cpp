@@ -80,8 +80,7 @@ OPT_TARGET_AVX2 void applyFusedActAvx2(const FusedAct &A, const float *X, float 
     I += 8;
   }
   if (I < Count) { // lane j < Count - I: masked load (zeros elsewhere) and store
-    const __m256i M = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(Count - I)),
-                                         _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    const __m256i M = vec256::lanesBelow256(static_cast<int64_t>(Count - I));
     _mm256_maskstore_ps(Y + I, M, Av(_mm256_maskload_ps(X + I, M)));
   }
 }

@@ -5,6 +5,7 @@
 #include "backends/native/ops/common/GemmBf16.h"
 #include "backends/native/ops/common/GemmWriteBack512.h"
 #include "backends/native/ops/common/MathApprox.h"
+#include "backends/native/ops/common/VecMath256.h"
 #include "backends/native/ops/common/VecMath512.h"
 #include "core/CpuFeatures.h"
 
@@ -639,19 +640,13 @@ inline bool avx2Group(const int64_t *ColOff, int64_t Col0, int64_t Cols, int64_t
   return true;
 }
 
-__attribute__((target("avx2"))) inline __m256i avx2LaneMask(int Lo, int Hi) { // lanes [Lo, Hi)
-  const __m256i Iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-  return _mm256_and_si256(_mm256_cmpgt_epi32(Iota, _mm256_set1_epi32(Lo - 1)),
-                          _mm256_cmpgt_epi32(_mm256_set1_epi32(Hi), Iota));
-}
-
 /// copyBPanelAvx2's loop for two groups, each one run (a masked load) or two (two masked loads
 /// whose lanes do not overlap, or-ed). Masked-off lanes are not read: no load runs past a row.
 template <bool Two0, bool Two1>
 __attribute__((target("avx2"))) void copyGroupsAvx2(float *Dst, const float *Base, const int64_t *Off, int64_t Kc,
                                                     const Avx2Group &G0, const Avx2Group &G1) {
-  const __m256i A0 = avx2LaneMask(0, G0.Split), B0 = avx2LaneMask(G0.Split, G0.Lanes);
-  const __m256i A1 = avx2LaneMask(0, G1.Split), B1 = avx2LaneMask(G1.Split, G1.Lanes);
+  const __m256i A0 = vec256::laneRange256(0, G0.Split), B0 = vec256::laneRange256(G0.Split, G0.Lanes);
+  const __m256i A1 = vec256::laneRange256(0, G1.Split), B1 = vec256::laneRange256(G1.Split, G1.Lanes);
   for (int64_t K = 0; K < Kc; ++K, Dst += 16) {
     const float *Row = Base + Off[K];
     __m256 V0 = _mm256_maskload_ps(Row + G0.Off0, A0), V1 = _mm256_maskload_ps(Row + G1.Off0, A1);

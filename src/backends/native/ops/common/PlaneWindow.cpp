@@ -270,12 +270,17 @@ __attribute__((target("avx2,fma"))) void dwRowsAvx2(const DepthwisePlan &P, cons
 
 #endif
 
+/// The geometries the vector plane kernels take: horizontal stride 1 or 2, the rest positive.
+[[maybe_unused]] bool vectorPlaneGeometry(const DepthwiseGeometry &G) {
+  return (G.SW == 1 || G.SW == 2) && G.SH >= 1 && G.DH >= 1 && G.DW >= 1 && G.KH >= 1 && G.KW >= 1;
+}
+
 } // namespace
 
 bool depthwiseAvx512Supported(const DepthwiseGeometry &G) {
 #ifdef OPT_DW_X86
   static const bool Cpu = cpuFeatures().avx512Fma();
-  return Cpu && (G.SW == 1 || G.SW == 2) && G.SH >= 1 && G.DH >= 1 && G.DW >= 1 && G.KH >= 1 && G.KW >= 1;
+  return Cpu && vectorPlaneGeometry(G);
 #else
   (void)G;
   return false;
@@ -309,7 +314,7 @@ DepthwisePlan planDepthwise(const DepthwiseGeometry &G) {
 bool depthwiseAvx2Supported(const DepthwiseGeometry &G) {
 #ifdef OPT_DW_X86
   static const bool Cpu = cpuFeatures().avx2Fma();
-  return Cpu && (G.SW == 1 || G.SW == 2) && G.SH >= 1 && G.DH >= 1 && G.DW >= 1 && G.KH >= 1 && G.KW >= 1;
+  return Cpu && vectorPlaneGeometry(G);
 #else
   (void)G;
   return false;

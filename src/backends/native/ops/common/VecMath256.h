@@ -7,6 +7,8 @@
 #if defined(__GNUC__) && defined(__x86_64__)
 #include <immintrin.h>
 
+#include <cstdint>
+
 #define OPT_HAVE_VECMATH256 1
 
 namespace optimium {
@@ -16,6 +18,20 @@ namespace ops {
 namespace vec256 {
 
 #define OPT_VEC256 __attribute__((target("avx2,fma"), always_inline))
+// The lane masks need AVX2 only (so AVX2 kernels built without FMA inline them too).
+#define OPT_VEC256_MASK __attribute__((target("avx2"), always_inline))
+
+/// Lanes j in [Lo, Hi) set: the mask of an AVX2 maskload / maskstore.
+OPT_VEC256_MASK inline __m256i laneRange256(int64_t Lo, int64_t Hi) {
+  const __m256i Iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  return _mm256_and_si256(_mm256_cmpgt_epi32(Iota, _mm256_set1_epi32(static_cast<int>(Lo) - 1)),
+                          _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(Hi)), Iota));
+}
+
+/// Lanes j < N set (a tail's mask).
+OPT_VEC256_MASK inline __m256i lanesBelow256(int64_t N) {
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(N)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
 
 OPT_VEC256 inline __m256 set1(float V) { return _mm256_set1_ps(V); }
 
@@ -45,4 +61,5 @@ OPT_VEC256 inline __m256 exp2Clamped256(__m256 X) {
 } // namespace optimium
 
 #undef OPT_VEC256
+#undef OPT_VEC256_MASK
 #endif

@@ -10,6 +10,7 @@
 
 #include "backends/native/ops/common/GemmBf16Dot.h"
 #include "backends/native/ops/common/RowPipeline.h"
+#include "backends/native/ops/common/VecMath256.h"
 #include "backends/native/ops/common/PackedWeights.h"
 #include "backends/native/ops/conv/ConvCommon.h"
 #include "core/CpuFeatures.h"
@@ -83,12 +84,6 @@ __attribute__((target("avx512f"))) bool gatherPixelsAvx512(float *Dst, const flo
 // --- AVX2 siblings of the packs above (CPUs without AVX-512: Zen 3, most CI hosts) -----------------
 bool avx2PackAvailable() { return cpuFeatures().AVX2; }
 
-__attribute__((target("avx2"))) inline __m256i laneRangeAvx2(int64_t Lo, int64_t Hi) { // lanes [Lo, Hi)
-  const __m256i Iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-  return _mm256_and_si256(_mm256_cmpgt_epi32(Iota, _mm256_set1_epi32(static_cast<int>(Lo) - 1)),
-                          _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(Hi)), Iota));
-}
-
 /// packSegmentAvx512 with 8 lanes: Dst[j] = Src[j * SW] for j in [Lo, Hi), 0 for the other j < Len
 /// (SW 1 or 2; stride 2 loads 16 inputs and keeps the even ones). Masked-off lanes are not read.
 __attribute__((target("avx2"))) void packSegmentAvx2(float *Dst, const float *Src, int64_t Len, int64_t Lo, int64_t Hi,
@@ -98,17 +93,17 @@ __attribute__((target("avx2"))) void packSegmentAvx2(float *Dst, const float *Sr
     const int64_t A = std::min<int64_t>(std::max<int64_t>(Lo - J0, 0), N), B = std::max<int64_t>(std::min<int64_t>(Hi - J0, N), A);
     __m256 V;
     if (SW == 1) {
-      V = _mm256_maskload_ps(Src + J0, laneRangeAvx2(A, B));
+      V = _mm256_maskload_ps(Src + J0, vec256::laneRange256(A, B));
     } else { // inputs 2A .. 2B-2 of the 16 starting at Src + 2 * J0, then the even ones in order
       const float *S = Src + 2 * J0;
-      const __m256 L0 = _mm256_maskload_ps(S, laneRangeAvx2(2 * A, 2 * B - 1));
-      const __m256 L1 = _mm256_maskload_ps(S + 8, laneRangeAvx2(2 * A - 8, 2 * B - 9));
+      const __m256 L0 = _mm256_maskload_ps(S, vec256::laneRange256(2 * A, 2 * B - 1));
+      const __m256 L1 = _mm256_maskload_ps(S + 8, vec256::laneRange256(2 * A - 8, 2 * B - 9));
       V = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(L0, L1, 0x88)), 0xD8));
     }
     if (N == 8)
       _mm256_storeu_ps(Dst + J0, V);
     else
-      _mm256_maskstore_ps(Dst + J0, laneRangeAvx2(0, N), V);
+      _mm256_maskstore_ps(Dst + J0, vec256::laneRange256(0, N), V);
   }
 }
 
@@ -127,7 +122,8 @@ __attribute__((target("avx2"))) bool gatherPixelsAvx2(float *Dst, const float *B
       return false;
     Split = I, Off1 = Pix[I] - I;
   }
-  const __m256i First = laneRangeAvx2(0, Split), Second = laneRangeAvx2(Split, Valid), Store = laneRangeAvx2(0, MR);
+  const __m256i First = vec256::laneRange256(0, Split), Second = vec256::laneRange256(Split, Valid);
+  const __m256i Store = vec256::laneRange256(0, MR);
   for (int64_t K = 0; K < Kc; ++K, Dst += MR) {
     const float *Row = Base + TapOff[K];
     __m256 V = _mm256_maskload_ps(Row + Pix[0], First);
@@ -143,7 +139,7 @@ __attribute__((target("avx2"))) bool gatherPixelsAvx2(float *Dst, const float *B
 /// call and a fill.
 __attribute__((target("avx2"))) void copyRowsPaddedAvx2(const float *Src, int64_t Lds, int64_t Kc, int64_t Valid,
                                                         int64_t MR, float *Dst) {
-  const __m256i Load = laneRangeAvx2(0, Valid), Store = laneRangeAvx2(0, MR);
+  const __m256i Load = vec256::laneRange256(0, Valid), Store = vec256::laneRange256(0, MR);
   for (int64_t K = 0; K < Kc; ++K, Src += Lds, Dst += MR)
     _mm256_maskstore_ps(Dst, Store, _mm256_maskload_ps(Src, Load));
 }

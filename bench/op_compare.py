@@ -1,0 +1,110 @@
+"""Per-op comparison with ONNX Runtime on one model: our profiler's per-op minimum (optimium-benchmark
+--json) beside ORT's per-node minimum (its own profiler, kernel_time events), joined by node name.
+Our fused ops carry the names of the nodes they replaced ("a+b+c"); ORT's fused or renamed nodes
+(Conv+Relu, NCHWc reorders) are matched by the original name they start with, the rest listed as
+ORT-only. A diagnostic, never a test: run it on a quiet machine.
+
+    python bench/op_compare.py MODEL.onnx [--threads 1] [--runs 30] [--benchmark build/optimium-benchmark]
+"""
+import argparse
+import collections
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+
+def ours(benchmark, model, threads, runs):
+    out = subprocess.run([benchmark, model, f"--threads={threads}", f"--runs={runs}", "--warmup=5", "--json"],
+                         check=True, capture_output=True, text=True).stdout
+    d = json.loads(out)
+    return d["latency_ms"], [(o["name"], o["type"], o["min_us"]) for o in d["ops"]]
+
+
+def ort(model, threads, runs):
+    import onnxruntime as ort_mod
+    so = ort_mod.SessionOptions()
+    so.intra_op_num_threads = threads
+    so.inter_op_num_threads = 1
+    so.enable_profiling = True
+    so.profile_file_prefix = os.path.join(tempfile.mkdtemp(), "ort")
+    s = ort_mod.InferenceSession(model, so, providers=["CPUExecutionProvider"])
+    rng = np.random.default_rng(1)
+    feeds = {}
+    for i in s.get_inputs():
+        shape = [d if isinstance(d, int) else 1 for d in i.shape]
+        dt = {"tensor(float)": np.float32, "tensor(int64)": np.int64, "tensor(int32)": np.int32}.get(i.type, np.float32)
+        feeds[i.name] = (rng.standard_normal(shape) if dt == np.float32 else np.ones(shape)).astype(dt)
+    for _ in range(5 + runs):
+        s.run(None, feeds)
+    path = s.end_profiling()
+    per = collections.defaultdict(list)
+    runs_ms = []
+    for e in json.load(open(path)):
+        if e.get("cat") == "Node" and e["name"].endswith("_kernel_time"):
+            per[(e["name"][: -len("_kernel_time")], e["args"].get("op_name", "?"))].append(e["dur"])
+        elif e.get("cat") == "Session" and e["name"] == "model_run":
+            runs_ms.append(e["dur"] / 1000.0)
+    return runs_ms[5:], {k: min(v[-runs:]) for k, v in per.items()}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("model")
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--runs", type=int, default=30)
+    ap.add_argument("--benchmark", default=os.path.join(os.path.dirname(__file__), "..", "build", "optimium-benchmark"))
+    a = ap.parse_args()
+    lat, mine = ours(a.benchmark, a.model, a.threads, a.runs)
+    ort_runs, theirs = ort(a.model, a.threads, a.runs)
+    left = dict(theirs)
+    rows = [[name, typ, us, 0.0, set()] for name, typ, us in mine]
+
+    def take(i, k):
+        rows[i][3] += left.pop(k)
+        rows[i][4].add(k[1])
+
+    # 1. exact names (and ORT's suffixed copies of them)
+    for i, (name, _, _) in enumerate(mine):
+        for p in name.split("+"):
+            for k in [k for k in left if k[0] == p or k[0].startswith(p + "_")]:
+                take(i, k)
+    # 2. ORT's fused nodes named after the activation's output ("/blk/relu/Relu_output_0_nchwc"):
+    # the first node (in our order) of the same module that has no such node yet.
+    fused = set()
+    for k in sorted(left, key=lambda k: k[0]):
+        n = k[0]
+        for suffix in ("_output_0_nchwc", "_output_0"):
+            if n.endswith(suffix):
+                n = n[: -len(suffix)]
+        mod = os.path.dirname(os.path.dirname(n))
+        hit = next(((i, j) for i, (name, _, _) in enumerate(mine) for j, p in enumerate(name.split("+"))
+                    if (i, j) not in fused and os.path.dirname(os.path.dirname(p)) == mod), None)
+        if hit:
+            fused.add(hit)
+            take(hit[0], k)
+    rows = [(r[0], r[1], r[2], r[3], ",".join(sorted(r[4]))) for r in rows]
+    print(f"ours median {lat['median']:.3f} ms min {lat['min']:.3f} | ORT median {np.median(ort_runs):.3f} ms "
+          f"min {min(ort_runs):.3f} (threads {a.threads})")
+    print(f"{'op':60s} {'ours type':34s} {'ours us':>9s} {'ORT us':>9s} {'ratio':>6s}  ORT ops")
+    for name, typ, us, t, ops in sorted(rows, key=lambda r: -r[2]):
+        short = name if len(name) <= 60 else "..." + name[-57:]
+        print(f"{short:60s} {typ[-34:]:34s} {us:9.1f} {t:9.1f} {us / t if t else float('nan'):6.2f}  {ops}")
+    print(f"sum of op minima: ours {sum(r[2] for r in rows) / 1000:.3f} ms, ORT {sum(theirs.values()) / 1000:.3f} ms")
+    by_type = collections.defaultdict(lambda: [0.0, 0.0])
+    for _, typ, us in mine:
+        by_type[typ.split(".")[-1]][0] += us / 1000
+    for (_, op), t in theirs.items():
+        by_type[op][1] += t / 1000
+    print("by op type (ms): " + ", ".join(f"{k} {v[0]:.2f}/{v[1]:.2f}" for k, v in sorted(by_type.items(), key=lambda kv: -kv[1][0])))
+    if left:
+        print("ORT-only nodes (reorders, nodes we folded):")
+        for (n, op), t in sorted(left.items(), key=lambda kv: -kv[1])[:20]:
+            print(f"  {n[-60:]:60s} {op:20s} {t:9.1f}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

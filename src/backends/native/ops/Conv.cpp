@@ -386,8 +386,9 @@ std::vector<OpTestCase> convCases() {
       // the column panels, even split four ways), and the last K block is partial.
       testCase("pointwise_many_channels", {X({1, 200, 5, 7}), W({1536, 200, 1, 1}), W({1536})},
                {{kFusedActMin, attrFloat(0.0f)}, {kFusedActMax, attrFloat(6.0f)}}, 1e-4),
+      // 5e-4: the AVX2 Winograd runs it as F(4x4) (as large_k below).
       testCase("small_plane_threaded", {X({1, 64, 8, 8}), W({64, 64, 3, 3}), W({64})}, {{"pads", ints({1, 1, 1, 1})}},
-               1e-4),
+               5e-4),
       // 5e-4: Winograd F(4x4, 3x3) runs it too; its error grows with the sum of |terms| (outputs
       // here reach ~10: about 3e-5 of that), where direct summation stays within 1e-4.
       testCase("large_k", {X({1, 64, 10, 10}), W({40, 64, 3, 3}), W({40})}, {{"pads", ints({1, 1, 1, 1})}}, 5e-4),
@@ -442,6 +443,20 @@ std::vector<OpTestCase> convCases() {
                {{"pads", ints({1, 1, 1, 1})}, {kFusedResidual, attrInt(1)}, {kFusedActMin, attrFloat(0.0f)}}, 1e-4),
       testCase("residual_winograd_no_bias", {X({2, 40, 11, 13}), W({45, 40, 3, 3}), omittedInput(), X({2, 45, 11, 13})},
                {{"pads", ints({1, 1, 1, 1})}, {kFusedResidual, attrInt(1)}}, 1e-4),
+      // The AVX2 Winograd (8 channels per vector, 8 x 8 transposes; F(4x4) on small planes too):
+      // channels not multiples of 8 on both sides, rows of 8 + a tail, batch 2, asymmetric pads, a
+      // clip; a residual with NaNs through the clamp (NaN passes; input NaNs would spread over the
+      // whole 4x4 tile, as in any Winograd).
+      testCase("winograd_avx2_channel_tails", {X({2, 21, 23, 19}), W({27, 21, 3, 3}), W({27})},
+               {{"pads", ints({1, 1, 1, 1})}, {kFusedActMin, attrFloat(-0.3f)}, {kFusedActMax, attrFloat(0.4f)}}, 1e-4),
+      testCase("winograd_avx2_relu_asym", {X({1, 16, 9, 41}), W({48, 16, 3, 3}), W({48})},
+               {{"pads", ints({1, 0, 1, 2})}, {kFusedActMin, attrFloat(0.0f)}}, 1e-4),
+      testCase("winograd_avx2_nan_residual",
+               {X({1, 24, 17, 17}), W({40, 24, 3, 3}), W({40}),
+                valuesInput({1, 40, 17, 17}, nanSprinkled(40 * 17 * 17, 29), ElementType::F32, false)},
+               {{"pads", ints({1, 1, 1, 1})}, {kFusedResidual, attrInt(1)}, {kFusedActMin, attrFloat(0.0f)},
+                {kFusedActMax, attrFloat(0.5f)}},
+               1e-4),
       // Large-plane 1x1 (pixel runs, in-place rows): a partial run, a 4-row and a 2-row panel, a
       // residual with a clamp, no bias, batch 2, work big enough for the pool.
       testCase("pointwise_rows_residual", {X({1, 40, 29, 31}), W({26, 40, 1, 1}), W({26}), X({1, 26, 29, 31})},
@@ -521,8 +536,9 @@ OpKernels convKernels() {
   for (KernelVariant &V : K.Variants)
     V = withConvResidual(std::move(V));
   // These add it in their own epilogue.
-  K.Variants.push_back(winogradVariant(/*Avx512=*/true));
-  K.Variants.push_back(winogradVariant(/*Avx512=*/false));
+  K.Variants.push_back(winogradVariant(GemmIsa::Avx512));
+  K.Variants.push_back(winogradVariant(GemmIsa::Avx2));
+  K.Variants.push_back(winogradVariant(GemmIsa::Portable));
   K.Variants.push_back(pointwiseRowsVariant());
   K.TestCases = convCases;
   return K;

@@ -311,6 +311,214 @@ __attribute__((target("avx512f"))) void unpackOutputAvx512(const float *Yb, int6
 #endif
 #endif
 
+// --- AVX2 + FMA transforms: AVX-512's layout and steps with 8 channels per vector (8 x 8
+// transposes between NCHW rows and 8-channel pixel vectors; masked loads and stores for the
+// plane's edges and channel tails).
+
+#if defined(OPT_WINOGRAD_X86) && defined(OPT_HAVE_VECMATH256)
+#define OPT_WINOGRAD_AVX2 1
+#define OPT_WINO_AVX2 __attribute__((target("avx2,fma")))
+#define OPT_WINO_AVX2_INLINE __attribute__((target("avx2,fma"), always_inline)) inline
+
+template <int Tile> OPT_WINO_AVX2_INLINE void inputTransform1DAvx2(const __m256 *D, int S, __m256 *Out, int OS) {
+  if (Tile == 2) {
+    const __m256 D1 = D[S], D2 = D[2 * S];
+    Out[0] = _mm256_sub_ps(D[0], D2);
+    Out[OS] = _mm256_add_ps(D1, D2);
+    Out[2 * OS] = _mm256_sub_ps(D2, D1);
+    Out[3 * OS] = _mm256_sub_ps(D1, D[3 * S]);
+    return;
+  }
+  const __m256 D0 = D[0], D1 = D[S], D2 = D[2 * S], D3 = D[3 * S], D4 = D[4 * S], D5 = D[5 * S];
+  const __m256 Four = _mm256_set1_ps(4.0f), Five = _mm256_set1_ps(5.0f), Two = _mm256_set1_ps(2.0f);
+  const __m256 D42 = _mm256_sub_ps(D4, D2), D31 = _mm256_sub_ps(D3, D1);
+  Out[0] = _mm256_fmadd_ps(Four, D0, _mm256_fnmadd_ps(Five, D2, D4));
+  Out[OS] = _mm256_fnmadd_ps(Four, _mm256_add_ps(D1, D2), _mm256_add_ps(D3, D4));
+  Out[2 * OS] = _mm256_fmadd_ps(Four, _mm256_sub_ps(D1, D2), _mm256_sub_ps(D4, D3));
+  Out[3 * OS] = _mm256_fmadd_ps(Two, D31, D42);
+  Out[4 * OS] = _mm256_fnmadd_ps(Two, D31, D42);
+  Out[5 * OS] = _mm256_fmadd_ps(Four, D1, _mm256_fnmadd_ps(Five, D3, D5));
+}
+
+template <int Tile> OPT_WINO_AVX2_INLINE void outputTransform1DAvx2(const __m256 *M, int S, __m256 *Out, int OS) {
+  if (Tile == 2) {
+    const __m256 M1 = M[S], M2 = M[2 * S];
+    Out[0] = _mm256_add_ps(_mm256_add_ps(M[0], M1), M2);
+    Out[OS] = _mm256_sub_ps(_mm256_sub_ps(M1, M2), M[3 * S]);
+    return;
+  }
+  const __m256 M0 = M[0], M1 = M[S], M2 = M[2 * S], M3 = M[3 * S], M4 = M[4 * S], M5 = M[5 * S];
+  const __m256 P12 = _mm256_add_ps(M1, M2), N12 = _mm256_sub_ps(M1, M2);
+  const __m256 P34 = _mm256_add_ps(M3, M4), N34 = _mm256_sub_ps(M3, M4);
+  Out[0] = _mm256_add_ps(_mm256_add_ps(M0, P12), P34);
+  Out[OS] = _mm256_fmadd_ps(_mm256_set1_ps(2.0f), N34, N12);
+  Out[2 * OS] = _mm256_fmadd_ps(_mm256_set1_ps(4.0f), P34, P12);
+  Out[3 * OS] = _mm256_add_ps(_mm256_fmadd_ps(_mm256_set1_ps(8.0f), N34, N12), M5);
+}
+
+/// R[i][j] <- R[j][i] for 8 vectors of 8 lanes.
+OPT_WINO_AVX2_INLINE void transpose8x8Avx2(__m256 *R) {
+  const __m256 T0 = _mm256_unpacklo_ps(R[0], R[1]), T1 = _mm256_unpackhi_ps(R[0], R[1]);
+  const __m256 T2 = _mm256_unpacklo_ps(R[2], R[3]), T3 = _mm256_unpackhi_ps(R[2], R[3]);
+  const __m256 T4 = _mm256_unpacklo_ps(R[4], R[5]), T5 = _mm256_unpackhi_ps(R[4], R[5]);
+  const __m256 T6 = _mm256_unpacklo_ps(R[6], R[7]), T7 = _mm256_unpackhi_ps(R[6], R[7]);
+  const __m256 S0 = _mm256_shuffle_ps(T0, T2, _MM_SHUFFLE(1, 0, 1, 0));
+  const __m256 S1 = _mm256_shuffle_ps(T0, T2, _MM_SHUFFLE(3, 2, 3, 2));
+  const __m256 S2 = _mm256_shuffle_ps(T1, T3, _MM_SHUFFLE(1, 0, 1, 0));
+  const __m256 S3 = _mm256_shuffle_ps(T1, T3, _MM_SHUFFLE(3, 2, 3, 2));
+  const __m256 S4 = _mm256_shuffle_ps(T4, T6, _MM_SHUFFLE(1, 0, 1, 0));
+  const __m256 S5 = _mm256_shuffle_ps(T4, T6, _MM_SHUFFLE(3, 2, 3, 2));
+  const __m256 S6 = _mm256_shuffle_ps(T5, T7, _MM_SHUFFLE(1, 0, 1, 0));
+  const __m256 S7 = _mm256_shuffle_ps(T5, T7, _MM_SHUFFLE(3, 2, 3, 2));
+  R[0] = _mm256_permute2f128_ps(S0, S4, 0x20);
+  R[1] = _mm256_permute2f128_ps(S1, S5, 0x20);
+  R[2] = _mm256_permute2f128_ps(S2, S6, 0x20);
+  R[3] = _mm256_permute2f128_ps(S3, S7, 0x20);
+  R[4] = _mm256_permute2f128_ps(S0, S4, 0x31);
+  R[5] = _mm256_permute2f128_ps(S1, S5, 0x31);
+  R[6] = _mm256_permute2f128_ps(S2, S6, 0x31);
+  R[7] = _mm256_permute2f128_ps(S3, S7, 0x31);
+}
+
+/// packInputAvx512 with 8 channels per pixel: Xb[cb][r][q][8] (zero past C and outside the image).
+OPT_WINO_AVX2 void packInputAvx2(const float *X, int64_t C, int64_t Cp, const WinogradGeometry &G, int64_t Ih0,
+                                 int64_t Rows, int64_t Wp, float *Xb) {
+  const int64_t InPlane = G.H * G.W;
+  for (int64_t C0 = 0; C0 < Cp; C0 += 8) {
+    const int64_t Nc = std::min<int64_t>(8, C - C0);
+    for (int64_t R = 0; R < Rows; ++R) {
+      float *Dst = Xb + ((C0 / 8) * Rows + R) * Wp * 8;
+      const int64_t Ih = Ih0 + R;
+      if (Ih < 0 || Ih >= G.H) {
+        for (int64_t Q = 0; Q < Wp; ++Q)
+          _mm256_store_ps(Dst + Q * 8, _mm256_setzero_ps());
+        continue;
+      }
+      const float *Src = X + C0 * InPlane + Ih * G.W;
+      for (int64_t Q0 = 0; Q0 < Wp; Q0 += 8) {
+        const int64_t Iw0 = Q0 - G.PadLeft;
+        const int64_t Lo = std::max<int64_t>(0, -Iw0), Hi = std::min<int64_t>(8, G.W - Iw0);
+        __m256 B[8];
+        if (Lo == 0 && Hi == 8) {
+          for (int64_t Ch = 0; Ch < 8; ++Ch)
+            B[Ch] = Ch < Nc ? _mm256_loadu_ps(Src + Ch * InPlane + Iw0) : _mm256_setzero_ps();
+        } else if (Lo < Hi) { // masked lanes are not read: Src + Iw0 may point before the row
+          const __m256i Cols = vec256::laneRange256(Lo, Hi);
+          for (int64_t Ch = 0; Ch < 8; ++Ch)
+            B[Ch] = Ch < Nc ? _mm256_maskload_ps(Src + Ch * InPlane + Iw0, Cols) : _mm256_setzero_ps();
+        } else {
+          for (int64_t Ch = 0; Ch < 8; ++Ch)
+            B[Ch] = _mm256_setzero_ps();
+        }
+        transpose8x8Avx2(B);
+        const int64_t N = std::min<int64_t>(8, Wp - Q0);
+        for (int64_t J = 0; J < N; ++J)
+          _mm256_store_ps(Dst + (Q0 + J) * 8, B[J]);
+      }
+    }
+  }
+}
+
+/// inputTilesAvx512 on the 8-channel packed input.
+template <int Tile>
+OPT_WINO_AVX2 void inputTilesAvx2(const float *Xb, int64_t Cp, int64_t TW, int64_t TileRows, int64_t Wp, float *V) {
+  constexpr int N = Tile + 2;
+  const int64_t Rows = TileRows * TW, XRows = Tile * TileRows + 2;
+  for (int64_t R = 0; R < Rows; ++R) {
+    const int64_t Th = R / TW, Tw = R % TW;
+    for (int64_t C0 = 0; C0 < Cp; C0 += 8) {
+      const float *Src = Xb + (((C0 / 8) * XRows + Tile * Th) * Wp + Tile * Tw) * 8;
+      __m256 S[N * N];
+      for (int I = 0; I < N; ++I) {
+        __m256 D[N];
+        for (int J = 0; J < N; ++J)
+          D[J] = _mm256_load_ps(Src + (I * Wp + J) * 8);
+        inputTransform1DAvx2<Tile>(D, 1, S + I * N, 1);
+      }
+      float *Dst = V + R * Cp + C0;
+      for (int J = 0; J < N; ++J) {
+        __m256 Out[N];
+        inputTransform1DAvx2<Tile>(S + J, N, Out, 1);
+        for (int I = 0; I < N; ++I)
+          _mm256_store_ps(Dst + (I * N + J) * Rows * Cp, Out[I]);
+      }
+    }
+  }
+}
+
+/// outputTilesAvx512 with 8 channels per vector: Yb[j / 8][Tile * th + i][Tile * tw + jj][8].
+template <int Tile>
+OPT_WINO_AVX2 void outputTilesAvx2(const float *M, int64_t Cols, int64_t Col0, int64_t K, int64_t TW, int64_t TileRows,
+                                   const float *Bias, float *Yb) {
+  constexpr int N = Tile + 2;
+  const int64_t Rows = TileRows * TW, Wo = Tile * TW, YRows = Tile * TileRows;
+  for (int64_t R = 0; R < Rows; ++R) {
+    const int64_t Th = R / TW, Tw = R % TW;
+    for (int64_t J0 = 0; J0 < Cols && Col0 + J0 < K; J0 += 8) {
+      const __m256 B = Bias ? _mm256_maskload_ps(Bias + Col0 + J0, vec256::lanesBelow256(K - Col0 - J0))
+                            : _mm256_setzero_ps();
+      __m256 Q[N * Tile];
+      const float *Src = M + R * Cols + J0;
+      for (int I = 0; I < N; ++I) {
+        __m256 Mv[N];
+        for (int J = 0; J < N; ++J)
+          Mv[J] = _mm256_load_ps(Src + (I * N + J) * Rows * Cols);
+        outputTransform1DAvx2<Tile>(Mv, 1, Q + I * Tile, 1);
+      }
+      float *Dst = Yb + (((J0 / 8) * YRows + Tile * Th) * Wo + Tile * Tw) * 8;
+      for (int J = 0; J < Tile; ++J) {
+        __m256 O[Tile];
+        outputTransform1DAvx2<Tile>(Q + J, Tile, O, 1);
+        for (int I = 0; I < Tile; ++I)
+          _mm256_store_ps(Dst + (I * Wo + J) * 8, _mm256_add_ps(O[I], B));
+      }
+    }
+  }
+}
+
+/// unpackOutputAvx512 with 8 x 8 transposes: Yb into NCHW Y, the residual added and the
+/// activation applied in registers (Act256; a clamp keeps NaN).
+OPT_WINO_AVX2 void unpackOutputAvx2(const float *Yb, int64_t Cols, int64_t Col0, int64_t K, const WinogradGeometry &G,
+                                    int64_t Oh0, int64_t YRows, int64_t Wo, const WinogradEpilogue &Ep, float *Y) {
+  const int64_t OutPlane = G.OH * G.OW;
+  const Act256 Av(Ep.Act);
+  for (int64_t J0 = 0; J0 < Cols && Col0 + J0 < K; J0 += 8) {
+    const int64_t Nk = std::min<int64_t>(8, K - Col0 - J0);
+    for (int64_t R = 0; R < YRows && Oh0 + R < G.OH; ++R) {
+      const float *Src = Yb + ((J0 / 8) * YRows + R) * Wo * 8;
+      for (int64_t Ow0 = 0; Ow0 < G.OW; Ow0 += 8) {
+        const int64_t Nw = std::min<int64_t>(8, G.OW - Ow0);
+        const __m256i Wm = vec256::lanesBelow256(Nw);
+        __m256 B[8];
+        for (int64_t J = 0; J < 8; ++J)
+          B[J] = J < Nw ? _mm256_load_ps(Src + (Ow0 + J) * 8) : _mm256_setzero_ps();
+        transpose8x8Avx2(B);
+        float *Dst = Y + (Col0 + J0) * OutPlane + (Oh0 + R) * G.OW + Ow0;
+        const float *Res = Ep.Residual ? Ep.Residual + (Dst - Y) : nullptr;
+        for (int64_t Ch = 0; Ch < Nk; ++Ch) {
+          __m256 V = B[Ch];
+          if (Nw == 8) {
+            if (Res)
+              V = _mm256_add_ps(V, _mm256_loadu_ps(Res + Ch * OutPlane));
+            if (Av.on())
+              V = Av(V);
+            _mm256_storeu_ps(Dst + Ch * OutPlane, V);
+          } else {
+            if (Res)
+              V = _mm256_add_ps(V, _mm256_maskload_ps(Res + Ch * OutPlane, Wm));
+            if (Av.on())
+              V = Av(V);
+            _mm256_maskstore_ps(Dst + Ch * OutPlane, Wm, V);
+          }
+        }
+      }
+    }
+  }
+}
+#undef OPT_WINO_AVX2
+#undef OPT_WINO_AVX2_INLINE
+#endif
+
 } // namespace
 
 namespace {
@@ -345,6 +553,9 @@ void transformWeightsPortable(int Tile, const float (*In)[16], float (*Out)[16])
 }
 #if defined(__x86_64__) || defined(__i386__)
 __attribute__((target("avx512f"))) void transformWeightsAvx512(int Tile, const float (*In)[16], float (*Out)[16]) {
+  Tile == 2 ? transformWeights16<4>(kG2, In, Out) : transformWeights16<6>(kG4, In, Out);
+}
+__attribute__((target("avx2,fma"))) void transformWeightsAvx2(int Tile, const float (*In)[16], float (*Out)[16]) {
   Tile == 2 ? transformWeights16<4>(kG2, In, Out) : transformWeights16<6>(kG4, In, Out);
 }
 /// The weight transform of 16 kernels in registers: the 9 taps of the kernels at W + Idx[l] * 4
@@ -385,15 +596,17 @@ void streamFence() { _mm_sfence(); }
 void transformWeightsAvx512(int Tile, const float (*In)[16], float (*Out)[16]) {
   transformWeightsPortable(Tile, In, Out);
 }
+void transformWeightsAvx2(int Tile, const float (*In)[16], float (*Out)[16]) { transformWeightsPortable(Tile, In, Out); }
 void transformStreamAvx512(int, const float *, int64_t, int64_t, float *const *, int64_t) {}
 void streamFence() {}
 #endif
 
 } // namespace
 
-Winograd3x3::Winograd3x3(const GemmMicroKernel &MK, bool Avx512, const float *Wt, int64_t K, int64_t C, int Tile)
-    : MK(MK), Avx512(Avx512), Tile(Tile == 2 ? 2 : 4), Points((this->Tile + 2) * (this->Tile + 2)), K(K), C(C),
-      Cp(ceilDiv(C, 16) * 16), Kp(ceilDiv(K, 16) * 16), Splits(ceilDiv(ceilDiv(K, 16) * 16, kSplitCols)) {
+Winograd3x3::Winograd3x3(const GemmMicroKernel &MK, GemmIsa Transforms, const float *Wt, int64_t K, int64_t C,
+                         int Tile)
+    : MK(MK), Transforms(Transforms), Tile(Tile == 2 ? 2 : 4), Points((this->Tile + 2) * (this->Tile + 2)), K(K),
+      C(C), Cp(ceilDiv(C, Transforms == GemmIsa::Avx2 ? 8 : 16) * (Transforms == GemmIsa::Avx2 ? 8 : 16)), Kp(ceilDiv(K, 16) * 16), Splits(ceilDiv(ceilDiv(K, 16) * 16, kSplitCols)) {
   // U[p * Splits + s] is packB's layout of the Cp x Cols matrix U[p][ci][Col0 + j] (KC-row blocks
   // of NR-column panels, zero past C, K and Cols), written straight from the transform: 16 output
   // channels at a time per input channel, so each point's write is 16 contiguous floats of one
@@ -419,7 +632,7 @@ Winograd3x3::Winograd3x3(const GemmMicroKernel &MK, bool Avx512, const float *Wt
   Store.resize(Offset.back());
   std::vector<float *> Dst(static_cast<size_t>(Points));
   // AVX-512 gathers the taps of 16 kernels with 32-bit offsets: rows must stay within 2 GiB.
-  const bool Gather = Avx512 && C * 9 * 16 * static_cast<int64_t>(sizeof(float)) < (int64_t{1} << 31);
+  const bool Gather = Transforms == GemmIsa::Avx512 && C * 9 * 16 * static_cast<int64_t>(sizeof(float)) < (int64_t{1} << 31);
   for (int64_t S = 0; S < Splits; ++S) {
     const int64_t Col0 = S * kSplitCols, Cols = std::min(kSplitCols, Kp - Col0), Npad = splitPadded(S);
     for (int64_t P = 0; P < Points; ++P) {
@@ -459,7 +672,9 @@ Winograd3x3::Winograd3x3(const GemmMicroKernel &MK, bool Avx512, const float *Wt
               In[Tap][J] = 0.0f;
           }
         }
-        (Avx512 ? transformWeightsAvx512 : transformWeightsPortable)(this->Tile, In, T);
+        (Transforms == GemmIsa::Avx512 ? transformWeightsAvx512
+         : Transforms == GemmIsa::Avx2 ? transformWeightsAvx2
+                                       : transformWeightsPortable)(this->Tile, In, T);
         for (int64_t P = 0; P < Points; ++P)
           std::memcpy(Dst[static_cast<size_t>(P)] + Off, T[P], 16 * sizeof(float));
       }
@@ -469,7 +684,12 @@ Winograd3x3::Winograd3x3(const GemmMicroKernel &MK, bool Avx512, const float *Wt
     streamFence();
 }
 
-int Winograd3x3::tileFor(int64_t C, int64_t K, int64_t OH, int64_t OW) {
+namespace {
+/// Bytes of F(4x4)'s transformed weights for C -> K channels.
+int64_t f4WeightBytes(int64_t C, int64_t K) { return 36 * C * K * static_cast<int64_t>(sizeof(float)); }
+} // namespace
+
+int Winograd3x3::tileFor(int64_t C, int64_t K, int64_t OH, int64_t OW, GemmIsa Isa) {
   // Single-conv models, 1 thread, min of 100 runs (ms), Emerald Rapids: im2col GEMM / F(2x2) / F(4x4)
   //   C=K=64 56x56   2.0 /   -   / 0.72    128 28x28  1.75 /   -   / 0.67
   //   256 14x14     1.9 / 0.96 / 0.90     128 14x14  0.60 / 0.22 / 0.24-0.31
@@ -486,7 +706,15 @@ int Winograd3x3::tileFor(int64_t C, int64_t K, int64_t OH, int64_t OW) {
     return 0;
   if (ceilDiv(OH, 4) * ceilDiv(OW, 4) >= 36)
     return 4;
-  return OH * OW >= 49 ? 2 : 0;
+  if (OH * OW < 49)
+    return 0;
+  // AVX2 (Zen 3, 2 vCPUs, 1 thread, single-conv models, min ms of 3 x 30 runs, im2col GEMM / F(2x2) /
+  // F(4x4)): 256 14x14 2.88 / 1.46 / 1.44; 256 7x7 0.80 / 0.46 / 0.33; 128 14x14 0.73 / 0.36 /
+  // 0.33; 192<-48 13x13 0.35 / 0.26 / 0.23; 512 7x7 3.27 / 2.24 / 2.43. F(4x4) wins on small planes
+  // too until its U (36 C K floats, 38 MiB at 512 x 512) no longer fits the L3 (32 MiB).
+  if (Isa == GemmIsa::Avx2 && f4WeightBytes(C, K) <= (int64_t{16} << 20))
+    return 4;
+  return 2;
 }
 
 void Winograd3x3::run(const float *X, const WinogradGeometry &G, float *Y, const WinogradEpilogue &Ep,
@@ -535,7 +763,7 @@ void Winograd3x3::runTiles(const float *X, const WinogradGeometry &G, float *Y, 
     };
     Reserve(VBuf, Points * MaxRows * Cp);
     Reserve(MBuf, Points * MaxRows * MaxCols);
-    if (Avx512) {
+    if (Transforms != GemmIsa::Portable) {
       Reserve(XBuf, Cp * (TileT * MaxTileRows + 2) * Wp);
       Reserve(YBuf, MaxCols * TileT * MaxTileRows * Wo);
     }
@@ -550,9 +778,15 @@ void Winograd3x3::runTiles(const float *X, const WinogradGeometry &G, float *Y, 
         continue;
       float *V = VBuf.data(), *M = MBuf.data();
 #ifdef OPT_WINOGRAD_X86
-      if (Avx512) {
+      if (Transforms == GemmIsa::Avx512) {
         packInputAvx512(X, C, Cp, G, TileT * Th0 - G.PadTop, TileT * TileRows + 2, Wp, XBuf.data());
         inputTilesAvx512<TileT>(XBuf.data(), Cp, TG.TW, TileRows, Wp, V);
+      } else
+#endif
+#ifdef OPT_WINOGRAD_AVX2
+      if (Transforms == GemmIsa::Avx2) {
+        packInputAvx2(X, C, Cp, G, TileT * Th0 - G.PadTop, TileT * TileRows + 2, Wp, XBuf.data());
+        inputTilesAvx2<TileT>(XBuf.data(), Cp, TG.TW, TileRows, Wp, V);
       } else
 #endif
         inputTilesPortable<TileT>(X, C, Cp, G, TG, T0, Rows, V);
@@ -561,9 +795,15 @@ void Winograd3x3::runTiles(const float *X, const WinogradGeometry &G, float *Y, 
           gemmRowsA(MK, Rows, Cp, V + P * Rows * Cp, Cp, U[static_cast<size_t>(P * Splits + S)], 1.0f, 0.0f,
                     M + P * Rows * Cols + (S * kSplitCols - Col0), Cols, Serial);
 #ifdef OPT_WINOGRAD_X86
-      if (Avx512) {
+      if (Transforms == GemmIsa::Avx512) {
         outputTilesAvx512<TileT>(M, Cols, Col0, K, TG.TW, TileRows, Ep.Bias, YBuf.data());
         unpackOutputAvx512(YBuf.data(), Cols, Col0, K, G, TileT * Th0, TileT * TileRows, Wo, Ep, Y);
+      } else
+#endif
+#ifdef OPT_WINOGRAD_AVX2
+      if (Transforms == GemmIsa::Avx2) {
+        outputTilesAvx2<TileT>(M, Cols, Col0, K, TG.TW, TileRows, Ep.Bias, YBuf.data());
+        unpackOutputAvx2(YBuf.data(), Cols, Col0, K, G, TileT * Th0, TileT * TileRows, Wo, Ep, Y);
       } else
 #endif
         outputTilesPortable<TileT>(M, Cols, Col0, K, G, TG, T0, Rows, Ep, Y);

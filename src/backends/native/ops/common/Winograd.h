@@ -34,9 +34,9 @@ struct WinogradGeometry {
 class Winograd3x3 {
 public:
   /// Transforms and packs Wt ([K][C][3][3]) for MK's GEMM, for output tiles of Tile x Tile (4 or
-  /// 2). Avx512 selects the AVX-512 transforms (the caller checked the CPU); otherwise the portable
-  /// ones.
-  Winograd3x3(const GemmMicroKernel &MK, bool Avx512, const float *Wt, int64_t K, int64_t C, int Tile);
+  /// 2). Transforms selects the input/output transforms: AVX-512 (16 channels per vector), AVX2 +
+  /// FMA (8) or portable; the caller checked the CPU (gemmIsaAvailable).
+  Winograd3x3(const GemmMicroKernel &MK, GemmIsa Transforms, const float *Wt, int64_t K, int64_t C, int Tile);
 
   /// Y (one image, [K][OH][OW]) = conv(X ([C][H][W])) with the epilogue, split over Par.
   void run(const float *X, const WinogradGeometry &G, float *Y, const WinogradEpilogue &Ep,
@@ -44,7 +44,7 @@ public:
 
   /// The output tile (4: F(4x4, 3x3), 2: F(2x2, 3x3)) that beats the direct GEMM for this shape,
   /// or 0 for none (measured per ResNet/VGG layer shape on Emerald Rapids; see Winograd.cpp).
-  static int tileFor(int64_t C, int64_t K, int64_t OH, int64_t OW);
+  static int tileFor(int64_t C, int64_t K, int64_t OH, int64_t OW, GemmIsa Isa = GemmIsa::Avx512);
 
   int tile() const { return Tile; }
 
@@ -54,7 +54,7 @@ private:
                 const Parallel &Par) const;
 
   const GemmMicroKernel &MK;
-  bool Avx512;
+  GemmIsa Transforms;
   int Tile, Points;
   int64_t K, C, Cp, Kp, Splits;
   AlignedFloats Store;    ///< one block holding every U below (huge pages, one allocation)

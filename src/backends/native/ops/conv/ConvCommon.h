@@ -69,7 +69,7 @@ KernelVariant depthwiseBlockedVariant();
 KernelVariant smallConvVariant();
 KernelVariant directAvx512Variant();
 /// Winograd for 3x3 stride-1 convolutions (ConvWinograd.cpp).
-KernelVariant winogradVariant(bool Avx512);
+KernelVariant winogradVariant(GemmIsa Isa);
 /// 1x1 convolutions on large planes, rows read in place (ConvPointwiseRows.cpp).
 KernelVariant pointwiseRowsVariant();
 

@@ -22,13 +22,13 @@ namespace {
 /// tileFor gives another tile (or none).
 class ConvWinogradKernel : public Kernel {
 public:
-  ConvWinogradKernel(std::string Name, ConvAttrs A, std::unique_ptr<Winograd3x3> W,
+  ConvWinogradKernel(std::string Name, ConvAttrs A, GemmIsa Isa, std::unique_ptr<Winograd3x3> W,
                      std::unique_ptr<Kernel> Fallback = nullptr)
-      : Name(std::move(Name)), A(std::move(A)), W(std::move(W)), Fallback(std::move(Fallback)) {}
+      : Name(std::move(Name)), A(std::move(A)), Isa(Isa), W(std::move(W)), Fallback(std::move(Fallback)) {}
 
   Status run(const KernelContext &Ctx) const override {
     ASSIGN_OR_RETURN(const ConvRun R, planConv(Name.c_str(), A, Ctx));
-    if (Fallback && Winograd3x3::tileFor(R.C, R.M, R.G.Out[0], R.G.Out[1]) != W->tile())
+    if (Fallback && Winograd3x3::tileFor(R.C, R.M, R.G.Out[0], R.G.Out[1], Isa) != W->tile())
       return Fallback->run(Ctx);
     const float *X = Ctx.Inputs[0].data<float>(), *Res = convResidualOf(Ctx);
     float *Y = Ctx.Outputs[0].data<float>();
@@ -50,6 +50,7 @@ public:
 private:
   std::string Name;
   ConvAttrs A;
+  GemmIsa Isa; ///< whose tileFor thresholds pick the tile
   std::unique_ptr<Winograd3x3> W;
   std::unique_ptr<Kernel> Fallback;
 };
@@ -57,13 +58,17 @@ private:
 } // namespace
 
 /// Winograd for 3x3 stride-1 dilation-1 group-1 2-D convolutions with constant weights, with the
-/// tile Winograd3x3::tileFor picks for the (known) shape. The AVX-512 variant uses the AVX-512
-/// GEMM and transforms; the portable one (the best GEMM this CPU has, scalar transforms) is not
-/// measured against im2col on a machine without AVX-512 and ranks below it.
-KernelVariant winogradVariant(bool Avx512) {
-  const std::string Name = Avx512 ? "f32_conv__winograd_avx512" : "f32_conv__winograd_portable";
-  const auto Supports = [Avx512](const KernelCreateInfo &I) {
-    if (!convTypesOk(I) || !is2D(I) || !inputIsConst(I, 1) || (Avx512 && !gemmIsaAvailable(GemmIsa::Avx512)))
+/// tile Winograd3x3::tileFor picks for the (known) shape on Isa. AVX-512 and AVX2 use their GEMM
+/// and transforms and rank above their im2col GEMM (30, 20) where tileFor (measured per layer shape
+/// on each tier's CPU) says Winograd wins; the portable one (the best GEMM this CPU has, scalar
+/// transforms) is not measured against im2col and ranks below it.
+KernelVariant winogradVariant(GemmIsa Isa) {
+  const std::string Name = Isa == GemmIsa::Avx512 ? "f32_conv__winograd_avx512"
+                           : Isa == GemmIsa::Avx2 ? "f32_conv__winograd_avx2"
+                                                  : "f32_conv__winograd_portable";
+  const int Priority = Isa == GemmIsa::Avx512 ? 40 : Isa == GemmIsa::Avx2 ? 25 : 5;
+  const auto Supports = [Isa](const KernelCreateInfo &I) {
+    if (!convTypesOk(I) || !is2D(I) || !inputIsConst(I, 1) || (Isa != GemmIsa::Portable && !gemmIsaAvailable(Isa)))
       return false;
     if (I.Inputs.size() > kFusedResidualInput && I.Inputs[kFusedResidualInput].Present &&
         I.Inputs[kFusedResidualInput].Type != ElementType::F32)
@@ -76,25 +81,28 @@ KernelVariant winogradVariant(bool Avx512) {
     if (!Wt[0].isConst() || !Wt[1].isConst() || Y.getRank() != 4)
       return false;
     if (!Y[2].isConst() || !Y[3].isConst()) // F(4x4) when the run's plane is large enough (OCR images)
-      return Avx512 && Winograd3x3::tileFor(Wt[1].value(), Wt[0].value(), 1024, 1024) == 4;
-    return Winograd3x3::tileFor(Wt[1].value(), Wt[0].value(), Y[2].value(), Y[3].value()) != 0;
+      return Isa != GemmIsa::Portable && Winograd3x3::tileFor(Wt[1].value(), Wt[0].value(), 1024, 1024, Isa) == 4;
+    return Winograd3x3::tileFor(Wt[1].value(), Wt[0].value(), Y[2].value(), Y[3].value(), Isa) != 0;
   };
-  return {Name, Avx512 ? 40 : 5, Supports, [Name, Avx512](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
+  return {Name, Priority, Supports, [Name, Isa](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
             ASSIGN_OR_RETURN(ConvAttrs A, attrsFor(I));
             const ConstData &Wt = *I.Inputs[1].Const;
-            const GemmIsa Isa = Avx512 ? GemmIsa::Avx512
-                                : gemmIsaAvailable(GemmIsa::Avx2) ? GemmIsa::Avx2 : GemmIsa::Portable;
+            // The portable variant multiplies on the best GEMM this CPU has.
+            const GemmIsa GemmOn = Isa != GemmIsa::Portable       ? Isa
+                                   : gemmIsaAvailable(GemmIsa::Avx2) ? GemmIsa::Avx2
+                                                                    : GemmIsa::Portable;
             const TensorShape &Y = I.Outputs[0].Shape;
             const bool Known = Y[2].isConst() && Y[3].isConst();
             std::unique_ptr<Kernel> Fallback;
             if (!Known) { // packs its own copy of the weights
-              ASSIGN_OR_RETURN(Fallback, withConvResidual(im2colVariant(Isa, 0)).Create(I));
+              ASSIGN_OR_RETURN(Fallback, withConvResidual(im2colVariant(GemmOn, 0)).Create(I));
             }
-            const int Tile = Known ? Winograd3x3::tileFor(Wt.Dims[1], Wt.Dims[0], Y[2].value(), Y[3].value()) : 4;
+            const int Tile =
+                Known ? Winograd3x3::tileFor(Wt.Dims[1], Wt.Dims[0], Y[2].value(), Y[3].value(), Isa) : 4;
             std::unique_ptr<Winograd3x3> W(
-                new Winograd3x3(gemmMicroKernel(Isa), Avx512, Wt.as<float>(), Wt.Dims[0], Wt.Dims[1], Tile));
+                new Winograd3x3(gemmMicroKernel(GemmOn), Isa, Wt.as<float>(), Wt.Dims[0], Wt.Dims[1], Tile));
             markConstConsumed(I, 1);
-            return makeKernel<ConvWinogradKernel>(Name, std::move(A), std::move(W), std::move(Fallback));
+            return makeKernel<ConvWinogradKernel>(Name, std::move(A), Isa, std::move(W), std::move(Fallback));
           }};
 }
 

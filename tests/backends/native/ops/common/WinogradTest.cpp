@@ -1,5 +1,5 @@
 // Winograd F(2x2, 3x3) and F(4x4, 3x3) against a float64 direct convolution, for both tile sizes
-// and both transform paths (portable; AVX-512 where the CPU has it): odd and tiny planes, partial
+// and every transform path (portable; AVX2 + FMA and AVX-512 where the CPU has them): odd and tiny planes, partial
 // edge tiles, padding on any side (none, asymmetric), channel counts that are not multiples of 16,
 // several 64-channel blocks, chunked tiles and channel groups under a pool, bias, residual and
 // clamp; plus the error at ResNet-18 layer sizes.
@@ -46,7 +46,7 @@ struct Shape {
 };
 
 /// Max |winograd - reference| over max(1, max |reference|) for one configuration.
-double relativeError(const Shape &S, int Tile, bool Avx512, bool Bias, bool Residual, bool Clamp, int Threads,
+double relativeError(const Shape &S, int Tile, GemmIsa Isa, bool Bias, bool Residual, bool Clamp, int Threads,
                      unsigned Seed) {
   const int64_t OH = S.H + S.PadT + S.PadB - 2, OW = S.W + S.PadL + S.PadR - 2;
   const std::vector<float> X = randomFloats(static_cast<size_t>(S.C * S.H * S.W), Seed);
@@ -60,8 +60,7 @@ double relativeError(const Shape &S, int Tile, bool Avx512, bool Bias, bool Resi
     Ep.Act = ops::FusedAct::clamp(-0.5f, 0.75f);
   WinogradGeometry G;
   G.H = S.H, G.W = S.W, G.OH = OH, G.OW = OW, G.PadTop = S.PadT, G.PadLeft = S.PadL;
-  const GemmIsa Isa = Avx512 ? GemmIsa::Avx512 : GemmIsa::Portable;
-  const Winograd3x3 Wino(gemmMicroKernel(Isa), Avx512, Wt.data(), S.K, S.C, Tile);
+  const Winograd3x3 Wino(gemmMicroKernel(Isa), Isa, Wt.data(), S.K, S.C, Tile);
   std::vector<float> Y(static_cast<size_t>(S.K * OH * OW), NAN);
   Wino.run(X.data(), G, Y.data(), Ep, reversedChunks(Threads));
   double MaxErr = 0, Scale = 1;
@@ -89,11 +88,16 @@ double relativeError(const Shape &S, int Tile, bool Avx512, bool Bias, bool Resi
   return MaxErr / Scale;
 }
 
-std::vector<bool> transformPaths() {
-  std::vector<bool> Paths{false};
-  if (gemmIsaAvailable(GemmIsa::Avx512))
-    Paths.push_back(true);
+std::vector<GemmIsa> transformPaths() {
+  std::vector<GemmIsa> Paths{GemmIsa::Portable};
+  for (GemmIsa Isa : {GemmIsa::Avx2, GemmIsa::Avx512})
+    if (gemmIsaAvailable(Isa))
+      Paths.push_back(Isa);
   return Paths;
+}
+
+const char *isaName(GemmIsa Isa) {
+  return Isa == GemmIsa::Avx512 ? "avx512" : Isa == GemmIsa::Avx2 ? "avx2" : "portable";
 }
 
 } // namespace
@@ -112,14 +116,14 @@ TEST(Winograd, MatchesFloat64ConvolutionOnEdgeShapes) {
   unsigned Seed = 1;
   for (const Shape &S : Shapes)
     for (int Tile : {2, 4})
-      for (bool Avx512 : transformPaths())
+      for (GemmIsa Isa : transformPaths())
         for (int Threads : {1, 2, 4}) {
           const bool Bias = Seed % 2 == 0, Residual = Seed % 3 != 0, Clamp = Seed % 4 == 1;
-          const double Err = relativeError(S, Tile, Avx512, Bias, Residual, Clamp, Threads, Seed++);
+          const double Err = relativeError(S, Tile, Isa, Bias, Residual, Clamp, Threads, Seed++);
           // F(4x4)'s transforms scale terms by up to 8 x 4 and back: uniform random data loses
           // about 3 more bits than F(2x2) (C=200 without residual: 9e-5 vs 6e-6).
           EXPECT_LT(Err, Tile == 4 ? 2e-4 : 2e-5) << "C " << S.C << " K " << S.K << " " << S.H << "x" << S.W
-                                                  << " tile " << Tile << (Avx512 ? " avx512" : " portable")
+                                                  << " tile " << Tile << " " << isaName(Isa)
                                                   << " threads " << Threads;
         }
 }
@@ -133,12 +137,42 @@ TEST(Winograd, ErrorAtResNetLayerSizes) {
                                      {256, 64, 14, 14, 1, 1, 1, 1},
                                      {512, 32, 7, 7, 1, 1, 1, 1}};
   for (const Shape &S : Shapes)
-    for (int Tile : {2, 4}) {
-      const bool Avx512 = gemmIsaAvailable(GemmIsa::Avx512);
-      const double Err = relativeError(S, Tile, Avx512, true, false, false, 2, 7);
-      EXPECT_LT(Err, Tile == 4 ? 5e-5 : 5e-6) << "C " << S.C << " " << S.H << "x" << S.W << " tile " << Tile;
-      std::printf("[ info ] C %lld %lldx%lld F(%dx%d): max error / output scale %.2e\n", static_cast<long long>(S.C),
-                  static_cast<long long>(S.H), static_cast<long long>(S.W), Tile, Tile, Err);
+    for (int Tile : {2, 4})
+      for (GemmIsa Isa : transformPaths()) {
+        if (Isa == GemmIsa::Portable)
+          continue; // the vector paths: what the variants that run these layers use
+        const double Err = relativeError(S, Tile, Isa, true, false, false, 2, 7);
+        EXPECT_LT(Err, Tile == 4 ? 5e-5 : 5e-6)
+            << "C " << S.C << " " << S.H << "x" << S.W << " tile " << Tile << " " << isaName(Isa);
+        std::printf("[ info ] C %lld %lldx%lld F(%dx%d) %s: max error / output scale %.2e\n",
+                    static_cast<long long>(S.C), static_cast<long long>(S.H), static_cast<long long>(S.W), Tile, Tile,
+                    isaName(Isa), Err);
+      }
+}
+
+// A NaN input reaches every output whose 3x3 window covers it, also through a clamp (the vector
+// clamps keep NaN), on every transform path. (Outputs sharing its tile may turn NaN too: Winograd
+// mixes the whole tile.)
+TEST(Winograd, NanInputPropagates) {
+  const int64_t C = 24, K = 20, H = 13, W = 11;
+  for (int Tile : {2, 4})
+    for (GemmIsa Isa : transformPaths()) {
+      std::vector<float> X = randomFloats(static_cast<size_t>(C * H * W), 5);
+      const int64_t NanC = 13, NanH = 6, NanW = 9;
+      X[static_cast<size_t>((NanC * H + NanH) * W + NanW)] = NAN;
+      const std::vector<float> Wt = randomFloats(static_cast<size_t>(K * C * 9), 6, 0.3f);
+      const Winograd3x3 Wino(gemmMicroKernel(Isa), Isa, Wt.data(), K, C, Tile);
+      WinogradGeometry G;
+      G.H = H, G.W = W, G.OH = H, G.OW = W, G.PadTop = 1, G.PadLeft = 1;
+      WinogradEpilogue Ep;
+      Ep.Act = FusedAct::clamp(0.0f, 0.5f);
+      std::vector<float> Y(static_cast<size_t>(K * H * W), 0.0f);
+      Wino.run(X.data(), G, Y.data(), Ep, reversedChunks(1));
+      for (int64_t Ko = 0; Ko < K; ++Ko)
+        for (int64_t Oh = NanH - 1; Oh <= NanH + 1; ++Oh)
+          for (int64_t Ow = NanW - 1; Ow <= NanW + 1; ++Ow)
+            EXPECT_TRUE(std::isnan(Y[static_cast<size_t>((Ko * H + Oh) * W + Ow)]))
+                << "channel " << Ko << " at " << Oh << "," << Ow << " tile " << Tile << " " << isaName(Isa);
     }
 }
 
@@ -151,5 +185,13 @@ TEST(Winograd, TileChoice) {
   EXPECT_EQ(Winograd3x3::tileFor(3, 64, 56, 56), 0);  // too few channels for the transforms to pay
   EXPECT_EQ(Winograd3x3::tileFor(16, 16, 20, 20), 0); // under 2M multiply-adds
   EXPECT_EQ(Winograd3x3::tileFor(24, 24, 28, 28), 4); // 4.1M multiply-adds, 49 4x4 tiles
+  // AVX2: F(4x4) on small planes while its U fits the L3, F(2x2) beyond; the same work floor.
+  EXPECT_EQ(Winograd3x3::tileFor(64, 64, 56, 56, GemmIsa::Avx2), 4);
+  EXPECT_EQ(Winograd3x3::tileFor(256, 256, 14, 14, GemmIsa::Avx2), 4);
+  EXPECT_EQ(Winograd3x3::tileFor(256, 256, 7, 7, GemmIsa::Avx2), 4);
+  EXPECT_EQ(Winograd3x3::tileFor(48, 192, 13, 13, GemmIsa::Avx2), 4);
+  EXPECT_EQ(Winograd3x3::tileFor(512, 512, 7, 7, GemmIsa::Avx2), 2);
+  EXPECT_EQ(Winograd3x3::tileFor(512, 512, 6, 6, GemmIsa::Avx2), 0);
+  EXPECT_EQ(Winograd3x3::tileFor(16, 16, 20, 20, GemmIsa::Avx2), 0);
 
 }

@@ -42,8 +42,9 @@ public:
   void run(const float *X, const WinogradGeometry &G, float *Y, const WinogradEpilogue &Ep,
            const Parallel &Par) const;
 
-  /// The output tile (4: F(4x4, 3x3), 2: F(2x2, 3x3)) that beats the direct GEMM for this shape,
-  /// or 0 for none (measured per ResNet/VGG layer shape on Emerald Rapids; see Winograd.cpp).
+  /// The output tile (4: F(4x4, 3x3), 2: F(2x2, 3x3)) that beats the direct GEMM for this shape on
+  /// Isa's tier, or 0 for none (measured per ResNet/VGG/SqueezeNet layer shape: AVX-512 (and the
+  /// portable variant) on Emerald Rapids, AVX2 on Zen 3; see Winograd.cpp).
   static int tileFor(int64_t C, int64_t K, int64_t OH, int64_t OW, GemmIsa Isa = GemmIsa::Avx512);
 
   int tile() const { return Tile; }

@@ -28,6 +28,9 @@ constexpr int64_t kSplitCols = 64;
 
 int64_t ceilDiv(int64_t A, int64_t B) { return (A + B - 1) / B; }
 
+/// Input channels per transform vector (Cp, V's row length, is a multiple): AVX2 8, else 16.
+int64_t channelLanes(GemmIsa Transforms) { return Transforms == GemmIsa::Avx2 ? 8 : 16; }
+
 // B^T d (one dimension of the input transform), for Tile + 2 values at stride S.
 template <int Tile, typename T> inline void inputTransform1D(const T *D, int64_t S, T *Out, int64_t OS) {
   if (Tile == 2) {
@@ -596,7 +599,9 @@ void streamFence() { _mm_sfence(); }
 void transformWeightsAvx512(int Tile, const float (*In)[16], float (*Out)[16]) {
   transformWeightsPortable(Tile, In, Out);
 }
-void transformWeightsAvx2(int Tile, const float (*In)[16], float (*Out)[16]) { transformWeightsPortable(Tile, In, Out); }
+void transformWeightsAvx2(int Tile, const float (*In)[16], float (*Out)[16]) {
+  transformWeightsPortable(Tile, In, Out);
+}
 void transformStreamAvx512(int, const float *, int64_t, int64_t, float *const *, int64_t) {}
 void streamFence() {}
 #endif
@@ -606,7 +611,8 @@ void streamFence() {}
 Winograd3x3::Winograd3x3(const GemmMicroKernel &MK, GemmIsa Transforms, const float *Wt, int64_t K, int64_t C,
                          int Tile)
     : MK(MK), Transforms(Transforms), Tile(Tile == 2 ? 2 : 4), Points((this->Tile + 2) * (this->Tile + 2)), K(K),
-      C(C), Cp(ceilDiv(C, Transforms == GemmIsa::Avx2 ? 8 : 16) * (Transforms == GemmIsa::Avx2 ? 8 : 16)), Kp(ceilDiv(K, 16) * 16), Splits(ceilDiv(ceilDiv(K, 16) * 16, kSplitCols)) {
+      C(C), Cp(ceilDiv(C, channelLanes(Transforms)) * channelLanes(Transforms)), Kp(ceilDiv(K, 16) * 16),
+      Splits(ceilDiv(ceilDiv(K, 16) * 16, kSplitCols)) {
   // U[p * Splits + s] is packB's layout of the Cp x Cols matrix U[p][ci][Col0 + j] (KC-row blocks
   // of NR-column panels, zero past C, K and Cols), written straight from the transform: 16 output
   // channels at a time per input channel, so each point's write is 16 contiguous floats of one
@@ -632,7 +638,8 @@ Winograd3x3::Winograd3x3(const GemmMicroKernel &MK, GemmIsa Transforms, const fl
   Store.resize(Offset.back());
   std::vector<float *> Dst(static_cast<size_t>(Points));
   // AVX-512 gathers the taps of 16 kernels with 32-bit offsets: rows must stay within 2 GiB.
-  const bool Gather = Transforms == GemmIsa::Avx512 && C * 9 * 16 * static_cast<int64_t>(sizeof(float)) < (int64_t{1} << 31);
+  const bool Gather =
+      Transforms == GemmIsa::Avx512 && C * 9 * 16 * static_cast<int64_t>(sizeof(float)) < (int64_t{1} << 31);
   for (int64_t S = 0; S < Splits; ++S) {
     const int64_t Col0 = S * kSplitCols, Cols = std::min(kSplitCols, Kp - Col0), Npad = splitPadded(S);
     for (int64_t P = 0; P < Points; ++P) {

@@ -350,6 +350,37 @@ std::vector<OpTestCase> convCases() {
                act({{"group", attrInt(4)}, {"pads", ints({3, 3, 3, 3})}}, kFusedActSilu)),
       testCase("hswish_depthwise_avx2_stride2", {X({1, 5, 29, 29}), W({5, 1, 3, 3}), W({5})},
                hswish({{"group", attrInt(5)}, {"strides", ints({2, 2})}, {"pads", ints({1, 1, 1, 1})}})),
+      // The AVX2 channels-in-lanes kernel (conv/ConvDepthwiseBlockedAvx2, 8 channels per block):
+      // channel counts not a multiple of 8, planes narrower than 8 and odd widths (the 8-pixel
+      // transposes straddle rows), runs of 8 pixels (6 for 7x7) with every tail length, strides 1
+      // and 2, asymmetric pads, each fused activation in registers, NaN through the clamp, two
+      // images, and a layer large enough to split over the pool.
+      testCase("depthwise_blocked_avx2_3x3_odd", {X({2, 13, 7, 5}), W({13, 1, 3, 3}), W({13})},
+               {{"group", attrInt(13)}, {"pads", ints({1, 1, 1, 1})}, {kFusedActMin, attrFloat(0.0f)},
+                {kFusedActMax, attrFloat(0.5f)}}),
+      testCase("depthwise_blocked_avx2_3x3_stride2", {X({1, 11, 29, 31}), W({11, 1, 3, 3}), W({11})},
+               act({{"group", attrInt(11)}, {"strides", ints({2, 2})}, {"pads", ints({0, 0, 1, 1})}}, kFusedActSilu)),
+      testCase("depthwise_blocked_avx2_5x5_tails", {X({1, 9, 15, 15}), W({9, 1, 5, 5}), W({9})},
+               act({{"group", attrInt(9)}, {"pads", ints({2, 2, 2, 2})}}, kFusedActSigmoid)),
+      testCase("depthwise_blocked_avx2_5x5_stride2", {X({1, 16, 14, 14}), W({16, 1, 5, 5})},
+               hsigmoid({{"group", attrInt(16)}, {"strides", ints({2, 2})}, {"pads", ints({1, 2, 2, 1})}})),
+      testCase("depthwise_blocked_avx2_5x5_tiny", {X({1, 6, 3, 4}), W({6, 1, 5, 5}), W({6})},
+               hswish({{"group", attrInt(6)}, {"pads", ints({2, 2, 2, 2})}})),
+      testCase("depthwise_blocked_avx2_7x7_tails", {X({2, 10, 13, 19}), W({10, 1, 7, 7}), W({10})},
+               act({{"group", attrInt(10)}, {"pads", ints({3, 3, 3, 3})}}, kFusedActSilu, 0.7f)),
+      testCase("depthwise_blocked_avx2_7x7_stride2", {X({1, 7, 20, 17}), W({7, 1, 7, 7}), W({7})},
+               {{"group", attrInt(7)}, {"strides", ints({2, 2})}, {"pads", ints({3, 2, 2, 3})}}),
+      testCase("depthwise_blocked_avx2_5x3_rect", {X({1, 12, 9, 10}), W({12, 1, 5, 3}), W({12})},
+               {{"group", attrInt(12)}, {"strides", ints({1, 2})}, {"pads", ints({2, 1, 2, 1})}}),
+      testCase("depthwise_blocked_avx2_clamp_nan",
+               {valuesInput({1, 9, 7, 7}, nanSprinkled(9 * 7 * 7, 17), ElementType::F32, false), W({9, 1, 5, 5}), W({9})},
+               {{"group", attrInt(9)}, {"pads", ints({2, 2, 2, 2})}, {kFusedActMin, attrFloat(-0.2f)},
+                {kFusedActMax, attrFloat(0.3f)}}),
+      testCase("depthwise_blocked_avx2_silu_nan",
+               {valuesInput({1, 8, 6, 11}, nanSprinkled(8 * 6 * 11, 29), ElementType::F32, false), W({8, 1, 3, 3}), W({8})},
+               act({{"group", attrInt(8)}, {"pads", ints({1, 1, 1, 1})}}, kFusedActSilu)),
+      testCase("depthwise_blocked_avx2_threaded", {X({1, 24, 28, 28}), W({24, 1, 5, 5}), W({24})},
+               act({{"group", attrInt(24)}, {"pads", ints({2, 2, 2, 2})}}, kFusedActSilu), 2e-4),
       testCase("pointwise", {X({2, 16, 5, 5}), W({8, 16, 1, 1}), W({8})}),
       testCase("pointwise_strided", {X({1, 8, 6, 6}), W({4, 8, 1, 1})}, {{"strides", ints({2, 2})}}),
       // B read in place by the GEMM (runPhased): 13-pixel output rows, so 8-lane groups straddle the
@@ -529,6 +560,7 @@ OpKernels convKernels() {
   K.Variants.push_back(depthwiseAvx512Variant());
   K.Variants.push_back(depthwiseAvx2Variant());
   K.Variants.push_back(depthwiseBlockedVariant());
+  K.Variants.push_back(depthwiseBlockedAvx2Variant());
   K.Variants.push_back(smallConvVariant());
   K.Variants.push_back(directAvx512Variant());
   K.Variants.push_back(im2colBf16Variant());

@@ -169,7 +169,7 @@ template <bool IsMax, int SW, int KWc, int Rows, int NB, bool Masked>
 __attribute__((target("avx2,fma"))) inline void dwBlockAvx2(const DepthwiseGeometry &G, const uint8_t *BM,
                                                            const float *In, const float *K, float Bias, float *Out,
                                                            int64_t Oh, int64_t Ow0, int64_t KhLo, int64_t KhHi,
-                                                           bool Clamp, __m256 Lo, __m256 Hi) {
+                                                           const Act256 &Av) {
   const int64_t KW = KWc > 0 ? KWc : G.KW;
   const int64_t DH = G.DH, DW = G.DW, W = G.W;
   const __m256 Fill = IsMax ? _mm256_set1_ps(-INFINITY) : _mm256_setzero_ps();
@@ -203,8 +203,8 @@ __attribute__((target("avx2,fma"))) inline void dwBlockAvx2(const DepthwiseGeome
       __m256 V = Acc[R][B];
       if (IsMax)
         V = _mm256_blendv_ps(V, _mm256_set1_ps(NAN), Nan[R][B]);
-      else if (Clamp) // NaN passes (max and min return their second operand on a NaN)
-        V = _mm256_min_ps(Hi, _mm256_max_ps(Lo, V));
+      else if (Av.on()) // in registers; a clamp lets NaN pass (Act256)
+        V = Av(V);
       float *Dst = Out + (Oh + R) * G.OW + Ow0 + B * kLanes8;
       if (Left - B * kLanes8 >= kLanes8)
         _mm256_storeu_ps(Dst, V);
@@ -217,19 +217,19 @@ __attribute__((target("avx2,fma"))) inline void dwBlockAvx2(const DepthwiseGeome
 template <bool IsMax, int SW, int KWc, int Rows>
 __attribute__((target("avx2,fma"))) inline void dwRowGroupAvx2(const DepthwiseGeometry &G, const DepthwisePlan &P,
                                                               const float *In, const float *K, float Bias, float *Out,
-                                                              int64_t Oh, int64_t KhLo, int64_t KhHi, bool Clamp,
-                                                              __m256 Lo, __m256 Hi) {
+                                                              int64_t Oh, int64_t KhLo, int64_t KhHi,
+                                                              const Act256 &Av) {
   const int64_t KW = G.KW, Blocks = (G.OW + kLanes8 - 1) / kLanes8;
   for (int64_t Blk = 0; Blk < Blocks;) {
     const uint8_t *BM = P.Masks8.data() + Blk * KW * 2;
     if (P.Interior8[static_cast<size_t>(Blk)] && Blk + 1 < Blocks && P.Interior8[static_cast<size_t>(Blk + 1)]) {
-      dwBlockAvx2<IsMax, SW, KWc, Rows, 2, false>(G, BM, In, K, Bias, Out, Oh, Blk * kLanes8, KhLo, KhHi, Clamp, Lo, Hi);
+      dwBlockAvx2<IsMax, SW, KWc, Rows, 2, false>(G, BM, In, K, Bias, Out, Oh, Blk * kLanes8, KhLo, KhHi, Av);
       Blk += 2;
     } else {
       if (P.Interior8[static_cast<size_t>(Blk)])
-        dwBlockAvx2<IsMax, SW, KWc, Rows, 1, false>(G, BM, In, K, Bias, Out, Oh, Blk * kLanes8, KhLo, KhHi, Clamp, Lo, Hi);
+        dwBlockAvx2<IsMax, SW, KWc, Rows, 1, false>(G, BM, In, K, Bias, Out, Oh, Blk * kLanes8, KhLo, KhHi, Av);
       else
-        dwBlockAvx2<IsMax, SW, KWc, Rows, 1, true>(G, BM, In, K, Bias, Out, Oh, Blk * kLanes8, KhLo, KhHi, Clamp, Lo, Hi);
+        dwBlockAvx2<IsMax, SW, KWc, Rows, 1, true>(G, BM, In, K, Bias, Out, Oh, Blk * kLanes8, KhLo, KhHi, Av);
       ++Blk;
     }
   }
@@ -240,9 +240,9 @@ __attribute__((target("avx2,fma"))) void dwRowsAvx2(const DepthwisePlan &P, cons
                                                     float *Out) {
   const DepthwiseGeometry &G = P.G;
   const int64_t KH = KHc > 0 ? KHc : G.KH, DH = G.DH;
-  const bool Clamp = !IsMax && G.Act.Kind == ActKind::Clamp;
-  const bool LaterAct = !IsMax && G.Act.on() && !Clamp; // SiLU, HardSwish, ...: per finished rows
-  const __m256 Lo = _mm256_set1_ps(G.Act.Min), Hi = _mm256_set1_ps(G.Act.Max);
+  // The activation (clamp, SiLU, HardSwish, ...) on each finished vector, before its store (a
+  // later pass over the rows measured 7.8% of EfficientNet-B0 at 1 thread on Zen 3).
+  const Act256 Av(IsMax ? FusedAct() : G.Act);
   const auto tapRows = [&](int64_t Oh, int64_t &L, int64_t &H) {
     const int64_t Ih0 = Oh * G.SH - G.PH;
     L = Ih0 >= 0 ? 0 : (-Ih0 + DH - 1) / DH;
@@ -259,11 +259,9 @@ __attribute__((target("avx2,fma"))) void dwRowsAvx2(const DepthwisePlan &P, cons
         Done = Group;
     }
     if (Done == Group)
-      dwRowGroupAvx2<IsMax, SW, KWc, Group>(G, P, In, K, Bias, Out, Oh, 0, KH, Clamp, Lo, Hi);
+      dwRowGroupAvx2<IsMax, SW, KWc, Group>(G, P, In, K, Bias, Out, Oh, 0, KH, Av);
     else
-      dwRowGroupAvx2<IsMax, SW, KWc, 1>(G, P, In, K, Bias, Out, Oh, L, H, Clamp, Lo, Hi);
-    if (LaterAct)
-      applyFusedAct(G.Act, Out + Oh * G.OW, static_cast<size_t>(Done * G.OW));
+      dwRowGroupAvx2<IsMax, SW, KWc, 1>(G, P, In, K, Bias, Out, Oh, L, H, Av);
     Oh += Done;
   }
 }

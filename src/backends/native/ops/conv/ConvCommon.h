@@ -65,6 +65,8 @@ KernelVariant depthwiseAvx512Variant();
 KernelVariant depthwiseAvx2Variant();
 /// Depthwise with channels in vector lanes: 5 and 7 wide, 3x3 strided or narrow (ConvDepthwiseBlocked.cpp).
 KernelVariant depthwiseBlockedVariant();
+/// Its AVX2 + FMA sibling, 8 channels in lanes (ConvDepthwiseBlockedAvx2.cpp).
+KernelVariant depthwiseBlockedAvx2Variant();
 /// Small group-1 convolutions as a direct stencil, and few-input-channel stems (ConvDirect.cpp).
 KernelVariant smallConvVariant();
 KernelVariant directAvx512Variant();

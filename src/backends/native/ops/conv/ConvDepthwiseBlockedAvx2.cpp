@@ -1,0 +1,344 @@
+// Depthwise Conv with channels in vector lanes, AVX2 + FMA: the 8-lane sibling of
+// ConvDepthwiseBlocked.cpp (EfficientNet's 5x5 layers, ConvNeXt's 7x7, 3x3 strided or narrow).
+// Along rows, a 7-pixel plane fills 7 of 8 lanes and every output row is one dependent chain of
+// KH * KW FMAs (latency-bound); here, per 8 channels, the input rows of a strip of output rows are
+// transposed into a zero-padded pixel-major buffer ([row][column][8 channels], 32-byte pixels), so
+// each tap of each output pixel is one aligned load and one full-width FMA, a run of U output
+// pixels keeps U independent accumulators, and the fused activation (clamp, SiLU, HardSwish, ...)
+// is applied in registers before the outputs go back to NCHW through the same 8x8 transpose.
+#include <algorithm>
+#include <memory>
+#include <vector>
+
+#include "backends/native/ops/common/PlaneWindow.h"
+#include "backends/native/ops/common/SimdDispatch.h"
+#include "backends/native/ops/conv/ConvCommon.h"
+
+namespace optimium {
+namespace runtime {
+namespace detail {
+namespace ops {
+namespace conv {
+
+namespace {
+
+constexpr int64_t kLanes = 8;
+constexpr const char *kName = "f32_conv__depthwise_blocked_avx2";
+
+/// The sizes of one run in the padded layout: padded column of output ow's tap kw is ow * SW + kw.
+struct BlockedGeometry {
+  int64_t H, W, OH, OW, KH, KW, SH, SW, PT, PL;
+  int64_t Wp; ///< padded row width in pixels
+};
+
+#if defined(OPT_SIMD_X86) && defined(OPT_HAVE_VECMATH256)
+#define OPT_DWB2_HAVE 1
+#define OPT_DWB2_TARGET __attribute__((target("avx2,fma")))
+#define OPT_DWB2_INLINE __attribute__((target("avx2,fma"), always_inline)) inline
+
+/// The fused activation in registers: a clamp (NaN passes: the value is max/min's second
+/// operand) or Act256's SiLU / Sigmoid / HardSwish / HardSigmoid.
+struct Epilogue256 {
+  bool ClampOnly;
+  __m256 Lo, Hi;
+  Act256 Other;
+  OPT_DWB2_INLINE explicit Epilogue256(const FusedAct &A)
+      : ClampOnly(A.clampOnly()), Lo(_mm256_set1_ps(A.Kind == ActKind::Clamp ? A.Min : -INFINITY)),
+        Hi(_mm256_set1_ps(A.Kind == ActKind::Clamp ? A.Max : INFINITY)), Other(A) {}
+  OPT_DWB2_INLINE __m256 operator()(__m256 V) const {
+    return ClampOnly ? _mm256_min_ps(Hi, _mm256_max_ps(Lo, V)) : Other(V);
+  }
+};
+
+/// R[i] (row i, 8 lanes) becomes column i.
+OPT_DWB2_INLINE void transpose8x8(__m256 R[8]) {
+  __m256 T[8], S[8];
+  for (int I = 0; I < 4; ++I) {
+    T[2 * I] = _mm256_unpacklo_ps(R[2 * I], R[2 * I + 1]);
+    T[2 * I + 1] = _mm256_unpackhi_ps(R[2 * I], R[2 * I + 1]);
+  }
+  for (int I = 0; I < 2; ++I) {
+    S[4 * I + 0] = _mm256_shuffle_ps(T[4 * I + 0], T[4 * I + 2], _MM_SHUFFLE(1, 0, 1, 0));
+    S[4 * I + 1] = _mm256_shuffle_ps(T[4 * I + 0], T[4 * I + 2], _MM_SHUFFLE(3, 2, 3, 2));
+    S[4 * I + 2] = _mm256_shuffle_ps(T[4 * I + 1], T[4 * I + 3], _MM_SHUFFLE(1, 0, 1, 0));
+    S[4 * I + 3] = _mm256_shuffle_ps(T[4 * I + 1], T[4 * I + 3], _MM_SHUFFLE(3, 2, 3, 2));
+  }
+  // S[j] (rows 0-3) and S[4 + j] (rows 4-7) hold columns j (low half) and 4 + j (high half).
+  for (int J = 0; J < 4; ++J) {
+    R[J] = _mm256_permute2f128_ps(S[J], S[4 + J], 0x20);
+    R[4 + J] = _mm256_permute2f128_ps(S[J], S[4 + J], 0x31);
+  }
+}
+
+/// Packs input rows [Ih0, Ih1) of Cv (<= 8) channels (planes Plane apart, from X) into Buf rows
+/// [0, Ih1 - Ih0) of the padded layout; rows outside the plane and the border columns are zeros.
+OPT_DWB2_TARGET void packRows(const BlockedGeometry &G, const float *X, int64_t Plane, int64_t Cv, int64_t Ih0,
+                              int64_t Ih1, float *Buf) {
+  const int64_t RowFloats = G.Wp * kLanes;
+  const __m256 Z = _mm256_setzero_ps();
+  const int64_t Lo = std::max<int64_t>(Ih0, 0), Hi = std::min<int64_t>(Ih1, G.H);
+  for (int64_t Ih = Ih0; Ih < Ih1; ++Ih) {
+    float *Row = Buf + (Ih - Ih0) * RowFloats;
+    if (Ih < Lo || Ih >= Hi) {
+      for (int64_t P = 0; P < G.Wp; ++P)
+        _mm256_store_ps(Row + P * kLanes, Z);
+      continue;
+    }
+    for (int64_t P = 0; P < G.PL; ++P)
+      _mm256_store_ps(Row + P * kLanes, Z);
+    for (int64_t P = G.PL + G.W; P < G.Wp; ++P)
+      _mm256_store_ps(Row + P * kLanes, Z);
+  }
+  if (Hi <= Lo)
+    return;
+  // The rows inside the plane are contiguous in each channel: transpose them 8 pixels at a time.
+  const int64_t First = Lo * G.W, Count = (Hi - Lo) * G.W;
+  int64_t Row = Lo - Ih0, Col = 0; // destination of pixel First + P0
+  __m256 R[8];
+  for (int64_t P0 = 0; P0 < Count; P0 += kLanes) {
+    const int64_t N = std::min<int64_t>(kLanes, Count - P0);
+    if (N == kLanes) {
+      for (int64_t C = 0; C < kLanes; ++C)
+        R[C] = C < Cv ? _mm256_loadu_ps(X + C * Plane + First + P0) : Z;
+    } else {
+      const __m256i M = vec256::lanesBelow256(N);
+      for (int64_t C = 0; C < kLanes; ++C)
+        R[C] = C < Cv ? _mm256_maskload_ps(X + C * Plane + First + P0, M) : Z;
+    }
+    transpose8x8(R);
+    if (Col + N <= G.W) { // all 8 pixels in one row: consecutive destinations
+      float *Dst = Buf + Row * RowFloats + (G.PL + Col) * kLanes;
+      for (int64_t J = 0; J < N; ++J)
+        _mm256_store_ps(Dst + J * kLanes, R[J]);
+      Col += N;
+      if (Col == G.W)
+        Col = 0, ++Row;
+      continue;
+    }
+    for (int64_t J = 0; J < N; ++J) {
+      _mm256_store_ps(Buf + Row * RowFloats + (G.PL + Col) * kLanes, R[J]);
+      if (++Col == G.W)
+        Col = 0, ++Row;
+    }
+  }
+}
+
+/// U output pixels [Ow0, Ow0 + U) of one row: Rows is the packed row of the row's first tap row.
+/// The KW weights of a kernel row stay in registers; each input pixel is loaded once per kernel
+/// row and feeds the (up to KW) accumulators whose window covers it.
+template <int KW, int SW, int U>
+OPT_DWB2_INLINE void rowRun(const BlockedGeometry &G, const float *Rows, const float *Wt, __m256 Bias,
+                            const Epilogue256 &E, bool Act, float *Out, int64_t Ow0) {
+  __m256 Acc[U];
+  _Pragma("GCC unroll 8") for (int I = 0; I < U; ++I) Acc[I] = Bias;
+  const int64_t RowFloats = G.Wp * kLanes;
+  constexpr int NC = (U - 1) * SW + KW; // input pixels the run reads per kernel row
+  for (int64_t Kh = 0; Kh < G.KH; ++Kh) {
+    const float *R = Rows + Kh * RowFloats + Ow0 * SW * kLanes;
+    const float *Wr = Wt + Kh * KW * kLanes;
+    __m256 Wk[KW];
+    _Pragma("GCC unroll 8") for (int Kw = 0; Kw < KW; ++Kw) Wk[Kw] = _mm256_load_ps(Wr + Kw * kLanes);
+    _Pragma("GCC unroll 32") for (int C = 0; C < NC; ++C) {
+      const __m256 X = _mm256_load_ps(R + C * kLanes);
+      _Pragma("GCC unroll 8") for (int Kw = 0; Kw < KW; ++Kw) {
+        const int D = C - Kw;
+        if (D >= 0 && D % SW == 0 && D / SW < U)
+          Acc[D / SW] = _mm256_fmadd_ps(Wk[Kw], X, Acc[D / SW]);
+      }
+    }
+  }
+  _Pragma("GCC unroll 8") for (int I = 0; I < U; ++I)
+      _mm256_store_ps(Out + (Ow0 + I) * kLanes, Act ? E(Acc[I]) : Acc[I]);
+}
+
+/// Output pixels per run: U accumulators + KW weights + 1 input within the 16 ymm registers.
+template <int KW>
+constexpr int runPixels() {
+  return KW <= 5 ? 8 : 6;
+}
+
+/// One output row (OW pixels) into Out ([OW][8]); Rows: the packed row of its first tap row.
+template <int KW, int SW>
+OPT_DWB2_TARGET void outputRow(const BlockedGeometry &G, const float *Rows, const float *Wt, const float *BiasV,
+                               const FusedAct &A, float *Out) {
+  constexpr int U = runPixels<KW>();
+  const __m256 Bias = _mm256_load_ps(BiasV);
+  const Epilogue256 E(A);
+  const bool Act = A.on();
+  int64_t Ow = 0;
+  for (; Ow + U <= G.OW; Ow += U)
+    rowRun<KW, SW, U>(G, Rows, Wt, Bias, E, Act, Out, Ow);
+  switch (G.OW - Ow) {
+#define OPT_TAIL(N)                                                                                                    \
+  case N:                                                                                                              \
+    if (N < U)                                                                                                         \
+      rowRun<KW, SW, (N < U ? N : 1)>(G, Rows, Wt, Bias, E, Act, Out, Ow);                                             \
+    break;
+    OPT_TAIL(1) OPT_TAIL(2) OPT_TAIL(3) OPT_TAIL(4) OPT_TAIL(5) OPT_TAIL(6) OPT_TAIL(7)
+#undef OPT_TAIL
+  default: break;
+  }
+}
+
+/// Out ([Pixels][8]) back to Cv channel planes: pixel p of channel c to Y[c * Plane + p].
+OPT_DWB2_TARGET void unpackPixels(const float *Out, int64_t Pixels, int64_t Cv, float *Y, int64_t Plane) {
+  __m256 R[8];
+  for (int64_t P0 = 0; P0 < Pixels; P0 += kLanes) {
+    const int64_t N = std::min<int64_t>(kLanes, Pixels - P0);
+    for (int64_t J = 0; J < kLanes; ++J)
+      R[J] = J < N ? _mm256_load_ps(Out + (P0 + J) * kLanes) : _mm256_setzero_ps();
+    transpose8x8(R);
+    if (N == kLanes) {
+      for (int64_t C = 0; C < Cv; ++C)
+        _mm256_storeu_ps(Y + C * Plane + P0, R[C]);
+    } else {
+      const __m256i M = vec256::lanesBelow256(N);
+      for (int64_t C = 0; C < Cv; ++C)
+        _mm256_maskstore_ps(Y + C * Plane + P0, M, R[C]);
+    }
+  }
+}
+
+using RowFn = void (*)(const BlockedGeometry &, const float *, const float *, const float *, const FusedAct &,
+                       float *);
+
+RowFn rowFnFor(int64_t KW, int64_t SW) {
+#define OPT_KW(K)                                                                                                      \
+  if (KW == K)                                                                                                         \
+    return SW == 1 ? &outputRow<K, 1> : &outputRow<K, 2>;
+  OPT_KW(3) OPT_KW(5) OPT_KW(7)
+#undef OPT_KW
+  return nullptr;
+}
+
+/// Output rows per work item: the padded input rows of a strip stay within ~160 KiB (in L2; the
+/// KH rows a row reads are in L1), at least 4 rows, and enough items (channel blocks x strips)
+/// for the pool.
+int64_t stripRows(const BlockedGeometry &G, int64_t Items, int Threads) {
+  const int64_t RowBytes = G.Wp * kLanes * 4;
+  int64_t Rows = std::max<int64_t>(4, ((160 * 1024) / RowBytes - G.KH) / G.SH + 1);
+  const int64_t Want = Threads > 1 ? 8 * Threads : 1;
+  const int64_t Strips = (G.OH + Rows - 1) / Rows;
+  if (Items * Strips < Want)
+    Rows = std::max<int64_t>(2, G.OH / std::max<int64_t>(1, (Want + Items - 1) / Items));
+  return std::min(Rows, G.OH);
+}
+#endif // OPT_SIMD_X86 && OPT_HAVE_VECMATH256
+
+/// Whether the kernel computes a depthwise window of kernel (KH, KW), strides (SH, SW) and
+/// dilations (DH, DW) on this CPU.
+bool blockedAvx2Supported(int64_t KH, int64_t KW, int64_t SH, int64_t SW, int64_t DH, int64_t DW) {
+#ifdef OPT_DWB2_HAVE
+  static const bool Cpu = cpuFeatures().avx2Fma();
+  return Cpu && (KW == 3 || KW == 5 || KW == 7) && KH >= 1 && KH <= 16 && (SH == 1 || SH == 2) &&
+         (SW == 1 || SW == 2) && DH == 1 && DW == 1;
+#else
+  (void)KH, (void)KW, (void)SH, (void)SW, (void)DH, (void)DW;
+  return false;
+#endif
+}
+
+class ConvDepthwiseBlockedAvx2Kernel : public Kernel {
+public:
+  ConvDepthwiseBlockedAvx2Kernel(ConvAttrs A, int64_t C, const std::vector<float> &PackedW)
+      : A(std::move(A)), C(C), Wt(PackedW.size()) {
+    std::copy(PackedW.begin(), PackedW.end(), Wt.data());
+  }
+
+  Status run(const KernelContext &Ctx) const override {
+#ifdef OPT_DWB2_HAVE
+    ASSIGN_OR_RETURN(const ConvRun R, planConv(kName, A, Ctx));
+    if (R.M != C || R.C != C)
+      return runError(kName, "channels changed since creation");
+    const float *X = Ctx.Inputs[0].data<float>(), *Bp = biasOf(Ctx);
+    float *Y = Ctx.Outputs[0].data<float>();
+    if (R.OutPlane == 0 || R.N * R.M == 0)
+      return Status::ok();
+    BlockedGeometry G;
+    G.H = R.G.In[0], G.W = R.G.In[1], G.OH = R.G.Out[0], G.OW = R.G.Out[1];
+    G.KH = A.W.Kernel[0], G.KW = A.W.Kernel[1], G.SH = A.W.Strides[0], G.SW = A.W.Strides[1];
+    G.PT = R.G.PadBegin[0], G.PL = R.G.PadBegin[1];
+    G.Wp = std::max((G.OW - 1) * G.SW + G.KW, G.PL + G.W);
+    const RowFn Row = rowFnFor(G.KW, G.SW);
+    if (!Row)
+      return runError(kName, "kernel width not supported");
+    const int64_t CB = (C + kLanes - 1) / kLanes, Items = R.N * CB;
+    const int64_t SR = stripRows(G, Items, Ctx.Par.threads());
+    const int64_t Strips = (G.OH + SR - 1) / SR;
+    const int64_t InRows = (SR - 1) * G.SH + G.KH, Taps = G.KH * G.KW;
+    // Under ~256K multiply-adds the fan-out costs more than it saves.
+    const Parallel Serial;
+    const Parallel &Par = R.N * C * R.OutPlane * Taps < (int64_t{1} << 18) ? Serial : Ctx.Par;
+    Par.forRange(static_cast<size_t>(Items * Strips), 1, [&](size_t Lo, size_t Hi) {
+      thread_local AlignedFloats Buf; // packed input rows of the strip, then its outputs
+      const size_t InFloats = static_cast<size_t>(InRows * G.Wp * kLanes);
+      const size_t Need = InFloats + static_cast<size_t>(SR * G.OW * kLanes);
+      if (Buf.size() < Need)
+        Buf.resize(Need);
+      float *In = Buf.data(), *Out = Buf.data() + InFloats;
+      for (size_t T = Lo; T < Hi; ++T) {
+        const int64_t S = static_cast<int64_t>(T) % Strips, Item = static_cast<int64_t>(T) / Strips;
+        const int64_t N = Item / CB, B = Item % CB, C0 = B * kLanes, Cv = std::min<int64_t>(kLanes, C - C0);
+        const int64_t Oh0 = S * SR, Oh1 = std::min(G.OH, Oh0 + SR);
+        const int64_t Ih0 = Oh0 * G.SH - G.PT, Ih1 = (Oh1 - 1) * G.SH - G.PT + G.KH;
+        packRows(G, X + (N * C + C0) * R.InPlane, R.InPlane, Cv, Ih0, Ih1, In);
+        const float *Wb = Wt.data() + B * Taps * kLanes;
+        alignas(32) float Bv[kLanes] = {};
+        if (Bp)
+          std::copy(Bp + C0, Bp + C0 + Cv, Bv);
+        for (int64_t Oh = Oh0; Oh < Oh1; ++Oh)
+          Row(G, In + (Oh - Oh0) * G.SH * G.Wp * kLanes, Wb, Bv, A.Act, Out + (Oh - Oh0) * G.OW * kLanes);
+        unpackPixels(Out, (Oh1 - Oh0) * G.OW, Cv, Y + (N * C + C0) * R.OutPlane + Oh0 * G.OW, R.OutPlane);
+      }
+    });
+    return Status::ok();
+#else
+    (void)Ctx;
+    return runError(kName, "not built for x86 with AVX2");
+#endif
+  }
+
+private:
+  ConvAttrs A;
+  int64_t C;
+  AlignedFloats Wt; ///< [C / 8][KH * KW][8], zero past C
+};
+
+} // namespace
+
+KernelVariant depthwiseBlockedAvx2Variant() {
+  const auto Supports = [](const KernelCreateInfo &I) {
+    if (!isDepthwiseConv(I) || !inputIsConst(I, 1))
+      return false;
+    auto A = attrsFor(I);
+    if (!A.isOk() || A->W.Kernel.size() != 2)
+      return false;
+    const WindowAttrs &W = A->W;
+    // 3x3 only on planes at most 32 wide: wider ones spend more on the transposes than they save
+    // (EfficientNet-B0, 1 thread, Zen 3: 3x3 stride 2 112x112 539 -> 686 us, 56x56 427 -> 450;
+    // 28x28 stride 2 132 -> 103). 5x5 and 7x7 at every size (5x5 14x14 438 -> 184, 7x7 359 -> 82).
+    const TensorShape &XS = I.Inputs[0].Shape;
+    const bool Narrow = XS[3].isConst() && XS[3].value() <= 32;
+    return (W.Kernel[1] >= 5 || Narrow) &&
+           blockedAvx2Supported(W.Kernel[0], W.Kernel[1], W.Strides[0], W.Strides[1], W.Dilations[0], W.Dilations[1]);
+  };
+  // Below the AVX-512 plane kernel (60): on an AVX-512 CPU those run; above the AVX2 plane kernel (55).
+  return {kName, 58, Supports, [](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
+            ASSIGN_OR_RETURN(ConvAttrs A, attrsFor(I));
+            const ConstData &W = *I.Inputs[1].Const;
+            const int64_t C = W.Dims[0], Taps = W.Dims[2] * W.Dims[3], CB = (C + kLanes - 1) / kLanes;
+            std::vector<float> Wt(static_cast<size_t>(CB * Taps * kLanes), 0.0f);
+            const float *Wp = W.as<float>();
+            for (int64_t Ch = 0; Ch < C; ++Ch)
+              for (int64_t T = 0; T < Taps; ++T)
+                Wt[static_cast<size_t>(((Ch / kLanes) * Taps + T) * kLanes + Ch % kLanes)] = Wp[Ch * Taps + T];
+            markConstConsumed(I, 1);
+            return makeKernel<ConvDepthwiseBlockedAvx2Kernel>(std::move(A), C, Wt);
+          }};
+}
+
+} // namespace conv
+} // namespace ops
+} // namespace detail
+} // namespace runtime
+} // namespace optimium

@@ -73,11 +73,11 @@ void depthwisePlaneAvx512(const DepthwisePlan &P, const float *In, const float *
 /// G.Act is ignored.
 void maxPoolPlaneAvx512(const DepthwisePlan &P, const float *In, float *Out);
 
-/// The AVX2+FMA siblings (8 outputs per vector; P from planDepthwiseAvx2). The clamp is applied
+/// The AVX2+FMA sibling (8 outputs per vector; P from planDepthwiseAvx2). The clamp is applied
 /// in registers; other activations (SiLU, HardSwish, ...) with applyFusedAct on each group of
-/// finished output rows while they are in L1.
+/// finished output rows while they are in L1. (AVX2 max pooling is separable instead:
+/// common/MaxPoolSeparable.h.)
 void depthwisePlaneAvx2(const DepthwisePlan &P, const float *In, const float *K, float Bias, float *Out);
-void maxPoolPlaneAvx2(const DepthwisePlan &P, const float *In, float *Out);
 
 } // namespace ops
 } // namespace detail

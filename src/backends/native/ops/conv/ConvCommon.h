@@ -68,6 +68,7 @@ KernelVariant depthwiseBlockedVariant();
 /// Small group-1 convolutions as a direct stencil, and few-input-channel stems (ConvDirect.cpp).
 KernelVariant smallConvVariant();
 KernelVariant directAvx512Variant();
+KernelVariant directAvx2Variant();
 /// Winograd for 3x3 stride-1 convolutions (ConvWinograd.cpp).
 KernelVariant winogradVariant(bool Avx512);
 /// 1x1 convolutions on large planes, rows read in place (ConvPointwiseRows.cpp).

@@ -520,6 +520,17 @@ std::vector<OpTestCase> convCases() {
                {{"pads", ints({2, 3, 1, 4})}, {"dilations", ints({2, 1})}}),
       testCase("few_channels_stride2_even", {X({1, 2, 16, 32}), W({16, 2, 3, 3}), W({16})},
                {{"strides", ints({2, 2})}, {"pads", ints({0, 0, 1, 1})}}),
+      // The AVX2 direct kernel (16-pixel blocks, 6-channel groups): ResNet's 7x7 stride-2 stem
+      // (147 taps, rows split over threads: whole-vector stores stop at each range's last row),
+      // channel tails 6 + 6 + 2 + 1 and 6 + 4 + 1, an odd row width with a partial second vector,
+      // a row narrower than a vector at stride 1, NaN inputs.
+      testCase("direct_avx2_7x7_stem_relu", {X({1, 3, 64, 61}), W({24, 3, 7, 7}), W({24})},
+               {{"strides", ints({2, 2})}, {"pads", ints({3, 3, 3, 3})}, {kFusedActMin, attrFloat(0.0f)}}, 1e-4),
+      testCase("direct_avx2_tails_s2", {X({2, 3, 13, 45}), W({15, 3, 3, 3}), W({15})}, {{"strides", ints({2, 2})}}),
+      testCase("direct_avx2_tails_s1", {X({1, 3, 6, 5}), W({11, 3, 3, 3})}, {{"pads", ints({1, 0, 1, 2})}}),
+      testCase("direct_avx2_nan", {valuesInput({1, 3, 9, 35}, nanSprinkled(3 * 9 * 35, 41), ElementType::F32, false),
+                                   W({8, 3, 3, 3}), W({8})},
+               {{"strides", ints({2, 2})}, {"pads", ints({1, 1, 1, 1})}}),
       // openWakeWord's embedding CNN (tf2onnx): 3x1 windows on 8-wide planes, 72 channels.
       testCase("tall_3x1_narrow_plane", {X({2, 72, 32, 8}), W({72, 72, 3, 1}), W({72})}, {}, 1e-4),
       testCase("tall_3x1_narrow_plane_b1", {X({1, 72, 30, 8}), W({72, 72, 3, 1}), W({72})}, {}, 1e-4),
@@ -563,6 +574,7 @@ OpKernels convKernels() {
   K.Variants.push_back(depthwiseBlockedAvx2Variant());
   K.Variants.push_back(smallConvVariant());
   K.Variants.push_back(directAvx512Variant());
+  K.Variants.push_back(directAvx2Variant());
   K.Variants.push_back(im2colBf16Variant());
   // These add a fused residual (passes/FuseConvResidual) in a pass after the convolution.
   for (KernelVariant &V : K.Variants)

@@ -5,10 +5,12 @@
 #include <cmath>
 #include <limits>
 #include <cstring>
+#include <vector>
 #if defined(__x86_64__)
 #include <immintrin.h>
 #endif
 
+#include "backends/native/ops/common/MaxPoolSeparable.h"
 #include "backends/native/ops/common/PlaneWindow.h"
 #include "backends/native/ops/common/Pooling.h"
 #include "backends/native/ops/common/VecMath512.h"
@@ -380,13 +382,10 @@ private:
 };
 #endif
 
-/// 2-D f32 max pooling with the AVX-512 plane kernel (common/PlaneWindow.h): horizontal stride 1
-/// or 2, a vector of outputs per window pass, padding by load masks.
-#if defined(__x86_64__)
-#endif
-
-/// f32 2-D max pooling with the plane kernels of common/PlaneWindow.h: AVX-512 (16 outputs per
-/// vector, and a dedicated loop for full 2x2 stride-2 windows) or AVX2 (8 outputs per vector).
+/// f32 2-D max pooling, horizontal stride 1 or 2: AVX-512 by the plane kernel of
+/// common/PlaneWindow.h (16 outputs per vector, and a dedicated loop for full 2x2 stride-2
+/// windows), AVX2 by the separable kernel of common/MaxPoolSeparable.h (column maxima into a row
+/// buffer, then row maxima: 8 outputs per vector).
 class MaxPoolPlaneKernel : public Kernel {
 public:
   MaxPoolPlaneKernel(WindowAttrs W, bool Avx512) : W(std::move(W)), Avx512(Avx512) {}
@@ -418,13 +417,21 @@ public:
     }
 #endif
     const DepthwiseGeometry PG = planeGeometryOf(W, &G);
-    const DepthwisePlan Plan = Avx512 ? planDepthwise(PG) : planDepthwiseAvx2(PG);
+    if (!Avx512) {
+      // Separable (column maxima, then row maxima): KH + KW operations per output, not KH * KW.
+      Ctx.Par.forRange(static_cast<size_t>(Planes), planesPerChunk(OutPlane, W.Kernel[0] + W.Kernel[1]),
+                       [&](size_t Lo, size_t Hi) {
+                         std::vector<float> Scratch(static_cast<size_t>(maxPoolSeparableScratch(PG)));
+                         for (size_t P = Lo; P < Hi; ++P)
+                           maxPoolPlaneSeparableAvx2(PG, In + static_cast<int64_t>(P) * InPlane,
+                                                     Out + static_cast<int64_t>(P) * OutPlane, Scratch.data());
+                       });
+      return Status::ok();
+    }
+    const DepthwisePlan Plan = planDepthwise(PG);
     Ctx.Par.forRange(static_cast<size_t>(Planes), planesPerChunk(OutPlane, W.Kernel[0] * W.Kernel[1]), [&](size_t Lo, size_t Hi) {
-      for (size_t P = Lo; P < Hi; ++P) {
-        const float *Src = In + static_cast<int64_t>(P) * InPlane;
-        float *Dst = Out + static_cast<int64_t>(P) * OutPlane;
-        Avx512 ? maxPoolPlaneAvx512(Plan, Src, Dst) : maxPoolPlaneAvx2(Plan, Src, Dst);
-      }
+      for (size_t P = Lo; P < Hi; ++P)
+        maxPoolPlaneAvx512(Plan, In + static_cast<int64_t>(P) * InPlane, Out + static_cast<int64_t>(P) * OutPlane);
     });
     return Status::ok();
   }
@@ -497,7 +504,7 @@ OpKernels maxPoolKernels() {
                             if (!W.isOk() || W->Kernel.size() != 2)
                               return false;
                             const DepthwiseGeometry G = planeGeometryOf(*W, nullptr);
-                            return Avx512 ? depthwiseAvx512Supported(G) : depthwiseAvx2Supported(G);
+                            return Avx512 ? depthwiseAvx512Supported(G) : maxPoolSeparableAvx2Supported(G);
                           },
                           [Avx512](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
                             RETURN_IF_ERROR(checkMaxPoolAttrs(I.N));
@@ -570,6 +577,25 @@ OpKernels maxPoolKernels() {
                               {"pads", attrInts({1, 1, 1, 1})}}));
     Cases.push_back(testCase("avx2_nan_k3s1", {valuesInput({1, 2, 9, 35}, nanSprinkled(2 * 9 * 35, 53), ElementType::F32, false)},
                              {{"kernel_shape", attrInts({3, 3})}, {"pads", attrInts({1, 1, 1, 1})}}));
+    // The AVX2 separable kernel (column maxima, then row maxima): SqueezeNet's 13- and 27-wide
+    // ceil-mode planes (a partial last vector: plain tail loads and whole-vector stores except on
+    // the last row), a vertical-only and a horizontal-only window, NaN through both stages, a
+    // window taller than the plane with vertical dilation, stride 1 with horizontal dilation 3.
+    Cases.push_back(testCase("sep_squeezenet_13", {tensorInput({1, 3, 27, 27})},
+                             {{"kernel_shape", attrInts({3, 3})}, {"strides", attrInts({2, 2})},
+                              {"ceil_mode", attrInt(1)}}));
+    Cases.push_back(testCase("sep_k4x1_s2x1", {tensorInput({2, 2, 11, 19})},
+                             {{"kernel_shape", attrInts({4, 1})}, {"strides", attrInts({2, 1})},
+                              {"pads", attrInts({1, 0, 2, 0})}}));
+    Cases.push_back(testCase("sep_k1x5_s1x2", {tensorInput({1, 2, 3, 45})},
+                             {{"kernel_shape", attrInts({1, 5})}, {"strides", attrInts({1, 2})},
+                              {"pads", attrInts({0, 2, 0, 2})}, {"ceil_mode", attrInt(1)}}));
+    Cases.push_back(testCase("sep_nan_k2s2", {valuesInput({1, 3, 10, 33}, nanSprinkled(3 * 10 * 33, 17), ElementType::F32, false)},
+                             {{"kernel_shape", attrInts({2, 2})}, {"strides", attrInts({2, 2})},
+                              {"ceil_mode", attrInt(1)}}));
+    Cases.push_back(testCase("sep_tall_dilated", {tensorInput({1, 2, 4, 21})},
+                             {{"kernel_shape", attrInts({5, 3})}, {"dilations", attrInts({2, 3})},
+                              {"pads", attrInts({4, 3, 4, 3})}, {"strides", attrInts({3, 1})}}));
     return Cases;
   };
   return K;

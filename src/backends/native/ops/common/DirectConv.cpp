@@ -1,6 +1,7 @@
-// AVX-512 direct convolution for few input channels (see DirectConv.h). The input vectors are
-// loaded with the depthwise plane kernel's column masks (border lanes read as zero, no padded
-// copy); stride 2 keeps the even lanes of 32 consecutive inputs with one two-source permute.
+// AVX-512 and AVX2 direct convolution for few input channels (see DirectConv.h). The input vectors
+// are loaded with the depthwise plane kernel's column masks (border lanes read as zero, no padded
+// copy); stride 2 keeps the even lanes of 32 consecutive inputs with one two-source permute
+// (AVX2: of 16, with an in-lane shuffle and a cross-lane permute).
 #include "backends/native/ops/common/DirectConv.h"
 #include "core/CpuFeatures.h"
 
@@ -98,6 +99,127 @@ __attribute__((target("avx512f,fma"))) void rowsAvx512(const DirectConvGeometry 
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
 #endif
+
+// ---- AVX2 + FMA. A 16-pixel block is two 8-wide vectors; the tile is 2 vectors x 6 output
+// channels (12 accumulators, 2 tap vectors and a broadcast in 16 registers): per tap 2 loads and
+// 6 broadcasts feed 12 FMAs, so the two FMA pipes, not the load ports, bound it.
+#define OPT_DIRECT_AVX2 __attribute__((target("avx2,fma")))
+#define OPT_DIRECT_AVX2_INLINE __attribute__((target("avx2,fma"), always_inline)) inline
+
+OPT_DIRECT_AVX2_INLINE __m256i laneBits8(unsigned Bits) {
+  const __m256i B = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+  return _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_set1_epi32(static_cast<int>(Bits)), B), B);
+}
+
+/// Src[0], Src[SW], ..., Src[7 * SW]; Masked: lanes outside M0 / M1 (the plan's bits) read 0.
+template <bool Masked> OPT_DIRECT_AVX2_INLINE __m256 load8Avx2(const float *P, unsigned Bits) {
+  return Masked ? _mm256_maskload_ps(P, laneBits8(Bits)) : _mm256_loadu_ps(P);
+}
+
+template <int SW, bool Masked>
+OPT_DIRECT_AVX2_INLINE __m256 tapAvx2(const float *Src, const uint8_t *Bits) {
+  if (SW == 1)
+    return load8Avx2<Masked>(Src, Masked ? Bits[0] : 0xFF);
+  const __m256 A = load8Avx2<Masked>(Src, Masked ? Bits[0] : 0xFF);
+  const __m256 B = load8Avx2<Masked>(Src + 8, Masked ? Bits[1] : 0xFF);
+  const __m256 Even = _mm256_shuffle_ps(A, B, _MM_SHUFFLE(2, 0, 2, 0)); // [a0 a2 b0 b2 | a4 a6 b4 b6]
+  return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(Even), _MM_SHUFFLE(3, 1, 2, 0)));
+}
+
+/// One vector of outputs: Left lanes valid; Spill: a whole store may run past them (onto output
+/// rows this call writes later).
+OPT_DIRECT_AVX2_INLINE void storeAvx2(float *Out, __m256 V, int64_t Left, bool Spill) {
+  if (Left >= 8 || Spill)
+    _mm256_storeu_ps(Out, V);
+  else if (Left > 0)
+    _mm256_maskstore_ps(Out, vec256::lanesBelow256(Left), V);
+}
+
+/// Output channels [M0, M0 + J) of one 16-pixel block from its gathered taps ([tap][2] vectors).
+template <int J>
+OPT_DIRECT_AVX2_INLINE void channelGroupAvx2(const __m256 *Taps, int64_t NTaps, const float *PackedW, int64_t M,
+                                             int64_t M0, const float *Bias, const Act256 &Av, float *Out,
+                                             int64_t OutPlane, int64_t Left, bool Spill) {
+  // Fully unrolled so the accumulators stay in registers (GCC 12 otherwise keeps the arrays on
+  // the stack and stores them at every tap).
+  __m256 A0[J], A1[J];
+#pragma GCC unroll 8
+  for (int K = 0; K < J; ++K)
+    A0[K] = A1[K] = _mm256_set1_ps(Bias ? Bias[M0 + K] : 0.0f);
+  const float *Wp = PackedW + M0;
+  for (int64_t T = 0; T < NTaps; ++T, Wp += M) {
+    const __m256 X0 = Taps[2 * T], X1 = Taps[2 * T + 1];
+#pragma GCC unroll 8
+    for (int K = 0; K < J; ++K) {
+      const __m256 Wv = _mm256_broadcast_ss(Wp + K);
+      A0[K] = _mm256_fmadd_ps(Wv, X0, A0[K]);
+      A1[K] = _mm256_fmadd_ps(Wv, X1, A1[K]);
+    }
+  }
+#pragma GCC unroll 8
+  for (int K = 0; K < J; ++K) {
+    float *O = Out + (M0 + K) * OutPlane;
+    storeAvx2(O, Av.on() ? Av(A0[K]) : A0[K], Left, Spill);
+    if (Left > 8)
+      storeAvx2(O + 8, Av.on() ? Av(A1[K]) : A1[K], Left - 8, Spill);
+  }
+}
+
+template <int SW>
+OPT_DIRECT_AVX2 void rowsAvx2(const DirectConvGeometry &D, const DepthwisePlan &Plan, const float *X,
+                              const float *PackedW, const float *Bias, float *Y, int64_t Oh0, int64_t Oh1) {
+  const DepthwiseGeometry &G = D.G;
+  const int64_t C = D.C, M = D.M, Plane = G.H * G.W, OutPlane = G.OH * G.OW, KH = G.KH, KW = G.KW;
+  const int64_t NTaps = C * KH * KW, Blocks8 = (G.OW + 7) / 8;
+  const __m256 Zero = _mm256_setzero_ps();
+  const Act256 Av(G.Act);
+  alignas(32) __m256 Taps[2 * kDirectConvMaxTapsAvx2];
+  for (int64_t Oh = Oh0; Oh < Oh1; ++Oh) {
+    for (int64_t Ow0 = 0; Ow0 < G.OW; Ow0 += 16) {
+      // The block's two 8-pixel halves: interior (plain loads), at a border (the plan's masks) or
+      // past the row's end (zeros).
+      int Kind[2];
+      for (int Half = 0; Half < 2; ++Half) {
+        const int64_t Blk = Ow0 / 8 + Half;
+        Kind[Half] = Blk >= Blocks8 ? 2 : Plan.Interior8[static_cast<size_t>(Blk)] ? 0 : 1;
+      }
+      int64_t T = 0;
+      for (int64_t Ch = 0; Ch < C; ++Ch)
+        for (int64_t Kh = 0; Kh < KH; ++Kh) {
+          const int64_t Ih = Oh * G.SH - G.PH + Kh * G.DH;
+          if (Ih < 0 || Ih >= G.H) {
+            for (int64_t Kw = 0; Kw < KW; ++Kw, ++T)
+              Taps[2 * T] = Taps[2 * T + 1] = Zero;
+            continue;
+          }
+          const float *Row = X + Ch * Plane + Ih * G.W + Ow0 * SW - G.PW;
+          for (int64_t Kw = 0; Kw < KW; ++Kw, ++T)
+            for (int Half = 0; Half < 2; ++Half) {
+              const float *Src = Row + Kw * G.DW + Half * 8 * SW;
+              if (Kind[Half] == 0)
+                Taps[2 * T + Half] = tapAvx2<SW, false>(Src, nullptr);
+              else if (Kind[Half] == 1)
+                Taps[2 * T + Half] = tapAvx2<SW, true>(Src, &Plan.Masks8[static_cast<size_t>(((Ow0 / 8 + Half) * KW + Kw) * 2)]);
+              else
+                Taps[2 * T + Half] = Zero;
+            }
+        }
+      const int64_t Left = std::min<int64_t>(16, G.OW - Ow0);
+      // Whole-vector stores may spill onto the next output rows of this call's range.
+      const bool Spill = Oh * G.OW + Ow0 + 16 <= Oh1 * G.OW;
+      float *Out = Y + Oh * G.OW + Ow0;
+      int64_t M0 = 0;
+      for (; M0 + 6 <= M; M0 += 6)
+        channelGroupAvx2<6>(Taps, NTaps, PackedW, M, M0, Bias, Av, Out, OutPlane, Left, Spill);
+      if (M0 + 4 <= M)
+        channelGroupAvx2<4>(Taps, NTaps, PackedW, M, M0, Bias, Av, Out, OutPlane, Left, Spill), M0 += 4;
+      if (M0 + 2 <= M)
+        channelGroupAvx2<2>(Taps, NTaps, PackedW, M, M0, Bias, Av, Out, OutPlane, Left, Spill), M0 += 2;
+      if (M0 < M)
+        channelGroupAvx2<1>(Taps, NTaps, PackedW, M, M0, Bias, Av, Out, OutPlane, Left, Spill);
+    }
+  }
+}
 #endif
 } // namespace
 
@@ -106,6 +228,17 @@ bool directConvAvx512Supported(const DepthwiseGeometry &G, int64_t C) {
   static const bool Cpu = cpuFeatures().avx512Fma();
   return Cpu && (G.SW == 1 || G.SW == 2) && G.SH >= 1 && G.DH >= 1 && G.DW >= 1 && G.KH >= 1 && G.KW >= 1 &&
          C >= 1 && C * G.KH * G.KW <= kDirectConvMaxTaps;
+#else
+  (void)G, (void)C;
+  return false;
+#endif
+}
+
+bool directConvAvx2Supported(const DepthwiseGeometry &G, int64_t C) {
+#ifdef OPT_DIRECT_X86
+  static const bool Cpu = cpuFeatures().avx2Fma();
+  return Cpu && (G.SW == 1 || G.SW == 2) && G.SH >= 1 && G.DH >= 1 && G.DW >= 1 && G.KH >= 1 && G.KW >= 1 &&
+         C >= 1 && C * G.KH * G.KW <= kDirectConvMaxTapsAvx2;
 #else
   (void)G, (void)C;
   return false;
@@ -128,6 +261,18 @@ void directConvRowsAvx512(const DirectConvGeometry &D, const DepthwisePlan &Plan
     rowsAvx512<1>(D, Masks, X, PackedW, Bias, Y, Oh0, Oh1);
   else
     rowsAvx512<2>(D, Masks, X, PackedW, Bias, Y, Oh0, Oh1);
+#else
+  (void)D, (void)Plan, (void)X, (void)PackedW, (void)Bias, (void)Y, (void)Oh0, (void)Oh1;
+#endif
+}
+
+void directConvRowsAvx2(const DirectConvGeometry &D, const DepthwisePlan &Plan, const float *X, const float *PackedW,
+                        const float *Bias, float *Y, int64_t Oh0, int64_t Oh1) {
+#ifdef OPT_DIRECT_X86
+  if (D.G.SW == 1)
+    rowsAvx2<1>(D, Plan, X, PackedW, Bias, Y, Oh0, Oh1);
+  else
+    rowsAvx2<2>(D, Plan, X, PackedW, Bias, Y, Oh0, Oh1);
 #else
   (void)D, (void)Plan, (void)X, (void)PackedW, (void)Bias, (void)Y, (void)Oh0, (void)Oh1;
 #endif

@@ -1,7 +1,8 @@
 // Direct 2-D convolution for few input channels (a CNN's RGB stem: 3 -> 32, 3x3, stride 2), where
 // im2col + GEMM spends more on building its K = 27 panels than on the multiply. Per output row and
 // 16-pixel block the C * KH * KW input vectors are gathered once, then every output channel is
-// their weighted sum (16 channels' accumulators at a time, weights broadcast from memory).
+// their weighted sum (AVX-512: 16 channels' accumulators at a time; AVX2: 6 channels x 2 pixel
+// vectors; weights broadcast from memory).
 #pragma once
 
 #include <cstdint>
@@ -28,6 +29,13 @@ struct DirectConvGeometry {
 /// kDirectConvMaxTaps taps per output pixel).
 bool directConvAvx512Supported(const DepthwiseGeometry &G, int64_t C);
 
+/// The most taps directConvRowsAvx2 gathers per pixel block (ResNet's 7x7 RGB stem has 147).
+constexpr int64_t kDirectConvMaxTapsAvx2 = 160;
+
+/// Whether directConvRowsAvx2 handles this window on this CPU (AVX2 and FMA; horizontal stride 1
+/// or 2, at most kDirectConvMaxTapsAvx2 taps per output pixel).
+bool directConvAvx2Supported(const DepthwiseGeometry &G, int64_t C);
+
 /// W [M, C, KH, KW] as the kernel reads it: [C * KH * KW][M].
 std::vector<float> packDirectConvWeights(const float *W, int64_t M, int64_t Taps);
 
@@ -36,6 +44,11 @@ std::vector<float> packDirectConvWeights(const float *W, int64_t M, int64_t Taps
 /// Bias may be null.
 void directConvRowsAvx512(const DirectConvGeometry &D, const DepthwisePlan &Plan, const float *X,
                           const float *PackedW, const float *Bias, float *Y, int64_t Oh0, int64_t Oh1);
+
+/// directConvRowsAvx512's AVX2+FMA sibling: 16-pixel blocks as two 8-wide vectors, output
+/// channels six at a time (12 accumulators); Plan is planDepthwiseAvx2(D.G).
+void directConvRowsAvx2(const DirectConvGeometry &D, const DepthwisePlan &Plan, const float *X, const float *PackedW,
+                        const float *Bias, float *Y, int64_t Oh0, int64_t Oh1);
 
 } // namespace ops
 } // namespace detail

@@ -406,10 +406,6 @@ void depthwisePlaneAvx2(const DepthwisePlan &P, const float *In, const float *K,
   planeAvx2<false>(P, In, K, Bias, Out);
 }
 
-void maxPoolPlaneAvx2(const DepthwisePlan &P, const float *In, float *Out) {
-  planeAvx2<true>(P, In, nullptr, 0.0f, Out);
-}
-
 } // namespace ops
 } // namespace detail
 } // namespace runtime

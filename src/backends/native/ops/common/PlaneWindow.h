@@ -73,10 +73,10 @@ void depthwisePlaneAvx512(const DepthwisePlan &P, const float *In, const float *
 /// G.Act is ignored.
 void maxPoolPlaneAvx512(const DepthwisePlan &P, const float *In, float *Out);
 
-/// The AVX2+FMA siblings (8 outputs per vector; P from planDepthwiseAvx2). The activation (clamp,
-/// SiLU, HardSwish, ...) is applied in registers (Act256) before each store.
+/// The AVX2+FMA sibling (8 outputs per vector; P from planDepthwiseAvx2). The activation (clamp,
+/// SiLU, HardSwish, ...) is applied in registers (Act256) before each store. (AVX2 max pooling is
+/// separable instead: common/MaxPoolSeparable.h.)
 void depthwisePlaneAvx2(const DepthwisePlan &P, const float *In, const float *K, float Bias, float *Out);
-void maxPoolPlaneAvx2(const DepthwisePlan &P, const float *In, float *Out);
 
 } // namespace ops
 } // namespace detail

@@ -70,6 +70,7 @@ KernelVariant depthwiseBlockedAvx2Variant();
 /// Small group-1 convolutions as a direct stencil, and few-input-channel stems (ConvDirect.cpp).
 KernelVariant smallConvVariant();
 KernelVariant directAvx512Variant();
+KernelVariant directAvx2Variant();
 /// Winograd for 3x3 stride-1 convolutions (ConvWinograd.cpp).
 KernelVariant winogradVariant(GemmIsa Isa);
 /// 1x1 convolutions on large planes, rows read in place (ConvPointwiseRows.cpp).

@@ -7,6 +7,7 @@
 #include "backends/native/ops/common/PlaneWindow.h"
 #include "backends/native/ops/common/SmallConv.h"
 #include "backends/native/ops/conv/ConvCommon.h"
+#include "core/CpuFeatures.h"
 #include "ir/FusedOps.h"
 
 namespace optimium {
@@ -44,13 +45,15 @@ private:
 };
 
 /// Group-1 convolution with few input channels (an RGB stem) by the direct kernel of
-/// common/DirectConv: output rows split over the pool, bias and clamp in registers.
-class ConvDirectAvx512Kernel : public Kernel {
+/// common/DirectConv (AVX-512 or its AVX2+FMA sibling): output rows split over the pool, bias and
+/// activation in registers.
+class ConvDirectKernel : public Kernel {
 public:
-  ConvDirectAvx512Kernel(ConvAttrs A, std::vector<float> PackedW) : A(std::move(A)), PackedW(std::move(PackedW)) {}
+  ConvDirectKernel(ConvAttrs A, std::vector<float> PackedW, bool Avx512)
+      : A(std::move(A)), PackedW(std::move(PackedW)), Avx512(Avx512) {}
 
   Status run(const KernelContext &Ctx) const override {
-    const char *Name = "f32_conv__direct_avx512";
+    const char *Name = Avx512 ? "f32_conv__direct_avx512" : "f32_conv__direct_avx2";
     ASSIGN_OR_RETURN(const ConvRun R, planConv(Name, A, Ctx));
     if (R.OutPlane == 0 || R.N * R.M == 0)
       return Status::ok();
@@ -58,10 +61,10 @@ public:
     D.G = planeGeometryOf(A.W, &R.G);
     D.G.Act = A.Act;
     D.C = R.C, D.M = R.M;
-    if (A.Group != 1 || !directConvAvx512Supported(D.G, R.C) ||
-        PackedW.size() != static_cast<size_t>(R.M * R.C * R.Taps))
+    const bool Supported = Avx512 ? directConvAvx512Supported(D.G, R.C) : directConvAvx2Supported(D.G, R.C);
+    if (A.Group != 1 || !Supported || PackedW.size() != static_cast<size_t>(R.M * R.C * R.Taps))
       return runError(Name, "geometry or weights not supported");
-    const DepthwisePlan Plan = planDepthwise(D.G);
+    const DepthwisePlan Plan = Avx512 ? planDepthwise(D.G) : planDepthwiseAvx2(D.G);
     const float *X = Ctx.Inputs[0].data<float>(), *B = biasOf(Ctx);
     float *Y = Ctx.Outputs[0].data<float>();
     const int64_t OH = D.G.OH, RowWork = D.G.OW * R.M * R.C * R.Taps;
@@ -71,8 +74,12 @@ public:
     Par.forRange(static_cast<size_t>(R.N * OH), Grain, [&](size_t Lo, size_t Hi) {
       for (int64_t T = static_cast<int64_t>(Lo); T < static_cast<int64_t>(Hi);) {
         const int64_t N = T / OH, Oh0 = T % OH, Oh1 = std::min(OH, Oh0 + static_cast<int64_t>(Hi) - T);
-        directConvRowsAvx512(D, Plan, X + N * R.C * R.InPlane, PackedW.data(), B, Y + N * R.M * R.OutPlane, Oh0,
-                             Oh1);
+        const float *Xn = X + N * R.C * R.InPlane;
+        float *Yn = Y + N * R.M * R.OutPlane;
+        if (Avx512)
+          directConvRowsAvx512(D, Plan, Xn, PackedW.data(), B, Yn, Oh0, Oh1);
+        else
+          directConvRowsAvx2(D, Plan, Xn, PackedW.data(), B, Yn, Oh0, Oh1);
         T += Oh1 - Oh0;
       }
     });
@@ -82,6 +89,7 @@ public:
 private:
   ConvAttrs A;
   std::vector<float> PackedW; ///< [C * KH * KW][M]
+  bool Avx512;
 };
 
 /// Input channels up to which a group-1 convolution takes the direct kernel (3: RGB stems).
@@ -89,23 +97,36 @@ constexpr int64_t kDirectMaxChannels = 4;
 
 } // namespace
 
-KernelVariant directAvx512Variant() {
-  const auto Supports = [](const KernelCreateInfo &I) {
+namespace {
+KernelVariant directVariant(bool Avx512) {
+  const auto Supports = [Avx512](const KernelCreateInfo &I) {
     if (!convTypesOk(I) || !is2D(I) || !inputIsConst(I, 1))
       return false;
     auto A = attrsFor(I);
     const TensorShape &X = I.Inputs[0].Shape;
-    return A.isOk() && A->Group == 1 && A->W.Kernel.size() == 2 && X[1].isConst() &&
-           X[1].value() <= kDirectMaxChannels && directConvAvx512Supported(planeGeometryOf(A->W, nullptr), X[1].value());
+    if (!A.isOk() || A->Group != 1 || A->W.Kernel.size() != 2 || !X[1].isConst() || X[1].value() > kDirectMaxChannels)
+      return false;
+    const DepthwiseGeometry G = planeGeometryOf(A->W, nullptr);
+    if (Avx512)
+      return directConvAvx512Supported(G, X[1].value());
+    // Beyond the AVX-512 kernel's taps (7x7 stems) an AVX-512 CPU keeps its im2col GEMM.
+    return directConvAvx2Supported(G, X[1].value()) &&
+           (X[1].value() * G.KH * G.KW <= kDirectConvMaxTaps || !cpuFeatures().avx512Fma());
   };
-  return {"f32_conv__direct_avx512", 40, Supports, [](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
+  return {Avx512 ? "f32_conv__direct_avx512" : "f32_conv__direct_avx2", Avx512 ? 40 : 38, Supports,
+          [Avx512](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
             ASSIGN_OR_RETURN(ConvAttrs A, attrsFor(I));
             const ConstData &Wt = *I.Inputs[1].Const;
             std::vector<float> Packed = packDirectConvWeights(Wt.as<float>(), Wt.Dims[0], product(Wt.Dims, 1, 4));
             markConstConsumed(I, 1);
-            return makeKernel<ConvDirectAvx512Kernel>(std::move(A), std::move(Packed));
+            return makeKernel<ConvDirectKernel>(std::move(A), std::move(Packed), Avx512);
           }};
 }
+} // namespace
+
+KernelVariant directAvx512Variant() { return directVariant(true); }
+
+KernelVariant directAvx2Variant() { return directVariant(false); }
 
 /// The direct variant takes group-1 stride-1 undilated 2-D convolutions with constant weights, a
 /// kernel larger than 1x1 and few output channels (at most 64), below Winograd (3x3 shapes where

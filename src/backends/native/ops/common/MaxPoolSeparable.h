@@ -1,0 +1,31 @@
+// Separable 2-D f32 max pooling on one NCHW plane for AVX2: per output row, the column maxima over
+// the window's rows are taken first at full vector density (8 input columns per vector, no
+// shuffles) into a row buffer with -inf padding, then the row maxima over the window's columns are
+// read from that buffer (stride 2: two loads and one in-lane shuffle per tap, one cross-lane
+// permute per 8 outputs). KH + KW maxima per output instead of KH * KW strided taps.
+#pragma once
+
+#include <cstdint>
+
+#include "backends/native/ops/common/PlaneWindow.h"
+
+namespace optimium {
+namespace runtime {
+namespace detail {
+namespace ops {
+
+/// Whether maxPoolPlaneSeparableAvx2 handles this geometry on this CPU (AVX2; horizontal stride 1
+/// or 2; any kernel size, vertical stride, dilation and pads).
+bool maxPoolSeparableAvx2Supported(const DepthwiseGeometry &G);
+
+/// Floats of row buffer maxPoolPlaneSeparableAvx2 needs for geometry G.
+int64_t maxPoolSeparableScratch(const DepthwiseGeometry &G);
+
+/// Out[OH, OW] = max over the window's taps inside the plane (-inf when none; a NaN in the window
+/// gives NaN). Scratch holds maxPoolSeparableScratch(G) floats (one per thread).
+void maxPoolPlaneSeparableAvx2(const DepthwiseGeometry &G, const float *In, float *Out, float *Scratch);
+
+} // namespace ops
+} // namespace detail
+} // namespace runtime
+} // namespace optimium

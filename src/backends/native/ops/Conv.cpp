@@ -472,8 +472,9 @@ std::vector<OpTestCase> convCases() {
       // epilogue, and in the pass that follows the other variants.
       testCase("residual_winograd_relu", {X({1, 48, 10, 10}), W({50, 48, 3, 3}), W({50}), X({1, 50, 10, 10})},
                {{"pads", ints({1, 1, 1, 1})}, {kFusedResidual, attrInt(1)}, {kFusedActMin, attrFloat(0.0f)}}, 1e-4),
+      // 5e-4: the AVX2 Winograd runs this plane as F(4x4) (error ~1e-4 on these 360-term sums).
       testCase("residual_winograd_no_bias", {X({2, 40, 11, 13}), W({45, 40, 3, 3}), omittedInput(), X({2, 45, 11, 13})},
-               {{"pads", ints({1, 1, 1, 1})}, {kFusedResidual, attrInt(1)}}, 1e-4),
+               {{"pads", ints({1, 1, 1, 1})}, {kFusedResidual, attrInt(1)}}, 5e-4),
       // The AVX2 Winograd (8 channels per vector, 8 x 8 transposes; F(4x4) on small planes too):
       // channels not multiples of 8 on both sides, rows of 8 + a tail, batch 2, asymmetric pads, a
       // clip; a residual with NaNs through the clamp (NaN passes; input NaNs would spread over the

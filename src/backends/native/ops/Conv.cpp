@@ -497,6 +497,24 @@ std::vector<OpTestCase> convCases() {
       testCase("pointwise_rows_no_bias", {X({2, 24, 28, 28}), W({16, 24, 1, 1})}, {}, 1e-4),
       testCase("pointwise_rows_relu6", {X({1, 144, 28, 30}), W({36, 144, 1, 1}), W({36})},
                {{kFusedActMin, attrFloat(0.0f)}, {kFusedActMax, attrFloat(6.0f)}}, 1e-4),
+      // The AVX2 pixel runs (6 channels x 16 pixels per tile, two tiles per 12-channel panel): a
+      // run ending 2 pixels into a tile (one masked vector) and one ending 13 in (both masked),
+      // panels of 12 + 12 + 7 and of 5 channels (one pass), each activation in registers, a
+      // residual under HardSigmoid, NaN inputs through the clamp, SiLU with alpha and no bias.
+      testCase("pointwise_rows_avx2_tail2", {X({1, 20, 14, 15}), W({31, 20, 1, 1}), W({31})},
+               {{kFusedActMin, attrFloat(0.0f)}, {kFusedActMax, attrFloat(0.5f)}}, 1e-4),
+      testCase("pointwise_rows_avx2_tail13", {X({1, 7, 17, 13}), W({5, 7, 1, 1}), W({5})}, {}, 1e-4),
+      testCase("sigmoid_pointwise_rows_avx2", {X({1, 16, 14, 14}), W({20, 16, 1, 1}), W({20})},
+               act({}, kFusedActSigmoid), 1e-4),
+      testCase("hsigmoid_pointwise_rows_avx2_residual", {X({2, 12, 15, 17}), W({11, 12, 1, 1}), W({11}),
+                                                         X({2, 11, 15, 17})},
+               hsigmoid({{kFusedResidual, attrInt(1)}}), 1e-4),
+      testCase("swish_alpha_pointwise_rows_avx2_no_bias", {X({1, 9, 16, 16}), W({24, 9, 1, 1})},
+               act({}, kFusedActSilu, 0.7f), 1e-4),
+      testCase("pointwise_rows_avx2_clamp_nan",
+               {valuesInput({1, 9, 14, 16}, nanSprinkled(9 * 14 * 16, 37), ElementType::F32, false),
+                W({14, 9, 1, 1}), W({14})},
+               {{kFusedActMin, attrFloat(-0.2f)}, {kFusedActMax, attrFloat(0.3f)}}, 1e-4),
       testCase("residual_pointwise", {X({1, 8, 5, 6}), W({12, 8, 1, 1}), W({12}), X({1, 12, 5, 6})},
                {{kFusedResidual, attrInt(1)}}),
       testCase("residual_small_plane_relu6", {X({1, 24, 7, 7}), W({40, 24, 3, 3}), W({40}), X({1, 40, 7, 7})},
@@ -585,6 +603,7 @@ OpKernels convKernels() {
   K.Variants.push_back(winogradVariant(GemmIsa::Avx2));
   K.Variants.push_back(winogradVariant(GemmIsa::Portable));
   K.Variants.push_back(pointwiseRowsVariant());
+  K.Variants.push_back(pointwiseRowsAvx2Variant());
   K.TestCases = convCases;
   return K;
 }

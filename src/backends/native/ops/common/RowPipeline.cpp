@@ -1,14 +1,17 @@
-// AVX-512 kernels of the row pipelines (see RowPipeline.h). The pointwise run is a 12-channel x
-// 32-pixel register tile whose pixel vectors load straight from the input channels' rows (a run of
-// pixels is contiguous in NCHW); the depthwise rows accumulate 8-16 independent 16-pixel vectors
-// (several blocks and output rows) at once so the FMA chains overlap, loading each input row
-// once per block and taking the side taps from lane shifts (stride 1), or from a split even/odd
-// layout of the rows (stride 2), so no load straddles two cache lines.
+// AVX-512 kernels of the row pipelines (see RowPipeline.h), and the AVX2 + FMA pointwise run. The
+// AVX-512 pointwise run is a 12-channel x 32-pixel register tile whose pixel vectors load straight
+// from the input channels' rows (a run of pixels is contiguous in NCHW); the AVX2 one takes a
+// panel's 12 channels as two 6-channel x 16-pixel tiles. The depthwise rows accumulate 8-16
+// independent 16-pixel vectors (several blocks and output rows) at once so the FMA chains overlap,
+// loading each input row once per block and taking the side taps from lane shifts (stride 1), or
+// from a split even/odd layout of the rows (stride 2), so no load straddles two cache lines.
 #include "backends/native/ops/common/RowPipeline.h"
 
 #include <algorithm>
 
+#include "backends/native/ops/common/PackedWeights.h"
 #include "backends/native/ops/common/SimdDispatch.h"
+#include "backends/native/ops/common/VecMath256.h"
 #include "backends/native/ops/common/VecMath512.h"
 #include "core/CpuFeatures.h"
 
@@ -572,6 +575,102 @@ __attribute__((target("avx512f"))) void copyRowsPadded(const float *Src, int64_t
 #pragma GCC diagnostic pop
 #endif
 #endif
+
+#if defined(OPT_SIMD_X86) && defined(OPT_HAVE_VECMATH256)
+// --- AVX2 + FMA pointwise run: 6 channels x 16 pixels per register tile ---------------------------
+constexpr int64_t kLanes256 = 8, kTile256 = 2 * kLanes256;
+constexpr int kHalfRows256 = 6; // a panel's 12 channels in two passes over the same pixels
+
+/// Which pixels of the tile are real: all 16 (Full), 9..16 (Tail: both vectors masked), 1..8 (Half:
+/// only the first vector computed).
+enum class Cols256 { Full, Tail, Half };
+
+/// R (<= 6) channels of a 12-row packed panel (A: the panel plus the half's first row) against 16
+/// pixels starting at X (row k at X + k * Ldx); M0 / M1 the lanes of the two pixel vectors (Tail,
+/// Half). Accumulators start from the bias; residual, clamp and activation before the store.
+template <int R, Cols256 Mode>
+__attribute__((target("avx2,fma"), always_inline)) inline void
+pointwiseTile256(const float *A, int64_t K, const float *X, int64_t Ldx, __m256i M0, __m256i M1, const float *Bias,
+                 const FusedAct &Act, float *Out, int64_t Ldo, const float *Res) {
+  constexpr bool Half = Mode == Cols256::Half, Full = Mode == Cols256::Full;
+  __m256 Acc0[R], Acc1[R];
+  _Pragma("GCC unroll 6") for (int I = 0; I < R; ++I) Acc0[I] = Acc1[I] =
+      Bias ? _mm256_broadcast_ss(Bias + I) : _mm256_setzero_ps();
+  _Pragma("GCC unroll 2") for (int64_t Kk = 0; Kk < K; ++Kk) {
+    const float *Row = X + Kk * Ldx;
+    const __m256 B0 = Full ? _mm256_loadu_ps(Row) : _mm256_maskload_ps(Row, M0);
+    const __m256 B1 = Half ? B0 : Full ? _mm256_loadu_ps(Row + kLanes256) : _mm256_maskload_ps(Row + kLanes256, M1);
+    const float *Ak = A + Kk * MR;
+    _Pragma("GCC unroll 6") for (int I = 0; I < R; ++I) {
+      const __m256 Av = _mm256_broadcast_ss(Ak + I);
+      Acc0[I] = _mm256_fmadd_ps(Av, B0, Acc0[I]);
+      if (!Half)
+        Acc1[I] = _mm256_fmadd_ps(Av, B1, Acc1[I]);
+    }
+  }
+  const bool Clamp = Act.Kind == ActKind::Clamp, Other = !Act.clampOnly();
+  __m256 LoV = _mm256_set1_ps(Act.Min), HiV = _mm256_set1_ps(Act.Max);
+  // Kept here (as in the AVX-512 tile): hoisted into the caller's block loop they would hold two
+  // registers through the k loop, and 12 accumulators + 2 pixel vectors + 1 broadcast then spill.
+  __asm__ volatile("" : "+x"(LoV), "+x"(HiV));
+  _Pragma("GCC unroll 6") for (int I = 0; I < R; ++I) {
+    __m256 V0 = Acc0[I], V1 = Acc1[I];
+    float *Row = Out + I * Ldo;
+    if (Res) { // a fused residual, after the bias and before the clamp
+      const float *Rr = Res + I * Ldo;
+      V0 = _mm256_add_ps(V0, Full ? _mm256_loadu_ps(Rr) : _mm256_maskload_ps(Rr, M0));
+      if (!Half)
+        V1 = _mm256_add_ps(V1, Full ? _mm256_loadu_ps(Rr + kLanes256) : _mm256_maskload_ps(Rr + kLanes256, M1));
+    }
+    if (Clamp) // the value second: NaN passes through
+      V0 = _mm256_min_ps(HiV, _mm256_max_ps(LoV, V0)), V1 = _mm256_min_ps(HiV, _mm256_max_ps(LoV, V1));
+    if (Other) { // sigmoid, SiLU, hard sigmoid / swish: in registers too
+      const Act256 Av(Act);
+      V0 = Av(V0);
+      if (!Half)
+        V1 = Av(V1);
+    }
+    if (Full) {
+      _mm256_storeu_ps(Row, V0), _mm256_storeu_ps(Row + kLanes256, V1);
+    } else {
+      _mm256_maskstore_ps(Row, M0, V0);
+      if (!Half)
+        _mm256_maskstore_ps(Row + kLanes256, M1, V1);
+    }
+  }
+}
+
+/// One 16-pixel block of a panel: its first R0 channels, then the next R1 (0..6), the block's
+/// input rows still in L1 for the second pass.
+template <int R0, int R1, Cols256 Mode>
+__attribute__((target("avx2,fma"), always_inline)) inline void
+pointwiseBlock256(const float *Panel, int64_t K, const float *X, int64_t Ldx, __m256i M0, __m256i M1,
+                  const float *Bias, const FusedAct &Act, float *Out, int64_t Ldo, const float *Res) {
+  pointwiseTile256<R0, Mode>(Panel, K, X, Ldx, M0, M1, Bias, Act, Out, Ldo, Res);
+  if (R1 > 0)
+    pointwiseTile256<(R1 > 0 ? R1 : 1), Mode>(Panel + kHalfRows256, K, X, Ldx, M0, M1,
+                                             Bias ? Bias + kHalfRows256 : nullptr, Act, Out + kHalfRows256 * Ldo,
+                                             Ldo, Res ? Res + kHalfRows256 * Ldo : nullptr);
+}
+
+template <int R0, int R1>
+__attribute__((target("avx2,fma"))) void pointwiseRun256(const float *Panel, int64_t K, const float *X, int64_t Ldx,
+                                                         int64_t N, const float *Bias, const FusedAct &Act, float *Out,
+                                                         int64_t Ldo, const float *Res) {
+  const __m256i All = _mm256_set1_epi32(-1);
+  int64_t J = 0;
+  for (; J + kTile256 <= N; J += kTile256)
+    pointwiseBlock256<R0, R1, Cols256::Full>(Panel, K, X + J, Ldx, All, All, Bias, Act, Out + J, Ldo,
+                                              Res ? Res + J : nullptr);
+  const int64_t Left = N - J;
+  if (Left > kLanes256)
+    pointwiseBlock256<R0, R1, Cols256::Tail>(Panel, K, X + J, Ldx, All, vec256::lanesBelow256(Left - kLanes256),
+                                              Bias, Act, Out + J, Ldo, Res ? Res + J : nullptr);
+  else if (Left > 0)
+    pointwiseBlock256<R0, R1, Cols256::Half>(Panel, K, X + J, Ldx, vec256::lanesBelow256(Left), All, Bias, Act,
+                                              Out + J, Ldo, Res ? Res + J : nullptr);
+}
+#endif
 } // namespace
 
 bool rowPipelineAvx512Supported() {
@@ -583,6 +682,31 @@ bool rowPipelineAvx512Supported() {
 #endif
 }
 
+bool rowPipelineAvx2Supported() {
+#if defined(OPT_SIMD_X86) && defined(OPT_HAVE_VECMATH256)
+  return simdAvx2();
+#else
+  return false;
+#endif
+}
+
+void pointwiseRunAvx2(const float *Panel, int64_t Rows, int64_t K, const float *X, int64_t Ldx, int64_t N,
+                      const float *Bias, const FusedAct &Act, float *Out, int64_t Ldo, const float *Res) {
+#if defined(OPT_SIMD_X86) && defined(OPT_HAVE_VECMATH256)
+  switch (Rows) {
+#define OPT_CASE(C, R0, R1)                                                                                            \
+  case C: return pointwiseRun256<R0, R1>(Panel, K, X, Ldx, N, Bias, Act, Out, Ldo, Res);
+    OPT_CASE(1, 1, 0) OPT_CASE(2, 2, 0) OPT_CASE(3, 3, 0) OPT_CASE(4, 4, 0) OPT_CASE(5, 5, 0) OPT_CASE(6, 6, 0)
+    OPT_CASE(7, 6, 1) OPT_CASE(8, 6, 2) OPT_CASE(9, 6, 3) OPT_CASE(10, 6, 4) OPT_CASE(11, 6, 5) OPT_CASE(12, 6, 6)
+#undef OPT_CASE
+  default: return;
+  }
+#else
+  (void)Panel, (void)Rows, (void)K, (void)X, (void)Ldx, (void)N, (void)Bias, (void)Act;
+  (void)Out, (void)Ldo, (void)Res;
+#endif
+}
+
 std::vector<float> packPointwiseWeights(const float *W, int64_t M, int64_t K) {
   const int64_t Panels = (M + MR - 1) / MR;
   std::vector<float> P(static_cast<size_t>(std::max<int64_t>(1, Panels * MR * K)), 0.0f);
@@ -591,6 +715,21 @@ std::vector<float> packPointwiseWeights(const float *W, int64_t M, int64_t K) {
       for (int64_t I = 0; I < MR && Pn * MR + I < M; ++I)
         P[static_cast<size_t>((Pn * K + Kk) * MR + I)] = W[(Pn * MR + I) * K + Kk];
   return P;
+}
+
+AlignedFloats packPointwiseWeightsCached(const KernelCreateInfo &I, size_t Input, const std::string &Layout) {
+  const ConstData &W = *I.Inputs[Input].Const;
+  const int64_t M = W.Dims[0], K = W.Dims[1];
+  const size_t Floats = static_cast<size_t>(std::max<int64_t>(1, (M + MR - 1) / MR * MR * K));
+  const std::string Key = packedWeightsKey(I, Input, Layout);
+  AlignedFloats Out;
+  if (borrowPackedFloats(Key, Floats, Out))
+    return Out;
+  const std::vector<float> P = packPointwiseWeights(W.as<float>(), M, K);
+  Out.resize(P.size());
+  std::copy(P.begin(), P.end(), Out.data());
+  storePackedFloats(Key, Out);
+  return Out;
 }
 
 void pointwiseRunAvx512(const float *Panel, int64_t Rows, int64_t K, const float *X, int64_t Ldx, int64_t N,

@@ -3,20 +3,24 @@
 // contiguous pixels whose input channels are read in place (no packing of the activations), and a
 // depthwise convolution of output rows whose input rows are given by pointers (rows of a ring
 // buffer of expanded rows). For small planes, the same two with channels in vector lanes. AVX-512
-// only: the caller checks rowPipelineAvx512Supported first.
+// only (the caller checks rowPipelineAvx512Supported first), except pointwiseRunAvx2, the AVX2 +
+// FMA pointwise run (rowPipelineAvx2Supported).
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
+#include "backends/native/ops/common/Gemm.h"
 #include "backends/native/ops/common/PlaneWindow.h"
 
 namespace optimium {
 namespace runtime {
 namespace detail {
+struct KernelCreateInfo;
 namespace ops {
 
-/// Output channels per packed weight panel of pointwiseRunAvx512.
+/// Output channels per packed weight panel of pointwiseRunAvx512 and pointwiseRunAvx2.
 constexpr int64_t kRowPipelineMR = 12;
 
 /// Whether this CPU runs the AVX-512 kernels below.
@@ -25,6 +29,9 @@ bool rowPipelineAvx512Supported();
 /// Weights W [M, K] (row-major) packed into panels of kRowPipelineMR rows, k-major, zero-padded
 /// past M: panel p starts at p * K * kRowPipelineMR.
 std::vector<float> packPointwiseWeights(const float *W, int64_t M, int64_t K);
+/// packPointwiseWeights of constant input Input ([M, K, ...]) of the kernel being created, through
+/// the host's packed-weights cache under Layout (PackedWeights.h: a compiled folder serves it).
+AlignedFloats packPointwiseWeightsCached(const KernelCreateInfo &I, size_t Input, const std::string &Layout);
 
 /// Out[i][j] = clamp(Bias[i] + sum over k of W[i][k] * X[k * Ldx + j]) for the Rows (<=
 /// kRowPipelineMR) channels of one packed panel and pixels j in [0, N); row i of Out at Out + i *
@@ -33,6 +40,18 @@ std::vector<float> packPointwiseWeights(const float *W, int64_t M, int64_t K);
 void pointwiseRunAvx512(const float *Panel, int64_t Rows, int64_t K, const float *X, int64_t Ldx, int64_t N,
                         const float *Bias, const FusedAct &Act, float *Out, int64_t Ldo,
                         const float *Res = nullptr);
+
+/// Whether this CPU runs pointwiseRunAvx2 (AVX2 and FMA; true on AVX-512 CPUs too, so the kernel
+/// harness checks the AVX2 code there as well).
+bool rowPipelineAvx2Supported();
+
+/// pointwiseRunAvx512's AVX2 + FMA sibling, same arguments and panels: a panel's 12 channels as
+/// two halves of 6 channels x 16 pixels (12 ymm accumulators + 2 pixel vectors + 1 broadcast),
+/// each 16-pixel block's input (K rows of 64 bytes) loaded from memory by the first half and from
+/// L1 by the second; bias, residual, clamp and activation (Act256) in registers, NaN passing the
+/// clamp. Only after rowPipelineAvx2Supported().
+void pointwiseRunAvx2(const float *Panel, int64_t Rows, int64_t K, const float *X, int64_t Ldx, int64_t N,
+                      const float *Bias, const FusedAct &Act, float *Out, int64_t Ldo, const float *Res = nullptr);
 
 /// R consecutive output rows of a depthwise plane of geometry G (G.DH == G.DW == 1, G.SW 1 or 2):
 /// Out[r][ow] = clamp(Bias + sum over taps of K[kh][kw] * Rows[r * SH + kh][ow * SW - PW + kw]),

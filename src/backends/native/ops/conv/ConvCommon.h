@@ -75,6 +75,7 @@ KernelVariant directAvx2Variant();
 KernelVariant winogradVariant(GemmIsa Isa);
 /// 1x1 convolutions on large planes, rows read in place (ConvPointwiseRows.cpp).
 KernelVariant pointwiseRowsVariant();
+KernelVariant pointwiseRowsAvx2Variant();
 
 } // namespace conv
 } // namespace ops

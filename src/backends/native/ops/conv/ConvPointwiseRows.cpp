@@ -1,6 +1,8 @@
-// 1x1 Conv on large planes (AVX-512, common/RowPipeline): runs of pixels against weight panels,
-// the input rows read in place; bias, fused residual and clamp in the write-back.
+// 1x1 Conv on large planes (AVX-512 or AVX2 + FMA, common/RowPipeline): runs of pixels against
+// weight panels, the input rows read in place; bias, fused residual and clamp in the write-back.
 #include <algorithm>
+#include <limits>
+#include <string>
 
 #include "backends/native/ops/common/ConvResidual.h"
 #include "backends/native/ops/common/RowPipeline.h"
@@ -15,18 +17,22 @@ namespace conv {
 
 namespace {
 
-/// 1x1 convolutions (stride 1, no padding, group 1) on large planes (AVX-512): runs of pixels
+/// The pointwise run of one ISA (RowPipeline.h: pointwiseRunAvx512 or pointwiseRunAvx2).
+using PointwiseRunFn = void (*)(const float *, int64_t, int64_t, const float *, int64_t, int64_t, const float *,
+                                const FusedAct &, float *, int64_t, const float *);
+
+/// 1x1 convolutions (stride 1, no padding, group 1) on large planes (AVX-512, AVX2): runs of pixels
 /// against 12-channel weight panels, the input channels' rows read in place (no im2col panel
 /// copies), bias, fused residual and clamp in the write-back (no second pass over Y for a
 /// residual). Work items are runs of pixels, every output channel of a run while its inputs are
 /// in L2.
 class ConvPointwiseRowsKernel : public Kernel {
 public:
-  ConvPointwiseRowsKernel(ConvAttrs A, std::vector<float> Packed, int64_t M, int64_t C)
-      : A(std::move(A)), Packed(std::move(Packed)), M(M), C(C) {}
+  ConvPointwiseRowsKernel(const char *Name, PointwiseRunFn RunFn, ConvAttrs A, AlignedFloats Packed, int64_t M,
+                          int64_t C)
+      : Name(Name), RunFn(RunFn), A(std::move(A)), Packed(std::move(Packed)), M(M), C(C) {}
 
   Status run(const KernelContext &Ctx) const override {
-    const char *Name = "f32_conv__pointwise_rows_avx512";
     ASSIGN_OR_RETURN(const ConvRun R, planConv(Name, A, Ctx));
     if (R.M != M || R.C != C || R.InPlane != R.OutPlane)
       return runError(Name, "shapes differ from the packed weights");
@@ -57,7 +63,7 @@ public:
         for (int64_t Pn = Gi * Panels / Groups; Pn < (Gi + 1) * Panels / Groups; ++Pn) {
           const int64_t M0 = Pn * kRowPipelineMR;
           const int64_t Off = (N * M + M0) * P + J0;
-          pointwiseRunAvx512(Packed.data() + Pn * C * kRowPipelineMR, std::min(kRowPipelineMR, M - M0), C,
+          RunFn(Packed.data() + Pn * C * kRowPipelineMR, std::min(kRowPipelineMR, M - M0), C,
                              X + N * C * P + J0, P, Nj, B ? B + M0 : nullptr, A.Act, Y + Off, P,
                              Res ? Res + Off : nullptr);
         }
@@ -67,21 +73,32 @@ public:
   }
 
 private:
+  const char *Name;
+  PointwiseRunFn RunFn;
   ConvAttrs A;
-  std::vector<float> Packed; ///< W in panels of kRowPipelineMR channels (packPointwiseWeights)
+  AlignedFloats Packed; ///< W in panels of kRowPipelineMR channels (packPointwiseWeights)
   int64_t M, C;
 };
-/// The smallest plane ConvPointwiseRowsKernel takes: MobileNetV2's 28x28 and 56x56 projections
-/// (against the im2col GEMM, 1 thread: 56x56 228 -> 211 us, 28x28 86 -> 64; 2 threads: 102 -> 79
-/// and equal). The 14x14 ones were 5-12% faster on 1 thread but 10-15% slower on 2 (a plane is one
-/// run of pixels, split by channel panels, each item reading all of X), so they stay on im2col.
-constexpr int64_t kPointwiseRowsMinPlane = 784;
+/// Where one ISA's ConvPointwiseRowsKernel runs: output planes of at least MinPlane pixels, at
+/// most MaxM output and MaxC input channels.
+struct PointwiseRowsLimits {
+  int64_t MinPlane, MaxM, MaxC;
+};
 
-} // namespace
+/// AVX-512: MobileNetV2's 28x28 and 56x56 projections (against the im2col GEMM, 1 thread: 56x56
+/// 228 -> 211 us, 28x28 86 -> 64; 2 threads: 102 -> 79 and equal). The 14x14 ones were 5-12%
+/// faster on 1 thread but 10-15% slower on 2 (a plane is one run of pixels, split by channel
+/// panels, each item reading all of X), so they stay on im2col. Measured on MobileNetV2's
+/// projections (24-32 output channels from 96-192): many input channels (each a row read in place)
+/// or output panels (each re-reading the run) are untried.
+constexpr PointwiseRowsLimits kAvx512Limits{784, 96, 256};
+/// AVX2 + FMA: 14x14 planes and up, at most 576 input channels (pointwiseRowsAvx2Variant).
+constexpr PointwiseRowsLimits kAvx2Limits{196, std::numeric_limits<int64_t>::max(), 576};
 
-KernelVariant pointwiseRowsVariant() {
-  const auto Supports = [](const KernelCreateInfo &I) {
-    if (!convTypesOk(I) || !is2D(I) || !inputIsConst(I, 1) || !rowPipelineAvx512Supported())
+KernelVariant rowsVariant(const char *Name, int Priority, bool (*Cpu)(), PointwiseRunFn RunFn,
+                          PointwiseRowsLimits L) {
+  const auto Supports = [Cpu, L](const KernelCreateInfo &I) {
+    if (!convTypesOk(I) || !is2D(I) || !inputIsConst(I, 1) || !Cpu())
       return false;
     if (I.Inputs.size() > kFusedResidualInput && I.Inputs[kFusedResidualInput].Present &&
         I.Inputs[kFusedResidualInput].Type != ElementType::F32)
@@ -89,22 +106,40 @@ KernelVariant pointwiseRowsVariant() {
     auto A = attrsFor(I);
     if (!A.isOk() || A->Group != 1 || !isPlainPointwise(A->W))
       return false;
-    const TensorShape &Y = I.Outputs[0].Shape;
-    // Measured on MobileNetV2's projections (24-32 output channels from 96-192): many input
-    // channels (each a row read in place) or output panels (each re-reading the run) are untried.
-    const TensorShape &Wt = I.Inputs[1].Shape;
-    return Y.getRank() == 4 && Y[2].isConst() && Y[3].isConst() && Y[2].value() * Y[3].value() >= kPointwiseRowsMinPlane &&
-           Wt[0].isConst() && Wt[1].isConst() && Wt[0].value() <= 96 && Wt[1].value() <= 256;
+    const TensorShape &Y = I.Outputs[0].Shape, &Wt = I.Inputs[1].Shape;
+    return Y.getRank() == 4 && Y[2].isConst() && Y[3].isConst() && Y[2].value() * Y[3].value() >= L.MinPlane &&
+           Wt[0].isConst() && Wt[1].isConst() && Wt[0].value() <= L.MaxM && Wt[1].value() <= L.MaxC;
   };
-  return {"f32_conv__pointwise_rows_avx512", 35, Supports,
-          [](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
+  return {Name, Priority, Supports, [Name, RunFn](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
             ASSIGN_OR_RETURN(ConvAttrs A, attrsFor(I));
             const ConstData &Wt = *I.Inputs[1].Const;
             const int64_t M = Wt.Dims[0], C = Wt.Dims[1];
-            std::vector<float> Packed = packPointwiseWeights(Wt.as<float>(), M, C);
+            // A hit in the host's packed-weights cache borrows the panels (PackedWeights.h).
+            AlignedFloats Packed = packPointwiseWeightsCached(I, 1, std::string(Name) + "/mr" +
+                                                                        std::to_string(kRowPipelineMR));
             markConstConsumed(I, 1);
-            return makeKernel<ConvPointwiseRowsKernel>(std::move(A), std::move(Packed), M, C);
+            return makeKernel<ConvPointwiseRowsKernel>(Name, RunFn, std::move(A), std::move(Packed), M, C);
           }};
+}
+
+} // namespace
+
+KernelVariant pointwiseRowsVariant() {
+  return rowsVariant("f32_conv__pointwise_rows_avx512", 35, rowPipelineAvx512Supported, pointwiseRunAvx512,
+                     kAvx512Limits);
+}
+
+/// The AVX2 kernel ranks above the AVX2 im2col GEMM (20) and below the AVX-512 one (30): an
+/// AVX-512 CPU keeps its own kernels. Limits measured per op against the im2col GEMM on AMD EPYC
+/// Zen 3 (bench/op_compare.py-style minima, 1 thread): MobileNetV2's 112x112, 56x56 and 28x28
+/// projections 0.60-0.83x, its 14x14 ones (64-96 from 192-576 channels) 0.93-0.97x; ResNet-50's
+/// 1x1s with up to 512 input channels 0.79-0.94x on 56x56 to 14x14 planes, whatever the output
+/// channels (up to 1024). Left on the GEMM: 7x7 planes (MobileNetV2's 320 and 1280 from 960 and
+/// 320 channels 1.14x, 160 from 960 1.02-1.04x) and more than 576 input channels (ResNet-50's 14x14
+/// from 1024 1.02-1.08x, 7x7 from 2048 1.55x): a 16-pixel block's input rows (C x 64 bytes) then
+/// outgrow the 32 KiB L1 the second 6-channel pass re-reads them from.
+KernelVariant pointwiseRowsAvx2Variant() {
+  return rowsVariant("f32_conv__pointwise_rows_avx2", 25, rowPipelineAvx2Supported, pointwiseRunAvx2, kAvx2Limits);
 }
 
 } // namespace conv

@@ -515,6 +515,11 @@ std::vector<OpTestCase> convCases() {
                {valuesInput({1, 9, 14, 16}, nanSprinkled(9 * 14 * 16, 37), ElementType::F32, false),
                 W({14, 9, 1, 1}), W({14})},
                {{kFusedActMin, attrFloat(-0.2f)}, {kFusedActMax, attrFloat(0.3f)}}, 1e-4),
+      // 400 input channels: three chunks of 134, 134 and 132 (partial sums through the output), the
+      // residual and HardSwish on the last only.
+      testCase("hswish_pointwise_rows_avx2_chunked_residual",
+               {X({1, 400, 14, 15}), W({13, 400, 1, 1}), W({13}), X({1, 13, 14, 15})},
+               hswish({{kFusedResidual, attrInt(1)}}), 1e-4),
       testCase("residual_pointwise", {X({1, 8, 5, 6}), W({12, 8, 1, 1}), W({12}), X({1, 12, 5, 6})},
                {{kFusedResidual, attrInt(1)}}),
       testCase("residual_small_plane_relu6", {X({1, 24, 7, 7}), W({40, 24, 3, 3}), W({40}), X({1, 40, 7, 7})},

@@ -378,8 +378,9 @@ private:
 /// Whether the AVX2 blocked kernel expands by pointwise runs (input rows read in place, no B
 /// panels packed per block) rather than by the GEMM. Per op against the GEMM expand on AMD EPYC
 /// Zen 3, 1 thread (MobileNetV2's blocks): 112x112 0.70x, 56x56 0.81-0.84x, 28x28 0.85-0.89x,
-/// 14x14 0.91-0.92x, 7x7 0.99-1.0x; every plane size then. Past 576 input channels a 16-pixel
-/// block's input rows outgrow L1 (as for ConvPointwiseRows' AVX2 limit): the GEMM keeps those.
+/// 14x14 0.91-0.92x, 7x7 0.99-1.0x; every plane size then. Measured up to 160 input channels
+/// (the expands of MobileNetV2 and EfficientNet-B0 have at most 320); past 576 (untried) the GEMM
+/// expand stays.
 bool expandByRowsAvx2(int64_t K) { return rowPipelineAvx2Supported() && K <= 576; }
 
 KernelVariant blockedVariant(GemmIsa Isa, int Priority) {
@@ -592,8 +593,10 @@ std::vector<OpTestCase> fusedCases() {
       testCase("avx2_nan_clamps", {valuesInput({1, 3, 11, 21}, nanSprinkled(3 * 11 * 21, 31), ElementType::F32, false),
                                    W({8, 3, 1, 1}), W({8, 1, 3, 3}), W({8}), W({8})},
                relu6({{"group", attrInt(8)}, {"pads", ints({1, 1, 1, 1})}, {"strides", ints({2, 2})}})),
-      // Past 576 input channels the AVX2 kernel expands by the GEMM (packed B panels), below by
-      // pixel runs (every case above).
+      // The AVX2 expand by pixel runs in two chunks of 150 input channels (partial sums through
+      // the expanded planes, the clamp on the last); past 576 the GEMM expand (packed B panels).
+      testCase("avx2_rows_expand_chunked", {X({1, 300, 9, 10}), W({14, 300, 1, 1}), W({14, 1, 3, 3}), W({14}), W({14})},
+               act(relu6({{"group", attrInt(14)}, {"pads", ints({1, 1, 1, 1})}}), -0.2f, 0.3f, true), 1e-4),
       testCase("avx2_gemm_expand_deep_k", {X({1, 600, 6, 5}), W({16, 600, 1, 1}), W({16, 1, 3, 3}), W({16}), W({16})},
                relu6({{"group", attrInt(16)}, {"pads", ints({1, 1, 1, 1})}}), 1e-4),
       // Weights not constant: only the reference runs it.

@@ -585,17 +585,33 @@ constexpr int kHalfRows256 = 6; // a panel's 12 channels in two passes over the 
 /// only the first vector computed).
 enum class Cols256 { Full, Tail, Half };
 
+/// Which part of the input channels a call covers: Accumulate starts from the partial sums already in
+/// Out (a later chunk of channels) instead of the bias; Finish (the last chunk) adds the residual
+/// and applies the activation, otherwise the partial sums are stored as they are.
+struct KChunk256 {
+  bool Accumulate, Finish;
+};
+
 /// R (<= 6) channels of a 12-row packed panel (A: the panel plus the half's first row) against 16
 /// pixels starting at X (row k at X + k * Ldx); M0 / M1 the lanes of the two pixel vectors (Tail,
-/// Half). Accumulators start from the bias; residual, clamp and activation before the store.
+/// Half). Accumulators start from the bias (or Out: C.Accumulate); residual, clamp and activation
+/// before the store (C.Finish).
 template <int R, Cols256 Mode>
 __attribute__((target("avx2,fma"), always_inline)) inline void
 pointwiseTile256(const float *A, int64_t K, const float *X, int64_t Ldx, __m256i M0, __m256i M1, const float *Bias,
-                 const FusedAct &Act, float *Out, int64_t Ldo, const float *Res) {
+                 const FusedAct &Act, float *Out, int64_t Ldo, const float *Res, KChunk256 C) {
   constexpr bool Half = Mode == Cols256::Half, Full = Mode == Cols256::Full;
   __m256 Acc0[R], Acc1[R];
-  _Pragma("GCC unroll 6") for (int I = 0; I < R; ++I) Acc0[I] = Acc1[I] =
-      Bias ? _mm256_broadcast_ss(Bias + I) : _mm256_setzero_ps();
+  if (C.Accumulate) {
+    _Pragma("GCC unroll 6") for (int I = 0; I < R; ++I) {
+      const float *Row = Out + I * Ldo;
+      Acc0[I] = Full ? _mm256_loadu_ps(Row) : _mm256_maskload_ps(Row, M0);
+      Acc1[I] = Half ? Acc0[I] : Full ? _mm256_loadu_ps(Row + kLanes256) : _mm256_maskload_ps(Row + kLanes256, M1);
+    }
+  } else {
+    _Pragma("GCC unroll 6") for (int I = 0; I < R; ++I) Acc0[I] = Acc1[I] =
+        Bias ? _mm256_broadcast_ss(Bias + I) : _mm256_setzero_ps();
+  }
   _Pragma("GCC unroll 2") for (int64_t Kk = 0; Kk < K; ++Kk) {
     const float *Row = X + Kk * Ldx;
     const __m256 B0 = Full ? _mm256_loadu_ps(Row) : _mm256_maskload_ps(Row, M0);
@@ -616,6 +632,16 @@ pointwiseTile256(const float *A, int64_t K, const float *X, int64_t Ldx, __m256i
   _Pragma("GCC unroll 6") for (int I = 0; I < R; ++I) {
     __m256 V0 = Acc0[I], V1 = Acc1[I];
     float *Row = Out + I * Ldo;
+    if (!C.Finish) { // partial sums of a chunk of the input channels
+      if (Full) {
+        _mm256_storeu_ps(Row, V0), _mm256_storeu_ps(Row + kLanes256, V1);
+      } else {
+        _mm256_maskstore_ps(Row, M0, V0);
+        if (!Half)
+          _mm256_maskstore_ps(Row + kLanes256, M1, V1);
+      }
+      continue;
+    }
     if (Res) { // a fused residual, after the bias and before the clamp
       const float *Rr = Res + I * Ldo;
       V0 = _mm256_add_ps(V0, Full ? _mm256_loadu_ps(Rr) : _mm256_maskload_ps(Rr, M0));
@@ -645,30 +671,50 @@ pointwiseTile256(const float *A, int64_t K, const float *X, int64_t Ldx, __m256i
 template <int R0, int R1, Cols256 Mode>
 __attribute__((target("avx2,fma"), always_inline)) inline void
 pointwiseBlock256(const float *Panel, int64_t K, const float *X, int64_t Ldx, __m256i M0, __m256i M1,
-                  const float *Bias, const FusedAct &Act, float *Out, int64_t Ldo, const float *Res) {
-  pointwiseTile256<R0, Mode>(Panel, K, X, Ldx, M0, M1, Bias, Act, Out, Ldo, Res);
+                  const float *Bias, const FusedAct &Act, float *Out, int64_t Ldo, const float *Res, KChunk256 C) {
+  pointwiseTile256<R0, Mode>(Panel, K, X, Ldx, M0, M1, Bias, Act, Out, Ldo, Res, C);
   if (R1 > 0)
     pointwiseTile256<(R1 > 0 ? R1 : 1), Mode>(Panel + kHalfRows256, K, X, Ldx, M0, M1,
                                              Bias ? Bias + kHalfRows256 : nullptr, Act, Out + kHalfRows256 * Ldo,
-                                             Ldo, Res ? Res + kHalfRows256 * Ldo : nullptr);
+                                             Ldo, Res ? Res + kHalfRows256 * Ldo : nullptr, C);
 }
+
+/// One chunk of the input channels over the N pixels, block by block.
+template <int R0, int R1>
+__attribute__((target("avx2,fma"))) void pointwiseChunk256(const float *Panel, int64_t K, const float *X, int64_t Ldx,
+                                                           int64_t N, const float *Bias, const FusedAct &Act,
+                                                           float *Out, int64_t Ldo, const float *Res, KChunk256 C) {
+  const __m256i All = _mm256_set1_epi32(-1);
+  int64_t J = 0;
+  for (; J + kTile256 <= N; J += kTile256)
+    pointwiseBlock256<R0, R1, Cols256::Full>(Panel, K, X + J, Ldx, All, All, Bias, Act, Out + J, Ldo,
+                                              Res ? Res + J : nullptr, C);
+  const int64_t Left = N - J;
+  if (Left > kLanes256)
+    pointwiseBlock256<R0, R1, Cols256::Tail>(Panel, K, X + J, Ldx, All, vec256::lanesBelow256(Left - kLanes256),
+                                              Bias, Act, Out + J, Ldo, Res ? Res + J : nullptr, C);
+  else if (Left > 0)
+    pointwiseBlock256<R0, R1, Cols256::Half>(Panel, K, X + J, Ldx, vec256::lanesBelow256(Left), All, Bias, Act,
+                                              Out + J, Ldo, Res ? Res + J : nullptr, C);
+}
+
+/// The input channels in chunks of at most kChunkK256: a 16-pixel block's rows of one chunk (64
+/// bytes each) and the panel's part (48 bytes per channel) stay in L1 for both 6-channel passes;
+/// all K of them would not past ~200 channels. Later chunks add to the partial sums in Out.
+constexpr int64_t kChunkK256 = 192;
 
 template <int R0, int R1>
 __attribute__((target("avx2,fma"))) void pointwiseRun256(const float *Panel, int64_t K, const float *X, int64_t Ldx,
                                                          int64_t N, const float *Bias, const FusedAct &Act, float *Out,
                                                          int64_t Ldo, const float *Res) {
-  const __m256i All = _mm256_set1_epi32(-1);
-  int64_t J = 0;
-  for (; J + kTile256 <= N; J += kTile256)
-    pointwiseBlock256<R0, R1, Cols256::Full>(Panel, K, X + J, Ldx, All, All, Bias, Act, Out + J, Ldo,
-                                              Res ? Res + J : nullptr);
-  const int64_t Left = N - J;
-  if (Left > kLanes256)
-    pointwiseBlock256<R0, R1, Cols256::Tail>(Panel, K, X + J, Ldx, All, vec256::lanesBelow256(Left - kLanes256),
-                                              Bias, Act, Out + J, Ldo, Res ? Res + J : nullptr);
-  else if (Left > 0)
-    pointwiseBlock256<R0, R1, Cols256::Half>(Panel, K, X + J, Ldx, vec256::lanesBelow256(Left), All, Bias, Act,
-                                              Out + J, Ldo, Res ? Res + J : nullptr);
+  const int64_t Chunks = std::max<int64_t>(1, (K + kChunkK256 - 1) / kChunkK256);
+  const int64_t Step = std::max<int64_t>(1, (K + Chunks - 1) / Chunks);
+  for (int64_t K0 = 0; K0 < K || K0 == 0; K0 += Step) {
+    const int64_t Kn = std::min(Step, K - K0);
+    const KChunk256 C{K0 > 0, K0 + Kn >= K};
+    pointwiseChunk256<R0, R1>(Panel + K0 * MR, Kn, X + K0 * Ldx, Ldx, N, K0 > 0 ? nullptr : Bias, Act, Out, Ldo,
+                              Res, C);
+  }
 }
 #endif
 } // namespace

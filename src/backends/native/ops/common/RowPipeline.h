@@ -49,7 +49,8 @@ bool rowPipelineAvx2Supported();
 /// two halves of 6 channels x 16 pixels (12 ymm accumulators + 2 pixel vectors + 1 broadcast),
 /// each 16-pixel block's input (K rows of 64 bytes) loaded from memory by the first half and from
 /// L1 by the second; bias, residual, clamp and activation (Act256) in registers, NaN passing the
-/// clamp. Only after rowPipelineAvx2Supported().
+/// clamp. Over 192 input channels they are taken in chunks whose partial sums go through Out (so
+/// Out must not overlap X or Res). Only after rowPipelineAvx2Supported().
 void pointwiseRunAvx2(const float *Panel, int64_t Rows, int64_t K, const float *X, int64_t Ldx, int64_t N,
                       const float *Bias, const FusedAct &Act, float *Out, int64_t Ldo, const float *Res = nullptr);
 

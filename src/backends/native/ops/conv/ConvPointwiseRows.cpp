@@ -92,8 +92,8 @@ struct PointwiseRowsLimits {
 /// projections (24-32 output channels from 96-192): many input channels (each a row read in place)
 /// or output panels (each re-reading the run) are untried.
 constexpr PointwiseRowsLimits kAvx512Limits{784, 96, 256};
-/// AVX2 + FMA: 14x14 planes and up, at most 576 input channels (pointwiseRowsAvx2Variant).
-constexpr PointwiseRowsLimits kAvx2Limits{196, std::numeric_limits<int64_t>::max(), 576};
+/// AVX2 + FMA: 14x14 planes and up, at most 768 input channels (pointwiseRowsAvx2Variant).
+constexpr PointwiseRowsLimits kAvx2Limits{196, std::numeric_limits<int64_t>::max(), 768};
 
 KernelVariant rowsVariant(const char *Name, int Priority, bool (*Cpu)(), PointwiseRunFn RunFn,
                           PointwiseRowsLimits L) {
@@ -131,13 +131,13 @@ KernelVariant pointwiseRowsVariant() {
 
 /// The AVX2 kernel ranks above the AVX2 im2col GEMM (20) and below the AVX-512 one (30): an
 /// AVX-512 CPU keeps its own kernels. Limits measured per op against the im2col GEMM on AMD EPYC
-/// Zen 3 (bench/op_compare.py-style minima, 1 thread): MobileNetV2's 112x112, 56x56 and 28x28
-/// projections 0.60-0.83x, its 14x14 ones (64-96 from 192-576 channels) 0.93-0.97x; ResNet-50's
-/// 1x1s with up to 512 input channels 0.79-0.94x on 56x56 to 14x14 planes, whatever the output
-/// channels (up to 1024). Left on the GEMM: 7x7 planes (MobileNetV2's 320 and 1280 from 960 and
-/// 320 channels 1.14x, 160 from 960 1.02-1.04x) and more than 576 input channels (ResNet-50's 14x14
-/// from 1024 1.02-1.08x, 7x7 from 2048 1.55x): a 16-pixel block's input rows (C x 64 bytes) then
-/// outgrow the 32 KiB L1 the second 6-channel pass re-reads them from.
+/// Zen 3 (minima of alternating runs, 1 thread): MobileNetV2's 112x112, 56x56 and 28x28
+/// projections 0.60-0.83x, its 14x14 ones (64-96 from 192-576 channels) 0.90-0.95x; EfficientNet-B0's
+/// 14x14 1x1s 0.88-0.95x (672 input channels included); ResNet-50's 1x1s with up to 512 input
+/// channels 0.78-0.96x on 56x56 to 14x14 planes, whatever the output channels (up to 1024). Left
+/// on the GEMM: 7x7 planes (MobileNetV2's 320 and 1280 from 960 and 320 channels 1.14x, 160 from
+/// 960 1.02-1.04x: 49 pixels are three 16-pixel tiles and a 1-pixel tail) and over 768 input
+/// channels (ResNet-50's 14x14 from 1024: 1.00-1.05x with the channel chunks, 1.02-1.08x without).
 KernelVariant pointwiseRowsAvx2Variant() {
   return rowsVariant("f32_conv__pointwise_rows_avx2", 25, rowPipelineAvx2Supported, pointwiseRunAvx2, kAvx2Limits);
 }

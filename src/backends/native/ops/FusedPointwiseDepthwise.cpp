@@ -5,7 +5,8 @@
 // kFusedActMin/Max) and the 1x1 Conv's clamp in kExpandActMin/Max.
 //
 // The blocked kernel works on a block of output channels at a time: the block's expanded planes
-// (a GEMM with the weights packed at creation, reading X in place) are written to a per-thread
+// (a GEMM with the weights packed at creation, reading X in place; on AVX2 runs of pixels against
+// 12-channel weight panels, RowPipeline's pointwiseRunAvx2) are written to a per-thread
 // buffer sized to stay in L2, and the depthwise planes are computed from there. The expanded
 // tensor, the largest of the block (MobileNetV2: 96 x 112 x 112), never goes through memory, and
 // the two ops are one fan-out. On AVX-512 two variants rank above it: the row pipeline (a few
@@ -379,8 +380,7 @@ private:
 /// panels packed per block) rather than by the GEMM. Per op against the GEMM expand on AMD EPYC
 /// Zen 3, 1 thread (MobileNetV2's blocks): 112x112 0.70x, 56x56 0.81-0.84x, 28x28 0.85-0.89x,
 /// 14x14 0.91-0.92x, 7x7 0.99-1.0x; every plane size then. Measured up to 160 input channels
-/// (the expands of MobileNetV2 and EfficientNet-B0 have at most 320); past 576 (untried) the GEMM
-/// expand stays.
+/// (MobileNetV2's largest expand input); past 576 (untried) the GEMM expand stays.
 bool expandByRowsAvx2(int64_t K) { return rowPipelineAvx2Supported() && K <= 576; }
 
 KernelVariant blockedVariant(GemmIsa Isa, int Priority) {

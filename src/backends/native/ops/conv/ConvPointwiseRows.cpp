@@ -63,9 +63,8 @@ public:
         for (int64_t Pn = Gi * Panels / Groups; Pn < (Gi + 1) * Panels / Groups; ++Pn) {
           const int64_t M0 = Pn * kRowPipelineMR;
           const int64_t Off = (N * M + M0) * P + J0;
-          RunFn(Packed.data() + Pn * C * kRowPipelineMR, std::min(kRowPipelineMR, M - M0), C,
-                             X + N * C * P + J0, P, Nj, B ? B + M0 : nullptr, A.Act, Y + Off, P,
-                             Res ? Res + Off : nullptr);
+          RunFn(Packed.data() + Pn * C * kRowPipelineMR, std::min(kRowPipelineMR, M - M0), C, X + N * C * P + J0, P,
+                Nj, B ? B + M0 : nullptr, A.Act, Y + Off, P, Res ? Res + Off : nullptr);
         }
       }
     });

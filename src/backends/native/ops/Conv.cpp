@@ -597,6 +597,7 @@ OpKernels convKernels() {
   K.Variants.push_back(depthwiseBlockedVariant());
   K.Variants.push_back(depthwiseBlockedAvx2Variant());
   K.Variants.push_back(smallConvVariant());
+  K.Variants.push_back(smallConvAvx2Variant());
   K.Variants.push_back(directAvx512Variant());
   K.Variants.push_back(directAvx2Variant());
   K.Variants.push_back(im2colBf16Variant());

@@ -40,6 +40,9 @@ struct SmallConvWeights {
 /// Whether this CPU and build run smallConv (AVX-512F).
 bool smallConvAvailable();
 
+/// Whether this CPU and build run smallConvAvx2 (AVX2 + FMA).
+bool smallConvAvx2Available();
+
 /// Whether a run of geometry G takes the pixel tiles: output rows narrower than a vector (14x14,
 /// 7x7 planes) and at least 32 output channels.
 inline bool smallConvPixelTiles(int64_t OW, int64_t M) { return OW < 16 && M >= SmallConvPixelCB; }
@@ -52,6 +55,11 @@ void packSmallConvWeights(const float *Wt, int64_t M, int64_t C, int64_t KH, int
 /// W must hold the layout smallConvPixelTiles(G.OW, G.M) selects.
 void smallConv(const SmallConvGeometry &G, const SmallConvWeights &W, const float *Bias, const float *X, float *Y,
                 const Parallel &Par);
+
+/// smallConv's AVX2 + FMA sibling (f32_conv__small_avx2): row tiles of 4 output channels x 3
+/// vectors of 8 output pixels, for every output width; W must hold Rows.
+void smallConvAvx2(const SmallConvGeometry &G, const SmallConvWeights &W, const float *Bias, const float *X, float *Y,
+                   const Parallel &Par);
 
 /// Y[M, OH / 2, OW / 2] = the 2x2 stride-2 max pool (no padding, rounding down) of smallConv's
 /// output for one image (com.optimium FusedConvMaxPool): two output rows of a channel block at a

@@ -69,6 +69,7 @@ KernelVariant depthwiseBlockedVariant();
 KernelVariant depthwiseBlockedAvx2Variant();
 /// Small group-1 convolutions as a direct stencil, and few-input-channel stems (ConvDirect.cpp).
 KernelVariant smallConvVariant();
+KernelVariant smallConvAvx2Variant();
 KernelVariant directAvx512Variant();
 KernelVariant directAvx2Variant();
 /// Winograd for 3x3 stride-1 convolutions (ConvWinograd.cpp).

@@ -22,10 +22,11 @@ namespace {
 /// in output-channel blocks at creation, the image zero-padded once per run, no im2col panels.
 class ConvSmallKernel : public Kernel {
 public:
-  ConvSmallKernel(ConvAttrs A, SmallConvWeights Packed) : A(std::move(A)), Packed(std::move(Packed)) {}
+  ConvSmallKernel(ConvAttrs A, SmallConvWeights Packed, bool Avx512)
+      : A(std::move(A)), Packed(std::move(Packed)), Avx512(Avx512) {}
 
   Status run(const KernelContext &Ctx) const override {
-    ASSIGN_OR_RETURN(const ConvRun R, planConv("Conv", A, Ctx));
+    ASSIGN_OR_RETURN(const ConvRun R, planConv(Avx512 ? "f32_conv__small_avx512" : "f32_conv__small_avx2", A, Ctx));
     const float *X = Ctx.Inputs[0].data<float>(), *B = biasOf(Ctx);
     float *Y = Ctx.Outputs[0].data<float>();
     SmallConvGeometry G;
@@ -35,13 +36,17 @@ public:
     if (G.OH <= 0 || G.OW <= 0 || G.M == 0)
       return Status::ok();
     for (int64_t N = 0; N < R.N; ++N)
-      smallConv(G, Packed, B, X + N * R.C * R.InPlane, Y + N * R.M * R.OutPlane, Ctx.Par);
+      if (Avx512)
+        smallConv(G, Packed, B, X + N * R.C * R.InPlane, Y + N * R.M * R.OutPlane, Ctx.Par);
+      else
+        smallConvAvx2(G, Packed, B, X + N * R.C * R.InPlane, Y + N * R.M * R.OutPlane, Ctx.Par);
     return Status::ok();
   }
 
 private:
   ConvAttrs A;
   SmallConvWeights Packed;
+  bool Avx512;
 };
 
 /// Group-1 convolution with few input channels (an RGB stem) by the direct kernel of
@@ -128,14 +133,17 @@ KernelVariant directAvx512Variant() { return directVariant(true); }
 
 KernelVariant directAvx2Variant() { return directVariant(false); }
 
-/// The direct variant takes group-1 stride-1 undilated 2-D convolutions with constant weights, a
+/// The small variants take group-1 stride-1 undilated 2-D convolutions with constant weights, a
 /// kernel larger than 1x1 and few output channels (at most 64), below Winograd (3x3 shapes where
 /// it pays) and above the im2col GEMM: there the im2col GEMM's per-K-block
 /// panel copies and partial 12 x 32 tiles cost more than the convolution (MNIST: conv1 1->16 5x5 on
-/// 28x28 21 -> 4 us, conv2 16->32 5x5 on 14x14 60 -> 33 us; see the issue note).
-KernelVariant smallConvVariant() {
-  const auto Supports = [](const KernelCreateInfo &I) {
-    if (!convTypesOk(I) || !is2D(I) || !smallConvAvailable() || !inputIsConst(I, 1))
+/// 28x28 21 -> 4 us, conv2 16->32 5x5 on 14x14 60 -> 33 us; see the issue note). The AVX2 + FMA
+/// one sits below the AVX2 Winograd (25) and the AVX2 stem kernel (38): on MNIST it takes conv2.
+namespace {
+KernelVariant smallVariant(bool Avx512) {
+  const auto Supports = [Avx512](const KernelCreateInfo &I) {
+    if (!convTypesOk(I) || !is2D(I) || !(Avx512 ? smallConvAvailable() : smallConvAvx2Available()) ||
+        !inputIsConst(I, 1))
       return false;
     auto A = attrsFor(I);
     if (!A.isOk() || A->Group != 1 || A->W.Kernel.size() != 2)
@@ -147,21 +155,27 @@ KernelVariant smallConvVariant() {
     const std::vector<int64_t> &D = I.Inputs[1].Const->Dims;
     return D[0] <= kSmallConvMaxOutputChannels && D[1] * W.Kernel[0] * W.Kernel[1] <= kSmallConvMaxReduction;
   };
-  return {"f32_conv__small_avx512", 35, Supports, [](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
+  return {Avx512 ? "f32_conv__small_avx512" : "f32_conv__small_avx2", Avx512 ? 35 : 22, Supports,
+          [Avx512](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
             ASSIGN_OR_RETURN(ConvAttrs A, attrsFor(I));
             const ConstData &Wt = *I.Inputs[1].Const;
-            // The tile shape follows the output row width: pack the one layout a static shape
-            // needs, both when the width is only known per run.
+            // The AVX-512 tile shape follows the output row width: pack the one layout a static
+            // shape needs, both when the width is only known per run. The AVX2 tiles read Rows.
             const TensorShape &YS = I.Outputs[0].Shape;
-            const bool Known = YS.getRank() == 4 && YS[3].isConst();
-            const bool Pixels = Known && smallConvPixelTiles(YS[3].value(), Wt.Dims[0]);
+            const bool Known = !Avx512 || (YS.getRank() == 4 && YS[3].isConst());
+            const bool Pixels = Avx512 && Known && smallConvPixelTiles(YS[3].value(), Wt.Dims[0]);
             SmallConvWeights Packed;
             packSmallConvWeights(Wt.as<float>(), Wt.Dims[0], Wt.Dims[1], Wt.Dims[2], Wt.Dims[3], !Known || !Pixels,
                                   !Known || Pixels, Packed);
             markConstConsumed(I, 1); // run() reads the packed copy only
-            return makeKernel<ConvSmallKernel>(std::move(A), std::move(Packed));
+            return makeKernel<ConvSmallKernel>(std::move(A), std::move(Packed), Avx512);
           }};
 }
+} // namespace
+
+KernelVariant smallConvVariant() { return smallVariant(true); }
+
+KernelVariant smallConvAvx2Variant() { return smallVariant(false); }
 
 } // namespace conv
 } // namespace ops

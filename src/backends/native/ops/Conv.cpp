@@ -442,6 +442,12 @@ std::vector<OpTestCase> convCases() {
                {{"pads", ints({2, 2, 2, 2})}, {kFusedActMin, attrFloat(0.0f)}}, 1e-4),
       testCase("direct_pixels_threaded", {X({1, 24, 15, 13}), W({40, 24, 5, 3}), W({40})},
                {{"pads", ints({2, 1, 2, 1})}}, 1e-4),
+      // f32_conv__small_avx2: 4-channel quads past M (M = 6, 10), a 3-wide row (masked stores only),
+      // 1- and 2-slot tiles, SiLU and hard-swish in registers, asymmetric pads.
+      testCase("small_5x5_silu_tails", {X({1, 3, 7, 3}), W({6, 3, 5, 5}), W({6})},
+               act({{"pads", ints({2, 1, 2, 1})}}, kFusedActSilu), 1e-4),
+      testCase("small_3x4_hswish_two_slots", {X({2, 2, 5, 18}), W({10, 2, 3, 4}), W({10})},
+               hswish({{"pads", ints({0, 1, 0, 2})}}), 1e-4),
       testCase("direct_clip", {X({1, 3, 6, 17}), W({9, 3, 3, 3}), W({9})},
                {{"pads", ints({1, 1, 1, 1})}, {kFusedActMin, attrFloat(-0.2f)}, {kFusedActMax, attrFloat(0.3f)}}),
       // Winograd shapes: channel counts that are not multiples of 16, partial edge tiles, batch 2,

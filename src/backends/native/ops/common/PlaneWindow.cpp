@@ -125,7 +125,7 @@ __attribute__((target("avx512f,fma"))) void dwRowsAvx512(const DepthwiseGeometry
 // ---- AVX2 + FMA: 8 outputs per vector. AVX2 has no mask registers: a border block's loads take
 // a lane mask (vmaskmovps does not fault on masked-off lanes) expanded from the plan's bits, the
 // interior blocks plain loads. Stride 2 loads 16 consecutive inputs and keeps the even ones (one
-// in-lane shuffle and one cross-lane permute).
+// in-lane shuffle; the accumulators are put in order once, before the store: dwBlockS2Avx2).
 
 constexpr int64_t kLanes8 = 8;
 
@@ -149,18 +149,6 @@ __attribute__((target("avx2,fma"), always_inline)) inline __m256 load8(const flo
     return _mm256_loadu_ps(P);
   const __m256 X = _mm256_maskload_ps(P, M);
   return IsMax ? _mm256_blendv_ps(Fill, X, _mm256_castsi256_ps(M)) : X; // maskload gives 0
-}
-
-/// Inputs Src[0], Src[SW], ..., Src[7 * SW] (SW 1 or 2); lanes outside M0/M1 read as Fill.
-template <bool IsMax, int SW, bool Masked>
-__attribute__((target("avx2,fma"), always_inline)) inline __m256 loadTap8(const float *Src, __m256i M0, __m256i M1,
-                                                                         __m256 Fill) {
-  if (SW == 1)
-    return load8<IsMax, Masked>(Src, M0, Fill);
-  const __m256 A = load8<IsMax, Masked>(Src, M0, Fill), B = load8<IsMax, Masked>(Src + kLanes8, M1, Fill);
-  // [a0 a2 b0 b2 | a4 a6 b4 b6] -> [a0 a2 a4 a6 b0 b2 b4 b6]
-  const __m256 Even = _mm256_shuffle_ps(A, B, _MM_SHUFFLE(2, 0, 2, 0));
-  return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(Even), _MM_SHUFFLE(3, 1, 2, 0)));
 }
 
 /// Rows x NB finished accumulators to the output (Scrambled: lanes in stride 2's shuffle order
@@ -189,13 +177,15 @@ __attribute__((target("avx2,fma"), always_inline)) inline void storeBlockAvx2(co
     }
 }
 
-/// Rows output rows of NB adjacent 8-column blocks (Masked: one border block): Rows * NB
-/// independent accumulation chains (one chain would wait on the FMA latency at every tap).
+/// Stride 1: Rows output rows of NB adjacent 8-column blocks (Masked: one border block), each tap
+/// one unaligned load: Rows * NB independent accumulation chains (one chain would wait on the FMA
+/// latency at every tap).
 template <bool IsMax, int SW, int KWc, int Rows, int NB, bool Masked>
 __attribute__((target("avx2,fma"))) inline void dwBlockAvx2(const DepthwiseGeometry &G, const uint8_t *BM,
                                                            const float *In, const float *K, float Bias, float *Out,
                                                            int64_t Oh, int64_t Ow0, int64_t KhLo, int64_t KhHi,
                                                            const Act256 &Av) {
+  static_assert(SW == 1, "stride 2 runs dwBlockS2Avx2");
   const int64_t KW = KWc > 0 ? KWc : G.KW;
   const int64_t DH = G.DH, DW = G.DW, W = G.W;
   const __m256 Fill = IsMax ? _mm256_set1_ps(-INFINITY) : _mm256_setzero_ps();
@@ -210,10 +200,10 @@ __attribute__((target("avx2,fma"))) inline void dwBlockAvx2(const DepthwiseGeome
     const float *Row = Base + Kh * DH * W;
     for (int64_t Kw = 0; Kw < KW; ++Kw) {
       const __m256 Kv = IsMax ? Fill : _mm256_set1_ps(K[Kh * KW + Kw]);
-      const __m256i M0 = Masked ? laneMask8(BM[Kw * 2]) : Ones, M1 = Masked ? laneMask8(BM[Kw * 2 + 1]) : Ones;
+      const __m256i M0 = Masked ? laneMask8(BM[Kw * 2]) : Ones;
       for (int R = 0; R < Rows; ++R)
         for (int B = 0; B < NB; ++B) {
-          const __m256 X = loadTap8<IsMax, SW, Masked>(Row + R * RowStep + Kw * DW + B * kLanes8 * SW, M0, M1, Fill);
+          const __m256 X = load8<IsMax, Masked>(Row + R * RowStep + Kw * DW + B * kLanes8, M0, Fill);
           if (IsMax) {
             Nan[R][B] = _mm256_or_ps(Nan[R][B], _mm256_cmp_ps(X, X, _CMP_UNORD_Q));
             Acc[R][B] = _mm256_max_ps(Acc[R][B], X);
@@ -284,7 +274,7 @@ template <bool IsMax, int SW, int KWc, int Rows, int NB, bool Masked>
 __attribute__((target("avx2,fma"), always_inline)) inline void dwBlockStrideAvx2(
     const DepthwiseGeometry &G, const uint8_t *BM, const float *In, const float *K, float Bias, float *Out, int64_t Oh,
     int64_t Ow0, int64_t KhLo, int64_t KhHi, const Act256 &Av) {
-  if (SW == 2)
+  if constexpr (SW == 2) // (no dead stride-2 instance of dwBlockAvx2)
     dwBlockS2Avx2<IsMax, KWc, Rows, NB, Masked>(G, BM, In, K, Bias, Out, Oh, Ow0, KhLo, KhHi, Av);
   else
     dwBlockAvx2<IsMax, SW, KWc, Rows, NB, Masked>(G, BM, In, K, Bias, Out, Oh, Ow0, KhLo, KhHi, Av);

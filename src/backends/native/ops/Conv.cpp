@@ -584,6 +584,25 @@ std::vector<OpTestCase> convCases() {
       testCase("1d", {X({2, 3, 10}), W({4, 3, 3}), W({4})}, {{"pads", ints({1, 2})}, {"strides", ints({2})}}),
       testCase("3d", {X({1, 2, 5, 6, 4}), W({3, 2, 2, 3, 2}), W({3})},
                {{"pads", ints({1, 0, 1, 0, 1, 0})}, {"dilations", ints({1, 2, 1})}}),
+      // The AVX2 plane kernel's stride-2 path (common/PlaneWindow.cpp dwBlockS2Avx2: even lanes of
+      // 16 inputs kept in shuffle order, odd taps from the previous tap's loads): planes wider than
+      // 32 and not a multiple of 8 (interior blocks two at a time, masked tails), TF-style and
+      // asymmetric pads, an even kernel width, vertical stride 1, 5x5, each fused activation, NaN
+      // through the clamp. Last in the list, so the cases above keep their seeds.
+      testCase("silu_depthwise_avx2_s2_wide", {X({1, 3, 21, 75}), W({3, 1, 3, 3}), W({3})},
+               act({{"group", attrInt(3)}, {"strides", ints({2, 2})}, {"pads", ints({0, 0, 1, 1})}}, kFusedActSilu)),
+      testCase("hsigmoid_depthwise_avx2_s2_wide", {X({2, 2, 18, 113}), W({2, 1, 3, 3}), W({2})},
+               hsigmoid({{"group", attrInt(2)}, {"strides", ints({2, 2})}, {"pads", ints({1, 1, 1, 1})}})),
+      testCase("sigmoid_depthwise_avx2_s2_5x5_wide", {X({1, 2, 20, 67}), W({2, 1, 5, 5}), W({2})},
+               act({{"group", attrInt(2)}, {"strides", ints({2, 2})}, {"pads", ints({2, 2, 2, 2})}}, kFusedActSigmoid)),
+      testCase("hswish_depthwise_avx2_s2_kw4", {X({1, 2, 10, 50}), W({2, 1, 3, 4}), W({2})},
+               hswish({{"group", attrInt(2)}, {"strides", ints({2, 2})}, {"pads", ints({1, 1, 1, 2})}})),
+      testCase("swish_depthwise_avx2_hstride2", {X({1, 3, 12, 51}), W({3, 1, 3, 3})},
+               act({{"group", attrInt(3)}, {"strides", ints({1, 2})}, {"pads", ints({1, 0, 1, 1})}}, kFusedActSilu, 0.7f)),
+      testCase("depthwise_avx2_s2_wide_nan", {valuesInput({1, 2, 13, 82}, nanSprinkled(2 * 13 * 82, 43), ElementType::F32, false),
+                                              W({2, 1, 3, 3}), W({2})},
+               {{"group", attrInt(2)}, {"strides", ints({2, 2})}, {"pads", ints({1, 1, 1, 1})}, {kFusedActMin, attrFloat(0.0f)},
+                {kFusedActMax, attrFloat(0.4f)}}),
   };
 }
 

@@ -125,7 +125,7 @@ __attribute__((target("avx512f,fma"))) void dwRowsAvx512(const DepthwiseGeometry
 // ---- AVX2 + FMA: 8 outputs per vector. AVX2 has no mask registers: a border block's loads take
 // a lane mask (vmaskmovps does not fault on masked-off lanes) expanded from the plan's bits, the
 // interior blocks plain loads. Stride 2 loads 16 consecutive inputs and keeps the even ones (one
-// in-lane shuffle and one cross-lane permute).
+// in-lane shuffle; the accumulators are put in order once, before the store: dwBlockS2Avx2).
 
 constexpr int64_t kLanes8 = 8;
 
@@ -151,25 +151,41 @@ __attribute__((target("avx2,fma"), always_inline)) inline __m256 load8(const flo
   return IsMax ? _mm256_blendv_ps(Fill, X, _mm256_castsi256_ps(M)) : X; // maskload gives 0
 }
 
-/// Inputs Src[0], Src[SW], ..., Src[7 * SW] (SW 1 or 2); lanes outside M0/M1 read as Fill.
-template <bool IsMax, int SW, bool Masked>
-__attribute__((target("avx2,fma"), always_inline)) inline __m256 loadTap8(const float *Src, __m256i M0, __m256i M1,
-                                                                         __m256 Fill) {
-  if (SW == 1)
-    return load8<IsMax, Masked>(Src, M0, Fill);
-  const __m256 A = load8<IsMax, Masked>(Src, M0, Fill), B = load8<IsMax, Masked>(Src + kLanes8, M1, Fill);
-  // [a0 a2 b0 b2 | a4 a6 b4 b6] -> [a0 a2 a4 a6 b0 b2 b4 b6]
-  const __m256 Even = _mm256_shuffle_ps(A, B, _MM_SHUFFLE(2, 0, 2, 0));
-  return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(Even), _MM_SHUFFLE(3, 1, 2, 0)));
+/// Rows x NB finished accumulators to the output (Scrambled: lanes in stride 2's shuffle order
+/// [0 1 4 5 2 3 6 7], put right first): NaN lanes of max pooling, the activation in registers,
+/// masked stores past the row's end.
+template <bool IsMax, bool Scrambled, int Rows, int NB>
+__attribute__((target("avx2,fma"), always_inline)) inline void storeBlockAvx2(const DepthwiseGeometry &G,
+                                                                           __m256 (&Acc)[Rows][NB],
+                                                                           __m256 (&Nan)[Rows][NB], float *Out,
+                                                                           int64_t Oh, int64_t Ow0, const Act256 &Av) {
+  const int64_t Left = G.OW - Ow0;
+  for (int R = 0; R < Rows; ++R)
+    for (int B = 0; B < NB; ++B) {
+      __m256 V = Acc[R][B];
+      if (IsMax)
+        V = _mm256_blendv_ps(V, _mm256_set1_ps(NAN), Nan[R][B]);
+      else if (Av.on()) // in registers; a clamp lets NaN pass (Act256)
+        V = Av(V);
+      if (Scrambled)
+        V = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(V), _MM_SHUFFLE(3, 1, 2, 0)));
+      float *Dst = Out + (Oh + R) * G.OW + Ow0 + B * kLanes8;
+      if (Left - B * kLanes8 >= kLanes8)
+        _mm256_storeu_ps(Dst, V);
+      else
+        _mm256_maskstore_ps(Dst, laneMask8((1u << (Left - B * kLanes8)) - 1u), V);
+    }
 }
 
-/// Rows output rows of NB adjacent 8-column blocks (Masked: one border block): Rows * NB
-/// independent accumulation chains (one chain would wait on the FMA latency at every tap).
+/// Stride 1: Rows output rows of NB adjacent 8-column blocks (Masked: one border block), each tap
+/// one unaligned load: Rows * NB independent accumulation chains (one chain would wait on the FMA
+/// latency at every tap).
 template <bool IsMax, int SW, int KWc, int Rows, int NB, bool Masked>
 __attribute__((target("avx2,fma"))) inline void dwBlockAvx2(const DepthwiseGeometry &G, const uint8_t *BM,
                                                            const float *In, const float *K, float Bias, float *Out,
                                                            int64_t Oh, int64_t Ow0, int64_t KhLo, int64_t KhHi,
                                                            const Act256 &Av) {
+  static_assert(SW == 1, "stride 2 runs dwBlockS2Avx2");
   const int64_t KW = KWc > 0 ? KWc : G.KW;
   const int64_t DH = G.DH, DW = G.DW, W = G.W;
   const __m256 Fill = IsMax ? _mm256_set1_ps(-INFINITY) : _mm256_setzero_ps();
@@ -184,10 +200,10 @@ __attribute__((target("avx2,fma"))) inline void dwBlockAvx2(const DepthwiseGeome
     const float *Row = Base + Kh * DH * W;
     for (int64_t Kw = 0; Kw < KW; ++Kw) {
       const __m256 Kv = IsMax ? Fill : _mm256_set1_ps(K[Kh * KW + Kw]);
-      const __m256i M0 = Masked ? laneMask8(BM[Kw * 2]) : Ones, M1 = Masked ? laneMask8(BM[Kw * 2 + 1]) : Ones;
+      const __m256i M0 = Masked ? laneMask8(BM[Kw * 2]) : Ones;
       for (int R = 0; R < Rows; ++R)
         for (int B = 0; B < NB; ++B) {
-          const __m256 X = loadTap8<IsMax, SW, Masked>(Row + R * RowStep + Kw * DW + B * kLanes8 * SW, M0, M1, Fill);
+          const __m256 X = load8<IsMax, Masked>(Row + R * RowStep + Kw * DW + B * kLanes8, M0, Fill);
           if (IsMax) {
             Nan[R][B] = _mm256_or_ps(Nan[R][B], _mm256_cmp_ps(X, X, _CMP_UNORD_Q));
             Acc[R][B] = _mm256_max_ps(Acc[R][B], X);
@@ -197,20 +213,71 @@ __attribute__((target("avx2,fma"))) inline void dwBlockAvx2(const DepthwiseGeome
         }
     }
   }
-  const int64_t Left = G.OW - Ow0;
+  storeBlockAvx2<IsMax, false, Rows, NB>(G, Acc, Nan, Out, Oh, Ow0, Av);
+}
+
+/// Stride 2: each (row, block) takes its taps in turn from 16 consecutive inputs (two loads) whose
+/// even lanes it keeps with one in-lane shuffle, in the order [0 1 4 5 2 3 6 7] (outputs); the
+/// accumulators stay in that order and are put right once before the store (one cross-lane permute
+/// per output vector instead of one per tap). With dilation 1, an odd tap's inputs are the odd
+/// lanes of the previous tap's loads (column + 1), so 3x3 takes 4 loads and 3 shuffles per row
+/// instead of 6 loads and 6 shuffles. Lanes outside the plane read as Fill either way: a lane's
+/// validity depends on its input column only, and the odd lanes the previous loads hold sit below
+/// its 2 * Valid limit exactly when the even lanes of this tap's own load would.
+template <bool IsMax, int KWc, int Rows, int NB, bool Masked>
+__attribute__((target("avx2,fma"))) inline void dwBlockS2Avx2(const DepthwiseGeometry &G, const uint8_t *BM,
+                                                             const float *In, const float *K, float Bias, float *Out,
+                                                             int64_t Oh, int64_t Ow0, int64_t KhLo, int64_t KhHi,
+                                                             const Act256 &Av) {
+  const int64_t KW = KWc > 0 ? KWc : G.KW;
+  const int64_t DH = G.DH, DW = G.DW, W = G.W;
+  const bool Reuse = DW == 1;
+  const __m256 Fill = IsMax ? _mm256_set1_ps(-INFINITY) : _mm256_setzero_ps();
+  __m256 Acc[Rows][NB], Nan[Rows][NB];
   for (int R = 0; R < Rows; ++R)
-    for (int B = 0; B < NB; ++B) {
-      __m256 V = Acc[R][B];
-      if (IsMax)
-        V = _mm256_blendv_ps(V, _mm256_set1_ps(NAN), Nan[R][B]);
-      else if (Av.on()) // in registers; a clamp lets NaN pass (Act256)
-        V = Av(V);
-      float *Dst = Out + (Oh + R) * G.OW + Ow0 + B * kLanes8;
-      if (Left - B * kLanes8 >= kLanes8)
-        _mm256_storeu_ps(Dst, V);
-      else
-        _mm256_maskstore_ps(Dst, laneMask8((1u << (Left - B * kLanes8)) - 1u), V);
-    }
+    for (int B = 0; B < NB; ++B)
+      Acc[R][B] = IsMax ? Fill : _mm256_set1_ps(Bias), Nan[R][B] = _mm256_setzero_ps();
+  const int64_t RowStep = G.SH * W;
+  const float *Base = In + (Oh * G.SH - G.PH) * W + Ow0 * 2 - G.PW;
+  const __m256i Ones = _mm256_set1_epi32(-1);
+  for (int64_t Kh = KhLo; Kh < KhHi; ++Kh) {
+    const float *Row = Base + Kh * DH * W;
+    const float *KRow = K + Kh * KW;
+    for (int R = 0; R < Rows; ++R)
+      for (int B = 0; B < NB; ++B) {
+        const float *Src = Row + R * RowStep + B * 2 * kLanes8;
+        __m256 A = Fill, Bv = Fill;
+        for (int64_t Kw = 0; Kw < KW; ++Kw) {
+          __m256 X;
+          if (Reuse && (Kw & 1)) {
+            X = _mm256_shuffle_ps(A, Bv, _MM_SHUFFLE(3, 1, 3, 1));
+          } else {
+            const __m256i M0 = Masked ? laneMask8(BM[Kw * 2]) : Ones, M1 = Masked ? laneMask8(BM[Kw * 2 + 1]) : Ones;
+            A = load8<IsMax, Masked>(Src + Kw * DW, M0, Fill);
+            Bv = load8<IsMax, Masked>(Src + Kw * DW + kLanes8, M1, Fill);
+            X = _mm256_shuffle_ps(A, Bv, _MM_SHUFFLE(2, 0, 2, 0));
+          }
+          if (IsMax) {
+            Nan[R][B] = _mm256_or_ps(Nan[R][B], _mm256_cmp_ps(X, X, _CMP_UNORD_Q));
+            Acc[R][B] = _mm256_max_ps(Acc[R][B], X);
+          } else {
+            Acc[R][B] = _mm256_fmadd_ps(_mm256_set1_ps(KRow[Kw]), X, Acc[R][B]);
+          }
+        }
+      }
+  }
+  storeBlockAvx2<IsMax, true, Rows, NB>(G, Acc, Nan, Out, Oh, Ow0, Av);
+}
+
+/// The block kernel of horizontal stride SW.
+template <bool IsMax, int SW, int KWc, int Rows, int NB, bool Masked>
+__attribute__((target("avx2,fma"), always_inline)) inline void dwBlockStrideAvx2(
+    const DepthwiseGeometry &G, const uint8_t *BM, const float *In, const float *K, float Bias, float *Out, int64_t Oh,
+    int64_t Ow0, int64_t KhLo, int64_t KhHi, const Act256 &Av) {
+  if constexpr (SW == 2) // (no dead stride-2 instance of dwBlockAvx2)
+    dwBlockS2Avx2<IsMax, KWc, Rows, NB, Masked>(G, BM, In, K, Bias, Out, Oh, Ow0, KhLo, KhHi, Av);
+  else
+    dwBlockAvx2<IsMax, SW, KWc, Rows, NB, Masked>(G, BM, In, K, Bias, Out, Oh, Ow0, KhLo, KhHi, Av);
 }
 
 /// Output rows [Oh, Oh + Rows) over every column block: interior blocks two at a time.
@@ -223,13 +290,13 @@ __attribute__((target("avx2,fma"))) inline void dwRowGroupAvx2(const DepthwiseGe
   for (int64_t Blk = 0; Blk < Blocks;) {
     const uint8_t *BM = P.Masks8.data() + Blk * KW * 2;
     if (P.Interior8[static_cast<size_t>(Blk)] && Blk + 1 < Blocks && P.Interior8[static_cast<size_t>(Blk + 1)]) {
-      dwBlockAvx2<IsMax, SW, KWc, Rows, 2, false>(G, BM, In, K, Bias, Out, Oh, Blk * kLanes8, KhLo, KhHi, Av);
+      dwBlockStrideAvx2<IsMax, SW, KWc, Rows, 2, false>(G, BM, In, K, Bias, Out, Oh, Blk * kLanes8, KhLo, KhHi, Av);
       Blk += 2;
     } else {
       if (P.Interior8[static_cast<size_t>(Blk)])
-        dwBlockAvx2<IsMax, SW, KWc, Rows, 1, false>(G, BM, In, K, Bias, Out, Oh, Blk * kLanes8, KhLo, KhHi, Av);
+        dwBlockStrideAvx2<IsMax, SW, KWc, Rows, 1, false>(G, BM, In, K, Bias, Out, Oh, Blk * kLanes8, KhLo, KhHi, Av);
       else
-        dwBlockAvx2<IsMax, SW, KWc, Rows, 1, true>(G, BM, In, K, Bias, Out, Oh, Blk * kLanes8, KhLo, KhHi, Av);
+        dwBlockStrideAvx2<IsMax, SW, KWc, Rows, 1, true>(G, BM, In, K, Bias, Out, Oh, Blk * kLanes8, KhLo, KhHi, Av);
       ++Blk;
     }
   }

@@ -524,8 +524,8 @@ std::vector<OpTestCase> convCases() {
       // channels padded to 8): 49 pixels (8 tiles and 1), 25 (4 and 1), 81 (13 and 3), 182 (30
       // and 2), 16; 37 channels (16 + 16 + 8, 3 padded), 24 (16 + 8), 8, 5, 264 (an expansion from
       // 256: the deep-input rule); 300 input channels in three chunks of 100, 256 in two of 128,
-      // 130 in two of 65 (partial sums through the product); each activation, residuals, NaN
-      // inputs through the clamp, no bias, two images.
+      // 400 in four of 100, 130 in two of 65 (partial sums through the product); each activation,
+      // residuals, NaN inputs through the clamp, no bias, two images.
       testCase("pointwise_transposed_avx2_7x7_chunked_relu6", {X({1, 300, 7, 7}), W({37, 300, 1, 1}), W({37})},
                {{kFusedActMin, attrFloat(0.0f)}, {kFusedActMax, attrFloat(6.0f)}}, 1e-4),
       testCase("swish_alpha_pointwise_transposed_avx2_no_bias", {X({1, 12, 5, 5}), W({8, 12, 1, 1})},
@@ -533,7 +533,7 @@ std::vector<OpTestCase> convCases() {
       testCase("hswish_pointwise_transposed_avx2_residual", {X({2, 28, 7, 7}), W({24, 28, 1, 1}), W({24}),
                                                              X({2, 24, 7, 7})},
                hswish({{kFusedResidual, attrInt(1)}}), 1e-4),
-      testCase("sigmoid_pointwise_transposed_avx2_residual_14x13", {X({1, 33, 14, 13}), W({20, 33, 1, 1}), W({20}),
+      testCase("sigmoid_pointwise_transposed_avx2_residual_14x13", {X({1, 400, 14, 13}), W({20, 400, 1, 1}), W({20}),
                                                                     X({1, 20, 14, 13})},
                act({{kFusedResidual, attrInt(1)}}, kFusedActSigmoid), 1e-4),
       testCase("pointwise_transposed_avx2_clamp_nan",

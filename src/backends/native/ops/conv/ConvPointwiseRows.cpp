@@ -189,15 +189,20 @@ private:
 
 } // namespace
 
-/// AVX2 + FMA, channels in lanes: planes of 16 to 196 pixels (7x7, 14x14), where the input
-/// channels are at least the output ones (projections) or, below 14x14, at least 256. Ranked above
-/// the AVX2 GEMM's transposed pointwise path (20) and the pixels-in-lanes rows kernel (25). Measured
-/// per op on Zen 3 (1 thread, minima of alternating runs against main): 7x7 projections 0.77-0.90x
-/// (MobileNetV2 160 / 320 from 576-960 channels, EfficientNet-B0 192 / 320 from 1152), 7x7 1280
-/// from 320 0.92-0.94x, ResNet-50's 7x7 1x1s 0.94-0.98x, 14x14 projections 0.91-0.97x; left out:
-/// expansions from few channels (EfficientNet-B0's 1152 from 192 on 7x7 1.05x, 480 / 672 from 80 /
-/// 112 on 14x14 1.04-1.07x: X re-read from L2 for each of 30-72 channel blocks).
-constexpr int64_t kTransposedAvx2MinPlane = 16, kTransposedAvx2MaxPlane = 196, kTransposedAvx2DeepInput = 256;
+/// AVX2 + FMA, channels in lanes: planes of 16 to 196 pixels (7x7, 14x14) where the input
+/// channels are at least the output ones (projections) or, up to 10x10, at least 256; over 10x10
+/// only from at least 384 input channels. Ranked above the AVX2 GEMM's transposed pointwise path
+/// (20) and the pixels-in-lanes rows kernel (25). Measured per op on Zen 3 (minima of alternating
+/// runs against main, 1 thread / 2 threads): 7x7 projections 0.72-0.90x / 0.71-0.82x (MobileNetV2
+/// 160 / 320 from 576-960 channels, EfficientNet-B0 192 / 320 from 1152, MobileNetV3-Small 96
+/// from 288 / 576), 7x7 1280 from 320 0.94x / 0.83-0.87x, ResNet-50's 7x7 1x1s 0.88-0.98x (1
+/// thread), 14x14 projections from 384-1024 channels 0.87-0.94x / 0.87-0.93x. Left out:
+/// expansions from few channels (EfficientNet-B0's 1152 from 192 on 7x7 1.05x, 480 / 672 from 80
+/// / 112 on 14x14 1.04-1.07x: X re-read from L2 for each of 30-72 channel blocks) and 14x14
+/// projections from 96-240 channels (MobileNetV3-Small 1.04-1.12x / 1.17-1.31x: the rows
+/// kernel's 16-pixel tiles fill 196 pixels well).
+constexpr int64_t kTransposedAvx2MinPlane = 16, kTransposedAvx2MaxPlane = 196, kTransposedAvx2SmallPlane = 100;
+constexpr int64_t kTransposedAvx2DeepInput = 256, kTransposedAvx2LargePlaneInput = 384;
 
 KernelVariant pointwiseTransposedAvx2Variant() {
   const char *Name = "f32_conv__pointwise_transposed_avx2";
@@ -219,8 +224,11 @@ KernelVariant pointwiseTransposedAvx2Variant() {
     if (!Wt[0].isConst() || !Wt[1].isConst())
       return false;
     const int64_t Plane = Y[2].value() * Y[3].value(), M = Wt[0].value(), C = Wt[1].value();
-    return Plane >= kTransposedAvx2MinPlane && Plane <= kTransposedAvx2MaxPlane &&
-           (C >= M || (Plane < kTransposedAvx2MaxPlane && C >= kTransposedAvx2DeepInput));
+    if (Plane < kTransposedAvx2MinPlane || Plane > kTransposedAvx2MaxPlane)
+      return false;
+    if (Plane > kTransposedAvx2SmallPlane)
+      return C >= M && C >= kTransposedAvx2LargePlaneInput;
+    return C >= M || C >= kTransposedAvx2DeepInput;
   };
   return {Name, 26, Supports, [Name](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
             ASSIGN_OR_RETURN(ConvAttrs A, attrsFor(I));

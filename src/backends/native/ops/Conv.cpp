@@ -526,6 +526,30 @@ std::vector<OpTestCase> convCases() {
       testCase("hswish_pointwise_rows_avx2_chunked_residual",
                {X({1, 400, 14, 15}), W({13, 400, 1, 1}), W({13}), X({1, 13, 14, 15})},
                hswish({{kFusedResidual, attrInt(1)}}), 1e-4),
+      // The AVX2 channels-in-lanes 1x1 on small planes (6 pixels x 16 channels per tile, output
+      // channels padded to 8): 49 pixels (8 tiles and 1), 25 (4 and 1), 81 (13 and 3), 182 (30
+      // and 2), 16; 37 channels (16 + 16 + 8, 3 padded), 24 (16 + 8), 8, 5, 264 (an expansion from
+      // 256: the deep-input rule); 300 input channels in three chunks of 100, 256 in two of 128,
+      // 400 in four of 100, 130 in two of 65 (partial sums through the product); each activation,
+      // residuals, NaN inputs through the clamp, no bias, two images.
+      testCase("pointwise_transposed_avx2_7x7_chunked_relu6", {X({1, 300, 7, 7}), W({37, 300, 1, 1}), W({37})},
+               {{kFusedActMin, attrFloat(0.0f)}, {kFusedActMax, attrFloat(6.0f)}}, 1e-4),
+      testCase("swish_alpha_pointwise_transposed_avx2_no_bias", {X({1, 12, 5, 5}), W({8, 12, 1, 1})},
+               act({}, kFusedActSilu, 0.7f), 1e-4),
+      testCase("hswish_pointwise_transposed_avx2_residual", {X({2, 28, 7, 7}), W({24, 28, 1, 1}), W({24}),
+                                                             X({2, 24, 7, 7})},
+               hswish({{kFusedResidual, attrInt(1)}}), 1e-4),
+      testCase("sigmoid_pointwise_transposed_avx2_residual_14x13", {X({1, 400, 14, 13}), W({20, 400, 1, 1}), W({20}),
+                                                                    X({1, 20, 14, 13})},
+               act({{kFusedResidual, attrInt(1)}}, kFusedActSigmoid), 1e-4),
+      testCase("pointwise_transposed_avx2_clamp_nan",
+               {valuesInput({1, 17, 9, 9}, nanSprinkled(17 * 9 * 9, 23), ElementType::F32, false), W({14, 17, 1, 1}),
+                W({14})},
+               {{kFusedActMin, attrFloat(-0.2f)}, {kFusedActMax, attrFloat(0.3f)}}, 1e-4),
+      testCase("pointwise_transposed_avx2_deep_expand", {X({1, 256, 7, 7}), W({264, 256, 1, 1}), W({264})}, {}, 1e-4),
+      testCase("hsigmoid_pointwise_transposed_avx2_chunked_residual_4x4",
+               {X({1, 130, 4, 4}), W({5, 130, 1, 1}), W({5}), X({1, 5, 4, 4})},
+               hsigmoid({{kFusedResidual, attrInt(1)}}), 1e-4),
       testCase("residual_pointwise", {X({1, 8, 5, 6}), W({12, 8, 1, 1}), W({12}), X({1, 12, 5, 6})},
                {{kFusedResidual, attrInt(1)}}),
       testCase("residual_small_plane_relu6", {X({1, 24, 7, 7}), W({40, 24, 3, 3}), W({40}), X({1, 40, 7, 7})},
@@ -635,6 +659,7 @@ OpKernels convKernels() {
   K.Variants.push_back(winogradVariant(GemmIsa::Portable));
   K.Variants.push_back(pointwiseRowsVariant());
   K.Variants.push_back(pointwiseRowsAvx2Variant());
+  K.Variants.push_back(pointwiseTransposedAvx2Variant());
   K.TestCases = convCases;
   return K;
 }

@@ -716,6 +716,99 @@ __attribute__((target("avx2,fma"))) void pointwiseRun256(const float *Panel, int
                               Res, C);
   }
 }
+
+// --- AVX2 + FMA channels-in-lanes pointwise for small planes: 6 pixels x 16 channels per tile -------
+constexpr int kTransposedRows256 = 6;
+
+/// R (<= 6) pixels x NV (1 or 2) vectors of 8 output channels: pixel i's value of input channel k
+/// broadcast from X's row k, the channels loaded from the transposed weights.
+template <int R, int NV>
+__attribute__((target("avx2,fma"), always_inline)) inline void
+transposedTile256(const float *X, int64_t Ldx, int64_t K, const float *WT, int64_t Ldw, const float *ColBias,
+                  bool Accumulate, float *Out, int64_t Ldo) {
+  __m256 Acc[R][NV];
+  if (Accumulate) {
+    _Pragma("GCC unroll 6") for (int I = 0; I < R; ++I) _Pragma("GCC unroll 2") for (int V = 0; V < NV; ++V)
+        Acc[I][V] = _mm256_loadu_ps(Out + I * Ldo + V * kLanes256);
+  } else {
+    _Pragma("GCC unroll 2") for (int V = 0; V < NV; ++V) {
+      const __m256 B = ColBias ? _mm256_loadu_ps(ColBias + V * kLanes256) : _mm256_setzero_ps();
+      _Pragma("GCC unroll 6") for (int I = 0; I < R; ++I) Acc[I][V] = B;
+    }
+  }
+  _Pragma("GCC unroll 2") for (int64_t Kk = 0; Kk < K; ++Kk) {
+    __m256 B[NV];
+    _Pragma("GCC unroll 2") for (int V = 0; V < NV; ++V) B[V] = _mm256_loadu_ps(WT + Kk * Ldw + V * kLanes256);
+    const float *A = X + Kk * Ldx;
+    _Pragma("GCC unroll 6") for (int I = 0; I < R; ++I) {
+      const __m256 Av = _mm256_broadcast_ss(A + I);
+      _Pragma("GCC unroll 2") for (int V = 0; V < NV; ++V) Acc[I][V] = _mm256_fmadd_ps(Av, B[V], Acc[I][V]);
+    }
+  }
+  _Pragma("GCC unroll 6") for (int I = 0; I < R; ++I) _Pragma("GCC unroll 2") for (int V = 0; V < NV; ++V)
+      _mm256_storeu_ps(Out + I * Ldo + V * kLanes256, Acc[I][V]);
+}
+
+/// All pixels against one block of NV x 8 channels, 6 pixels at a time, then the 1..5 left.
+template <int NV>
+__attribute__((target("avx2,fma"))) void transposedBlock256(const float *X, int64_t Ldx, int64_t Pixels, int64_t K,
+                                                            const float *WT, int64_t Ldw, const float *ColBias,
+                                                            bool Accumulate, float *Out, int64_t Ldo) {
+  int64_t P0 = 0;
+  for (; P0 + kTransposedRows256 <= Pixels; P0 += kTransposedRows256)
+    transposedTile256<kTransposedRows256, NV>(X + P0, Ldx, K, WT, Ldw, ColBias, Accumulate, Out + P0 * Ldo, Ldo);
+  switch (Pixels - P0) {
+#define OPT_CASE(C)                                                                                                    \
+  case C: return transposedTile256<C, NV>(X + P0, Ldx, K, WT, Ldw, ColBias, Accumulate, Out + P0 * Ldo, Ldo);
+    OPT_CASE(1) OPT_CASE(2) OPT_CASE(3) OPT_CASE(4) OPT_CASE(5)
+#undef OPT_CASE
+  default: return;
+  }
+}
+
+__attribute__((target("avx2,fma"))) void transposeActBlocks256(const float *In, int64_t Ldi, int64_t Pixels,
+                                                               int64_t Cols, const FusedAct &Act, const float *Res,
+                                                               float *Y, int64_t Ldy) {
+  const Act256 Av(Act);
+  for (int64_t C0 = 0; C0 < Cols; C0 += kLanes256) {
+    const int64_t Cn = std::min<int64_t>(kLanes256, Cols - C0);
+    for (int64_t P0 = 0; P0 < Pixels; P0 += kLanes256) {
+      const int64_t Pn = std::min<int64_t>(kLanes256, Pixels - P0);
+      const __m256i PM = vec256::lanesBelow256(Pn);
+      __m256 R[8], T[8];
+      _Pragma("GCC unroll 8") for (int I = 0; I < 8; ++I) R[I] =
+          I < Pn ? _mm256_loadu_ps(In + (P0 + I) * Ldi + C0) : _mm256_setzero_ps();
+      _Pragma("GCC unroll 4") for (int I = 0; I < 8; I += 2) {
+        T[I] = _mm256_unpacklo_ps(R[I], R[I + 1]);
+        T[I + 1] = _mm256_unpackhi_ps(R[I], R[I + 1]);
+      }
+      _Pragma("GCC unroll 2") for (int I = 0; I < 8; I += 4) {
+        R[I] = _mm256_shuffle_ps(T[I], T[I + 2], 0x44);
+        R[I + 1] = _mm256_shuffle_ps(T[I], T[I + 2], 0xEE);
+        R[I + 2] = _mm256_shuffle_ps(T[I + 1], T[I + 3], 0x44);
+        R[I + 3] = _mm256_shuffle_ps(T[I + 1], T[I + 3], 0xEE);
+      }
+      // R[j] (j < 4): channel j of pixels 0-3 in its low half, channel j + 4 in its high half;
+      // R[j + 4] the same for pixels 4-7.
+      _Pragma("GCC unroll 8") for (int J = 0; J < 8; ++J) {
+        if (J >= Cn)
+          break;
+        __m256 V = _mm256_permute2f128_ps(R[J % 4], R[J % 4 + 4], J < 4 ? 0x20 : 0x31);
+        float *Dst = Y + (C0 + J) * Ldy + P0;
+        const bool Full = Pn == kLanes256;
+        if (Res) {
+          const float *Rr = Res + (C0 + J) * Ldy + P0;
+          V = _mm256_add_ps(V, Full ? _mm256_loadu_ps(Rr) : _mm256_maskload_ps(Rr, PM));
+        }
+        V = Av(V);
+        if (Full)
+          _mm256_storeu_ps(Dst, V);
+        else
+          _mm256_maskstore_ps(Dst, PM, V);
+      }
+    }
+  }
+}
 #endif
 } // namespace
 
@@ -753,6 +846,46 @@ void pointwiseRunAvx2(const float *Panel, int64_t Rows, int64_t K, const float *
 #endif
 }
 
+void pointwiseTransposedAvx2(const float *X, int64_t Ldx, int64_t Pixels, int64_t K0, int64_t K, const float *WT,
+                             int64_t Kp, int64_t Cols, const float *ColBias, bool Accumulate, float *Out) {
+#if defined(OPT_SIMD_X86) && defined(OPT_HAVE_VECMATH256)
+  for (int64_t C0 = 0; C0 < Cols; C0 += kTile256) {
+    const float *Bias = ColBias ? ColBias + C0 : nullptr;
+    const float *Panel = WT + C0 * Kp;
+    float *Block = Out + C0 * Pixels;
+    if (Cols - C0 >= kTile256)
+      transposedBlock256<2>(X, Ldx, Pixels, K, Panel + K0 * kTile256, kTile256, Bias, Accumulate, Block, kTile256);
+    else
+      transposedBlock256<1>(X, Ldx, Pixels, K, Panel + K0 * kLanes256, kLanes256, Bias, Accumulate, Block,
+                            kLanes256);
+  }
+#else
+  (void)X, (void)Ldx, (void)Pixels, (void)K0, (void)K, (void)WT, (void)Kp, (void)Cols, (void)ColBias, (void)Accumulate;
+  (void)Out;
+#endif
+}
+
+void transposeToPlanesActAvx2(const float *In, int64_t Ldi, int64_t Pixels, int64_t Cols, const FusedAct &Act,
+                              const float *Res, float *Y, int64_t Ldy) {
+#if defined(OPT_SIMD_X86) && defined(OPT_HAVE_VECMATH256)
+  transposeActBlocks256(In, Ldi, Pixels, Cols, Act, Res, Y, Ldy);
+#else
+  (void)In, (void)Ldi, (void)Pixels, (void)Cols, (void)Act, (void)Res, (void)Y, (void)Ldy;
+#endif
+}
+
+std::vector<float> packTransposedWeightsAvx2(const float *W, int64_t M, int64_t K) {
+  const int64_t Mpad = (M + 7) / 8 * 8;
+  std::vector<float> P(static_cast<size_t>(std::max<int64_t>(1, Mpad * K)), 0.0f);
+  for (int64_t C0 = 0; C0 < Mpad; C0 += 16) {
+    const int64_t Width = std::min<int64_t>(16, Mpad - C0);
+    for (int64_t Kk = 0; Kk < K; ++Kk)
+      for (int64_t I = 0; I < Width && C0 + I < M; ++I)
+        P[static_cast<size_t>(C0 * K + Kk * Width + I)] = W[(C0 + I) * K + Kk];
+  }
+  return P;
+}
+
 std::vector<float> packPointwiseWeights(const float *W, int64_t M, int64_t K) {
   const int64_t Panels = (M + MR - 1) / MR;
   std::vector<float> P(static_cast<size_t>(std::max<int64_t>(1, Panels * MR * K)), 0.0f);
@@ -772,6 +905,21 @@ AlignedFloats packPointwiseWeightsCached(const KernelCreateInfo &I, size_t Input
   if (borrowPackedFloats(Key, Floats, Out))
     return Out;
   const std::vector<float> P = packPointwiseWeights(W.as<float>(), M, K);
+  Out.resize(P.size());
+  std::copy(P.begin(), P.end(), Out.data());
+  storePackedFloats(Key, Out);
+  return Out;
+}
+
+AlignedFloats packTransposedWeightsAvx2Cached(const KernelCreateInfo &I, size_t Input, const std::string &Layout) {
+  const ConstData &W = *I.Inputs[Input].Const;
+  const int64_t M = W.Dims[0], K = W.Dims[1];
+  const size_t Floats = static_cast<size_t>(std::max<int64_t>(1, (M + 7) / 8 * 8 * K));
+  const std::string Key = packedWeightsKey(I, Input, Layout);
+  AlignedFloats Out;
+  if (borrowPackedFloats(Key, Floats, Out))
+    return Out;
+  const std::vector<float> P = packTransposedWeightsAvx2(W.as<float>(), M, K);
   Out.resize(P.size());
   std::copy(P.begin(), P.end(), Out.data());
   storePackedFloats(Key, Out);

@@ -54,6 +54,33 @@ bool rowPipelineAvx2Supported();
 void pointwiseRunAvx2(const float *Panel, int64_t Rows, int64_t K, const float *X, int64_t Ldx, int64_t N,
                       const float *Bias, const FusedAct &Act, float *Out, int64_t Ldo, const float *Res = nullptr);
 
+/// pointwiseTransposedAvx512's AVX2 + FMA sibling for small planes (7x7, 14x14: 49 pixels fill
+/// 16-pixel tiles badly), the pixels as the GEMM's rows and output channels in lanes:
+/// Out[p][c] = ColBias[c] + sum over k in [K0, K0 + K) of X[(k - K0) * Ldx + p] * W[c][k] for p <
+/// Pixels and c < Cols, a multiple of 8 (ColBias zero-padded up to it, or null), W given as
+/// packTransposedWeightsAvx2's panels of Kp input channels. Out is blocked as the panels: the
+/// block of columns [c0, c0 + Width) at Out + c0 * Pixels, its rows Width floats apart (rows of
+/// all Cols would be kilobytes apart, the tiles' stores then landing in a few L1 sets).
+/// Accumulate: add to the values in Out instead (a later chunk of the input channels). Tiles of 6 pixels x 16 channels (12 ymm
+/// accumulators + 2 weight vectors + 1 broadcast), a panel's rows of the chunk kept in L1 across
+/// the pixel tiles. Only after rowPipelineAvx2Supported().
+void pointwiseTransposedAvx2(const float *X, int64_t Ldx, int64_t Pixels, int64_t K0, int64_t K, const float *WT,
+                             int64_t Kp, int64_t Cols, const float *ColBias, bool Accumulate, float *Out);
+/// W [M, K] (row-major) as pointwiseTransposedAvx2's panels: M rounded up to 8 columns in blocks of
+/// 16 (the last one 8 wide where M rounds to an odd multiple of 8), block c0's row k (Width floats,
+/// zeros past M) at c0 * K + k * Width: a panel's rows are contiguous, read as one stream.
+std::vector<float> packTransposedWeightsAvx2(const float *W, int64_t M, int64_t K);
+/// packTransposedWeightsAvx2 of constant input Input ([M, K, 1, 1]) through the host's
+/// packed-weights cache under Layout, as packPointwiseWeightsCached.
+AlignedFloats packTransposedWeightsAvx2Cached(const KernelCreateInfo &I, size_t Input, const std::string &Layout);
+
+/// Y[c * Ldy + p] = Act(In[p * Ldi + c] + Res[c * Ldy + p]) for c < Cols, p < Pixels (Res may be
+/// null): pointwiseTransposedAvx2's product back into output planes, 8 x 8 blocks transposed in
+/// registers, residual and activation on the way (NaN passes the clamp). In's rows must hold Cols
+/// rounded up to 8 readable floats. Only after rowPipelineAvx2Supported().
+void transposeToPlanesActAvx2(const float *In, int64_t Ldi, int64_t Pixels, int64_t Cols, const FusedAct &Act,
+                              const float *Res, float *Y, int64_t Ldy);
+
 /// R consecutive output rows of a depthwise plane of geometry G (G.DH == G.DW == 1, G.SW 1 or 2):
 /// Out[r][ow] = clamp(Bias + sum over taps of K[kh][kw] * Rows[r * SH + kh][ow * SW - PW + kw]),
 /// then G.Act; Out rows are G.OW apart. Rows[i] is the input row i of the first output

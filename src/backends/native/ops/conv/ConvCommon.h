@@ -77,6 +77,7 @@ KernelVariant winogradVariant(GemmIsa Isa);
 /// 1x1 convolutions on large planes, rows read in place (ConvPointwiseRows.cpp).
 KernelVariant pointwiseRowsVariant();
 KernelVariant pointwiseRowsAvx2Variant();
+KernelVariant pointwiseTransposedAvx2Variant();
 
 } // namespace conv
 } // namespace ops

@@ -627,6 +627,16 @@ std::vector<OpTestCase> convCases() {
                                               W({2, 1, 3, 3}), W({2})},
                {{"group", attrInt(2)}, {"strides", ints({2, 2})}, {"pads", ints({1, 1, 1, 1})}, {kFusedActMin, attrFloat(0.0f)},
                 {kFusedActMax, attrFloat(0.4f)}}),
+      // Stride-2 3x3 (ResNet's downsampling conv2) through the im2col GEMM: a 7x7 output (the
+      // transposed GEMM: 9 six-row pixel panels, one task's rows, K past one GemmKC block; col^T
+      // panel rows stored whole but the last), and phase planes whose rows hold whole 8-lane
+      // segments, a left pad (the first segment starts at lane 1) and an odd width.
+      testCase("stride2_3x3_transposed_7x7", {X({1, 72, 14, 13}), W({40, 72, 3, 3}), W({40})},
+               {{"strides", ints({2, 2})}, {"pads", ints({1, 1, 1, 1})}, {kFusedActMin, attrFloat(0.0f)}}, 1e-4),
+      testCase("stride2_3x3_phase_planes", {X({2, 24, 37, 46}), W({20, 24, 3, 3}), W({20})},
+               {{"strides", ints({2, 2})}, {"pads", ints({1, 1, 1, 1})}}, 1e-4),
+      testCase("stride2_3x3_phase_planes_odd", {X({1, 16, 30, 33}), W({24, 16, 3, 3})},
+               {{"strides", ints({2, 2})}, {"pads", ints({0, 0, 1, 1})}}, 1e-4),
   };
 }
 

@@ -744,7 +744,14 @@ void Winograd3x3::runTiles(const float *X, const WinogradGeometry &G, float *Y, 
   // about 28 tiles a chunk keep V and M in L1/L2 too (C=K=64 56x56: 0.87 -> 0.72 ms; 32 112x112:
   // 1.4 -> 0.97); a larger U streams once per chunk, so chunks get as large as V up to about 1 MiB
   // allows (128 28x28: 1 chunk 0.68 ms, 28 tiles 0.75, 7 tiles 1.1; 256 14x14: 0.80 vs 1.1 at 14).
-  const bool UInL2 = Points * Cp * Kp * 4 <= (int64_t{1} << 20);
+  // Those are Emerald Rapids' (2 MiB L2) numbers; Zen 3's L2 is 512 KiB, where the 576 KiB U of
+  // F(4x4) at 64 channels does not stay: on 1 thread it is taken as streaming (2 chunks of 98
+  // tiles instead of 7 of 28): C=K=64 56x56 1.01-1.02 vs 1.08-1.09 ms (min of 6-10 alternations x
+  // 60 runs). On 2 threads the 28-tile chunks stay (the 2 chunks' 0.9 MiB V per thread measured
+  // 0.99-1.13x slower inside ResNet-50).
+  const int64_t L2Bytes =
+      Transforms == GemmIsa::Avx2 && Par.threads() <= 1 ? (int64_t{512} << 10) : (int64_t{1} << 20);
+  const bool UInL2 = Points * Cp * Kp * 4 <= L2Bytes;
   const int64_t Budget = std::max<int64_t>(TG.TW, UInL2 ? 28 : 262144 / (Points * Cp));
   int64_t Chunks = std::min(TG.TH, ceilDiv(Tiles, Budget)), Groups = 1;
   if (Threads > 1 && !UInL2 && Chunks < Threads && Splits >= Threads) {

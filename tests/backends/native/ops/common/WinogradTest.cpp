@@ -112,6 +112,7 @@ TEST(Winograd, MatchesFloat64ConvolutionOnEdgeShapes) {
       {19, 21, 26, 25, 1, 1, 1, 1},  // F(4x4) chunks of whole tile rows
       {40, 150, 10, 10, 1, 1, 1, 1}, // 3 channel blocks, the last partial
       {200, 24, 8, 8, 1, 1, 1, 1},   // two GEMM K blocks
+      {57, 49, 46, 45, 1, 1, 1, 1},  // AVX2 F(4x4): U (576 KiB) past a 512 KiB L2, 2 chunks of 6 tile rows
   };
   unsigned Seed = 1;
   for (const Shape &S : Shapes)

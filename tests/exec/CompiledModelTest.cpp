@@ -19,6 +19,7 @@
 #include "exec/ModelState.h"
 #include "ir/InferShapes.h"
 #include "core/CpuFeatureMask.h"
+#include "core/CpuFeatures.h"
 #include "import/compiled/ByteIO.h"
 #include "tools/CompileModel.h"
 
@@ -654,6 +655,35 @@ TEST(CompiledModel, FusedPointwiseDepthwiseWeightsArePackedInTheFolder) {
   EXPECT_EQ(B.impl()->PackedMisses, 0u);
   std::vector<rt::Tensor> In = inputsFor(A, "");
   expectIdentical(A, B, In, "inverted residual");
+}
+
+TEST(CompiledModel, WinogradTransformedWeightsAreInTheFolder) {
+  // A 3x3 stride-1 32 -> 32 convolution on 28x28 runs Winograd F(4x4) on AVX2 and AVX-512 CPUs: its
+  // transformed weights (4x the 3x3 ones) go into packed.bin, and the folder's load borrows them
+  // (no transform at load) with outputs identical to the ONNX file's.
+  rt::AutoInit Init;
+  constexpr int64_t C = 32, H = 28;
+  OnnxBuilder B(13);
+  B.input("x", onnx::TensorProto_DataType_FLOAT, {1, C, H, H});
+  B.initializer("w", {C, C, 3, 3}, wave(C * C * 9, 0.2f));
+  B.initializer("b", {C}, wave(C, 0.3f, 1.0f));
+  onnx::NodeProto *Conv = B.node("Conv", {"x", "w", "b"}, {"c"}, "conv3x3");
+  OnnxBuilder::attrInts(Conv, "pads", {1, 1, 1, 1});
+  B.node("Relu", {"c"}, {"y"}, "relu");
+  B.output("y", onnx::TensorProto_DataType_FLOAT);
+  const std::string Onnx = tempDir() + "/winograd.onnx";
+  const std::string Bytes = B.bytes();
+  writeFile(Onnx, std::vector<uint8_t>(Bytes.begin(), Bytes.end()));
+  const std::string Folder = compileTo(Onnx);
+  const std::vector<std::string> Keys = packedKeys(Folder);
+  if (rtd::cpuFeatures().avx2Fma())
+    EXPECT_EQ(countKeysWith(Keys, "f32_conv__winograd_"), 1u);
+  rt::Model A = rt::loadModel(Onnx);
+  rt::Model M = rt::loadModel(Folder);
+  EXPECT_EQ(M.impl()->PackedHits, Keys.size());
+  EXPECT_EQ(M.impl()->PackedMisses, 0u);
+  std::vector<rt::Tensor> In = inputsFor(A, "");
+  expectIdentical(A, M, In, "winograd");
 }
 
 TEST(CompiledModel, PackedWeightsReachTheNativeKernelsTheSimulatedNpuCreates) {

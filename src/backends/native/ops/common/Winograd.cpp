@@ -5,6 +5,8 @@
 // M[P][tiles][cols], and transforms M into the output. A chunk is sized so V stays in L2 and U's
 // blocks stream through once per chunk.
 #include "backends/native/ops/common/Winograd.h"
+
+#include "backends/native/ops/common/PackedWeights.h"
 #include "backends/native/ops/common/VecMath512.h"
 
 #include <algorithm>
@@ -609,7 +611,7 @@ void streamFence() {}
 } // namespace
 
 Winograd3x3::Winograd3x3(const GemmMicroKernel &MK, GemmIsa Transforms, const float *Wt, int64_t K, int64_t C,
-                         int Tile)
+                         int Tile, const std::string &CacheKey)
     : MK(MK), Transforms(Transforms), Tile(Tile == 2 ? 2 : 4), Points((this->Tile + 2) * (this->Tile + 2)), K(K),
       C(C), Cp(ceilDiv(C, channelLanes(Transforms)) * channelLanes(Transforms)), Kp(ceilDiv(K, 16) * 16),
       Splits(ceilDiv(ceilDiv(K, 16) * 16, kSplitCols)) {
@@ -635,6 +637,20 @@ Winograd3x3::Winograd3x3(const GemmMicroKernel &MK, GemmIsa Transforms, const fl
   }
   for (size_t I = 0; I < U.size(); ++I)
     Offset[I + 1] += Offset[I];
+  // The packed-weights cache (a compiled folder's packed.bin): the whole block under one key that
+  // names this layout (tile, panel width, KC, split width), borrowed on a hit with no transform.
+  const std::string Key = CacheKey.empty() ? std::string()
+                                           : CacheKey + "/F" + std::to_string(this->Tile) + "/nr" + std::to_string(NR) +
+                                                 "/kc" + std::to_string(KC) + "/split" + std::to_string(kSplitCols);
+  if (!Key.empty() && borrowPackedFloats(Key, Offset.back(), Store)) {
+    for (int64_t S = 0; S < Splits; ++S)
+      for (int64_t P = 0; P < Points; ++P) {
+        const size_t I = static_cast<size_t>(P * Splits + S);
+        U[I].K = Cp, U[I].N = std::min(kSplitCols, Kp - S * kSplitCols);
+        U[I].Data.borrow(Store.data() + Offset[I], Offset[I + 1] - Offset[I]);
+      }
+    return;
+  }
   Store.resize(Offset.back());
   std::vector<float *> Dst(static_cast<size_t>(Points));
   // AVX-512 gathers the taps of 16 kernels with 32-bit offsets: rows must stay within 2 GiB.
@@ -689,6 +705,8 @@ Winograd3x3::Winograd3x3(const GemmMicroKernel &MK, GemmIsa Transforms, const fl
   }
   if (Gather)
     streamFence();
+  if (!Key.empty())
+    storePackedFloats(Key, Store);
 }
 
 namespace {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "backends/native/ops/common/Gemm.h"
@@ -36,7 +37,8 @@ public:
   /// Transforms and packs Wt ([K][C][3][3]) for MK's GEMM, for output tiles of Tile x Tile (4 or
   /// 2). Transforms selects the input/output transforms: AVX-512 (16 channels per vector), AVX2 +
   /// FMA (8) or portable; the caller checked the CPU (gemmIsaAvailable).
-  Winograd3x3(const GemmMicroKernel &MK, GemmIsa Transforms, const float *Wt, int64_t K, int64_t C, int Tile);
+  Winograd3x3(const GemmMicroKernel &MK, GemmIsa Transforms, const float *Wt, int64_t K, int64_t C, int Tile,
+              const std::string &CacheKey = std::string());
 
   /// Y (one image, [K][OH][OW]) = conv(X ([C][H][W])) with the epilogue, split over Par.
   void run(const float *X, const WinogradGeometry &G, float *Y, const WinogradEpilogue &Ep,

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "backends/native/ops/common/ConvResidual.h"
+#include "backends/native/ops/common/PackedWeights.h"
 #include "backends/native/ops/common/Winograd.h"
 #include "backends/native/ops/conv/ConvCommon.h"
 #include "ir/FusedOps.h"
@@ -99,8 +100,9 @@ KernelVariant winogradVariant(GemmIsa Isa) {
             }
             const int Tile =
                 Known ? Winograd3x3::tileFor(Wt.Dims[1], Wt.Dims[0], Y[2].value(), Y[3].value(), Isa) : 4;
-            std::unique_ptr<Winograd3x3> W(
-                new Winograd3x3(gemmMicroKernel(GemmOn), Isa, Wt.as<float>(), Wt.Dims[0], Wt.Dims[1], Tile));
+            const GemmMicroKernel &MK = gemmMicroKernel(GemmOn);
+            std::unique_ptr<Winograd3x3> W(new Winograd3x3(MK, Isa, Wt.as<float>(), Wt.Dims[0], Wt.Dims[1], Tile,
+                                                           packedWeightsKey(I, 1, Name + "/" + MK.Name)));
             markConstConsumed(I, 1);
             return makeKernel<ConvWinogradKernel>(Name, std::move(A), Isa, std::move(W), std::move(Fallback));
           }};

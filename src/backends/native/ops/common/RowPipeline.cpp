@@ -11,6 +11,7 @@
 
 #include "backends/native/ops/common/PackedWeights.h"
 #include "backends/native/ops/common/SimdDispatch.h"
+#include "backends/native/ops/common/Transpose256.h"
 #include "backends/native/ops/common/VecMath256.h"
 #include "backends/native/ops/common/VecMath512.h"
 #include "core/CpuFeatures.h"
@@ -775,25 +776,14 @@ __attribute__((target("avx2,fma"))) void transposeActBlocks256(const float *In, 
     for (int64_t P0 = 0; P0 < Pixels; P0 += kLanes256) {
       const int64_t Pn = std::min<int64_t>(kLanes256, Pixels - P0);
       const __m256i PM = vec256::lanesBelow256(Pn);
-      __m256 R[8], T[8];
+      __m256 R[8];
       _Pragma("GCC unroll 8") for (int I = 0; I < 8; ++I) R[I] =
           I < Pn ? _mm256_loadu_ps(In + (P0 + I) * Ldi + C0) : _mm256_setzero_ps();
-      _Pragma("GCC unroll 4") for (int I = 0; I < 8; I += 2) {
-        T[I] = _mm256_unpacklo_ps(R[I], R[I + 1]);
-        T[I + 1] = _mm256_unpackhi_ps(R[I], R[I + 1]);
-      }
-      _Pragma("GCC unroll 2") for (int I = 0; I < 8; I += 4) {
-        R[I] = _mm256_shuffle_ps(T[I], T[I + 2], 0x44);
-        R[I + 1] = _mm256_shuffle_ps(T[I], T[I + 2], 0xEE);
-        R[I + 2] = _mm256_shuffle_ps(T[I + 1], T[I + 3], 0x44);
-        R[I + 3] = _mm256_shuffle_ps(T[I + 1], T[I + 3], 0xEE);
-      }
-      // R[j] (j < 4): channel j of pixels 0-3 in its low half, channel j + 4 in its high half;
-      // R[j + 4] the same for pixels 4-7.
+      vec256::transpose8x8(R); // R[j]: channel j of the 8 pixels
       _Pragma("GCC unroll 8") for (int J = 0; J < 8; ++J) {
         if (J >= Cn)
           break;
-        __m256 V = _mm256_permute2f128_ps(R[J % 4], R[J % 4 + 4], J < 4 ? 0x20 : 0x31);
+        __m256 V = R[J];
         float *Dst = Y + (C0 + J) * Ldy + P0;
         const bool Full = Pn == kLanes256;
         if (Res) {

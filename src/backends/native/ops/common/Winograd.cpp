@@ -7,6 +7,7 @@
 #include "backends/native/ops/common/Winograd.h"
 
 #include "backends/native/ops/common/PackedWeights.h"
+#include "backends/native/ops/common/Transpose256.h"
 #include "backends/native/ops/common/VecMath512.h"
 
 #include <algorithm>
@@ -361,30 +362,6 @@ template <int Tile> OPT_WINO_AVX2_INLINE void outputTransform1DAvx2(const __m256
   Out[3 * OS] = _mm256_add_ps(_mm256_fmadd_ps(_mm256_set1_ps(8.0f), N34, N12), M5);
 }
 
-/// R[i][j] <- R[j][i] for 8 vectors of 8 lanes.
-OPT_WINO_AVX2_INLINE void transpose8x8Avx2(__m256 *R) {
-  const __m256 T0 = _mm256_unpacklo_ps(R[0], R[1]), T1 = _mm256_unpackhi_ps(R[0], R[1]);
-  const __m256 T2 = _mm256_unpacklo_ps(R[2], R[3]), T3 = _mm256_unpackhi_ps(R[2], R[3]);
-  const __m256 T4 = _mm256_unpacklo_ps(R[4], R[5]), T5 = _mm256_unpackhi_ps(R[4], R[5]);
-  const __m256 T6 = _mm256_unpacklo_ps(R[6], R[7]), T7 = _mm256_unpackhi_ps(R[6], R[7]);
-  const __m256 S0 = _mm256_shuffle_ps(T0, T2, _MM_SHUFFLE(1, 0, 1, 0));
-  const __m256 S1 = _mm256_shuffle_ps(T0, T2, _MM_SHUFFLE(3, 2, 3, 2));
-  const __m256 S2 = _mm256_shuffle_ps(T1, T3, _MM_SHUFFLE(1, 0, 1, 0));
-  const __m256 S3 = _mm256_shuffle_ps(T1, T3, _MM_SHUFFLE(3, 2, 3, 2));
-  const __m256 S4 = _mm256_shuffle_ps(T4, T6, _MM_SHUFFLE(1, 0, 1, 0));
-  const __m256 S5 = _mm256_shuffle_ps(T4, T6, _MM_SHUFFLE(3, 2, 3, 2));
-  const __m256 S6 = _mm256_shuffle_ps(T5, T7, _MM_SHUFFLE(1, 0, 1, 0));
-  const __m256 S7 = _mm256_shuffle_ps(T5, T7, _MM_SHUFFLE(3, 2, 3, 2));
-  R[0] = _mm256_permute2f128_ps(S0, S4, 0x20);
-  R[1] = _mm256_permute2f128_ps(S1, S5, 0x20);
-  R[2] = _mm256_permute2f128_ps(S2, S6, 0x20);
-  R[3] = _mm256_permute2f128_ps(S3, S7, 0x20);
-  R[4] = _mm256_permute2f128_ps(S0, S4, 0x31);
-  R[5] = _mm256_permute2f128_ps(S1, S5, 0x31);
-  R[6] = _mm256_permute2f128_ps(S2, S6, 0x31);
-  R[7] = _mm256_permute2f128_ps(S3, S7, 0x31);
-}
-
 /// packInputAvx512 with 8 channels per pixel: Xb[cb][r][q][8] (zero past C and outside the image).
 OPT_WINO_AVX2 void packInputAvx2(const float *X, int64_t C, int64_t Cp, const WinogradGeometry &G, int64_t Ih0,
                                  int64_t Rows, int64_t Wp, float *Xb) {
@@ -415,7 +392,7 @@ OPT_WINO_AVX2 void packInputAvx2(const float *X, int64_t C, int64_t Cp, const Wi
           for (int64_t Ch = 0; Ch < 8; ++Ch)
             B[Ch] = _mm256_setzero_ps();
         }
-        transpose8x8Avx2(B);
+        vec256::transpose8x8(B);
         const int64_t N = std::min<int64_t>(8, Wp - Q0);
         for (int64_t J = 0; J < N; ++J)
           _mm256_store_ps(Dst + (Q0 + J) * 8, B[J]);
@@ -497,7 +474,7 @@ OPT_WINO_AVX2 void unpackOutputAvx2(const float *Yb, int64_t Cols, int64_t Col0,
         __m256 B[8];
         for (int64_t J = 0; J < 8; ++J)
           B[J] = J < Nw ? _mm256_load_ps(Src + (Ow0 + J) * 8) : _mm256_setzero_ps();
-        transpose8x8Avx2(B);
+        vec256::transpose8x8(B);
         float *Dst = Y + (Col0 + J0) * OutPlane + (Oh0 + R) * G.OW + Ow0;
         const float *Res = Ep.Residual ? Ep.Residual + (Dst - Y) : nullptr;
         for (int64_t Ch = 0; Ch < Nk; ++Ch) {

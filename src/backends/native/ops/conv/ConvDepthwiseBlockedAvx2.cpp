@@ -12,6 +12,7 @@
 
 #include "backends/native/ops/common/PlaneWindow.h"
 #include "backends/native/ops/common/SimdDispatch.h"
+#include "backends/native/ops/common/Transpose256.h"
 #include "backends/native/ops/conv/ConvCommon.h"
 
 namespace optimium {
@@ -50,26 +51,6 @@ struct Epilogue256 {
   }
 };
 
-/// R[i] (row i, 8 lanes) becomes column i.
-OPT_DWB2_INLINE void transpose8x8(__m256 R[8]) {
-  __m256 T[8], S[8];
-  for (int I = 0; I < 4; ++I) {
-    T[2 * I] = _mm256_unpacklo_ps(R[2 * I], R[2 * I + 1]);
-    T[2 * I + 1] = _mm256_unpackhi_ps(R[2 * I], R[2 * I + 1]);
-  }
-  for (int I = 0; I < 2; ++I) {
-    S[4 * I + 0] = _mm256_shuffle_ps(T[4 * I + 0], T[4 * I + 2], _MM_SHUFFLE(1, 0, 1, 0));
-    S[4 * I + 1] = _mm256_shuffle_ps(T[4 * I + 0], T[4 * I + 2], _MM_SHUFFLE(3, 2, 3, 2));
-    S[4 * I + 2] = _mm256_shuffle_ps(T[4 * I + 1], T[4 * I + 3], _MM_SHUFFLE(1, 0, 1, 0));
-    S[4 * I + 3] = _mm256_shuffle_ps(T[4 * I + 1], T[4 * I + 3], _MM_SHUFFLE(3, 2, 3, 2));
-  }
-  // S[j] (rows 0-3) and S[4 + j] (rows 4-7) hold columns j (low half) and 4 + j (high half).
-  for (int J = 0; J < 4; ++J) {
-    R[J] = _mm256_permute2f128_ps(S[J], S[4 + J], 0x20);
-    R[4 + J] = _mm256_permute2f128_ps(S[J], S[4 + J], 0x31);
-  }
-}
-
 /// Packs input rows [Ih0, Ih1) of Cv (<= 8) channels (planes Plane apart, from X) into Buf rows
 /// [0, Ih1 - Ih0) of the padded layout; rows outside the plane and the border columns are zeros.
 OPT_DWB2_TARGET void packRows(const BlockedGeometry &G, const float *X, int64_t Plane, int64_t Cv, int64_t Ih0,
@@ -105,7 +86,7 @@ OPT_DWB2_TARGET void packRows(const BlockedGeometry &G, const float *X, int64_t 
       for (int64_t C = 0; C < kLanes; ++C)
         R[C] = C < Cv ? _mm256_maskload_ps(X + C * Plane + First + P0, M) : Z;
     }
-    transpose8x8(R);
+    vec256::transpose8x8(R);
     if (Col + N <= G.W) { // all 8 pixels in one row: consecutive destinations
       float *Dst = Buf + Row * RowFloats + (G.PL + Col) * kLanes;
       for (int64_t J = 0; J < N; ++J)
@@ -187,7 +168,7 @@ OPT_DWB2_TARGET void unpackPixels(const float *Out, int64_t Pixels, int64_t Cv, 
     const int64_t N = std::min<int64_t>(kLanes, Pixels - P0);
     for (int64_t J = 0; J < kLanes; ++J)
       R[J] = J < N ? _mm256_load_ps(Out + (P0 + J) * kLanes) : _mm256_setzero_ps();
-    transpose8x8(R);
+    vec256::transpose8x8(R);
     if (N == kLanes) {
       for (int64_t C = 0; C < Cv; ++C)
         _mm256_storeu_ps(Y + C * Plane + P0, R[C]);

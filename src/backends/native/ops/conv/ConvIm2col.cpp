@@ -10,6 +10,7 @@
 
 #include "backends/native/ops/common/GemmBf16Dot.h"
 #include "backends/native/ops/common/RowPipeline.h"
+#include "backends/native/ops/common/Transpose256.h"
 #include "backends/native/ops/common/VecMath256.h"
 #include "backends/native/ops/common/PackedWeights.h"
 #include "backends/native/ops/conv/ConvCommon.h"
@@ -174,25 +175,12 @@ __attribute__((target("avx2"))) void transposeToPlanesAvx2(const float *In, int6
   for (; C0 + 8 <= Cols; C0 += 8) {
     int64_t P0 = 0;
     for (; P0 + 8 <= Pixels; P0 += 8) {
-      __m256 R[8], T[8];
+      __m256 R[8];
       for (int I = 0; I < 8; ++I)
         R[I] = _mm256_loadu_ps(In + (P0 + I) * Ldi + C0);
-      for (int I = 0; I < 8; I += 2) {
-        T[I] = _mm256_unpacklo_ps(R[I], R[I + 1]);
-        T[I + 1] = _mm256_unpackhi_ps(R[I], R[I + 1]);
-      }
-      for (int I = 0; I < 8; I += 4) {
-        R[I] = _mm256_shuffle_ps(T[I], T[I + 2], 0x44);
-        R[I + 1] = _mm256_shuffle_ps(T[I], T[I + 2], 0xEE);
-        R[I + 2] = _mm256_shuffle_ps(T[I + 1], T[I + 3], 0x44);
-        R[I + 3] = _mm256_shuffle_ps(T[I + 1], T[I + 3], 0xEE);
-      }
-      // R[j] (j < 4) holds column j of pixels 0-3 in its low half and column j + 4 in its high
-      // half; R[j + 4] the same for pixels 4-7. A 128-bit permute joins the halves.
-      for (int J = 0; J < 4; ++J) {
-        _mm256_storeu_ps(Y + (C0 + J) * Ldy + P0, _mm256_permute2f128_ps(R[J], R[J + 4], 0x20));
-        _mm256_storeu_ps(Y + (C0 + J + 4) * Ldy + P0, _mm256_permute2f128_ps(R[J], R[J + 4], 0x31));
-      }
+      vec256::transpose8x8(R);
+      for (int J = 0; J < 8; ++J)
+        _mm256_storeu_ps(Y + (C0 + J) * Ldy + P0, R[J]);
     }
     for (; P0 < Pixels; ++P0)
       for (int64_t C = C0; C < C0 + 8; ++C)

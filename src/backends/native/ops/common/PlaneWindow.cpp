@@ -142,30 +142,25 @@ __attribute__((target("avx2,fma"), always_inline)) inline __m256i laneMask8(unsi
   return _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_set1_epi32(static_cast<int>(Bits)), B), B);
 }
 
-/// 8 consecutive inputs; Masked: lanes outside M read as Fill.
-template <bool IsMax, bool Masked>
-__attribute__((target("avx2,fma"), always_inline)) inline __m256 load8(const float *P, __m256i M, __m256 Fill) {
-  if (!Masked)
-    return _mm256_loadu_ps(P);
-  const __m256 X = _mm256_maskload_ps(P, M);
-  return IsMax ? _mm256_blendv_ps(Fill, X, _mm256_castsi256_ps(M)) : X; // maskload gives 0
+/// 8 consecutive inputs; Masked: lanes outside M read as 0.
+template <bool Masked>
+__attribute__((target("avx2,fma"), always_inline)) inline __m256 load8(const float *P, __m256i M) {
+  return Masked ? _mm256_maskload_ps(P, M) : _mm256_loadu_ps(P);
 }
 
 /// Rows x NB finished accumulators to the output (Scrambled: lanes in stride 2's shuffle order
-/// [0 1 4 5 2 3 6 7], put right first): NaN lanes of max pooling, the activation in registers,
-/// masked stores past the row's end.
-template <bool IsMax, bool Scrambled, int Rows, int NB>
+/// [0 1 4 5 2 3 6 7], put right first): the activation in registers, masked stores past the row's
+/// end.
+template <bool Scrambled, int Rows, int NB>
 __attribute__((target("avx2,fma"), always_inline)) inline void storeBlockAvx2(const DepthwiseGeometry &G,
                                                                            __m256 (&Acc)[Rows][NB],
-                                                                           __m256 (&Nan)[Rows][NB], float *Out,
+                                                                           float *Out,
                                                                            int64_t Oh, int64_t Ow0, const Act256 &Av) {
   const int64_t Left = G.OW - Ow0;
   for (int R = 0; R < Rows; ++R)
     for (int B = 0; B < NB; ++B) {
       __m256 V = Acc[R][B];
-      if (IsMax)
-        V = _mm256_blendv_ps(V, _mm256_set1_ps(NAN), Nan[R][B]);
-      else if (Av.on()) // in registers; a clamp lets NaN pass (Act256)
+      if (Av.on()) // in registers; a clamp lets NaN pass (Act256)
         V = Av(V);
       if (Scrambled)
         V = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(V), _MM_SHUFFLE(3, 1, 2, 0)));
@@ -180,7 +175,7 @@ __attribute__((target("avx2,fma"), always_inline)) inline void storeBlockAvx2(co
 /// Stride 1: Rows output rows of NB adjacent 8-column blocks (Masked: one border block), each tap
 /// one unaligned load: Rows * NB independent accumulation chains (one chain would wait on the FMA
 /// latency at every tap).
-template <bool IsMax, int SW, int KWc, int Rows, int NB, bool Masked>
+template <int SW, int KWc, int Rows, int NB, bool Masked>
 __attribute__((target("avx2,fma"))) inline void dwBlockAvx2(const DepthwiseGeometry &G, const uint8_t *BM,
                                                            const float *In, const float *K, float Bias, float *Out,
                                                            int64_t Oh, int64_t Ow0, int64_t KhLo, int64_t KhHi,
@@ -188,32 +183,26 @@ __attribute__((target("avx2,fma"))) inline void dwBlockAvx2(const DepthwiseGeome
   static_assert(SW == 1, "stride 2 runs dwBlockS2Avx2");
   const int64_t KW = KWc > 0 ? KWc : G.KW;
   const int64_t DH = G.DH, DW = G.DW, W = G.W;
-  const __m256 Fill = IsMax ? _mm256_set1_ps(-INFINITY) : _mm256_setzero_ps();
-  __m256 Acc[Rows][NB], Nan[Rows][NB];
+  __m256 Acc[Rows][NB];
   for (int R = 0; R < Rows; ++R)
     for (int B = 0; B < NB; ++B)
-      Acc[R][B] = IsMax ? Fill : _mm256_set1_ps(Bias), Nan[R][B] = _mm256_setzero_ps();
+      Acc[R][B] = _mm256_set1_ps(Bias);
   const int64_t RowStep = G.SH * W;
   const float *Base = In + (Oh * G.SH - G.PH) * W + Ow0 * SW - G.PW;
   const __m256i Ones = _mm256_set1_epi32(-1);
   for (int64_t Kh = KhLo; Kh < KhHi; ++Kh) {
     const float *Row = Base + Kh * DH * W;
     for (int64_t Kw = 0; Kw < KW; ++Kw) {
-      const __m256 Kv = IsMax ? Fill : _mm256_set1_ps(K[Kh * KW + Kw]);
+      const __m256 Kv = _mm256_set1_ps(K[Kh * KW + Kw]);
       const __m256i M0 = Masked ? laneMask8(BM[Kw * 2]) : Ones;
       for (int R = 0; R < Rows; ++R)
         for (int B = 0; B < NB; ++B) {
-          const __m256 X = load8<IsMax, Masked>(Row + R * RowStep + Kw * DW + B * kLanes8, M0, Fill);
-          if (IsMax) {
-            Nan[R][B] = _mm256_or_ps(Nan[R][B], _mm256_cmp_ps(X, X, _CMP_UNORD_Q));
-            Acc[R][B] = _mm256_max_ps(Acc[R][B], X);
-          } else {
-            Acc[R][B] = _mm256_fmadd_ps(Kv, X, Acc[R][B]);
-          }
+          const __m256 X = load8<Masked>(Row + R * RowStep + Kw * DW + B * kLanes8, M0);
+          Acc[R][B] = _mm256_fmadd_ps(Kv, X, Acc[R][B]);
         }
     }
   }
-  storeBlockAvx2<IsMax, false, Rows, NB>(G, Acc, Nan, Out, Oh, Ow0, Av);
+  storeBlockAvx2<false, Rows, NB>(G, Acc, Out, Oh, Ow0, Av);
 }
 
 /// Stride 2: each (row, block) takes its taps in turn from 16 consecutive inputs (two loads) whose
@@ -221,10 +210,10 @@ __attribute__((target("avx2,fma"))) inline void dwBlockAvx2(const DepthwiseGeome
 /// accumulators stay in that order and are put right once before the store (one cross-lane permute
 /// per output vector instead of one per tap). With dilation 1, an odd tap's inputs are the odd
 /// lanes of the previous tap's loads (column + 1), so 3x3 takes 4 loads and 3 shuffles per row
-/// instead of 6 loads and 6 shuffles. Lanes outside the plane read as Fill either way: a lane's
+/// instead of 6 loads and 6 shuffles. Lanes outside the plane read as 0 either way: a lane's
 /// validity depends on its input column only, and the odd lanes the previous loads hold sit below
 /// its 2 * Valid limit exactly when the even lanes of this tap's own load would.
-template <bool IsMax, int KWc, int Rows, int NB, bool Masked>
+template <int KWc, int Rows, int NB, bool Masked>
 __attribute__((target("avx2,fma"))) inline void dwBlockS2Avx2(const DepthwiseGeometry &G, const uint8_t *BM,
                                                              const float *In, const float *K, float Bias, float *Out,
                                                              int64_t Oh, int64_t Ow0, int64_t KhLo, int64_t KhHi,
@@ -232,11 +221,10 @@ __attribute__((target("avx2,fma"))) inline void dwBlockS2Avx2(const DepthwiseGeo
   const int64_t KW = KWc > 0 ? KWc : G.KW;
   const int64_t DH = G.DH, DW = G.DW, W = G.W;
   const bool Reuse = DW == 1;
-  const __m256 Fill = IsMax ? _mm256_set1_ps(-INFINITY) : _mm256_setzero_ps();
-  __m256 Acc[Rows][NB], Nan[Rows][NB];
+  __m256 Acc[Rows][NB];
   for (int R = 0; R < Rows; ++R)
     for (int B = 0; B < NB; ++B)
-      Acc[R][B] = IsMax ? Fill : _mm256_set1_ps(Bias), Nan[R][B] = _mm256_setzero_ps();
+      Acc[R][B] = _mm256_set1_ps(Bias);
   const int64_t RowStep = G.SH * W;
   const float *Base = In + (Oh * G.SH - G.PH) * W + Ow0 * 2 - G.PW;
   const __m256i Ones = _mm256_set1_epi32(-1);
@@ -246,42 +234,37 @@ __attribute__((target("avx2,fma"))) inline void dwBlockS2Avx2(const DepthwiseGeo
     for (int R = 0; R < Rows; ++R)
       for (int B = 0; B < NB; ++B) {
         const float *Src = Row + R * RowStep + B * 2 * kLanes8;
-        __m256 A = Fill, Bv = Fill;
+        __m256 A = _mm256_setzero_ps(), Bv = A;
         for (int64_t Kw = 0; Kw < KW; ++Kw) {
           __m256 X;
           if (Reuse && (Kw & 1)) {
             X = _mm256_shuffle_ps(A, Bv, _MM_SHUFFLE(3, 1, 3, 1));
           } else {
             const __m256i M0 = Masked ? laneMask8(BM[Kw * 2]) : Ones, M1 = Masked ? laneMask8(BM[Kw * 2 + 1]) : Ones;
-            A = load8<IsMax, Masked>(Src + Kw * DW, M0, Fill);
-            Bv = load8<IsMax, Masked>(Src + Kw * DW + kLanes8, M1, Fill);
+            A = load8<Masked>(Src + Kw * DW, M0);
+            Bv = load8<Masked>(Src + Kw * DW + kLanes8, M1);
             X = _mm256_shuffle_ps(A, Bv, _MM_SHUFFLE(2, 0, 2, 0));
           }
-          if (IsMax) {
-            Nan[R][B] = _mm256_or_ps(Nan[R][B], _mm256_cmp_ps(X, X, _CMP_UNORD_Q));
-            Acc[R][B] = _mm256_max_ps(Acc[R][B], X);
-          } else {
-            Acc[R][B] = _mm256_fmadd_ps(_mm256_set1_ps(KRow[Kw]), X, Acc[R][B]);
-          }
+          Acc[R][B] = _mm256_fmadd_ps(_mm256_set1_ps(KRow[Kw]), X, Acc[R][B]);
         }
       }
   }
-  storeBlockAvx2<IsMax, true, Rows, NB>(G, Acc, Nan, Out, Oh, Ow0, Av);
+  storeBlockAvx2<true, Rows, NB>(G, Acc, Out, Oh, Ow0, Av);
 }
 
 /// The block kernel of horizontal stride SW.
-template <bool IsMax, int SW, int KWc, int Rows, int NB, bool Masked>
+template <int SW, int KWc, int Rows, int NB, bool Masked>
 __attribute__((target("avx2,fma"), always_inline)) inline void dwBlockStrideAvx2(
     const DepthwiseGeometry &G, const uint8_t *BM, const float *In, const float *K, float Bias, float *Out, int64_t Oh,
     int64_t Ow0, int64_t KhLo, int64_t KhHi, const Act256 &Av) {
   if constexpr (SW == 2) // (no dead stride-2 instance of dwBlockAvx2)
-    dwBlockS2Avx2<IsMax, KWc, Rows, NB, Masked>(G, BM, In, K, Bias, Out, Oh, Ow0, KhLo, KhHi, Av);
+    dwBlockS2Avx2<KWc, Rows, NB, Masked>(G, BM, In, K, Bias, Out, Oh, Ow0, KhLo, KhHi, Av);
   else
-    dwBlockAvx2<IsMax, SW, KWc, Rows, NB, Masked>(G, BM, In, K, Bias, Out, Oh, Ow0, KhLo, KhHi, Av);
+    dwBlockAvx2<SW, KWc, Rows, NB, Masked>(G, BM, In, K, Bias, Out, Oh, Ow0, KhLo, KhHi, Av);
 }
 
 /// Output rows [Oh, Oh + Rows) over every column block: interior blocks two at a time.
-template <bool IsMax, int SW, int KWc, int Rows>
+template <int SW, int KWc, int Rows>
 __attribute__((target("avx2,fma"))) inline void dwRowGroupAvx2(const DepthwiseGeometry &G, const DepthwisePlan &P,
                                                               const float *In, const float *K, float Bias, float *Out,
                                                               int64_t Oh, int64_t KhLo, int64_t KhHi,
@@ -290,26 +273,26 @@ __attribute__((target("avx2,fma"))) inline void dwRowGroupAvx2(const DepthwiseGe
   for (int64_t Blk = 0; Blk < Blocks;) {
     const uint8_t *BM = P.Masks8.data() + Blk * KW * 2;
     if (P.Interior8[static_cast<size_t>(Blk)] && Blk + 1 < Blocks && P.Interior8[static_cast<size_t>(Blk + 1)]) {
-      dwBlockStrideAvx2<IsMax, SW, KWc, Rows, 2, false>(G, BM, In, K, Bias, Out, Oh, Blk * kLanes8, KhLo, KhHi, Av);
+      dwBlockStrideAvx2<SW, KWc, Rows, 2, false>(G, BM, In, K, Bias, Out, Oh, Blk * kLanes8, KhLo, KhHi, Av);
       Blk += 2;
     } else {
       if (P.Interior8[static_cast<size_t>(Blk)])
-        dwBlockStrideAvx2<IsMax, SW, KWc, Rows, 1, false>(G, BM, In, K, Bias, Out, Oh, Blk * kLanes8, KhLo, KhHi, Av);
+        dwBlockStrideAvx2<SW, KWc, Rows, 1, false>(G, BM, In, K, Bias, Out, Oh, Blk * kLanes8, KhLo, KhHi, Av);
       else
-        dwBlockStrideAvx2<IsMax, SW, KWc, Rows, 1, true>(G, BM, In, K, Bias, Out, Oh, Blk * kLanes8, KhLo, KhHi, Av);
+        dwBlockStrideAvx2<SW, KWc, Rows, 1, true>(G, BM, In, K, Bias, Out, Oh, Blk * kLanes8, KhLo, KhHi, Av);
       ++Blk;
     }
   }
 }
 
-template <bool IsMax, int SW, int KHc, int KWc>
+template <int SW, int KHc, int KWc>
 __attribute__((target("avx2,fma"))) void dwRowsAvx2(const DepthwisePlan &P, const float *In, const float *K, float Bias,
                                                     float *Out) {
   const DepthwiseGeometry &G = P.G;
   const int64_t KH = KHc > 0 ? KHc : G.KH, DH = G.DH;
   // The activation (clamp, SiLU, HardSwish, ...) on each finished vector, before its store (a
   // later pass over the rows measured 7.8% of EfficientNet-B0 at 1 thread on Zen 3).
-  const Act256 Av(IsMax ? FusedAct() : G.Act);
+  const Act256 Av(G.Act);
   const auto tapRows = [&](int64_t Oh, int64_t &L, int64_t &H) {
     const int64_t Ih0 = Oh * G.SH - G.PH;
     L = Ih0 >= 0 ? 0 : (-Ih0 + DH - 1) / DH;
@@ -326,9 +309,9 @@ __attribute__((target("avx2,fma"))) void dwRowsAvx2(const DepthwisePlan &P, cons
         Done = Group;
     }
     if (Done == Group)
-      dwRowGroupAvx2<IsMax, SW, KWc, Group>(G, P, In, K, Bias, Out, Oh, 0, KH, Av);
+      dwRowGroupAvx2<SW, KWc, Group>(G, P, In, K, Bias, Out, Oh, 0, KH, Av);
     else
-      dwRowGroupAvx2<IsMax, SW, KWc, 1>(G, P, In, K, Bias, Out, Oh, L, H, Av);
+      dwRowGroupAvx2<SW, KWc, 1>(G, P, In, K, Bias, Out, Oh, L, H, Av);
     Oh += Done;
   }
 }
@@ -415,26 +398,23 @@ DepthwisePlan planDepthwiseAvx2(const DepthwiseGeometry &G) {
 }
 
 namespace {
-template <bool IsMax>
 void planeAvx2(const DepthwisePlan &P, const float *In, const float *K, float Bias, float *Out) {
 #ifdef OPT_DW_X86
   const DepthwiseGeometry &G = P.G;
   const bool K3 = G.KH == 3 && G.KW == 3;
   if (G.SW == 1) {
     if (K3)
-      dwRowsAvx2<IsMax, 1, 3, 3>(P, In, K, Bias, Out);
+      dwRowsAvx2<1, 3, 3>(P, In, K, Bias, Out);
     else if (G.KH == 5 && G.KW == 5)
-      dwRowsAvx2<IsMax, 1, 5, 5>(P, In, K, Bias, Out);
+      dwRowsAvx2<1, 5, 5>(P, In, K, Bias, Out);
     else
-      dwRowsAvx2<IsMax, 1, 0, 0>(P, In, K, Bias, Out);
+      dwRowsAvx2<1, 0, 0>(P, In, K, Bias, Out);
   } else if (K3) {
-    dwRowsAvx2<IsMax, 2, 3, 3>(P, In, K, Bias, Out);
+    dwRowsAvx2<2, 3, 3>(P, In, K, Bias, Out);
   } else if (G.KH == 5 && G.KW == 5) {
-    dwRowsAvx2<IsMax, 2, 5, 5>(P, In, K, Bias, Out);
-  } else if (IsMax && G.KH == 2 && G.KW == 2) {
-    dwRowsAvx2<IsMax, 2, 2, 2>(P, In, K, Bias, Out);
+    dwRowsAvx2<2, 5, 5>(P, In, K, Bias, Out);
   } else {
-    dwRowsAvx2<IsMax, 2, 0, 0>(P, In, K, Bias, Out);
+    dwRowsAvx2<2, 0, 0>(P, In, K, Bias, Out);
   }
 #else
   (void)P, (void)In, (void)K, (void)Bias, (void)Out;
@@ -470,7 +450,7 @@ void maxPoolPlaneAvx512(const DepthwisePlan &P, const float *In, float *Out) {
 }
 
 void depthwisePlaneAvx2(const DepthwisePlan &P, const float *In, const float *K, float Bias, float *Out) {
-  planeAvx2<false>(P, In, K, Bias, Out);
+  planeAvx2(P, In, K, Bias, Out);
 }
 
 } // namespace ops

@@ -550,6 +550,24 @@ std::vector<OpTestCase> convCases() {
       testCase("hsigmoid_pointwise_transposed_avx2_chunked_residual_4x4",
                {X({1, 130, 4, 4}), W({5, 130, 1, 1}), W({5}), X({1, 5, 4, 4})},
                hsigmoid({{kFusedResidual, attrInt(1)}}), 1e-4),
+      // The strided 1x1 kernels (ResNet's downsample convolutions) on the subsampled input: output
+      // planes of 15x17 (odd input width: the last even lanes one by one), 15x14 with a residual,
+      // strides 3x2 over 200 channels (chunked partial sums) and 1x2; the channels-in-lanes one on
+      // 7x7 and 7x8 planes with a residual and 300 channels in chunks; two images.
+      testCase("pointwise_rows_strided_avx2_relu6", {X({1, 20, 30, 33}), W({31, 20, 1, 1}), W({31})},
+               {{"strides", ints({2, 2})}, {kFusedActMin, attrFloat(0.0f)}, {kFusedActMax, attrFloat(6.0f)}}, 1e-4),
+      testCase("hswish_pointwise_rows_strided_avx2_residual",
+               {X({2, 24, 29, 28}), W({13, 24, 1, 1}), W({13}), X({2, 13, 15, 14})},
+               hswish({{"strides", ints({2, 2})}, {kFusedResidual, attrInt(1)}}), 1e-4),
+      testCase("pointwise_rows_strided_avx2_3x2_chunked", {X({1, 200, 45, 30}), W({14, 200, 1, 1})},
+               {{"strides", ints({3, 2})}}, 1e-4),
+      testCase("silu_pointwise_rows_strided_avx2_1x2", {X({1, 16, 14, 28}), W({20, 16, 1, 1}), W({20})},
+               act({{"strides", ints({1, 2})}}, kFusedActSilu), 1e-4),
+      testCase("sigmoid_pointwise_transposed_strided_avx2_residual",
+               {X({2, 40, 14, 13}), W({24, 40, 1, 1}), W({24}), X({2, 24, 7, 7})},
+               act({{"strides", ints({2, 2})}, {kFusedResidual, attrInt(1)}}, kFusedActSigmoid), 1e-4),
+      testCase("pointwise_transposed_strided_avx2_chunked_relu6", {X({1, 300, 13, 16}), W({37, 300, 1, 1}), W({37})},
+               {{"strides", ints({2, 2})}, {kFusedActMin, attrFloat(0.0f)}, {kFusedActMax, attrFloat(6.0f)}}, 1e-4),
       testCase("residual_pointwise", {X({1, 8, 5, 6}), W({12, 8, 1, 1}), W({12}), X({1, 12, 5, 6})},
                {{kFusedResidual, attrInt(1)}}),
       testCase("residual_small_plane_relu6", {X({1, 24, 7, 7}), W({40, 24, 3, 3}), W({40}), X({1, 40, 7, 7})},
@@ -670,6 +688,8 @@ OpKernels convKernels() {
   K.Variants.push_back(pointwiseRowsVariant());
   K.Variants.push_back(pointwiseRowsAvx2Variant());
   K.Variants.push_back(pointwiseTransposedAvx2Variant());
+  K.Variants.push_back(pointwiseRowsStridedAvx2Variant());
+  K.Variants.push_back(pointwiseTransposedStridedAvx2Variant());
   K.TestCases = convCases;
   return K;
 }

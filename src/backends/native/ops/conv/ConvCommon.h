@@ -78,6 +78,9 @@ KernelVariant winogradVariant(GemmIsa Isa);
 KernelVariant pointwiseRowsVariant();
 KernelVariant pointwiseRowsAvx2Variant();
 KernelVariant pointwiseTransposedAvx2Variant();
+/// The AVX2 two above for 1x1 convolutions with strides (no padding), on the subsampled input.
+KernelVariant pointwiseRowsStridedAvx2Variant();
+KernelVariant pointwiseTransposedStridedAvx2Variant();
 
 } // namespace conv
 } // namespace ops

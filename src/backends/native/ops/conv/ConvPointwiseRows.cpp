@@ -1,8 +1,13 @@
 // 1x1 Conv on large planes (AVX-512 or AVX2 + FMA, common/RowPipeline): runs of pixels against
 // weight panels, the input rows read in place; bias, fused residual and clamp in the write-back.
 #include <algorithm>
+#include <cstring>
 #include <limits>
 #include <string>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 #include "backends/native/ops/common/ConvResidual.h"
 #include "backends/native/ops/common/RowPipeline.h"
@@ -17,6 +22,78 @@ namespace conv {
 
 namespace {
 
+/// Dst[c][oh * OW + ow] = X[c][oh * SH * W + ow * SW] for channels c in [C0, C1) (planes H x W in,
+/// OH x OW out): a strided 1x1 convolution's input subsampled into compact planes, so that the
+/// stride-1 kernels below read it in place. Stride 2 on AVX2 keeps the even lanes of two loads
+/// (as ConvIm2col's packSegmentAvx2), vectors whose 16 inputs would run past the row are done
+/// one by one; any other stride one by one (stride 1: a copy).
+#if defined(__x86_64__)
+__attribute__((target("avx2")))
+#endif
+void subsampleChannels(const float *X, int64_t H, int64_t W, int64_t SH, int64_t SW, int64_t OH, int64_t OW,
+                       int64_t C0, int64_t C1, float *Dst) {
+  const int64_t InPlane = H * W, OutPlane = OH * OW;
+  for (int64_t C = C0; C < C1; ++C)
+    for (int64_t Oh = 0; Oh < OH; ++Oh) {
+      const float *Row = X + C * InPlane + Oh * SH * W;
+      float *D = Dst + C * OutPlane + Oh * OW;
+      int64_t Ow = 0;
+      if (SW == 1) {
+        std::memcpy(D, Row, static_cast<size_t>(OW) * sizeof(float));
+        continue;
+      }
+#if defined(__x86_64__)
+      if (SW == 2)
+        for (; Ow + 8 <= OW && 2 * Ow + 16 <= W; Ow += 8) { // inputs 2Ow .. 2Ow + 15 inside the row
+          const float *S = Row + 2 * Ow;
+          const __m256 E = _mm256_shuffle_ps(_mm256_loadu_ps(S), _mm256_loadu_ps(S + 8), 0x88);
+          _mm256_storeu_ps(D + Ow, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(E), 0xD8)));
+        }
+#endif
+      for (; Ow < OW; ++Ow)
+        D[Ow] = Row[Ow * SW];
+    }
+}
+
+/// A 1x1 convolution with strides and no padding (ResNet's downsample convolutions): true when it
+/// is one (Strides > 1 somewhere), the kernels below then run on the subsampled input.
+bool isStridedPointwise(const WindowAttrs &W) {
+  if (W.AutoPad != "NOTSET" && W.AutoPad != "VALID")
+    return false;
+  bool Strided = false;
+  for (size_t I = 0; I < W.spatialRank(); ++I) {
+    if (W.Kernel[I] != 1 || W.Strides[I] < 1)
+      return false;
+    Strided = Strided || W.Strides[I] > 1;
+  }
+  for (int64_t P : W.Pads)
+    if (P != 0)
+      return false;
+  return Strided;
+}
+
+/// X, or for a strided 1x1 convolution (Strided) its input subsampled into Scratch (image by
+/// image, channels spread over Par): the stride-1 input the kernels read. Fails when the geometry
+/// is not a padding-free 2-D one.
+Result<const float *> pointwiseInput(const char *Name, bool Strided, const ConvAttrs &A, const ConvRun &R,
+                                     const float *X, std::vector<float> &Scratch, const Parallel &Par) {
+  if (!Strided)
+    return X;
+  if (R.G.In.size() != 2 || R.G.PadBegin[0] != 0 || R.G.PadBegin[1] != 0)
+    return runError(Name, "expected a 2-D 1x1 convolution without padding");
+  const int64_t H = R.G.In[0], W = R.G.In[1], OH = R.G.Out[0], OW = R.G.Out[1];
+  const int64_t SH = A.W.Strides[0], SW = A.W.Strides[1];
+  if ((OH - 1) * SH >= H || (OW - 1) * SW >= W)
+    return runError(Name, "output ", OH, "x", OW, " does not fit the ", H, "x", W, " input at strides ", SH, "x", SW);
+  Scratch.resize(static_cast<size_t>(R.N * R.C * R.OutPlane));
+  float *const Dst = Scratch.data(); // the workers write through this pointer, not the thread_local
+  const int64_t Channels = R.N * R.C;
+  Par.ifWorth(Channels * R.InPlane).forRange(static_cast<size_t>(Channels), 16, [&](size_t Lo, size_t Hi) {
+    subsampleChannels(X, H, W, SH, SW, OH, OW, static_cast<int64_t>(Lo), static_cast<int64_t>(Hi), Dst);
+  });
+  return static_cast<const float *>(Dst);
+}
+
 /// The pointwise run of one ISA (RowPipeline.h: pointwiseRunAvx512 or pointwiseRunAvx2).
 using PointwiseRunFn = void (*)(const float *, int64_t, int64_t, const float *, int64_t, int64_t, const float *,
                                 const FusedAct &, float *, int64_t, const float *);
@@ -29,14 +106,17 @@ using PointwiseRunFn = void (*)(const float *, int64_t, int64_t, const float *, 
 class ConvPointwiseRowsKernel : public Kernel {
 public:
   ConvPointwiseRowsKernel(const char *Name, PointwiseRunFn RunFn, ConvAttrs A, AlignedFloats Packed, int64_t M,
-                          int64_t C)
-      : Name(Name), RunFn(RunFn), A(std::move(A)), Packed(std::move(Packed)), M(M), C(C) {}
+                          int64_t C, bool Strided)
+      : Name(Name), RunFn(RunFn), A(std::move(A)), Packed(std::move(Packed)), M(M), C(C), Strided(Strided) {}
 
   Status run(const KernelContext &Ctx) const override {
     ASSIGN_OR_RETURN(const ConvRun R, planConv(Name, A, Ctx));
-    if (R.M != M || R.C != C || R.InPlane != R.OutPlane)
+    if (R.M != M || R.C != C || (!Strided && R.InPlane != R.OutPlane))
       return runError(Name, "shapes differ from the packed weights");
-    const float *X = Ctx.Inputs[0].data<float>(), *B = biasOf(Ctx), *Res = convResidualOf(Ctx);
+    const float *B = biasOf(Ctx), *Res = convResidualOf(Ctx);
+    thread_local std::vector<float> Subsampled;
+    ASSIGN_OR_RETURN(const float *X, pointwiseInput(Name, Strided, A, R, Ctx.Inputs[0].data<float>(), Subsampled,
+                                                    Ctx.Par));
     float *Y = Ctx.Outputs[0].data<float>();
     if (Res && Ctx.Inputs[kFusedResidualInput].elementCount() != Ctx.Outputs[0].elementCount())
       return runError(Name, "the residual does not match the output");
@@ -77,6 +157,7 @@ private:
   ConvAttrs A;
   AlignedFloats Packed; ///< W in panels of kRowPipelineMR channels (packPointwiseWeights)
   int64_t M, C;
+  bool Strided; ///< strides over 1: X subsampled first (pointwiseInput)
 };
 /// Where one ISA's ConvPointwiseRowsKernel runs: output planes of at least MinPlane pixels, at
 /// most MaxM output and MaxC input channels.
@@ -95,21 +176,21 @@ constexpr PointwiseRowsLimits kAvx512Limits{784, 96, 256};
 constexpr PointwiseRowsLimits kAvx2Limits{196, std::numeric_limits<int64_t>::max(), 768};
 
 KernelVariant rowsVariant(const char *Name, int Priority, bool (*Cpu)(), PointwiseRunFn RunFn,
-                          PointwiseRowsLimits L) {
-  const auto Supports = [Cpu, L](const KernelCreateInfo &I) {
+                          PointwiseRowsLimits L, bool Strided = false) {
+  const auto Supports = [Cpu, L, Strided](const KernelCreateInfo &I) {
     if (!convTypesOk(I) || !is2D(I) || !inputIsConst(I, 1) || !Cpu())
       return false;
     if (I.Inputs.size() > kFusedResidualInput && I.Inputs[kFusedResidualInput].Present &&
         I.Inputs[kFusedResidualInput].Type != ElementType::F32)
       return false;
     auto A = attrsFor(I);
-    if (!A.isOk() || A->Group != 1 || !isPlainPointwise(A->W))
+    if (!A.isOk() || A->Group != 1 || !(Strided ? isStridedPointwise(A->W) : isPlainPointwise(A->W)))
       return false;
     const TensorShape &Y = I.Outputs[0].Shape, &Wt = I.Inputs[1].Shape;
     return Y.getRank() == 4 && Y[2].isConst() && Y[3].isConst() && Y[2].value() * Y[3].value() >= L.MinPlane &&
            Wt[0].isConst() && Wt[1].isConst() && Wt[0].value() <= L.MaxM && Wt[1].value() <= L.MaxC;
   };
-  return {Name, Priority, Supports, [Name, RunFn](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
+  return {Name, Priority, Supports, [Name, RunFn, Strided](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
             ASSIGN_OR_RETURN(ConvAttrs A, attrsFor(I));
             const ConstData &Wt = *I.Inputs[1].Const;
             const int64_t M = Wt.Dims[0], C = Wt.Dims[1];
@@ -117,7 +198,7 @@ KernelVariant rowsVariant(const char *Name, int Priority, bool (*Cpu)(), Pointwi
             AlignedFloats Packed = packPointwiseWeightsCached(I, 1, std::string(Name) + "/mr" +
                                                                         std::to_string(kRowPipelineMR));
             markConstConsumed(I, 1);
-            return makeKernel<ConvPointwiseRowsKernel>(Name, RunFn, std::move(A), std::move(Packed), M, C);
+            return makeKernel<ConvPointwiseRowsKernel>(Name, RunFn, std::move(A), std::move(Packed), M, C, Strided);
           }};
 }
 
@@ -130,14 +211,18 @@ KernelVariant rowsVariant(const char *Name, int Priority, bool (*Cpu)(), Pointwi
 class ConvPointwiseTransposedKernel : public Kernel {
 public:
   ConvPointwiseTransposedKernel(const char *Name, ConvAttrs A, AlignedFloats WT, std::vector<float> Bias, int64_t M,
-                                int64_t Mpad, int64_t C)
-      : Name(Name), A(std::move(A)), WT(std::move(WT)), Bias(std::move(Bias)), M(M), Mpad(Mpad), C(C) {}
+                                int64_t Mpad, int64_t C, bool Strided)
+      : Name(Name), A(std::move(A)), WT(std::move(WT)), Bias(std::move(Bias)), M(M), Mpad(Mpad), C(C),
+        Strided(Strided) {}
 
   Status run(const KernelContext &Ctx) const override {
     ASSIGN_OR_RETURN(const ConvRun R, planConv(Name, A, Ctx));
-    if (R.M != M || R.C != C || R.InPlane != R.OutPlane)
+    if (R.M != M || R.C != C || (!Strided && R.InPlane != R.OutPlane))
       return runError(Name, "shapes differ from the packed weights");
-    const float *X = Ctx.Inputs[0].data<float>(), *Res = convResidualOf(Ctx);
+    const float *Res = convResidualOf(Ctx);
+    thread_local std::vector<float> Subsampled;
+    ASSIGN_OR_RETURN(const float *X, pointwiseInput(Name, Strided, A, R, Ctx.Inputs[0].data<float>(), Subsampled,
+                                                    Ctx.Par));
     const float *B = biasOf(Ctx) ? Bias.data() : nullptr;
     float *Y = Ctx.Outputs[0].data<float>();
     if (Res && Ctx.Inputs[kFusedResidualInput].elementCount() != Ctx.Outputs[0].elementCount())
@@ -185,6 +270,7 @@ private:
   AlignedFloats WT;        ///< W in packTransposedWeightsAvx2's panels
   std::vector<float> Bias; ///< the bias padded with zeros to Mpad (empty without one)
   int64_t M, Mpad, C;
+  bool Strided; ///< strides over 1: X subsampled first (pointwiseInput)
 };
 
 } // namespace
@@ -204,9 +290,9 @@ private:
 constexpr int64_t kTransposedAvx2MinPlane = 16, kTransposedAvx2MaxPlane = 196, kTransposedAvx2SmallPlane = 100;
 constexpr int64_t kTransposedAvx2DeepInput = 256, kTransposedAvx2LargePlaneInput = 384;
 
-KernelVariant pointwiseTransposedAvx2Variant() {
-  const char *Name = "f32_conv__pointwise_transposed_avx2";
-  const auto Supports = [](const KernelCreateInfo &I) {
+namespace {
+KernelVariant transposedAvx2Variant(const char *Name, int Priority, bool Strided) {
+  const auto Supports = [Strided](const KernelCreateInfo &I) {
     if (!convTypesOk(I) || !is2D(I) || !inputIsConst(I, 1) || !rowPipelineAvx2Supported())
       return false;
     if (I.Inputs.size() > 2 && I.Inputs[2].Present && !inputIsConst(I, 2))
@@ -215,7 +301,7 @@ KernelVariant pointwiseTransposedAvx2Variant() {
         I.Inputs[kFusedResidualInput].Type != ElementType::F32)
       return false;
     auto A = attrsFor(I);
-    if (!A.isOk() || A->Group != 1 || !isPlainPointwise(A->W))
+    if (!A.isOk() || A->Group != 1 || !(Strided ? isStridedPointwise(A->W) : isPlainPointwise(A->W)))
       return false;
     const TensorShape &Y = I.Outputs[0].Shape;
     if (Y.getRank() != 4 || !Y[2].isConst() || !Y[3].isConst())
@@ -230,7 +316,7 @@ KernelVariant pointwiseTransposedAvx2Variant() {
       return C >= M && C >= kTransposedAvx2LargePlaneInput;
     return C >= M || C >= kTransposedAvx2DeepInput;
   };
-  return {Name, 26, Supports, [Name](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
+  return {Name, Priority, Supports, [Name, Strided](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
             ASSIGN_OR_RETURN(ConvAttrs A, attrsFor(I));
             const ConstData &Wt = *I.Inputs[1].Const;
             const int64_t M = Wt.Dims[0], C = Wt.Dims[1], Mpad = (M + 7) / 8 * 8;
@@ -244,8 +330,18 @@ KernelVariant pointwiseTransposedAvx2Variant() {
             }
             markConstConsumed(I, 1);
             return makeKernel<ConvPointwiseTransposedKernel>(Name, std::move(A), std::move(WT), std::move(Bias), M,
-                                                             Mpad, C);
+                                                             Mpad, C, Strided);
           }};
+}
+} // namespace
+
+KernelVariant pointwiseTransposedAvx2Variant() {
+  return transposedAvx2Variant("f32_conv__pointwise_transposed_avx2", 26, false);
+}
+
+/// STRIDED_TRANSPOSED_DOC
+KernelVariant pointwiseTransposedStridedAvx2Variant() {
+  return transposedAvx2Variant("f32_conv__pointwise_transposed_strided_avx2", 26, true);
 }
 
 KernelVariant pointwiseRowsVariant() {
@@ -264,6 +360,12 @@ KernelVariant pointwiseRowsVariant() {
 /// channels (ResNet-50's 14x14 from 1024: 1.00-1.05x with the channel chunks, 1.02-1.08x without).
 KernelVariant pointwiseRowsAvx2Variant() {
   return rowsVariant("f32_conv__pointwise_rows_avx2", 25, rowPipelineAvx2Supported, pointwiseRunAvx2, kAvx2Limits);
+}
+
+/// STRIDED_ROWS_DOC
+KernelVariant pointwiseRowsStridedAvx2Variant() {
+  return rowsVariant("f32_conv__pointwise_rows_strided_avx2", 25, rowPipelineAvx2Supported, pointwiseRunAvx2,
+                     kAvx2Limits, true);
 }
 
 } // namespace conv

@@ -686,6 +686,43 @@ TEST(CompiledModel, WinogradTransformedWeightsAreInTheFolder) {
   expectIdentical(A, M, In, "winograd");
 }
 
+TEST(CompiledModel, StridedPointwiseWeightsAreInTheFolder) {
+  // ResNet-style downsample convolutions (1x1 stride 2): 64 -> 96 from 28x28 to 14x14 and 128 ->
+  // 96 from 14x14 to 7x7. On an AVX2 CPU without AVX-512 they run the strided pointwise-rows and
+  // channels-in-lanes kernels, whose packed weights go into packed.bin; the folder's load borrows
+  // them, outputs identical to the ONNX file's.
+  rt::AutoInit Init;
+  OnnxBuilder B(13);
+  B.input("x", onnx::TensorProto_DataType_FLOAT, {1, 64, 28, 28});
+  B.input("z", onnx::TensorProto_DataType_FLOAT, {1, 128, 14, 14});
+  B.initializer("w1", {96, 64, 1, 1}, wave(96 * 64, 0.2f));
+  B.initializer("b1", {96}, wave(96, 0.3f, 1.0f));
+  B.initializer("w2", {96, 128, 1, 1}, wave(96 * 128, 0.15f));
+  B.initializer("b2", {96}, wave(96, 0.2f, 0.5f));
+  onnx::NodeProto *Rows = B.node("Conv", {"x", "w1", "b1"}, {"y1"}, "downsample_rows");
+  OnnxBuilder::attrInts(Rows, "strides", {2, 2});
+  onnx::NodeProto *Lanes = B.node("Conv", {"z", "w2", "b2"}, {"y2"}, "downsample_lanes");
+  OnnxBuilder::attrInts(Lanes, "strides", {2, 2});
+  B.output("y1", onnx::TensorProto_DataType_FLOAT);
+  B.output("y2", onnx::TensorProto_DataType_FLOAT);
+  const std::string Onnx = tempDir() + "/strided_pointwise.onnx";
+  const std::string Bytes = B.bytes();
+  writeFile(Onnx, std::vector<uint8_t>(Bytes.begin(), Bytes.end()));
+  const std::string Folder = compileTo(Onnx);
+  const std::vector<std::string> Keys = packedKeys(Folder);
+  EXPECT_EQ(Keys.size(), 2u);
+  if (rtd::cpuFeatures().avx2Fma() && !rtd::cpuFeatures().avx512Fma()) {
+    EXPECT_EQ(countKeysWith(Keys, "f32_conv__pointwise_rows_strided_avx2"), 1u);
+    EXPECT_EQ(countKeysWith(Keys, "f32_conv__pointwise_transposed_strided_avx2"), 1u);
+  }
+  rt::Model A = rt::loadModel(Onnx);
+  rt::Model M = rt::loadModel(Folder);
+  EXPECT_EQ(M.impl()->PackedHits, Keys.size());
+  EXPECT_EQ(M.impl()->PackedMisses, 0u);
+  std::vector<rt::Tensor> In = inputsFor(A, "");
+  expectIdentical(A, M, In, "strided pointwise");
+}
+
 TEST(CompiledModel, PackedWeightsReachTheNativeKernelsTheSimulatedNpuCreates) {
   // The sim forwards each node to the host's native kernels (OptRtHostApi::native_create_kernel)
   // with the node's cache: keys are scoped by backend, so a folder compiled for the sim serves

@@ -547,6 +547,10 @@ std::vector<OpTestCase> convCases() {
                 W({14})},
                {{kFusedActMin, attrFloat(-0.2f)}, {kFusedActMax, attrFloat(0.3f)}}, 1e-4),
       testCase("pointwise_transposed_avx2_deep_expand", {X({1, 256, 7, 7}), W({264, 256, 1, 1}), W({264})}, {}, 1e-4),
+      // Over 10x10 from at least 384 input channels, more output than input channels (SqueezeNet's
+      // 13x13 classifier, 1000 from 512): 143 pixels (17 tiles and 7), 401 channels (25 x 16 + 1).
+      testCase("pointwise_transposed_avx2_wide_expand_relu", {X({1, 384, 13, 11}), W({401, 384, 1, 1}), W({401})},
+               {{kFusedActMin, attrFloat(0.0f)}}, 1e-4),
       testCase("hsigmoid_pointwise_transposed_avx2_chunked_residual_4x4",
                {X({1, 130, 4, 4}), W({5, 130, 1, 1}), W({5}), X({1, 5, 4, 4})},
                hsigmoid({{kFusedResidual, attrInt(1)}}), 1e-4),

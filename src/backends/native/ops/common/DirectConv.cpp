@@ -185,6 +185,7 @@ OPT_DIRECT_AVX2_INLINE void chunkGroupAvx2(const DirectConvGeometry &D, const __
 
 /// Tap vectors gathered per chunk of an output row (16 KB: half of L1).
 constexpr int64_t kDirectTapBufVectors = 512;
+static_assert(2 * kDirectConvMaxTapsAvx2 <= kDirectTapBufVectors, "a chunk holds at least one block's taps");
 
 template <int SW>
 OPT_DIRECT_AVX2 void rowsAvx2(const DirectConvGeometry &D, const DepthwisePlan &Plan, const float *X,

@@ -129,7 +129,21 @@ size_t fuseDepthwisePointwise(Graph &G) {
   return Fused;
 }
 
-size_t fusePointwiseDepthwise(Graph &G) {
+namespace {
+
+/// Whether the AVX2 tier runs pair P (1x1) -> D (depthwise) faster unfused: a 1x1 Conv reading at
+/// least kAvx2UnfusedMinInputs channels on a plane of at most kAvx2UnfusedMaxPlane pixels, or at
+/// most kAvx2UnfusedMaxPlaneStride1 before a stride-1 depthwise Conv (see FusePointwiseDepthwise.h).
+bool unfusedPaysOnAvx2(const Graph &G, const Node &P, const Node &D) {
+  const Value &X = G.Values[static_cast<size_t>(P.Inputs[0])];
+  if (!X.Shape[1].isConst() || !X.Shape[2].isConst() || !X.Shape[3].isConst() ||
+      X.Shape[1].value() < kAvx2UnfusedMinInputs)
+    return false;
+  const int64_t Plane = X.Shape[2].value() * X.Shape[3].value();
+  return Plane <= kAvx2UnfusedMaxPlane || (Plane <= kAvx2UnfusedMaxPlaneStride1 && intsAll(D, "strides", 1));
+}
+
+size_t fusePairs(Graph &G, bool KeepAvx2Unfused) {
   std::vector<char> Remove(G.Nodes.size(), 0);
   size_t Fused = 0;
   for (size_t I = 0; I < G.Nodes.size(); ++I) {
@@ -145,6 +159,8 @@ size_t fusePointwiseDepthwise(Graph &G) {
     // The depthwise Conv reads the expanded tensor as its data input only.
     if (Remove[DI] || D.Inputs.size() < 2 || D.Inputs[0] != P.Outputs[0] || D.Inputs[1] == P.Outputs[0] ||
         (D.Inputs.size() > 2 && D.Inputs[2] == P.Outputs[0]) || !isDepthwise(G, D, M))
+      continue;
+    if (KeepAvx2Unfused && unfusedPaysOnAvx2(G, P, D))
       continue;
     const int X = P.Inputs[0], W1 = P.Inputs[1], B1 = P.Inputs.size() > 2 ? P.Inputs[2] : -1;
     const int W2 = D.Inputs[1], B2 = D.Inputs.size() > 2 ? D.Inputs[2] : -1;
@@ -169,6 +185,12 @@ size_t fusePointwiseDepthwise(Graph &G) {
   eraseMarkedNodes(G, Remove);
   return Fused;
 }
+
+} // namespace
+
+size_t fusePointwiseDepthwise(Graph &G) { return fusePairs(G, false); }
+
+size_t fusePointwiseDepthwiseAvx2(Graph &G) { return fusePairs(G, true); }
 
 } // namespace detail
 } // namespace runtime

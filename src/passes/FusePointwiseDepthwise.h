@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include "ir/FusedOps.h"
 #include "ir/Graph.h"
@@ -20,6 +21,22 @@ namespace detail {
 /// depthwise Conv's attributes, and the 1x1 Conv's clamp as kExpandActMin/Max. Run it after
 /// fuseConvActivation. Returns the number of pairs fused.
 size_t fusePointwiseDepthwise(Graph &G);
+
+/// The AVX2 tier's pairs that run faster unfused (the 1x1 Conv on a pixels-in-lanes or
+/// channels-in-lanes kernel, the depthwise one on its own): a 1x1 Conv reading at least
+/// kAvx2UnfusedMinInputs channels on a plane of at most kAvx2UnfusedMaxPlane pixels, or of at most
+/// kAvx2UnfusedMaxPlaneStride1 before a stride-1 depthwise Conv. Measured on MobileNetV2 (AMD Zen 3,
+/// 1 thread, per-op minima of the pair, fused -> unfused): 7x7 from 160 channels 945-960 -> 724-744
+/// us for three blocks, 14x14 from 64 / 96 1574-1587 -> 1283-1298 for six, 14x14 -> 7x7 stride 2
+/// 310 -> 291-294, 28x28 from 32 504-508 -> 443-446 for two; 28x28 -> 14x14 stride 2 169-171 ->
+/// 181-184 and the 56x56 and 112x112 planes stay fused. Fewer input channels (MobileNetV3-Small's
+/// 16 / 24, not measured unfused) keep the fusion: the expanded tensor the fusion keeps in cache is
+/// then a larger share of the 1x1 Conv's traffic.
+constexpr int64_t kAvx2UnfusedMinInputs = 32, kAvx2UnfusedMaxPlane = 196, kAvx2UnfusedMaxPlaneStride1 = 784;
+
+/// fusePointwiseDepthwise except the pairs above (the pipeline's row for AVX2 + FMA CPUs without
+/// AVX-512, whose fused kernel is the blocked one). Returns the number of pairs fused.
+size_t fusePointwiseDepthwiseAvx2(Graph &G);
 
 /// The reverse pair, depthwise Conv -> 1x1 Conv (MobileNetV2's first block, MobileNetV1's
 /// separable convolutions): com.optimium FusedDepthwisePointwise, computed in strips of rows so the

@@ -44,8 +44,10 @@ const std::vector<PassInfo> &passPipeline() {
        "AVX-512 and AVX2 + FMA"},
       {"FuseSilu", &fuseSilu, PassGate::Avx2Fma, true,
        "after FuseConvActivation (which takes the SiLUs after Convs); Swish's fast kernels are AVX-512 and AVX2 + FMA"},
-      {"FusePointwiseDepthwise", &fusePointwiseDepthwise, PassGate::Always, true,
+      {"FusePointwiseDepthwise", &fusePointwiseDepthwise, PassGate::NotAvx2Tier, true,
        "after FuseConvActivation: the fused node carries the 1x1 Conv's clamp"},
+      {"FusePointwiseDepthwiseAvx2", &fusePointwiseDepthwiseAvx2, PassGate::Avx2Tier, true,
+       "in FusePointwiseDepthwise's place on the AVX2 tier: small planes from 32+ channels stay unfused there"},
       {"FuseDepthwisePointwise", &fuseDepthwisePointwise, PassGate::Avx512Fma, true,
        "after FusePointwiseDepthwise (which takes the expand halves first)"},
       {"FuseConvMaxPool", &fuseConvMaxPool, PassGate::Avx512Fma, true,
@@ -83,6 +85,8 @@ bool passGateOpen(PassGate Gate, const CpuFeatures &Cpu) {
   // The kernels' AVX2 variants need AVX2 and FMA; a CPU with AVX-512 F has both (hiding avx2 through
   // OPTIMIUM_RT_CPU_DISABLE hides avx512f too, so the gate closes there as well).
   case PassGate::Avx2Fma: return Cpu.avx2Fma();
+  case PassGate::Avx2Tier: return Cpu.avx2Fma() && !Cpu.avx512Fma();
+  case PassGate::NotAvx2Tier: return !(Cpu.avx2Fma() && !Cpu.avx512Fma());
   // VPDPBUSD on AVX-512 VNNI, else VPMADDWD on AVX2 (backends/native/ops/QLinearConv.cpp,
   // MatMulIntegerToFloat.cpp); both exact, unlike VPMADDUBSW's saturating int16 pair sums.
   case PassGate::Int8Exact: return Cpu.avx512Vnni() || Cpu.AVX2;

@@ -22,6 +22,8 @@ enum class PassGate {
   Always,
   Avx512Fma,  ///< the AVX-512 strip / small direct convolution kernels
   Avx2Fma,    ///< a kernel with AVX-512 and AVX2 + FMA variants: AVX2 + FMA or better
+  Avx2Tier,   ///< AVX2 + FMA without AVX-512 F + FMA: where the AVX2 kernels run
+  NotAvx2Tier, ///< every other CPU (AVX-512, or no AVX2 + FMA)
   Int8Exact,  ///< an exact int8 kernel (QLinearConv, MatMulIntegerToFloat): AVX-512 VNNI or AVX2
   Avx512Bf16, ///< the bf16 dot-product GEMM (AVX512_BF16 with AVX-512 F/BW/DQ/VL)
 };

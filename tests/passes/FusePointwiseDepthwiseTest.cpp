@@ -11,9 +11,13 @@
 #include "Optimium/Runtime.h"
 #include "OnnxBuilder.h"
 #include "TestUtil.h"
+#include "import/onnx/OnnxImporter.h"
+#include "ir/InferShapes.h"
+#include "passes/FusePointwiseDepthwise.h"
 #include "passes/Pipeline.h"
 
 namespace rt = optimium::runtime;
+namespace dt = optimium::runtime::detail;
 using namespace optimium_test;
 
 namespace {
@@ -222,6 +226,109 @@ void expectSameOutputs(const SeparableResult &A, const SeparableResult &B) {
 }
 
 } // namespace
+
+namespace {
+
+/// MobileNetV2's expand pair on a Plane x Plane input of C channels: 1x1 (C -> 6C) + Clip(0, 6),
+/// depthwise 3x3 (pads 1, Stride) + Clip(0, 6); imported with its shapes inferred.
+struct ImportedPair {
+  std::string Bytes;
+  dt::ImportedModel M;
+};
+
+std::unique_ptr<ImportedPair> expandPair(int64_t C, int64_t Plane, int64_t Stride) {
+  const int64_t E = 6 * C;
+  OnnxBuilder B(13);
+  B.input("x", onnx::TensorProto_DataType_FLOAT, {1, C, Plane, Plane});
+  B.initializer("w1", {E, C, 1, 1}, wave(E * C, 0.4f));
+  B.initializer("w2", {E, 1, 3, 3}, wave(E * 9, 0.5f, 2.0f));
+  B.initializer("lo", {}, {0.0f});
+  B.initializer("hi", {}, {6.0f});
+  B.node("Conv", {"x", "w1"}, {"e"}, "expand");
+  B.node("Clip", {"e", "lo", "hi"}, {"e6"}, "clip1");
+  onnx::NodeProto *Dw = B.node("Conv", {"e6", "w2"}, {"d"}, "depthwise");
+  OnnxBuilder::attrInt(Dw, "group", E);
+  OnnxBuilder::attrInts(Dw, "pads", {1, 1, 1, 1});
+  OnnxBuilder::attrInts(Dw, "strides", {Stride, Stride});
+  B.node("Clip", {"d", "lo", "hi"}, {"y"}, "clip2");
+  B.output("y", onnx::TensorProto_DataType_FLOAT);
+  std::unique_ptr<ImportedPair> I(new ImportedPair);
+  I->Bytes = B.bytes();
+  auto R = dt::importOnnxBuffer(reinterpret_cast<const uint8_t *>(I->Bytes.data()), I->Bytes.size(), "", "pair");
+  EXPECT_TRUE(R.isOk()) << R.status().message();
+  I->M = std::move(R.value());
+  EXPECT_TRUE(dt::inferGraphShapes(*I->M.G).isOk());
+  return I;
+}
+
+/// How many FusedPointwiseDepthwise nodes the pipeline leaves on a CPU with features Cpu.
+size_t fusedAfterPipeline(int64_t C, int64_t Plane, int64_t Stride, const dt::CpuFeatures &Cpu) {
+  auto I = expandPair(C, Plane, Stride);
+  dt::PipelineOptions O;
+  O.Cpu = Cpu;
+  dt::runPassPipeline(*I->M.G, O);
+  size_t N = 0;
+  for (const dt::Node &Nd : I->M.G->Nodes)
+    N += Nd.OpType == dt::kFusedPointwiseDepthwiseOp;
+  return N;
+}
+
+} // namespace
+
+TEST(FusePointwiseDepthwise, Avx2TierLeavesSmallPlanesFromManyChannelsUnfused) {
+  rt::AutoInit Init;
+  dt::CpuFeatures Avx2, Avx512;
+  Avx2.AVX = Avx2.AVX2 = Avx2.FMA = Avx2.F16C = true;
+  Avx512 = Avx2;
+  Avx512.AVX512F = Avx512.AVX512BW = Avx512.AVX512DQ = Avx512.AVX512VL = true;
+  struct Case {
+    int64_t C, Plane, Stride;
+    size_t FusedOnAvx2;
+  };
+  // MobileNetV2's pairs (the rule's measurements, FusePointwiseDepthwise.h) and the edges of the
+  // rule: 7x7 and 14x14 from 160 / 64 channels unfused; 14x14 -> 7x7 stride 2 unfused; 28x28 from
+  // 32 unfused at stride 1, fused at stride 2; 56x56 fused; 31 input channels fused on a 7x7 plane.
+  const Case Cases[] = {{160, 7, 1, 0},  {64, 14, 1, 0}, {96, 14, 2, 0}, {32, 28, 1, 0}, {32, 28, 2, 1},
+                        {24, 56, 1, 1},  {32, 56, 1, 1}, {31, 7, 1, 1},  {32, 29, 1, 1}, {32, 15, 2, 1}};
+  for (const Case &K : Cases) {
+    SCOPED_TRACE(std::to_string(K.C) + " channels, " + std::to_string(K.Plane) + "x" + std::to_string(K.Plane) +
+                 ", stride " + std::to_string(K.Stride));
+    EXPECT_EQ(fusedAfterPipeline(K.C, K.Plane, K.Stride, Avx2), K.FusedOnAvx2);
+    // Off the AVX2 tier every pair fuses (the AVX-512 kernels; a CPU without AVX2 + FMA).
+    EXPECT_EQ(fusedAfterPipeline(K.C, K.Plane, K.Stride, Avx512), 1u);
+    EXPECT_EQ(fusedAfterPipeline(K.C, K.Plane, K.Stride, dt::CpuFeatures()), 1u);
+  }
+}
+
+TEST(FusePointwiseDepthwise, Avx2TierUnfusedPairKeepsTheOutputs) {
+  // A 14x14 pair from 64 channels through the runtime: fused or not (by this CPU's tier), the same
+  // outputs as with every fusion off.
+  rt::AutoInit Init;
+  auto I = expandPair(64, 14, 1);
+  rt::Model Opt = loadModelBytes(I->Bytes, true), Plain = loadModelBytes(I->Bytes, false);
+  size_t Fused = 0;
+  for (const rt::OpInfo &Op : Opt.getOperations())
+    Fused += Op.Type == "com.optimium.FusedPointwiseDepthwise";
+  const dt::CpuFeatures &Cpu = dt::cpuFeatures();
+  EXPECT_EQ(Fused, Cpu.avx2Fma() && !Cpu.avx512Fma() ? 0u : 1u);
+  std::vector<float> Y[2];
+  int Slot = 0;
+  for (rt::Model *Mdl : {&Opt, &Plain}) {
+    rt::InferRequest Req = Mdl->createRequest();
+    rt::TypedTensor<float> X = rt::tensor<float>({1, 64, 14, 14});
+    const std::vector<float> XV = wave(64 * 14 * 14, 2.0f);
+    std::copy(XV.begin(), XV.end(), static_cast<float *>(X.data()));
+    std::vector<rt::Tensor> In{X};
+    Req.infer(rt::make_array(In));
+    Req.wait();
+    rt::Tensor T = Req.getOutput("y");
+    const float *P = static_cast<const float *>(T.data());
+    Y[Slot++].assign(P, P + T.getShape().getElementCount().value());
+  }
+  ASSERT_EQ(Y[0].size(), Y[1].size());
+  for (size_t J = 0; J < Y[0].size(); ++J)
+    EXPECT_NEAR(Y[0][J], Y[1][J], 1e-4f * std::max(1.0f, std::fabs(Y[1][J]))) << J;
+}
 
 TEST(FuseDepthwisePointwise, SeparablePairBecomesOneNodeWithTheSameOutputs) {
   rt::AutoInit Init;

@@ -93,6 +93,8 @@ TEST(PassPipeline, OrderingRulesHold) {
   EXPECT_LT(Pos.at("FuseConvResidual"), Pos.at("FuseConvActivation"));
   EXPECT_LT(Pos.at("FuseConvActivation"), Pos.at("FusePointwiseDepthwise"));
   EXPECT_LT(Pos.at("FusePointwiseDepthwise"), Pos.at("FuseDepthwisePointwise"));
+  EXPECT_LT(Pos.at("FuseConvActivation"), Pos.at("FusePointwiseDepthwiseAvx2"));
+  EXPECT_LT(Pos.at("FusePointwiseDepthwiseAvx2"), Pos.at("FuseDepthwisePointwise"));
   EXPECT_LT(Pos.at("FuseConvActivation"), Pos.at("FuseConvMaxPool"));
   EXPECT_LT(Pos.at("FuseConvActivation"), Pos.at("FuseSqueezeExcitation"));
   EXPECT_LT(Pos.at("FuseConvActivation"), Pos.at("FuseSilu"));
@@ -135,6 +137,13 @@ TEST(PassPipeline, GatesFollowTheCpuFeatures) {
   dt::CpuFeatures Avx2NoFma = Avx2Only;
   Avx2NoFma.FMA = false;
   EXPECT_FALSE(dt::passGateOpen(dt::PassGate::Avx2Fma, Avx2NoFma));
+  // The AVX2 tier (AVX2 + FMA without AVX-512) and its complement: exactly one of the two is open.
+  EXPECT_TRUE(dt::passGateOpen(dt::PassGate::Avx2Tier, Avx2Only));
+  EXPECT_FALSE(dt::passGateOpen(dt::PassGate::Avx2Tier, Full));
+  EXPECT_FALSE(dt::passGateOpen(dt::PassGate::Avx2Tier, Avx2NoFma));
+  EXPECT_FALSE(dt::passGateOpen(dt::PassGate::Avx2Tier, None));
+  for (const dt::CpuFeatures &F : {None, Full, NoVnni, Avx2Only, AvxOnly, Avx2NoFma})
+    EXPECT_NE(dt::passGateOpen(dt::PassGate::Avx2Tier, F), dt::passGateOpen(dt::PassGate::NotAvx2Tier, F));
   EXPECT_FALSE(dt::passGateOpen(dt::PassGate::Avx512Bf16, Full));
   EXPECT_TRUE(dt::passGateOpen(dt::PassGate::Avx512Bf16, avx512Bf16()));
 }
@@ -161,6 +170,9 @@ TEST(PassPipeline, RunsWhatTheGatesAndOptionsAllow) {
     O.Cpu = Avx2Only;
     const auto Ran = ranNames(dt::runPassPipeline(G->graph(), O));
     EXPECT_EQ(Ran.count("FuseSilu"), 1u);
+    // The expand-pair fusion's AVX2 row in place of the general one.
+    EXPECT_EQ(Ran.count("FusePointwiseDepthwiseAvx2"), 1u);
+    EXPECT_EQ(Ran.count("FusePointwiseDepthwise"), 0u);
     EXPECT_EQ(Ran.count("FuseSqueezeExcitation"), 1u);
     EXPECT_EQ(Ran.count("FuseConvMaxPool"), 0u);
     dt::CpuFeatures AvxOnly = Avx2Only;
@@ -172,13 +184,16 @@ TEST(PassPipeline, RunsWhatTheGatesAndOptionsAllow) {
     EXPECT_EQ(Ran2.count("FuseSqueezeExcitation"), 0u);
   }
   {
-    // AVX-512 + VNNI: every pass but the opt-in bf16 one runs, and the pool joins the Conv.
+    // AVX-512 + VNNI: every pass but the opt-in bf16 one and the AVX2 tier's row runs, and the
+    // pool joins the Conv.
     auto G = convReluPool();
     dt::PipelineOptions O;
     O.Cpu = avx512Vnni();
     const auto Runs = dt::runPassPipeline(G->graph(), O);
-    EXPECT_EQ(Runs.size(), dt::passPipeline().size() - 1);
+    EXPECT_EQ(Runs.size(), dt::passPipeline().size() - 2);
     EXPECT_EQ(ranNames(Runs).count("UseBf16Compute"), 0u);
+    EXPECT_EQ(ranNames(Runs).count("FusePointwiseDepthwiseAvx2"), 0u);
+    EXPECT_EQ(ranNames(Runs).count("FusePointwiseDepthwise"), 1u);
     EXPECT_EQ(opTypes(G->graph()), (std::vector<std::string>{dt::kFusedConvMaxPoolOp}));
   }
   {

@@ -547,6 +547,10 @@ std::vector<OpTestCase> convCases() {
                 W({14})},
                {{kFusedActMin, attrFloat(-0.2f)}, {kFusedActMax, attrFloat(0.3f)}}, 1e-4),
       testCase("pointwise_transposed_avx2_deep_expand", {X({1, 256, 7, 7}), W({264, 256, 1, 1}), W({264})}, {}, 1e-4),
+      // Over 10x10 from at least 384 input channels, more output than input channels (SqueezeNet's
+      // 13x13 classifier, 1000 from 512): 143 pixels (17 tiles and 7), 401 channels (25 x 16 + 1).
+      testCase("pointwise_transposed_avx2_wide_expand_relu", {X({1, 384, 13, 11}), W({401, 384, 1, 1}), W({401})},
+               {{kFusedActMin, attrFloat(0.0f)}}, 1e-4),
       testCase("hsigmoid_pointwise_transposed_avx2_chunked_residual_4x4",
                {X({1, 130, 4, 4}), W({5, 130, 1, 1}), W({5}), X({1, 5, 4, 4})},
                hsigmoid({{kFusedResidual, attrInt(1)}}), 1e-4),
@@ -603,6 +607,14 @@ std::vector<OpTestCase> convCases() {
       testCase("direct_avx2_nan", {valuesInput({1, 3, 9, 35}, nanSprinkled(3 * 9 * 35, 41), ElementType::F32, false),
                                    W({8, 3, 3, 3}), W({8})},
                {{"strides", ints({2, 2})}, {"pads", ints({1, 1, 1, 1})}}),
+      // Rows wider than one chunk of gathered taps (9 blocks of 16 pixels at 27 taps): 151 outputs
+      // = a full chunk + a 7-pixel one, channels 6 + 6 + 1, a clamp cutting both ways.
+      testCase("direct_avx2_row_chunks_clamp", {X({1, 3, 7, 301}), W({13, 3, 3, 3}), W({13})},
+               {{"strides", ints({2, 2})},
+                {"pads", ints({1, 1, 1, 1})},
+                {kFusedActMin, attrFloat(-0.2f)},
+                {kFusedActMax, attrFloat(0.3f)}},
+               1e-4),
       // openWakeWord's embedding CNN (tf2onnx): 3x1 windows on 8-wide planes, 72 channels.
       testCase("tall_3x1_narrow_plane", {X({2, 72, 32, 8}), W({72, 72, 3, 1}), W({72})}, {}, 1e-4),
       testCase("tall_3x1_narrow_plane_b1", {X({1, 72, 30, 8}), W({72, 72, 3, 1}), W({72})}, {}, 1e-4),

@@ -165,58 +165,87 @@ OPT_DIRECT_AVX2_INLINE void channelGroupAvx2(const __m256 *Taps, int64_t NTaps, 
   }
 }
 
+/// Output channels [M0, M0 + J) of output row Oh over a chunk's NB blocks (from Ow0c on), whose
+/// gathered taps lie block after block in Taps. Whole-vector stores may spill onto the next
+/// output rows of the call's range [.., Oh1) (written later).
+template <int J>
+OPT_DIRECT_AVX2_INLINE void chunkGroupAvx2(const DirectConvGeometry &D, const __m256 *Taps, int64_t NB, int64_t Ow0c,
+                                           int64_t Oh, int64_t Oh1, const float *PackedW, int64_t M0,
+                                           const float *Bias, const Act256 &Av, float *Y) {
+  const DepthwiseGeometry &G = D.G;
+  const int64_t NTaps = D.C * G.KH * G.KW;
+  for (int64_t B = 0; B < NB; ++B) {
+    const int64_t Ow0 = Ow0c + 16 * B;
+    const int64_t Left = std::min<int64_t>(16, G.OW - Ow0);
+    const bool Spill = Oh * G.OW + Ow0 + 16 <= Oh1 * G.OW;
+    channelGroupAvx2<J>(Taps + 2 * NTaps * B, NTaps, PackedW, D.M, M0, Bias, Av, Y + Oh * G.OW + Ow0,
+                        G.OH * G.OW, Left, Spill);
+  }
+}
+
+/// Tap vectors gathered per chunk of an output row (16 KB: half of L1).
+constexpr int64_t kDirectTapBufVectors = 512;
+static_assert(2 * kDirectConvMaxTapsAvx2 <= kDirectTapBufVectors, "a chunk holds at least one block's taps");
+
 template <int SW>
 OPT_DIRECT_AVX2 void rowsAvx2(const DirectConvGeometry &D, const DepthwisePlan &Plan, const float *X,
                               const float *PackedW, const float *Bias, float *Y, int64_t Oh0, int64_t Oh1) {
   const DepthwiseGeometry &G = D.G;
-  const int64_t C = D.C, M = D.M, Plane = G.H * G.W, OutPlane = G.OH * G.OW, KH = G.KH, KW = G.KW;
+  const int64_t C = D.C, M = D.M, Plane = G.H * G.W, KH = G.KH, KW = G.KW;
   const int64_t NTaps = C * KH * KW, Blocks8 = (G.OW + 7) / 8;
   const __m256 Zero = _mm256_setzero_ps();
   const Act256 Av(G.Act);
-  alignas(32) __m256 Taps[2 * kDirectConvMaxTapsAvx2];
+  // The taps of several 16-pixel blocks of a row are gathered first, then each group of output
+  // channels runs over all of them: the stores walk J output planes along a row instead of all M
+  // planes per block (SqueezeNet's 3 -> 64 stem wrote 64 interleaved streams of 64-byte pieces,
+  // more than the prefetchers track: the store misses stalled the FMAs).
+  alignas(32) __m256 Taps[kDirectTapBufVectors];
+  const int64_t ChunkBlocks = std::max<int64_t>(1, kDirectTapBufVectors / (2 * NTaps));
   for (int64_t Oh = Oh0; Oh < Oh1; ++Oh) {
-    for (int64_t Ow0 = 0; Ow0 < G.OW; Ow0 += 16) {
-      // The block's two 8-pixel halves: interior (plain loads), at a border (the plan's masks) or
-      // past the row's end (zeros).
-      int Kind[2];
-      for (int Half = 0; Half < 2; ++Half) {
-        const int64_t Blk = Ow0 / 8 + Half;
-        Kind[Half] = Blk >= Blocks8 ? 2 : Plan.Interior8[static_cast<size_t>(Blk)] ? 0 : 1;
-      }
-      int64_t T = 0;
-      for (int64_t Ch = 0; Ch < C; ++Ch)
-        for (int64_t Kh = 0; Kh < KH; ++Kh) {
-          const int64_t Ih = Oh * G.SH - G.PH + Kh * G.DH;
-          if (Ih < 0 || Ih >= G.H) {
-            for (int64_t Kw = 0; Kw < KW; ++Kw, ++T)
-              Taps[2 * T] = Taps[2 * T + 1] = Zero;
-            continue;
-          }
-          const float *Row = X + Ch * Plane + Ih * G.W + Ow0 * SW - G.PW;
-          for (int64_t Kw = 0; Kw < KW; ++Kw, ++T)
-            for (int Half = 0; Half < 2; ++Half) {
-              const float *Src = Row + Kw * G.DW + Half * 8 * SW;
-              if (Kind[Half] == 0)
-                Taps[2 * T + Half] = tapAvx2<SW, false>(Src, nullptr);
-              else if (Kind[Half] == 1)
-                Taps[2 * T + Half] = tapAvx2<SW, true>(Src, &Plan.Masks8[static_cast<size_t>(((Ow0 / 8 + Half) * KW + Kw) * 2)]);
-              else
-                Taps[2 * T + Half] = Zero;
-            }
+    for (int64_t Ow0c = 0; Ow0c < G.OW; Ow0c += 16 * ChunkBlocks) {
+      const int64_t NB = std::min(ChunkBlocks, (G.OW - Ow0c + 15) / 16);
+      for (int64_t B = 0; B < NB; ++B) {
+        const int64_t Ow0 = Ow0c + 16 * B;
+        __m256 *BT = Taps + 2 * NTaps * B;
+        // The block's two 8-pixel halves: interior (plain loads), at a border (the plan's masks)
+        // or past the row's end (zeros).
+        int Kind[2];
+        for (int Half = 0; Half < 2; ++Half) {
+          const int64_t Blk = Ow0 / 8 + Half;
+          Kind[Half] = Blk >= Blocks8 ? 2 : Plan.Interior8[static_cast<size_t>(Blk)] ? 0 : 1;
         }
-      const int64_t Left = std::min<int64_t>(16, G.OW - Ow0);
-      // Whole-vector stores may spill onto the next output rows of this call's range.
-      const bool Spill = Oh * G.OW + Ow0 + 16 <= Oh1 * G.OW;
-      float *Out = Y + Oh * G.OW + Ow0;
+        int64_t T = 0;
+        for (int64_t Ch = 0; Ch < C; ++Ch)
+          for (int64_t Kh = 0; Kh < KH; ++Kh) {
+            const int64_t Ih = Oh * G.SH - G.PH + Kh * G.DH;
+            if (Ih < 0 || Ih >= G.H) {
+              for (int64_t Kw = 0; Kw < KW; ++Kw, ++T)
+                BT[2 * T] = BT[2 * T + 1] = Zero;
+              continue;
+            }
+            const float *Row = X + Ch * Plane + Ih * G.W + Ow0 * SW - G.PW;
+            for (int64_t Kw = 0; Kw < KW; ++Kw, ++T)
+              for (int Half = 0; Half < 2; ++Half) {
+                const float *Src = Row + Kw * G.DW + Half * 8 * SW;
+                if (Kind[Half] == 0)
+                  BT[2 * T + Half] = tapAvx2<SW, false>(Src, nullptr);
+                else if (Kind[Half] == 1)
+                  BT[2 * T + Half] =
+                      tapAvx2<SW, true>(Src, &Plan.Masks8[static_cast<size_t>(((Ow0 / 8 + Half) * KW + Kw) * 2)]);
+                else
+                  BT[2 * T + Half] = Zero;
+              }
+          }
+      }
       int64_t M0 = 0;
       for (; M0 + 6 <= M; M0 += 6)
-        channelGroupAvx2<6>(Taps, NTaps, PackedW, M, M0, Bias, Av, Out, OutPlane, Left, Spill);
+        chunkGroupAvx2<6>(D, Taps, NB, Ow0c, Oh, Oh1, PackedW, M0, Bias, Av, Y);
       if (M0 + 4 <= M)
-        channelGroupAvx2<4>(Taps, NTaps, PackedW, M, M0, Bias, Av, Out, OutPlane, Left, Spill), M0 += 4;
+        chunkGroupAvx2<4>(D, Taps, NB, Ow0c, Oh, Oh1, PackedW, M0, Bias, Av, Y), M0 += 4;
       if (M0 + 2 <= M)
-        channelGroupAvx2<2>(Taps, NTaps, PackedW, M, M0, Bias, Av, Out, OutPlane, Left, Spill), M0 += 2;
+        chunkGroupAvx2<2>(D, Taps, NB, Ow0c, Oh, Oh1, PackedW, M0, Bias, Av, Y), M0 += 2;
       if (M0 < M)
-        channelGroupAvx2<1>(Taps, NTaps, PackedW, M, M0, Bias, Av, Out, OutPlane, Left, Spill);
+        chunkGroupAvx2<1>(D, Taps, NB, Ow0c, Oh, Oh1, PackedW, M0, Bias, Av, Y);
     }
   }
 }

@@ -723,6 +723,36 @@ TEST(CompiledModel, StridedPointwiseWeightsAreInTheFolder) {
   expectIdentical(A, M, In, "strided pointwise");
 }
 
+TEST(CompiledModel, StridedTapsWeightsAreInTheFolder) {
+  // A ResNet-style 3x3 stride-2 convolution (48 -> 64 channels, 28x28 to 14x14). On an AVX2 CPU
+  // without AVX-512 it runs f32_conv__im2col_gemm_avx2_6x16's tap-broadcast path (runTaps), whose W^T
+  // panels go into packed.bin under the ".../wt/..." key; the folder's load borrows them, outputs
+  // identical to the ONNX file's.
+  rt::AutoInit Init;
+  OnnxBuilder B(13);
+  B.input("x", onnx::TensorProto_DataType_FLOAT, {1, 48, 28, 28});
+  B.initializer("w", {64, 48, 3, 3}, wave(64 * 48 * 9, 0.05f));
+  B.initializer("b", {64}, wave(64, 0.3f, 1.0f));
+  onnx::NodeProto *Conv = B.node("Conv", {"x", "w", "b"}, {"y"}, "conv_s2");
+  OnnxBuilder::attrInts(Conv, "strides", {2, 2});
+  OnnxBuilder::attrInts(Conv, "pads", {1, 1, 1, 1});
+  B.output("y", onnx::TensorProto_DataType_FLOAT);
+  const std::string Onnx = tempDir() + "/strided_taps.onnx";
+  const std::string Bytes = B.bytes();
+  writeFile(Onnx, std::vector<uint8_t>(Bytes.begin(), Bytes.end()));
+  const std::string Folder = compileTo(Onnx);
+  const std::vector<std::string> Keys = packedKeys(Folder);
+  EXPECT_EQ(Keys.size(), 1u);
+  if (rtd::cpuFeatures().avx2Fma() && !rtd::cpuFeatures().avx512Fma())
+    EXPECT_EQ(countKeysWith(Keys, "f32_conv__im2col_gemm_avx2_6x16/wt/"), 1u) << ::testing::PrintToString(Keys);
+  rt::Model A = rt::loadModel(Onnx);
+  rt::Model M = rt::loadModel(Folder);
+  EXPECT_EQ(M.impl()->PackedHits, Keys.size());
+  EXPECT_EQ(M.impl()->PackedMisses, 0u);
+  std::vector<rt::Tensor> In = inputsFor(A, "");
+  expectIdentical(A, M, In, "strided taps");
+}
+
 TEST(CompiledModel, PackedWeightsReachTheNativeKernelsTheSimulatedNpuCreates) {
   // The sim forwards each node to the host's native kernels (OptRtHostApi::native_create_kernel)
   // with the node's cache: keys are scoped by backend, so a folder compiled for the sim serves

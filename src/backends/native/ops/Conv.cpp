@@ -667,6 +667,31 @@ std::vector<OpTestCase> convCases() {
                {{"strides", ints({2, 2})}, {"pads", ints({1, 1, 1, 1})}}, 1e-4),
       testCase("stride2_3x3_phase_planes_odd", {X({1, 16, 30, 33}), W({24, 16, 3, 3})},
                {{"strides", ints({2, 2})}, {"pads", ints({0, 0, 1, 1})}}, 1e-4),
+      // The AVX2 tap-broadcast path of f32_conv__im2col_gemm_avx2_6x16 (runTaps: stride 2, output planes
+      // over 64 pixels): pixel counts not a multiple of the 6-pixel tile (tiles across output rows),
+      // output channels not a multiple of 16 (a masked bias / partial last panel), K over several
+      // GemmKC blocks (partial sums between blocks), more than one 32-tile chunk, two images, no
+      // bias, asymmetric pads, a 5x5 window with dilation, each fused activation, NaN through
+      // the clamp.
+      testCase("taps_avx2_s2_tails", {X({2, 23, 19, 27}), W({21, 23, 3, 3}), W({21})},
+               {{"strides", ints({2, 2})}, {"pads", ints({1, 1, 1, 1})}}, 1e-4),
+      testCase("taps_avx2_s2_chunks_relu", {X({1, 40, 41, 38}), W({35, 40, 3, 3}), W({35})},
+               {{"strides", ints({2, 2})}, {"pads", ints({1, 1, 1, 1})}, {kFusedActMin, attrFloat(0.0f)}}, 1e-4),
+      testCase("taps_avx2_s2_no_bias_asym", {X({1, 9, 22, 31}), W({16, 9, 3, 3})},
+               {{"strides", ints({2, 2})}, {"pads", ints({0, 2, 1, 0})}}, 1e-4),
+      testCase("taps_avx2_s2_5x5_dilated", {X({1, 6, 30, 29}), W({7, 6, 5, 5}), W({7})},
+               {{"strides", ints({2, 2})}, {"pads", ints({3, 2, 3, 2})}, {"dilations", ints({2, 1})}}, 1e-4),
+      testCase("taps_avx2_s2_silu", {X({1, 12, 24, 26}), W({18, 12, 3, 3}), W({18})},
+               act({{"strides", ints({2, 2})}, {"pads", ints({1, 1, 1, 1})}}, kFusedActSilu), 1e-4),
+      testCase("taps_avx2_s2_hswish", {X({1, 8, 20, 20}), W({33, 8, 3, 3}), W({33})},
+               hswish({{"strides", ints({2, 2})}, {"pads", ints({1, 1, 1, 1})}}), 1e-4),
+      testCase("taps_avx2_s2_nan", {valuesInput({1, 5, 18, 21}, nanSprinkled(5 * 18 * 21, 47), ElementType::F32, false),
+                                    W({17, 5, 3, 3}), W({17})},
+               {{"strides", ints({2, 2})}, {"pads", ints({1, 1, 1, 1})}, {kFusedActMin, attrFloat(0.0f)},
+                {kFusedActMax, attrFloat(6.0f)}}),
+      testCase("taps_avx2_s2_residual", {X({1, 16, 28, 28}), W({32, 16, 3, 3}), W({32}), X({1, 32, 14, 14})},
+               {{"strides", ints({2, 2})}, {"pads", ints({1, 1, 1, 1})}, {kFusedResidual, attrInt(1)},
+                {kFusedActMin, attrFloat(0.0f)}}, 1e-4),
   };
 }
 

@@ -25,6 +25,8 @@ namespace conv {
 
 namespace {
 
+#define OPT_TAPS_UNROLL _Pragma("GCC unroll 8")
+
 #if defined(__x86_64__)
 bool avx512PackAvailable() { return cpuFeatures().AVX512F; }
 
@@ -190,7 +192,77 @@ __attribute__((target("avx2"))) void transposeToPlanesAvx2(const float *In, int6
     for (int64_t P = 0; P < Pixels; ++P)
       Y[C0 * Ldy + P] = In[P * Ldi + C0];
 }
+
+/// One tile of the tap-broadcast convolution (ConvIm2colKernel::runTaps) over one K block: R <= 6
+/// output pixels x 16 output channels, C^T[i][j] += sum_k X[PixOff[i] + TapOff[k]] * W^T[k][j] for
+/// k < Kc. A is never packed: pixel i's im2col row is read in place from the zero-padded input
+/// planes (a tap k is a constant offset from the pixel's window origin, whatever the stride), one
+/// broadcast per pixel and k; B is the K block's 16-column panel of the packed W^T (in L1 for all
+/// the tiles of a chunk). Per k the same 2 loads + 6 broadcasts + 12 FMAs as the 6x16 GEMM tile,
+/// without the phase planes' second copy into B panels. Partial sums go through Part (R x 16,
+/// in L1) between K blocks; the last block adds the bias, applies the fused activation and stores
+/// the tile transposed into Y's planes (channel j's pixels P0 .. P0 + R - 1 are consecutive there).
+template <int R>
+__attribute__((target("avx2,fma"))) void tapsTileAvx2(const float *X, const int64_t *PixOff, const int64_t *TapOff,
+                                                      int64_t Kc, const float *B, const float *BNext, float *Part,
+                                                      bool First, bool Last, const float *Bias, int64_t Cols, const FusedAct &Act, float *Y,
+                                                      int64_t Ldy) {
+  __m256 Acc0[R], Acc1[R];
+  const float *Px[R];
+  OPT_TAPS_UNROLL for (int I = 0; I < R; ++I) {
+    Acc0[I] = First ? _mm256_setzero_ps() : _mm256_load_ps(Part + 16 * I);
+    Acc1[I] = First ? _mm256_setzero_ps() : _mm256_load_ps(Part + 16 * I + 8);
+    Px[I] = X + PixOff[I];
+  }
+  for (int64_t Kk = 0; Kk < Kc; ++Kk, B += 16) {
+    const int64_t Off = TapOff[Kk];
+    const __m256 B0 = _mm256_loadu_ps(B), B1 = _mm256_loadu_ps(B + 8);
+    if (BNext) // the next W^T panel (a line per k) from L3 or memory while this one computes
+      _mm_prefetch(reinterpret_cast<const char *>(BNext + 16 * Kk), _MM_HINT_T0);
+    OPT_TAPS_UNROLL for (int I = 0; I < R; ++I) {
+      const __m256 Av = _mm256_broadcast_ss(Px[I] + Off);
+      Acc0[I] = _mm256_fmadd_ps(Av, B0, Acc0[I]), Acc1[I] = _mm256_fmadd_ps(Av, B1, Acc1[I]);
+    }
+  }
+  if (!Last) {
+    OPT_TAPS_UNROLL for (int I = 0; I < R; ++I) {
+      _mm256_store_ps(Part + 16 * I, Acc0[I]);
+      _mm256_store_ps(Part + 16 * I + 8, Acc1[I]);
+    }
+    return;
+  }
+  // Bias lanes past Cols (the last channel panel) are not read.
+  const __m256 Bias0 = Bias ? _mm256_maskload_ps(Bias, vec256::laneRange256(0, Cols)) : _mm256_setzero_ps();
+  const __m256 Bias1 = Bias ? _mm256_maskload_ps(Bias + 8, vec256::laneRange256(0, Cols - 8)) : _mm256_setzero_ps();
+  const Act256 Av(Act);
+  OPT_TAPS_UNROLL for (int I = 0; I < R; ++I) {
+    __m256 V0 = _mm256_add_ps(Acc0[I], Bias0), V1 = _mm256_add_ps(Acc1[I], Bias1);
+    if (Av.on())
+      V0 = Av(V0), V1 = Av(V1);
+    _mm256_store_ps(Part + 16 * I, V0);
+    _mm256_store_ps(Part + 16 * I + 8, V1);
+  }
+  for (int64_t J = 0; J < Cols; ++J) {
+    float *Yc = Y + J * Ldy;
+    OPT_TAPS_UNROLL for (int I = 0; I < R; ++I) Yc[I] = Part[16 * I + J];
+  }
+}
+
+/// tapsTileAvx2 for R = Rows (1 .. 6).
+void tapsTileRowsAvx2(int64_t Rows, const float *X, const int64_t *PixOff, const int64_t *TapOff, int64_t Kc,
+                      const float *B, const float *BNext, float *Part, bool First, bool Last, const float *Bias,
+                      int64_t Cols, const FusedAct &Act, float *Y, int64_t Ldy) {
+  switch (Rows) {
+#define OPT_CASE(N)                                                                                                    \
+  case N: return tapsTileAvx2<N>(X, PixOff, TapOff, Kc, B, BNext, Part, First, Last, Bias, Cols, Act, Y, Ldy);
+    OPT_CASE(1) OPT_CASE(2) OPT_CASE(3) OPT_CASE(4) OPT_CASE(5) OPT_CASE(6)
+#undef OPT_CASE
+  default: return;
+  }
+}
 #else
+void tapsTileRowsAvx2(int64_t, const float *, const int64_t *, const int64_t *, int64_t, const float *, const float *,
+                      float *, bool, bool, const float *, int64_t, const FusedAct &, float *, int64_t) {}
 void transposeToPlanesAvx2(const float *, int64_t, int64_t, int64_t, float *, int64_t) {}
 bool avx512PackAvailable() { return false; }
 bool avx2PackAvailable() { return false; }
@@ -290,6 +362,15 @@ struct PhasePlanes {
   }
 };
 
+/// Whether ConvIm2colKernel::runTaps takes this convolution (with the AVX2 tile): group 1, 2-D,
+/// stride 2 both ways (ResNet's 3x3 downsampling convs; a stride-1 3x3 goes to Winograd).
+bool tapsEligible(const ConvAttrs &A) {
+  return A.Group == 1 && A.W.Strides.size() == 2 && A.W.Strides[0] == 2 && A.W.Strides[1] == 2 && avx2PackAvailable();
+}
+
+/// Tiles (6 pixels each) per chunk of runTaps.
+constexpr int64_t kTapsChunkTiles = 32;
+
 /// Convolutions whose output plane has at most this many pixels take the transposed GEMM (see
 /// ConvIm2colKernel::runTransposed) when their weights are constant.
 constexpr int64_t kTransposedMaxPlane = 64;
@@ -302,9 +383,10 @@ constexpr int64_t kTransposedMaxPlane = 64;
 class ConvIm2colKernel : public Kernel {
 public:
   ConvIm2colKernel(std::string Name, const GemmMicroKernel &MK, ConvAttrs A, std::vector<PackedA> PackedW,
-                   std::unique_ptr<PackedB> PackedWT = nullptr, std::unique_ptr<Bf16DotA> Bf16W = nullptr)
+                   std::unique_ptr<PackedB> PackedWT = nullptr, std::unique_ptr<Bf16DotA> Bf16W = nullptr,
+                   bool Taps = false)
       : Name(std::move(Name)), MK(MK), A(std::move(A)), PackedW(std::move(PackedW)), PackedWT(std::move(PackedWT)),
-        Bf16W(std::move(Bf16W)) {}
+        Bf16W(std::move(Bf16W)), Taps(Taps) {}
 
   Status run(const KernelContext &Ctx) const override {
     ASSIGN_OR_RETURN(const ConvRun R, planConv(Name.c_str(), A, Ctx));
@@ -318,6 +400,8 @@ public:
         return runError(Name.c_str(), "shapes differ from the packed weights");
       return runPhased(R, X, B, Y, nullptr, Ctx.Par);
     }
+    if (Taps && PackedWT && R.OutPlane > kTransposedMaxPlane)
+      return runTaps(R, X, B, Y, *PackedWT, Ctx.Par);
     if (A.Group == 1 && PackedWT && R.OutPlane <= kTransposedMaxPlane)
       return isPlainPointwise(A.W) ? runTransposedPointwise(R, X, B, Y, *PackedWT, Ctx.Par)
                                    : runTransposed(R, X, B, Y, *PackedWT, Ctx.Par);
@@ -622,6 +706,90 @@ private:
     return Status::ok();
   }
 
+  /// Group-1 strided convolution on AVX2 (ResNet's 3x3 stride-2 downsampling convs) as the
+  /// transposed product Y^T[pixels, M] = col^T[pixels, K] x W^T[K, M] with col^T read in place:
+  /// the input is copied once into zero-padded planes, where pixel p's window starts at PixOff[p]
+  /// and tap k = (c, kh, kw) is TapOff[k] further, and tapsTileAvx2 broadcasts each pixel's
+  /// elements straight from there (no phase planes, no B-panel copies, all of K in registers, so
+  /// no partial sums go through memory). Work: pixel chunks whose input rows (all channels) fit
+  /// in L2, times the output channels' 16-wide panels in one or more groups; a chunk's input is
+  /// reused by every panel of the group, each panel of W^T streamed once per chunk.
+  Status runTaps(const ConvRun &R, const float *X, const float *B, float *Y, const PackedB &WT,
+                 const Parallel &Pool) const {
+    const WindowAttrs &W = A.W;
+    const int64_t H = R.G.In[0], Wd = R.G.In[1], OH = R.G.Out[0], OW = R.G.Out[1];
+    const int64_t KH = W.Kernel[0], KW = W.Kernel[1], DH = W.Dilations[0], DW = W.Dilations[1];
+    const int64_t SH = W.Strides[0], SW = W.Strides[1], PH = R.G.PadBegin[0], PW = R.G.PadBegin[1];
+    const int64_t Hp = (OH - 1) * SH + (KH - 1) * DH + 1, Wp = (OW - 1) * SW + (KW - 1) * DW + 1;
+    const int64_t PlaneP = Hp * Wp, C = R.C, M = R.M, KDim = C * KH * KW, Pixels = R.OutPlane;
+    if (WT.K != KDim || WT.N != M || WT.Kc != GemmKC)
+      return runError(Name.c_str(), "shapes differ from the packed weights");
+    constexpr int64_t TileP = 6, NR = 16;
+    const int64_t Tiles = (Pixels + TileP - 1) / TileP, Panels = (M + NR - 1) / NR, Npad = Panels * NR;
+    const Parallel &Par = Pool.ifWorth(R.N * M * KDim * Pixels);
+    thread_local std::vector<float> Padded;
+    thread_local std::vector<int64_t> Offsets;
+    Padded.resize(static_cast<size_t>(std::max<int64_t>(1, C * PlaneP)));
+    Offsets.resize(static_cast<size_t>(KDim + Tiles * TileP));
+    float *const Pd = Padded.data();
+    int64_t *const TapOff = Offsets.data(), *const PixOff = TapOff + KDim;
+    for (int64_t K = 0; K < KDim; ++K)
+      TapOff[K] = K / (KH * KW) * PlaneP + K / KW % KH * DH * Wp + K % KW * DW;
+    for (int64_t P = 0; P < Tiles * TileP; ++P) // the last tile's extra pixels repeat pixel 0 (never stored)
+      PixOff[P] = P < Pixels ? P / OW * SH * Wp + P % OW * SW : 0;
+    // Chunks of kTapsChunkTiles tiles: their partial sums (12 KiB) and a K block's W^T panel (12
+    // KiB) stay in L1 while each tile takes its K block's rows of the input (from L2).
+    const int64_t ChunkTiles = kTapsChunkTiles;
+    const int64_t Chunks = (Tiles + ChunkTiles - 1) / ChunkTiles;
+    const int64_t Groups = std::max<int64_t>(1, std::min<int64_t>(Panels, Par.threads()));
+    // Rows of the padded plane: input row r - PH (zeros outside), columns [PW, PW + Copy) copied.
+    const int64_t Col0 = std::min(PW, Wp), Copy = std::max<int64_t>(0, std::min(Wd, Wp - Col0));
+    for (int64_t N = 0; N < R.N; ++N) {
+      const float *Xn = X + N * C * R.InPlane;
+      Par.forRange(static_cast<size_t>(C), 8, [&](size_t Lo, size_t Hi) {
+        for (size_t Ch = Lo; Ch < Hi; ++Ch)
+          for (int64_t Rr = 0; Rr < Hp; ++Rr) {
+            float *D = Pd + static_cast<int64_t>(Ch) * PlaneP + Rr * Wp;
+            const int64_t Ih = Rr - PH;
+            if (Ih < 0 || Ih >= H || Copy == 0) {
+              std::fill(D, D + Wp, 0.0f);
+              continue;
+            }
+            std::fill(D, D + Col0, 0.0f);
+            std::memcpy(D + Col0, Xn + static_cast<int64_t>(Ch) * R.InPlane + Ih * Wd, static_cast<size_t>(Copy) * sizeof(float));
+            std::fill(D + Col0 + Copy, D + Wp, 0.0f);
+          }
+      });
+      float *Yn = Y + N * M * Pixels;
+      Par.forRange(static_cast<size_t>(Chunks * Groups), 1, [&](size_t Lo, size_t Hi) {
+        alignas(32) float Part[kTapsChunkTiles * TileP * NR];
+        for (size_t T = Lo; T < Hi; ++T) {
+          const int64_t Chunk = static_cast<int64_t>(T) / Groups, G = static_cast<int64_t>(T) % Groups;
+          const int64_t T0 = Chunk * ChunkTiles, T1 = std::min(Tiles, T0 + ChunkTiles);
+          for (int64_t Q = G * Panels / Groups; Q < (G + 1) * Panels / Groups; ++Q) {
+            const int64_t Cols = std::min(NR, M - Q * NR);
+            for (int64_t K0 = 0; K0 < KDim; K0 += GemmKC) {
+              const int64_t Kc = std::min(GemmKC, KDim - K0);
+              const float *Panel = WT.Data.data() + K0 * Npad + Q * Kc * NR;
+              // The panel after this one (this column panel's next K block, or the next column
+              // panel's first), prefetched by the chunk's first tile.
+              const float *Next = K0 + Kc < KDim ? WT.Data.data() + (K0 + Kc) * Npad + Q * std::min(GemmKC, KDim - K0 - Kc) * NR
+                                  : Q + 1 < Panels ? WT.Data.data() + (Q + 1) * std::min(GemmKC, KDim) * NR
+                                                   : nullptr;
+              for (int64_t Tl = T0; Tl < T1; ++Tl) {
+                const int64_t P0 = Tl * TileP, Rows = std::min(TileP, Pixels - P0);
+                tapsTileRowsAvx2(Rows, Pd, PixOff + P0, TapOff + K0, Kc, Panel, Tl == T0 ? Next : nullptr, Part + (Tl - T0) * TileP * NR, K0 == 0,
+                                 K0 + Kc >= KDim, B ? B + Q * NR : nullptr, Cols, A.Act, Yn + Q * NR * Pixels + P0,
+                                 Pixels);
+              }
+            }
+          }
+        }
+      });
+    }
+    return Status::ok();
+  }
+
   /// Packs columns [J0, J0 + NCols) of this group's im2col matrix into PB (the layout of packB).
   void packColumns(const ConvRun &R, const float *Xg, int64_t J0, int64_t NCols, PackedB &PB) const {
     const WindowAttrs &W = A.W;
@@ -718,6 +886,7 @@ private:
   std::vector<PackedA> PackedW; ///< one per group; empty when the weights are not constant
   std::unique_ptr<PackedB> PackedWT; ///< W^T for runTransposed (small output planes), else null
   std::unique_ptr<Bf16DotA> Bf16W; ///< bf16 compute: W as bf16 rows (group 1; then the others are empty)
+  const bool Taps = false; ///< group-1 strided conv on AVX2: runTaps with PackedWT (W^T)
   const bool FastPack = avx512PackAvailable();
   const bool Avx2Pack = avx2PackAvailable(); ///< packSegmentAvx2 / gatherPixelsAvx2 where AVX-512 is not there
 };
@@ -728,10 +897,11 @@ KernelVariant im2colVariant(GemmIsa Isa, int Priority) {
   const GemmMicroKernel &MK = gemmMicroKernel(Isa);
   const std::string Name = std::string("f32_conv__im2col_gemm_") + MK.Name;
   return {Name, Priority, [Isa](const KernelCreateInfo &I) { return convTypesOk(I) && is2D(I) && gemmIsaAvailable(Isa); },
-          [Name, &MK](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
+          [Name, &MK, Isa](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
             ASSIGN_OR_RETURN(ConvAttrs A, attrsFor(I));
             std::vector<PackedA> Packed;
             std::unique_ptr<PackedB> PackedT;
+            bool Taps = false;
             if (inputIsConst(I, 1)) {
               const ConstData &Wt = *I.Inputs[1].Const;
               const int64_t Mg = Wt.Dims[0] / A.Group, KDim = product(Wt.Dims, 1, Wt.Dims.size());
@@ -739,8 +909,11 @@ KernelVariant im2colVariant(GemmIsa Isa, int Priority) {
               const TensorShape &YS = I.Outputs[0].Shape;
               const bool SmallPlane = A.Group == 1 && YS.getRank() == 4 && YS[2].isConst() && YS[3].isConst() &&
                                       YS[2].value() * YS[3].value() <= kTransposedMaxPlane && Mg >= 32;
+              // Stride-2 convolutions on AVX2 read col^T in place (runTaps), with W^T packed as
+              // the transposed GEMM's.
+              Taps = Isa == GemmIsa::Avx2 && tapsEligible(A);
               // A hit in the host's packed-weights cache borrows the packing (PackedWeights.h).
-              if (SmallPlane) {
+              if (SmallPlane || Taps) {
                 PackedT.reset(new PackedB);
                 const std::string Key = packedWeightsKey(I, 1, Name + "/wt/kc" + std::to_string(GemmKC));
                 if (!borrowPackedB(Key, MK, KDim, Mg, GemmKC, /*Bf16=*/false, *PackedT)) {
@@ -760,7 +933,8 @@ KernelVariant im2colVariant(GemmIsa Isa, int Priority) {
               }
               markConstConsumed(I, 1); // run() reads the packed copies only
             }
-            return makeKernel<ConvIm2colKernel>(Name, MK, std::move(A), std::move(Packed), std::move(PackedT));
+            return makeKernel<ConvIm2colKernel>(Name, MK, std::move(A), std::move(Packed), std::move(PackedT), nullptr,
+                                                Taps);
           }};
 }
 

@@ -530,7 +530,7 @@ Status RequestImpl::ensureOnHost(int V, size_t NodeIndex) {
 Status RequestImpl::prepareDeviceArenas() {
   const std::vector<ExecutionPlan::DeviceArena> &Arenas = Plan->DeviceArenas;
   const size_t NV = M->G->Values.size();
-  bool Fresh = DevViewsPlan != Plan.get() || DevArenas.size() != Arenas.size();
+  bool Fresh = DevViewsPlan != Plan || DevArenas.size() != Arenas.size();
   // A view held beyond this request (a device tensor of getTensor()/getOutput(), or fed back as
   // an input): its bytes must not change, so this run takes a new allocation and the held views
   // keep the old one alive.
@@ -560,7 +560,7 @@ Status RequestImpl::prepareDeviceArenas() {
       DevViews[V] = DeviceBuffer::view(DevArenas[static_cast<size_t>(A)], static_cast<uint64_t>(Plan->DeviceOffsets[V]),
                                        valueBytes(static_cast<int>(V)));
   }
-  DevViewsPlan = Plan.get();
+  DevViewsPlan = Plan;
   return Status::ok();
 }
 

@@ -87,7 +87,7 @@ struct RequestImpl : std::enable_shared_from_this<RequestImpl> {
   /// arena, and per value its view into one (null: not planned). Replaced, not rewritten, when a
   /// handed-out device tensor still holds a view (its bytes never change) or the plan changes.
   std::vector<std::shared_ptr<detail::DeviceBuffer>> DevArenas, DevViews;
-  const detail::ExecutionPlan *DevViewsPlan = nullptr;
+  std::shared_ptr<const detail::ExecutionPlan> DevViewsPlan; ///< held: a freed plan's address may come back
   /// prepareRun: DevArenas / DevViews for the current plan.
   detail::Status prepareDeviceArenas();
   /// DevMu held: V's planned view on B when it should use it this run, else null.

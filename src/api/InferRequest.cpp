@@ -56,10 +56,17 @@ std::vector<Tensor> orderInputs(const RequestImpl &R, const std::map<std::string
                                  "' is missing");
     Ordered.push_back(It->second);
   }
-  for (const auto &KV : Inputs)
-    if (std::find(M.InputNames.begin(), M.InputNames.end(), StringRef(KV.first)) == M.InputNames.end())
-      throw InvalidArgumentError(std::string(What) + ": model '" + M.Name + "' has no input named '" + KV.first +
+  for (const auto &KV : Inputs) {
+    if (std::find(M.InputNames.begin(), M.InputNames.end(), StringRef(KV.first)) != M.InputNames.end())
+      continue;
+    const StatefulInput *S = M.findStateful(KV.first);
+    if (S && S->Preserved) // host or device tensor alike: the value is the request's own
+      throw InvalidArgumentError(std::string(What) + ": '" + KV.first + "' is a preserved input of model '" + M.Name +
+                                 "': its value lives in the request (write it through getTensor('" + KV.first +
+                                 "') between runs), " + What + "() does not take it");
+    throw InvalidArgumentError(std::string(What) + ": model '" + M.Name + "' has no input named '" + KV.first +
                                  "'");
+  }
   return Ordered;
 }
 } // namespace
@@ -123,18 +130,7 @@ void InferRequest::setRecorder(std::shared_ptr<ProfileEventRecorder> Recorder) {
 
 void InferRequest::infer(const std::map<std::string, Tensor> &Inputs) {
   RequestImpl &R = live(Impl, "infer");
-  const ModelImpl &M = *R.M;
-  std::vector<Tensor> Ordered;
-  for (const StringRef &Name : M.InputNames) {
-    auto It = Inputs.find(Name.str());
-    if (It == Inputs.end())
-      throw InvalidArgumentError("infer: input '" + Name.str() + "' of model '" + M.Name + "' is missing");
-    Ordered.push_back(It->second);
-  }
-  for (const auto &KV : Inputs)
-    if (std::find(M.InputNames.begin(), M.InputNames.end(), StringRef(KV.first)) == M.InputNames.end())
-      throw InvalidArgumentError("infer: model '" + M.Name + "' has no input named '" + KV.first + "'");
-  throwIfError(R.start(std::move(Ordered)));
+  throwIfError(R.start(orderInputs(R, Inputs, "infer")));
 }
 
 bool InferRequest::wait(std::chrono::microseconds Timeout) {

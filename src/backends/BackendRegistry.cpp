@@ -97,7 +97,7 @@ RegisteredBackend::~RegisteredBackend() {
 }
 
 DeviceBuffer::~DeviceBuffer() {
-  if (Handle && Owner && Owner->Backend.release)
+  if (Handle && Owner && Owner->Backend.release && !Parent)
     Owner->Backend.release(Owner->Backend.state, Handle);
 }
 
@@ -114,6 +114,17 @@ Result<std::shared_ptr<DeviceBuffer>> DeviceBuffer::allocate(const std::shared_p
   D->Device = B->Device;
   D->Handle = Handle;
   D->Bytes = Bytes;
+  return D;
+}
+
+std::shared_ptr<DeviceBuffer> DeviceBuffer::view(const std::shared_ptr<DeviceBuffer> &Whole, uint64_t Offset,
+                                                uint64_t Bytes) {
+  auto D = std::make_shared<DeviceBuffer>();
+  D->Owner = Whole->Owner;
+  D->Device = Whole->Device;
+  D->Handle = static_cast<char *>(Whole->Handle) + Offset;
+  D->Bytes = Bytes;
+  D->Parent = Whole;
   return D;
 }
 
@@ -446,7 +457,21 @@ Status loadExtensionLibrary(const std::string &Path) {
                        " is already loaded (", Other->Library.empty() ? "built-in" : Other->Library, ")");
   }
   registry().push_back(B);
-  registerLocalDevice(B->Device, std::move(Cap), std::move(Props));
+  LivePropertyFn Live;
+  if (B->Backend.get_property) {
+    std::weak_ptr<RegisteredBackend> Weak = B; // the registry, not a property query, keeps it loaded
+    Live = [Weak](const std::string &Key, std::string &Value) {
+      const std::shared_ptr<RegisteredBackend> Held = Weak.lock();
+      if (!Held)
+        return false;
+      const char *V = Held->Backend.get_property(Held->Backend.state, Key.c_str());
+      if (!V)
+        return false;
+      Value = V;
+      return true;
+    };
+  }
+  registerLocalDevice(B->Device, std::move(Cap), std::move(Props), std::move(Live));
   OPT_LOG(Info, "loaded extension '", Path, "' (", B->Backend.name ? B->Backend.name : "?", ") for ",
           B->Device.toString(), ", capability ", B->Device.getCapability().toString());
   return Status::ok();

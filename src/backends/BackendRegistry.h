@@ -27,6 +27,11 @@ struct RegisteredBackend {
   /// The backend's OPT_RT_BACKEND_* flags (0 where its struct does not cover them).
   bool explicitOnly() const { return (Backend.flags & OPT_RT_BACKEND_EXPLICIT_ONLY) != 0; }
   bool hasDeviceMemory() const { return (Backend.flags & OPT_RT_BACKEND_DEVICE_MEMORY) != 0; }
+  /// Device memory whose buffers are address ranges (OPT_RT_BACKEND_DEVICE_ADDRESSES): a request
+  /// plans its device values inside one allocation.
+  bool hasDeviceAddresses() const {
+    return hasDeviceMemory() && (Backend.flags & OPT_RT_BACKEND_DEVICE_ADDRESSES) != 0;
+  }
   RegisteredBackend() = default;
   RegisteredBackend(const RegisteredBackend &) = delete;
   RegisteredBackend &operator=(const RegisteredBackend &) = delete;
@@ -40,6 +45,10 @@ struct DeviceBuffer : DeviceMemory {
   ~DeviceBuffer() override;
   /// Bytes (>= 1) of the backend's memory; OutOfResource naming the device when it is full.
   static Result<std::shared_ptr<DeviceBuffer>> allocate(const std::shared_ptr<RegisteredBackend> &B, uint64_t Bytes);
+  /// Bytes at Offset of Whole (a backend with OPT_RT_BACKEND_DEVICE_ADDRESSES): holds Whole, never
+  /// released itself.
+  static std::shared_ptr<DeviceBuffer> view(const std::shared_ptr<DeviceBuffer> &Whole, uint64_t Offset, uint64_t Bytes);
+  std::shared_ptr<DeviceBuffer> Parent; ///< set for a view
   Status copyFromHost(const void *Src, uint64_t N) const;
   Status copyToHost(void *Dst, uint64_t N) const override;
 };

@@ -298,6 +298,7 @@ struct Registry {
   std::mutex Lock;
   std::map<DeviceID, std::unique_ptr<Capability>> Capabilities;
   std::map<DeviceID, std::map<std::string, std::string>> Properties;
+  std::map<DeviceID, detail::LivePropertyFn> LiveProperties;
   /// Every published device list; the last one is current. Never shrinks (see DeviceRegistry.h).
   std::vector<std::unique_ptr<const std::vector<DeviceID>>> Lists;
   /// Capabilities replaced by a re-registration, kept alive for references to them.
@@ -332,7 +333,8 @@ const std::vector<DeviceID> &localDevices() {
   return *R.Current;
 }
 
-void registerLocalDevice(DeviceID ID, std::unique_ptr<Capability> Cap, std::map<std::string, std::string> Props) {
+void registerLocalDevice(DeviceID ID, std::unique_ptr<Capability> Cap, std::map<std::string, std::string> Props,
+                         LivePropertyFn Live) {
   if (ID.getHostID() != 0)
     throw InvalidArgumentError("registerLocalDevice(): " + ID.toString() + " is not on the local host");
   if (!Cap)
@@ -340,6 +342,10 @@ void registerLocalDevice(DeviceID ID, std::unique_ptr<Capability> Cap, std::map<
   Registry &R = registry();
   std::lock_guard<std::mutex> G(R.Lock);
   R.Properties[ID] = std::move(Props);
+  if (Live)
+    R.LiveProperties[ID] = std::move(Live);
+  else
+    R.LiveProperties.erase(ID);
   auto It = R.Capabilities.find(ID);
   if (It != R.Capabilities.end()) {
     R.Retired.push_back(std::move(It->second));
@@ -364,6 +370,7 @@ void unregisterLocalDevice(DeviceID ID) {
   R.Retired.push_back(std::move(It->second));
   R.Capabilities.erase(It);
   R.Properties.erase(ID);
+  R.LiveProperties.erase(ID);
   auto Next = std::make_unique<std::vector<DeviceID>>();
   for (const DeviceID &D : *R.Current)
     if (D != ID)
@@ -394,12 +401,24 @@ const Capability &DeviceID::getCapability() const {
 
 std::string getDeviceProperty(const DeviceID &Device, const std::string &Key) {
   Registry &R = registry();
-  std::lock_guard<std::mutex> G(R.Lock);
-  auto It = R.Properties.find(Device);
-  if (It == R.Properties.end())
-    return std::string();
-  auto P = It->second.find(Key);
-  return P == It->second.end() ? std::string() : P->second;
+  detail::LivePropertyFn Live;
+  {
+    std::lock_guard<std::mutex> G(R.Lock);
+    auto It = R.Properties.find(Device);
+    if (It == R.Properties.end())
+      return std::string();
+    auto P = It->second.find(Key);
+    if (P != It->second.end())
+      return P->second;
+    auto L = R.LiveProperties.find(Device);
+    if (L == R.LiveProperties.end())
+      return std::string();
+    Live = L->second;
+  }
+  // Outside the lock: the backend takes its own (and may be unloading meanwhile: the function
+  // holds it only weakly).
+  std::string Value;
+  return Live(Key, Value) ? Value : std::string();
 }
 
 HostInfo DeviceID::getHostInfo() const {

@@ -4,6 +4,7 @@
 // them again.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -24,7 +25,11 @@ const std::vector<DeviceID> &localDevices();
 /// VoidCapability. Registering an ID again replaces its capability (references to the old one
 /// stay valid). Props are what DeviceID::getProperty reports (the backend's get_property).
 /// Thread-safe; meant to be called from initialize() / extension registration.
-void registerLocalDevice(DeviceID ID, std::unique_ptr<Capability> Cap, std::map<std::string, std::string> Props = {});
+/// Live: asked for keys not in Props at each getDeviceProperty() call (outside the registry's
+/// lock); returns false when the device has no such property.
+using LivePropertyFn = std::function<bool(const std::string &Key, std::string &Value)>;
+void registerLocalDevice(DeviceID ID, std::unique_ptr<Capability> Cap, std::map<std::string, std::string> Props = {},
+                         LivePropertyFn Live = nullptr);
 
 /// Removes a device registered by registerLocalDevice (an extension unloaded by finalize()); its
 /// capability then reads as VoidCapability. References handed out before stay valid. The Native

@@ -23,6 +23,87 @@ bool isAncestor(const ModelImpl &M, int Maybe, int Of) {
   return (M.Ancestors[Of][Maybe / 64] >> (Maybe % 64)) & 1u;
 }
 
+/// The device values of each backend whose buffers are address ranges: those its nodes produce
+/// or read (constants aside: their device copy lives across runs), each live from its first to
+/// its last node on that device (graph outputs to the end), placed by the same planner as the
+/// host arena. A value two such backends touch keeps allocations of its own. Under the Pipeline
+/// scheduler nodes overlap and a copied-in value's writer is whichever reader runs first: each
+/// value gets bytes of its own there (still one allocation).
+void planDeviceArenas(const ModelImpl &M, ExecutionPlan &Plan, const std::vector<ValueInfo> &Infos) {
+  const Graph &G = *M.G;
+  const size_t NV = G.Values.size();
+  Plan.DeviceArenaOf.assign(NV, -1);
+  Plan.DeviceOffsets.assign(NV, -1);
+  if (!M.UsesDeviceMemory)
+    return;
+  const int End = static_cast<int>(G.Nodes.size());
+  std::vector<int> First(NV, End), Last(NV, -1);
+  std::vector<char> Produced(NV, 0);
+  std::vector<int> Touch(NV, -1); // arena index; -2: several backends
+  auto mark = [&](int V, int A, int Node) {
+    if (V < 0)
+      return;
+    Touch[V] = Touch[V] == -1 || Touch[V] == A ? A : -2;
+    First[V] = std::min(First[V], Node);
+    Last[V] = std::max(Last[V], Node);
+  };
+  for (size_t NI = 0; NI < G.Nodes.size(); ++NI) {
+    const std::shared_ptr<RegisteredBackend> &B = M.Nodes[NI]->Backend;
+    if (!B || !B->hasDeviceAddresses())
+      continue;
+    int A = 0;
+    while (A < static_cast<int>(Plan.DeviceArenas.size()) && Plan.DeviceArenas[A].Backend != B)
+      ++A;
+    if (A == static_cast<int>(Plan.DeviceArenas.size()))
+      Plan.DeviceArenas.push_back(ExecutionPlan::DeviceArena{B, 0, 0});
+    for (int V : G.Nodes[NI].Inputs)
+      mark(V, A, static_cast<int>(NI));
+    for (int V : G.Nodes[NI].Outputs) {
+      mark(V, A, static_cast<int>(NI));
+      if (V >= 0)
+        Produced[V] = 1;
+    }
+  }
+  const bool Share = M.Options.EnableMemoryOptimization && M.Options.IntermediateSavePath.empty() &&
+                     M.EffectiveScheduler != SchedulerType::Pipeline;
+  for (size_t A = 0; A < Plan.DeviceArenas.size(); ++A) {
+    std::vector<int> Values;
+    std::vector<BufferRequest> Requests;
+    for (size_t V = 0; V < NV; ++V) {
+      const Value &Val = G.Values[V];
+      if (Touch[V] != static_cast<int>(A) || Val.Const || !Plan.Resolved[V] || !Infos[V].Present ||
+          isContainerKind(Infos[V].Kind))
+        continue;
+      if (Val.IsGraphOutput || !Share)
+        Last[V] = End;
+      size_t Count = 1;
+      for (int64_t D : Plan.Dims[V])
+        Count *= static_cast<size_t>(D);
+      Values.push_back(static_cast<int>(V));
+      Requests.push_back(BufferRequest{Count * getElementSize(Plan.Types[V])});
+    }
+    // Sequential order: A's bytes are free once its last node ran, before B's first one writes.
+    MemoryPlan MP = planMemory(
+        Requests,
+        [&](size_t X, size_t Y) {
+          const int VX = Values[X], VY = Values[Y];
+          return !(Last[VX] < First[VY]) && !(Last[VY] < First[VX]);
+        },
+        Share);
+    for (size_t I = 0; I < Values.size(); ++I) {
+      const int V = Values[I];
+      Plan.DeviceArenaOf[V] = static_cast<int>(A);
+      Plan.DeviceOffsets[V] = static_cast<int64_t>(MP.Offsets[I]);
+      // Data only on the device (the host never copies it out) is readable after the run only
+      // where its device bytes are its own.
+      if (Produced[V] && !M.ReadOnHost[V] && !MP.Exclusive[I] && Last[V] != End)
+        Plan.Readable[V] = 0;
+    }
+    Plan.DeviceArenas[A].Bytes = MP.ArenaBytes;
+    Plan.DeviceArenas[A].Values = Values.size();
+  }
+}
+
 Result<std::shared_ptr<const ExecutionPlan>> buildPlan(ModelImpl &M, const std::vector<std::vector<int64_t>> &InputDims) {
   const Graph &G = *M.G;
   std::vector<ValueInfo> Infos = initialValueInfos(G);
@@ -218,6 +299,7 @@ Result<std::shared_ptr<const ExecutionPlan>> buildPlan(ModelImpl &M, const std::
     Plan->Readable[Lives[I].Value] = MP.Exclusive[S] || Placed[S].Last == End;
   }
   Plan->ArenaBytes = MP.ArenaBytes;
+  planDeviceArenas(M, *Plan, Infos);
   return std::shared_ptr<const ExecutionPlan>(std::move(Plan));
 }
 

@@ -54,6 +54,16 @@ struct ExecutionPlan {
   std::vector<int64_t> Offsets;    ///< Arena offset, -1 when not in the arena.
   std::vector<char> Readable;      ///< Intermediate keeps its bytes until the run ends.
   size_t ArenaBytes = 0;
+  /// The device values of a backend with OPT_RT_BACKEND_DEVICE_ADDRESSES, planned as the arena:
+  /// one allocation of Bytes per request, each value at its offset (docs/devices.md).
+  struct DeviceArena {
+    std::shared_ptr<RegisteredBackend> Backend;
+    size_t Bytes = 0;
+    size_t Values = 0;
+  };
+  std::vector<DeviceArena> DeviceArenas;
+  std::vector<int> DeviceArenaOf;      ///< Per value: index in DeviceArenas, -1 when not planned.
+  std::vector<int64_t> DeviceOffsets;  ///< Per value: offset in its device arena.
 };
 
 class Scheduler;

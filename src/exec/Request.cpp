@@ -127,11 +127,12 @@ Status RequestImpl::start(std::vector<Tensor> In) {
     const bool OnDevice = T.impl() && T.impl()->DeviceStorage;
     if (!T.impl() || (!T.impl()->data() && !OnDevice))
       return makeError(ErrorCode::InvalidArgument, "input ", K, " ('", V.Name, "') is an empty or released tensor");
-    if (OnDevice && (!std::dynamic_pointer_cast<DeviceBuffer>(T.impl()->DeviceStorage) || M->StatefulOf[G.Inputs[I]] >= 0))
+    // A device tensor is bound like any input (prepareRun): a node on its device reads it in place,
+    // any other node through one copy to the host (a resizable input's readers are such nodes:
+    // its symbolic dims keep it off devices that need static shapes).
+    if (OnDevice && !std::dynamic_pointer_cast<DeviceBuffer>(T.impl()->DeviceStorage))
       return makeError(ErrorCode::InvalidArgument, "input ", K, " ('", V.Name, "') is a device tensor of ",
-                       T.impl()->DeviceStorage->Device.toString(),
-                       M->StatefulOf[G.Inputs[I]] >= 0 ? ", but it is a resizable input, which takes host tensors only"
-                                                       : " this runtime did not allocate");
+                       T.impl()->DeviceStorage->Device.toString(), " this runtime did not allocate");
     if (T.getType() != V.Type)
       return makeError(ErrorCode::Type, "input ", K, " ('", V.Name, "') has element type ", toString(T.getType()),
                        ", the model expects ", toString(V.Type));
@@ -260,6 +261,7 @@ Status RequestImpl::prepareRun() {
     for (size_t V = 0; V < NV; ++V)
       if (!G.Values[V].Const) // a constant's device copy stays valid across runs
         DevValid[V] = 0;
+    RETURN_IF_ERROR(prepareDeviceArenas());
     for (size_t I = 0; I < G.Inputs.size(); ++I) {
       const int V = G.Inputs[I];
       if (!Inputs[I].impl() || !Inputs[I].impl()->DeviceStorage)
@@ -525,6 +527,52 @@ Status RequestImpl::ensureOnHost(int V, size_t NodeIndex) {
   return Status::ok();
 }
 
+Status RequestImpl::prepareDeviceArenas() {
+  const std::vector<ExecutionPlan::DeviceArena> &Arenas = Plan->DeviceArenas;
+  const size_t NV = M->G->Values.size();
+  bool Fresh = DevViewsPlan != Plan || DevArenas.size() != Arenas.size();
+  // A view held beyond this request (a device tensor of getTensor()/getOutput(), or fed back as
+  // an input): its bytes must not change, so this run takes a new allocation and the held views
+  // keep the old one alive.
+  for (size_t V = 0; !Fresh && V < DevViews.size(); ++V)
+    Fresh = DevViews[V] && DevViews[V].use_count() > 1 + (DevBuf[V] == DevViews[V] ? 1 : 0);
+  if (!Fresh)
+    return Status::ok();
+  // Let go of the old allocation first: a full device may fit the new one then.
+  for (std::shared_ptr<DeviceBuffer> &D : DevBuf)
+    if (D && D->Parent)
+      D.reset();
+  DevViews.assign(NV, nullptr);
+  DevArenas.clear();
+  DevViewsPlan = nullptr;
+  for (const ExecutionPlan::DeviceArena &A : Arenas) {
+    Result<std::shared_ptr<DeviceBuffer>> R = DeviceBuffer::allocate(A.Backend, A.Bytes);
+    if (!R.isOk()) {
+      DevArenas.clear();
+      return makeError(R.status().code(), "the device tensors of model '", M->Name, "' (", A.Values,
+                       " values planned in ", A.Bytes, " bytes): ", R.status().message());
+    }
+    DevArenas.push_back(std::move(R.value()));
+  }
+  for (size_t V = 0; V < NV; ++V) {
+    const int A = Plan->DeviceArenaOf[V];
+    if (A >= 0)
+      DevViews[V] = DeviceBuffer::view(DevArenas[static_cast<size_t>(A)], static_cast<uint64_t>(Plan->DeviceOffsets[V]),
+                                       valueBytes(static_cast<int>(V)));
+  }
+  DevViewsPlan = Plan;
+  return Status::ok();
+}
+
+const std::shared_ptr<DeviceBuffer> *RequestImpl::plannedView(int V, const std::shared_ptr<RegisteredBackend> &B) const {
+  if (static_cast<size_t>(V) >= DevViews.size() || !DevViews[V] || DevViews[V]->Owner != B)
+    return nullptr;
+  // A device output handed to the caller owns its buffer (setDeviceOutputs): not the plan's bytes.
+  if (RunDeviceOutputs && M->G->Values[V].IsGraphOutput)
+    return nullptr;
+  return &DevViews[V];
+}
+
 Status RequestImpl::ensureOnDevice(int V, const std::shared_ptr<RegisteredBackend> &B, size_t NodeIndex) {
   if (DevValid[V] && DevBuf[V] && DevBuf[V]->Owner == B)
     return Status::ok();
@@ -532,7 +580,10 @@ Status RequestImpl::ensureOnDevice(int V, const std::shared_ptr<RegisteredBacken
   if (!Ptrs[V] && M->G->Values[V].Const)
     return Status::ok(); // a constant its kernels packed and no longer read: nothing to copy
   const size_t Bytes = valueBytes(V);
-  if (!DevBuf[V] || DevBuf[V]->Owner != B || DevBuf[V]->Bytes < Bytes || DevBuf[V].use_count() > 1) {
+  if (const std::shared_ptr<DeviceBuffer> *View = plannedView(V, B)) {
+    DevBuf[V] = *View;
+  } else if (!DevBuf[V] || DevBuf[V]->Owner != B || DevBuf[V]->Bytes < Bytes || DevBuf[V].use_count() > 1 ||
+             DevBuf[V]->Parent) {
     DevBuf[V].reset(); // the old buffer goes first: a full device may fit the new one then
     Result<std::shared_ptr<DeviceBuffer>> R = DeviceBuffer::allocate(B, Bytes);
     if (!R.isOk())
@@ -553,8 +604,12 @@ Status RequestImpl::ensureOnDevice(int V, const std::shared_ptr<RegisteredBacken
 }
 
 Status RequestImpl::deviceOutput(int O, const std::shared_ptr<RegisteredBackend> &B) {
+  if (const std::shared_ptr<DeviceBuffer> *View = plannedView(O, B)) {
+    DevBuf[O] = *View;
+    return Status::ok();
+  }
   const size_t Bytes = valueBytes(O);
-  if (DevBuf[O] && DevBuf[O]->Owner == B && DevBuf[O]->Bytes >= Bytes && DevBuf[O].use_count() == 1)
+  if (DevBuf[O] && DevBuf[O]->Owner == B && DevBuf[O]->Bytes >= Bytes && DevBuf[O].use_count() == 1 && !DevBuf[O]->Parent)
     return Status::ok();
   DevBuf[O].reset();
   Result<std::shared_ptr<DeviceBuffer>> R = DeviceBuffer::allocate(B, Bytes);

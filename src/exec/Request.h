@@ -83,6 +83,15 @@ struct RequestImpl : std::enable_shared_from_this<RequestImpl> {
   std::vector<std::shared_ptr<detail::DeviceBuffer>> DevBuf;
   std::vector<char> DevValid, HostValid;
   std::mutex DevMu;
+  /// The planned device values (ExecutionPlan::DeviceArenas): this request's allocation per
+  /// arena, and per value its view into one (null: not planned). Replaced, not rewritten, when a
+  /// handed-out device tensor still holds a view (its bytes never change) or the plan changes.
+  std::vector<std::shared_ptr<detail::DeviceBuffer>> DevArenas, DevViews;
+  std::shared_ptr<const detail::ExecutionPlan> DevViewsPlan; ///< held: a freed plan's address may come back
+  /// prepareRun: DevArenas / DevViews for the current plan.
+  detail::Status prepareDeviceArenas();
+  /// DevMu held: V's planned view on B when it should use it this run, else null.
+  const std::shared_ptr<detail::DeviceBuffer> *plannedView(int V, const std::shared_ptr<detail::RegisteredBackend> &B) const;
   /// DevMu held: V's data in host memory (copied out of the device when only there).
   detail::Status ensureOnHost(int V, size_t NodeIndex);
   /// DevMu held: V's data in B's memory (copied in when not there yet).

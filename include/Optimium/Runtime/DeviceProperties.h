@@ -14,6 +14,9 @@ namespace runtime {
 ///   "inference_time_path"  a file holding the device's cumulative inference time in microseconds
 ///                          (as the Torq NPU's sysfs counter; optimium.runtime.profiling reads it)
 ///   "memory"               the device memory, e.g. "256 MiB arena"
+/// Other keys are asked of the backend at each call (live values), e.g. the simulated NPU's
+///   "arena_bytes_in_use"   bytes of its memory allocated now
+///   "peak_bytes_in_use"    the most that were allocated at once since it was loaded
 OPTIMIUM_RT_API std::string getDeviceProperty(const DeviceID &Device, const std::string &Key);
 
 } // namespace runtime

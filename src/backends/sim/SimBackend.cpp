@@ -1,8 +1,10 @@
 // The simulated accelerator (liboptimium-runtime-sim.so): a Torq-style NPU stand-in behind the
 // backend C ABI only (it includes nothing of the runtime but Optimium/Runtime/Extension/Backend.h).
 // - Device memory: one arena of its own (OPTIMIUM_RT_SIM_ARENA_BYTES); the host copies inputs in
-//   and outputs out (OPT_RT_BACKEND_DEVICE_MEMORY), and the buffers it hands out are opaque device
-//   addresses, not host pointers, so a host that reads one by mistake fails loudly.
+//   and outputs out (OPT_RT_BACKEND_DEVICE_MEMORY), and the buffers it hands out are device
+//   addresses (OPT_RT_BACKEND_DEVICE_ADDRESSES: the host plans a run's values inside one), not
+//   host pointers, so a host that reads one by mistake fails loudly. get_property reports the
+//   bytes in use and their peak live ("arena_bytes_in_use", "peak_bytes_in_use").
 // - Numerics: the host's native kernels (OptRtHostApi::native_*), run on the arena's bytes, so the
 //   results equal the native backend's bit for bit.
 // - Time: a deterministic cycle model per op (docs/devices.md): cycles = overhead
@@ -71,6 +73,7 @@ struct SimState {
   std::map<uint64_t, uint64_t> Free; // offset -> bytes
   std::map<uint64_t, uint64_t> Used;
   uint64_t InUse = 0;
+  uint64_t PeakInUse = 0; // the high-water mark of InUse since the load
   uint64_t TotalCycles = 0;
   int CounterFd = -1;
 };
@@ -141,6 +144,8 @@ int32_t simAllocate(void *State, uint64_t Bytes, void **Buffer, char *Error, siz
       S.Free[Offset + Need] = Have - Need;
     S.Used[Offset] = Need;
     S.InUse += Need;
+    if (S.InUse > S.PeakInUse)
+      S.PeakInUse = S.InUse;
     *Buffer = reinterpret_cast<void *>(static_cast<uintptr_t>(kDeviceBase + Offset));
     return OPT_RT_OK;
   }
@@ -415,6 +420,15 @@ const char *simProperty(void *State, const char *Key) {
     return S.Config.CounterPath.c_str();
   if (std::strcmp(Key, "memory") == 0)
     return S.MemoryText.c_str();
+  // Live values (asked at each getDeviceProperty()): the host copies the string at once, so one
+  // buffer per calling thread keeps it alive long enough.
+  const bool InUse = std::strcmp(Key, "arena_bytes_in_use") == 0;
+  if (InUse || std::strcmp(Key, "peak_bytes_in_use") == 0) {
+    thread_local std::string Text;
+    std::lock_guard<std::mutex> Lock(S.Mu);
+    Text = std::to_string(InUse ? S.InUse : S.PeakInUse);
+    return Text.c_str();
+  }
   return nullptr;
 }
 
@@ -496,7 +510,9 @@ extern "C" __attribute__((visibility("default"))) int32_t optimium_rt_backend_in
   Backend->destroy_kernel = simDestroyKernel;
   Backend->destroy = simDestroy;
   Backend->get_capability = simCapability;
-  Backend->flags = OPT_RT_BACKEND_EXPLICIT_ONLY | OPT_RT_BACKEND_DEVICE_MEMORY;
+  // Device addresses: a buffer's interior bytes are addressable (resolve() finds the allocation
+  // holding an address), so the host plans a run's values inside one allocation.
+  Backend->flags = OPT_RT_BACKEND_EXPLICIT_ONLY | OPT_RT_BACKEND_DEVICE_MEMORY | OPT_RT_BACKEND_DEVICE_ADDRESSES;
   Backend->allocate = simAllocate;
   Backend->release = simRelease;
   Backend->copy_to_device = simCopyToDevice;

@@ -6,12 +6,15 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <list>
+#include <map>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "OnnxBuilder.h"
@@ -375,7 +378,8 @@ TEST(SimBackend, AFailedOpFallsBackToTheCpuWithoutStrictAndFailsNamingDeviceAndO
 }
 
 TEST(SimBackend, AFullDeviceMemoryIsAClearError) {
-  // 4 KiB: x (1024 floats = 4 KiB, plus the tail the kernels may read) cannot fit.
+  // 4 KiB: the planned values (x, h, y: 1024 floats = 4 KiB each; x and h, h and y live at once)
+  // cannot fit.
   SimRuntime Sim(SimEnv{{"OPTIMIUM_RT_SIM_ARENA_BYTES", "4K"}});
   EXPECT_EQ(rt::getDeviceProperty(kSim, "memory"), "4096-byte arena");
   rt::Model M = load(squareLayer(1024, 1), onSim(true));
@@ -387,9 +391,10 @@ TEST(SimBackend, AFullDeviceMemoryIsAClearError) {
   } catch (const rt::OutOfResourceError &E) {
     const std::string Msg = E.what();
     EXPECT_NE(Msg.find("sim device memory is full"), std::string::npos) << Msg;
-    EXPECT_NE(Msg.find("4096 bytes asked, 0 of 4096 bytes in use"), std::string::npos) << Msg;
+    EXPECT_NE(Msg.find("8192 bytes asked, 0 of 4096 bytes in use"), std::string::npos) << Msg;
     EXPECT_NE(Msg.find("OPTIMIUM_RT_SIM_ARENA_BYTES"), std::string::npos) << Msg;
-    EXPECT_NE(Msg.find("input 'x'"), std::string::npos) << Msg;
+    EXPECT_NE(Msg.find("the device tensors of model"), std::string::npos) << Msg;
+    EXPECT_NE(Msg.find("3 values planned in 8192 bytes"), std::string::npos) << Msg;
   }
 }
 
@@ -524,4 +529,252 @@ TEST(SimBackend, ToDeviceAfterFinalizeIsAClearErrorAndHeldDeviceTensorsStayReada
   XD.release();
   SimRuntime Again; // initialize() again works
   EXPECT_TRUE(X.toDevice(kSim).isDeviceTensor());
+}
+
+namespace {
+
+/// x: resizable [1, n] (Relu on the CPU: its dims are symbols, which the sim does not take);
+/// z [1, 64] -> Relu(z W) on the sim; c: preserved [1, 4], updated by c + 1 (Add on the sim).
+std::string resizableModelFolder() {
+  OnnxBuilder B;
+  B.input("x", onnx::TensorProto::FLOAT, {1, 8});
+  B.input("z", onnx::TensorProto::FLOAT, {1, 64});
+  B.input("c", onnx::TensorProto::FLOAT, {1, 4});
+  B.initializer("W", {64, 64}, randomFloats(64 * 64, 11));
+  B.initializer("one", {1, 4}, {1.0f, 1.0f, 1.0f, 1.0f});
+  B.node("Relu", {"x"}, {"y1"});
+  B.node("MatMul", {"z", "W"}, {"h"});
+  B.node("Relu", {"h"}, {"y2"});
+  B.node("Add", {"c", "one"}, {"c_out"});
+  B.output("y1");
+  B.output("y2");
+  B.output("c_out", onnx::TensorProto::FLOAT, {1, 4}, true);
+  char Tmpl[] = "/tmp/optimium_sim_rs_XXXXXX";
+  const std::string Dir = ::mkdtemp(Tmpl);
+  std::ofstream(Dir + "/model.onnx", std::ios::binary) << B.bytes();
+  std::ofstream(Dir + "/optimium.json") << R"({"optimium_manifest": 1, "tensors": {
+    "x": {"resizable": true, "base_shape": [1, 8]},
+    "c": {"preserved": true, "update_from": "c_out"}}})";
+  return Dir;
+}
+
+} // namespace
+
+TEST(SimBackend, ADeviceTensorFeedsAResizableInputThroughOneCountedCopy) {
+  SimRuntime Sim;
+  const std::string Dir = resizableModelFolder();
+  rt::Model M = rt::loadModel(Dir, onSim());
+  EXPECT_EQ(M.getInputNames().size(), 2u); // x and z: c lives in the request
+  const rt::Tensor Z = floats({1, 64}, randomFloats(64, 12));
+  const rt::Tensor ZD = Z.toDevice(kSim);
+  for (const std::vector<int64_t> &Dims : {std::vector<int64_t>{1, 8}, std::vector<int64_t>{1, 24}}) {
+    const rt::Tensor X = floats(Dims, randomFloats(static_cast<size_t>(Dims[1]), 13));
+    rt::InferRequest Host = M.createRequest(), Dev = M.createRequest();
+    if (Dims[1] != 8) {
+      Host.setTensorShape("x", rt::TensorShape::fromDims(Dims));
+      Dev.setTensorShape("x", rt::TensorShape::fromDims(Dims));
+    }
+    profileOnce(Host, {X, Z});
+    // Host-fed: z, c and the constant 'one' (the first run of the request) are copied in, y2 and
+    // c's update come out.
+    EXPECT_EQ(copiesOf(Host).In, 3);
+    EXPECT_EQ(copiesOf(Host).Out, 2);
+    const rt::Tensor XD = X.toDevice(kSim);
+    profileOnce(Dev, {XD, ZD});
+    // Device-fed: z is bound in place, x goes to the host once for the CPU's Relu.
+    EXPECT_EQ(copiesOf(Dev).In, 2) << "only the preserved c and the constant go in";
+    EXPECT_EQ(copiesOf(Dev).Out, 3) << "x to the host for Relu, then y2 and c's update";
+    for (size_t O = 0; O < 3; ++O)
+      EXPECT_EQ(hostFloats(Dev.getOutput(O)), hostFloats(Host.getOutput(O))) << "output " << O;
+    EXPECT_EQ(hostFloats(Dev.getOutput(0)).size(), static_cast<size_t>(Dims[1]));
+    // The preserved input advanced on the device path too, and the device tensor is unchanged.
+    EXPECT_EQ(hostFloats(Dev.getTensor("c")), std::vector<float>(4, 1.0f));
+    EXPECT_EQ(hostFloats(XD), hostFloats(X));
+    // The second run of the same request: c advances again.
+    Dev.infer(std::vector<rt::Tensor>{XD, ZD});
+    Dev.wait();
+    EXPECT_EQ(hostFloats(Dev.getTensor("c")), std::vector<float>(4, 2.0f));
+  }
+
+  // The shape checks of a host tensor: a device tensor of another shape is a ShapeError.
+  rt::InferRequest R = M.createRequest();
+  R.setTensorShape("x", rt::TensorShape::fromDims({1, 16}));
+  const rt::Tensor Wrong = floats({1, 8}, randomFloats(8, 14)).toDevice(kSim);
+  try {
+    R.infer(std::vector<rt::Tensor>{Wrong, ZD});
+    R.wait();
+    ADD_FAILURE() << "a [1, 8] device tensor was accepted for x of shape [1, 16]";
+  } catch (const rt::ShapeError &E) {
+    const std::string Msg = E.what();
+    EXPECT_NE(Msg.find("'x'"), std::string::npos) << Msg;
+    EXPECT_NE(Msg.find("setTensorShape"), std::string::npos) << Msg;
+  }
+  // A preserved input is the request's own: passing it (from the device or the host) by name is
+  // refused naming it.
+  const rt::Tensor CD = floats({1, 4}, {5, 5, 5, 5}).toDevice(kSim);
+  try {
+    R.infer(std::map<std::string, rt::Tensor>{{"x", floats({1, 16}, randomFloats(16, 15))}, {"z", ZD}, {"c", CD}});
+    ADD_FAILURE() << "a preserved input was accepted as an argument of infer()";
+  } catch (const rt::InvalidArgumentError &E) {
+    const std::string Msg = E.what();
+    EXPECT_NE(Msg.find("'c' is a preserved input"), std::string::npos) << Msg;
+    EXPECT_NE(Msg.find("getTensor('c')"), std::string::npos) << Msg;
+  }
+  std::system(("rm -rf '" + Dir + "'").c_str());
+}
+
+namespace {
+
+/// A chain the sim takes whole, every value [1, 4, 16, 16] f32 (4 KiB):
+///   c0 = Conv1x1(x, W); m = Mul(c0, x); a = Relu(m); b = Add(a, c0); y = Relu(b)
+/// Lifetimes (node steps): x 0-1, c0 0-3, m 1-2, a 2-3, b 3-4, y 4-end: at most three values are
+/// live at once (x, c0, m at step 1; c0, a, b at step 3), so the plan holds 3 x 4 KiB where one
+/// allocation per value holds 6.
+std::string chainModel() {
+  OnnxBuilder B;
+  B.input("x", onnx::TensorProto::FLOAT, {1, 4, 16, 16});
+  B.initializer("W", {4, 4, 1, 1}, randomFloats(16, 21));
+  B.node("Conv", {"x", "W"}, {"c0"});
+  B.node("Mul", {"c0", "x"}, {"m"});
+  B.node("Relu", {"m"}, {"a"});
+  B.node("Add", {"a", "c0"}, {"b"});
+  B.node("Relu", {"b"}, {"y"});
+  B.output("y");
+  return B.bytes();
+}
+
+constexpr uint64_t kChainValue = 4096;                // bytes of each value
+constexpr uint64_t kSimBlock = kChainValue + 64;      // one sim allocation of one value (+ its tail)
+
+uint64_t simBytes(const char *Key) { return std::stoull(rt::getDeviceProperty(kSim, Key)); }
+
+uint64_t simInUse() { return simBytes("arena_bytes_in_use"); }
+
+} // namespace
+
+TEST(SimBackend, DeviceValuesArePlannedInOneAllocationOfThePlannedSize) {
+  SimRuntime Sim;
+  EXPECT_EQ(simInUse(), 0u);
+  EXPECT_EQ(simBytes("peak_bytes_in_use"), 0u);
+  const std::string Bytes = chainModel();
+  rt::Model S = load(Bytes, onSim(true)), N = load(Bytes, {});
+  for (const rt::OpInfo &Op : S.getOperations())
+    ASSERT_EQ(Op.Device, kSim) << Op.Name << " (" << Op.Type << ") is not on the sim";
+  const rt::Tensor X = floats({1, 4, 16, 16}, randomFloats(1024, 22));
+  rt::InferRequest NR = N.createRequest();
+  NR.infer({X});
+  NR.wait();
+
+  rt::InferRequest R = S.createRequest();
+  profileOnce(R, {X});
+  EXPECT_EQ(hostFloats(R.getOutput(0)), hostFloats(NR.getOutput(0))); // bit for bit
+  // Copied in: x, and W when its kernel reads it at run time (then it stays, one block of its own).
+  const int In = copiesOf(R).In;
+  ASSERT_TRUE(In == 1 || In == 2) << In;
+  const uint64_t Constants = In == 2 ? 128 : 0; // W: 64 bytes + 64 of tail
+  const uint64_t Planned = 3 * kChainValue + 64;
+  EXPECT_EQ(simInUse(), Planned + Constants);
+  EXPECT_EQ(simBytes("peak_bytes_in_use"), Planned + Constants);
+  EXPECT_LT(Planned, 6 * kSimBlock); // one allocation per value: x, c0, m, a, b, y
+  // Later runs reuse the allocation.
+  for (int Run = 0; Run < 3; ++Run) {
+    R.infer({floats({1, 4, 16, 16}, randomFloats(1024, 23 + Run))});
+    R.wait();
+    EXPECT_EQ(simInUse(), Planned + Constants);
+  }
+  NR.infer({floats({1, 4, 16, 16}, randomFloats(1024, 25))});
+  NR.wait();
+  EXPECT_EQ(hostFloats(R.getOutput(0)), hostFloats(NR.getOutput(0)));
+  EXPECT_EQ(simBytes("peak_bytes_in_use"), Planned + Constants);
+  // A second request has its own allocation; both go back to the device with the requests.
+  {
+    rt::InferRequest R2 = S.createRequest();
+    R2.infer({X});
+    R2.wait();
+    EXPECT_EQ(simInUse(), 2 * (Planned + Constants)); // constants too: one copy per request
+  }
+  // The pool task that finished R2's run may hold the request a moment after wait() returned.
+  for (int Wait = 0; Wait < 1000 && simInUse() != Planned + Constants; ++Wait)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_EQ(simInUse(), Planned + Constants);
+
+  // Device outputs: y owns a buffer of its own (a handed-out output never changes); its slot in the
+  // plan stays.
+  R.setDeviceOutputs(true);
+  R.infer({X});
+  R.wait();
+  rt::Tensor Y = R.getOutput(0);
+  ASSERT_TRUE(Y.isDeviceTensor());
+  EXPECT_EQ(simInUse(), Planned + Constants + kSimBlock);
+  R.infer({floats({1, 4, 16, 16}, randomFloats(1024, 26))});
+  R.wait();
+  NR.infer({X});
+  NR.wait();
+  EXPECT_EQ(hostFloats(Y), hostFloats(NR.getOutput(0))); // still the first run's y
+}
+
+TEST(SimBackend, UnsharedDevicePlansAndHeldIntermediatesKeepTheirBytes) {
+  SimRuntime Sim;
+  const std::string Bytes = chainModel();
+  rt::ModelLoadOptions Keep = onSim(true);
+  Keep.EnableMemoryOptimization = false; // every intermediate readable: nothing shares bytes
+  rt::Model S = load(Bytes, Keep);
+  rt::ModelLoadOptions NativeKeep;
+  NativeKeep.EnableMemoryOptimization = false;
+  rt::Model N = load(Bytes, NativeKeep);
+  const rt::Tensor X1 = floats({1, 4, 16, 16}, randomFloats(1024, 31));
+  const rt::Tensor X2 = floats({1, 4, 16, 16}, randomFloats(1024, 32));
+  rt::InferRequest NR = N.createRequest(), R = S.createRequest();
+  NR.infer({X1});
+  NR.wait();
+  const std::vector<float> A1 = hostFloats(NR.getTensor("a"));
+  profileOnce(R, {X1});
+  const uint64_t Constants = copiesOf(R).In == 2 ? 128 : 0;
+  const uint64_t Unshared = 6 * kChainValue + 64;
+  EXPECT_EQ(simInUse(), Unshared + Constants);
+  // An intermediate only the device holds comes back as a device tensor of the plan's bytes ...
+  rt::Tensor A = R.getTensor("a");
+  ASSERT_TRUE(A.isDeviceTensor());
+  EXPECT_EQ(hostFloats(A), A1);
+  // ... which the next run does not overwrite: it takes a fresh allocation while A holds the old.
+  R.infer({X2});
+  R.wait();
+  EXPECT_EQ(hostFloats(A), A1);
+  EXPECT_EQ(simInUse(), 2 * Unshared + Constants);
+  NR.infer({X2});
+  NR.wait();
+  EXPECT_EQ(hostFloats(R.getTensor("a")), hostFloats(NR.getTensor("a")));
+  EXPECT_EQ(hostFloats(R.getOutput(0)), hostFloats(NR.getOutput(0)));
+  A = rt::Tensor();
+  EXPECT_EQ(simInUse(), Unshared + Constants);
+
+  // The Pipeline scheduler overlaps nodes: its device values get bytes of their own (one
+  // allocation still), with the same results.
+  rt::ModelLoadOptions Pipe = onSim(true);
+  Pipe.Scheduler = rt::SchedulerType::Pipeline;
+  rt::Model P = load(Bytes, Pipe);
+  rt::InferRequest PR = P.createRequest();
+  PR.infer({X2});
+  PR.wait();
+  EXPECT_EQ(hostFloats(PR.getOutput(0)), hostFloats(NR.getOutput(0)));
+  EXPECT_EQ(simInUse(), 2 * Unshared + 2 * Constants);
+}
+
+TEST(SimBackend, ADevicePlanBeyondTheArenaIsAClearError) {
+  // 8 KiB: the chain's plan (3 x 4 KiB) cannot fit.
+  SimRuntime Sim(SimEnv{{"OPTIMIUM_RT_SIM_ARENA_BYTES", "8K"}});
+  rt::Model M = load(chainModel(), onSim(true));
+  rt::InferRequest R = M.createRequest();
+  R.infer({floats({1, 4, 16, 16}, randomFloats(1024, 41))});
+  try {
+    R.wait();
+    ADD_FAILURE() << "a 12 KiB plan fitted into an 8 KiB arena";
+  } catch (const rt::OutOfResourceError &E) {
+    const std::string Msg = E.what();
+    EXPECT_NE(Msg.find("sim device memory is full: 12288 bytes asked"), std::string::npos) << Msg;
+    EXPECT_NE(Msg.find("6 values planned in 12288 bytes"), std::string::npos) << Msg;
+    EXPECT_NE(Msg.find(kSim.toString()), std::string::npos) << Msg;
+    EXPECT_NE(Msg.find("OPTIMIUM_RT_SIM_ARENA_BYTES"), std::string::npos) << Msg;
+  }
+  EXPECT_EQ(simInUse(), 0u); // nothing half-allocated stays
 }

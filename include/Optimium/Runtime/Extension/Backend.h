@@ -18,6 +18,7 @@
  *      C constants for element types, platforms, device kinds and capabilities. Appended since
  *      (no bump: read only where struct_size covers them): OptRtHostApi::get_attr_name; OptRtBackend's
  *      flags, device memory (allocate, release, copy_to_device, copy_from_device) and get_property;
+ *      the flag OPT_RT_BACKEND_DEVICE_ADDRESSES (device values planned in one allocation);
  *      OptRtHostApi's native_* kernel callbacks (after get_attr_name); OptRtNode::weights_cache
  *      (the packed-weights cache, OptRtWeightsCache; last field of OptRtNode). */
 #ifndef OPTIMIUM_RUNTIME_EXTENSION_BACKEND_H
@@ -301,6 +302,13 @@ typedef struct OptRtHostApi {
  * Copy events). A value produced and consumed on the device stays there; run_kernel never sees a
  * host pointer. allocate, release, copy_to_device and copy_from_device are then required. */
 #define OPT_RT_BACKEND_DEVICE_MEMORY (1u << 1)
+/* With OPT_RT_BACKEND_DEVICE_MEMORY: a buffer of allocate() is a device address range, so that
+ * buffer + n (as a char pointer; n below its size, a multiple of 64) addresses its byte n wherever
+ * a buffer is taken (run_kernel's tensors, copy_to_device, copy_from_device; never release). The
+ * host then plans the device values of a run as it plans its own arena: one allocation per
+ * request, each value at an offset from the liveness-based memory planner, so values whose
+ * lifetimes do not overlap share bytes. Without it every device value is an allocation of its own. */
+#define OPT_RT_BACKEND_DEVICE_ADDRESSES (1u << 2)
 
 typedef struct OptRtBackend {
   uint32_t struct_size;
@@ -329,8 +337,8 @@ typedef struct OptRtBackend {
   uint32_t flags; /* OR of OPT_RT_BACKEND_* */
   /* Device memory (OPT_RT_BACKEND_DEVICE_MEMORY). allocate returns an opaque device buffer of at
    * least bytes (OPT_RT_ERROR_OUT_OF_RESOURCE with a message when the device memory is full);
-   * release frees it; the copies move bytes between host memory and the start of a buffer. All
-   * may be called concurrently. */
+   * release frees it; the copies move bytes between host memory and the start of a buffer (or an
+   * address inside one, OPT_RT_BACKEND_DEVICE_ADDRESSES). All may be called concurrently. */
   int32_t (*allocate)(void *state, uint64_t bytes, void **buffer, char *error, size_t error_size);
   void (*release)(void *state, void *buffer);
   int32_t (*copy_to_device)(void *state, void *buffer, const void *host, uint64_t bytes, char *error,
@@ -342,7 +350,9 @@ typedef struct OptRtBackend {
    *   "hw_type"              the backend's name within its driver (optimium-run --hw_type)
    *   "inference_time_path"  a file holding the device's cumulative inference time in
    *                          microseconds (as the Torq NPU's sysfs counter)
-   *   "memory"               a description of the device memory, e.g. its size */
+   *   "memory"               a description of the device memory, e.g. its size
+   * Any other key is asked anew at each getDeviceProperty() call (live values, e.g. the sim's
+   * "arena_bytes_in_use"); the host copies the string at once. */
   const char *(*get_property)(void *state, const char *key);
 } OptRtBackend;
 

@@ -134,11 +134,14 @@ Result<std::shared_ptr<const ExecutionPlan>> buildPlan(ModelImpl &M, const std::
   }
 
   // Lifetimes in node order: first step = producer, last step = last consumer (graph outputs
-  // and values read after the run live to the end).
+  // and values read after the run live to the end). A block of several values (views, Concat
+  // inputs in place) keeps every producer and reader: under Pipeline its producers may run in any
+  // order, on different threads, each writing its own slice.
   const int End = static_cast<int>(G.Nodes.size());
   struct Life {
     int Value, First, Last;
     std::vector<int> Readers;
+    std::vector<int> Producers;
   };
   std::vector<Life> Lives;
   std::vector<BufferRequest> Requests;
@@ -154,7 +157,9 @@ Result<std::shared_ptr<const ExecutionPlan>> buildPlan(ModelImpl &M, const std::
       continue;
     if (Val.Producer < 0 && !Val.IsGraphOutput)
       continue;
-    Life L{static_cast<int>(V), Val.Producer, Val.Producer, Val.Consumers};
+    Life L{static_cast<int>(V), Val.Producer, Val.Producer, Val.Consumers, {}};
+    if (Val.Producer >= 0)
+      L.Producers.push_back(Val.Producer);
     for (int C : Val.Consumers)
       L.Last = std::max(L.Last, C);
     if (Val.IsGraphOutput || !M.Options.EnableMemoryOptimization || !M.Options.IntermediateSavePath.empty())
@@ -174,9 +179,11 @@ Result<std::shared_ptr<const ExecutionPlan>> buildPlan(ModelImpl &M, const std::
   // batch 1, SqueezeNet's and Inception's branch concats), input i is the output's bytes from the
   // sum of the earlier inputs' bytes, so its producer writes it in place and the Concat skips that
   // copy (ConcatKernel skips a copy onto itself). The block then starts at the first input's
-  // producer. Only at 64-byte multiples (kernels may assume the arena's alignment), for inputs
-  // that are not yet part of another block, and not under the Pipeline scheduler (its
-  // Precedes() knows one producer per block).
+  // producer. Only at 64-byte multiples (kernels may assume the arena's alignment) and for inputs
+  // that are not yet part of another block. Also under the Pipeline scheduler, where the inputs'
+  // producers may run at once on different threads: each writes only its own slice (no kernel
+  // writes outside its output's bytes, the Concat skips the in-place inputs), and Precedes()
+  // below orders blocks by all their producers.
   std::vector<int> Root(Lives.size());
   std::vector<size_t> Delta(Lives.size(), 0); // byte offset inside the parent's block
   for (size_t I = 0; I < Lives.size(); ++I)
@@ -207,6 +214,7 @@ Result<std::shared_ptr<const ExecutionPlan>> buildPlan(ModelImpl &M, const std::
       Into.Last = (Into.Last == End || From.Last == End) ? End : std::max(Into.Last, From.Last);
       Into.First = std::min(Into.First, From.First);
       Into.Readers.insert(Into.Readers.end(), From.Readers.begin(), From.Readers.end());
+      Into.Producers.insert(Into.Producers.end(), From.Producers.begin(), From.Producers.end());
       Root[static_cast<size_t>(Child)] = Parent;
       Delta[static_cast<size_t>(Child)] = Offset;
     };
@@ -226,7 +234,7 @@ Result<std::shared_ptr<const ExecutionPlan>> buildPlan(ModelImpl &M, const std::
         merge(LY, R, OffsetInRoot(LX));
         continue;
       }
-      if (N.OpType != "Concat" || Pipeline || N.Inputs.size() < 2)
+      if (N.OpType != "Concat" || N.Inputs.size() < 2)
         continue;
       const std::vector<int64_t> &YDims = Plan->Dims[static_cast<size_t>(N.Outputs[0])];
       const auto AxisAttr = N.getInt("axis", 0);
@@ -276,18 +284,24 @@ Result<std::shared_ptr<const ExecutionPlan>> buildPlan(ModelImpl &M, const std::
       PlacedRequests.push_back(Requests[I]);
     }
   auto Precedes = [&](const Life &A, const Life &B) {
-    // A's bytes are free before B's producer writes: every reader (or the producer) of A has
-    // finished before B starts.
-    if (A.Last == End || B.First < 0)
+    // A's bytes are free before any of B's producers writes: every node that touches A (its
+    // producers and readers) has finished before the first of B's producers starts.
+    if (A.Last == End || B.First < 0 || B.Producers.empty())
       return false;
     if (!Pipeline)
       return A.Last < B.First;
-    if (A.Readers.empty())
-      return A.First >= 0 && A.First != B.First && isAncestor(M, A.First, B.First);
-    for (int R : A.Readers)
-      if (R == B.First || !isAncestor(M, R, B.First))
-        return false;
-    return true;
+    // Under Pipeline any of B's producers may start first, and only the data dependencies order
+    // nodes: each node touching A must be an ancestor of EVERY producer of B.
+    if (A.Producers.empty() && A.Readers.empty())
+      return false;
+    const auto doneBefore = [&](const std::vector<int> &Nodes) {
+      for (int T : Nodes)
+        for (int P : B.Producers)
+          if (T == P || !isAncestor(M, T, P))
+            return false;
+      return true;
+    };
+    return doneBefore(A.Producers) && doneBefore(A.Readers);
   };
   MemoryPlan MP = planMemory(
       PlacedRequests,

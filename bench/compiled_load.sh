@@ -49,13 +49,23 @@ for MODEL in "$@"; do
   fi
   RUN_INPUTS=(); for F in "${INPUTS[@]:0:$KEEP}"; do RUN_INPUTS+=(--input=@"$F"); done
   ORT_FEED=$(printf "'%s'," "${INPUTS[@]}")
-  # Both folders are copies of the compiled one, so their files' page-cache state is alike: on the
-  # dev VM's kernel (6.18, ext4) a file optimium-compile just wrote in one write kept ~9 MiB more of
-  # weights.bin resident after bert_mini's first inference than a cp of it (the small constants read
-  # at run time mapped bigger neighbourhoods), which had made the packed column look 29 MiB worse.
+  # Both folders are copies of the compiled one, so their files' page-cache state is alike. (Before
+  # weights.bin held its small constants first, a file written in one write kept ~9 MiB more of it
+  # resident after bert_mini's first inference than a cp of it: the biases read at run time mapped
+  # the large folios of the weights around them.)
+  # How a file got into the page cache decides its folio sizes, which decide how many faults map
+  # it (Linux 6.18 maps a whole large folio per fault): one big write (optimium-compile's own
+  # output, dd bs=64M) or a read from disk through the loader's packed.bin mapping gives large
+  # folios (ResNet-50's packed.bin: ~150 faults, ~1 ms), cp (copy_file_range) 4 KiB ones (~2500
+  # faults, ~8 ms). Both folders are copied the same way: big writes by default, COPY=cp for cp's.
   "$BUILD/optimium-compile" "$MODEL" -o "$TMP/written.opt" >/dev/null
   rm -rf "$TMP/model.opt" "$TMP/unpacked.opt"
-  cp -r "$TMP/written.opt" "$TMP/model.opt"; cp -r "$TMP/written.opt" "$TMP/unpacked.opt"; rm -rf "$TMP/written.opt"
+  for D in model.opt unpacked.opt; do
+    if [ "${COPY:-dd}" = cp ]; then cp -r "$TMP/written.opt" "$TMP/$D"; continue; fi
+    mkdir "$TMP/$D"
+    for F in "$TMP/written.opt"/*; do dd if="$F" of="$TMP/$D/${F##*/}" bs=64M status=none; done
+  done
+  rm -rf "$TMP/written.opt"
   rm -f "$TMP/unpacked.opt/packed.bin"
   declare -A MS RSS IN LD
   for KIND in onnx unpacked compiled ort; do

@@ -8,6 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -824,4 +826,60 @@ TEST(CompiledModel, SubgraphNodesHaveTheirOwnPackedWeights) {
     *static_cast<bool *>(T.data()) = Cond;
     expectIdentical(A, C, {X, T}, Cond ? "then branch" : "else branch");
   }
+}
+
+TEST(CompiledModel, SmallConstantsComeFirstInTheWeightsFile) {
+  // What a compiled model reads at run time when packed.bin serves its big weights (biases, scales)
+  // lies together at the start of weights.bin, not between the packed weights: the kernel maps a
+  // file's whole large folio on a fault, and a bias between two weights made megabytes of them
+  // resident. The graph interleaves them: w1 (256 KiB), b1 (1 KiB), w2 (128 KiB), b2, s.
+  rt::AutoInit Init;
+  OnnxBuilder B;
+  B.input("x", onnx::TensorProto_DataType_FLOAT, {4, 256});
+  B.initializer("w1", {256, 256}, wave(256 * 256, 0.05f, 1.0f));
+  B.node("MatMul", {"x", "w1"}, {"h1"}, "mm1");
+  B.initializer("b1", {256}, wave(256, 0.5f, 2.0f));
+  B.node("Add", {"h1", "b1"}, {"a1"}, "add1");
+  B.node("Relu", {"a1"}, {"r1"}, "relu1");
+  B.initializer("w2", {256, 128}, wave(256 * 128, 0.05f, 3.0f));
+  B.node("MatMul", {"r1", "w2"}, {"h2"}, "mm2");
+  B.initializer("b2", {128}, wave(128, 0.5f, 4.0f));
+  B.node("Add", {"h2", "b2"}, {"a2"}, "add2");
+  B.initializer("s", {128}, wave(128, 2.0f, 5.0f));
+  B.node("Mul", {"a2", "s"}, {"y"}, "scale");
+  B.output("y", onnx::TensorProto_DataType_FLOAT);
+  const std::string Onnx = tempDir() + "/layout.onnx";
+  const std::string Bytes = B.bytes();
+  writeFile(Onnx, std::vector<uint8_t>(Bytes.begin(), Bytes.end()));
+  const std::string Folder = compileTo(Onnx);
+  rt::Model A = rt::loadModel(Onnx);
+  rt::Model C = rt::loadModel(Folder);
+  // Every constant of the loaded folder points into the one weights.bin mapping.
+  const uint8_t *LastSmall = nullptr, *FirstLarge = nullptr;
+  size_t Small = 0, Large = 0;
+  for (const rtd::Value &V : C.impl()->G->Values) {
+    if (!V.Const || V.Const->Bytes == 0 || !V.Const->Data)
+      continue;
+    const uint8_t *P = static_cast<const uint8_t *>(V.Const->Data);
+    if (V.Const->Bytes < rtd::kCompiledHotConstantBytes) {
+      ++Small;
+      LastSmall = std::max(LastSmall, P);
+    } else {
+      ++Large;
+      FirstLarge = FirstLarge ? std::min(FirstLarge, P) : P;
+    }
+  }
+  EXPECT_GE(Small, 2u); // the biases and the scale (fusions may fold some of them together)
+  ASSERT_EQ(Large, 2u);
+  EXPECT_LT(LastSmall, FirstLarge);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(FirstLarge) % rtd::kCompiledPageAlignment, 0u);
+  rt::Tensor X = rt::tensor(rt::ElementType::F32, rt::TensorShape::fromDims({4, 256}));
+  const std::vector<float> XV = wave(4 * 256, 1.0f);
+  std::memcpy(X.data(), XV.data(), XV.size() * sizeof(float));
+  expectIdentical(A, C, {X}, "small constants first");
+  // Without packed.bin the kernels pack from the moved weights: still the same outputs.
+  ASSERT_EQ(std::remove((Folder + "/" + rtd::kCompiledPackedFile).c_str()), 0);
+  rt::Model D = rt::loadModel(Folder);
+  EXPECT_EQ(D.impl()->PackedHits, 0u);
+  expectIdentical(A, D, {X}, "small constants first, packing at load");
 }

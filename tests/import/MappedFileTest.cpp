@@ -2,6 +2,7 @@
 // mapping re-reads it), and a range that is not inside the mapping is left alone.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -58,5 +59,40 @@ TEST(MappedFile, ReleasedPagesReadBackTheSameBytes) {
   EXPECT_FALSE(F->releaseResidentPages(F->Data + Size - 10, 11));
   EXPECT_FALSE(F->releaseResidentPages(nullptr, 0));
   EXPECT_EQ(Bytes[4096], static_cast<unsigned char>((4096u * 2654435761u) >> 13));
+  std::remove(Path.c_str());
+}
+
+TEST(MappedFile, HugeFolioMappingStartsOnATwoMiBBoundaryWithTheFilesBytes) {
+  // packed.bin's mapping (MappedFile::open(Path, /*HugeFolios=*/true)): 2 MiB aligned, the same
+  // bytes, a size that is not a page multiple, and an empty file mapped as nothing.
+  const std::string Path = ::testing::TempDir() + "/mapped_file_huge_test.bin";
+  const size_t Size = (3u << 20) + 1234;
+  std::vector<unsigned char> Bytes(Size);
+  for (size_t I = 0; I < Size; ++I)
+    Bytes[I] = static_cast<unsigned char>((I * 2246822519u) >> 11);
+  {
+    std::ofstream F(Path, std::ios::binary);
+    F.write(reinterpret_cast<const char *>(Bytes.data()), static_cast<std::streamsize>(Size));
+  }
+  for (int Round = 0; Round < 3; ++Round) { // mapped and unmapped again: no leftover reservation in the way
+    auto R = MappedFile::open(Path, /*HugeFolios=*/true);
+    ASSERT_TRUE(R.isOk()) << R.status().message();
+    const std::shared_ptr<MappedFile> F = R.value();
+    ASSERT_EQ(F->Size, Size);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(F->Data) % (uintptr_t{2} << 20), 0u);
+    EXPECT_EQ(std::memcmp(F->Data, Bytes.data(), Size), 0);
+    EXPECT_TRUE(F->releaseResidentPages(F->Data, Size));
+    EXPECT_EQ(std::memcmp(F->Data, Bytes.data(), Size), 0);
+  }
+  {
+    std::ofstream F(Path, std::ios::binary | std::ios::trunc);
+  }
+  auto Empty = MappedFile::open(Path, /*HugeFolios=*/true);
+  ASSERT_TRUE(Empty.isOk()) << Empty.status().message();
+  EXPECT_EQ(Empty.value()->Size, 0u);
+  EXPECT_EQ(Empty.value()->Data, nullptr);
+  auto Missing = MappedFile::open(Path + ".missing", /*HugeFolios=*/true);
+  ASSERT_FALSE(Missing.isOk());
+  EXPECT_NE(Missing.status().message().find("mapped_file_huge_test.bin.missing"), std::string::npos);
   std::remove(Path.c_str());
 }

@@ -66,7 +66,15 @@ std::vector<uint8_t> withPreamble(const char *Magic, std::vector<uint8_t> Body, 
 struct Encoder {
   ByteWriter Out;     ///< graph.bin's body
   ByteWriter Weights; ///< weights.bin, preamble space included (offsets are file offsets)
-  std::map<const ConstData *, uint64_t> Written;
+  /// The constants to lay out in weights.bin once the graph is encoded (layOutWeights), each with
+  /// the graph.bin positions of the offset fields that refer to it.
+  struct PendingConstant {
+    const ConstData *C;
+    const void *Bytes;
+    std::vector<size_t> OffsetFields;
+  };
+  std::vector<PendingConstant> Pending;
+  std::map<const ConstData *, size_t> PendingIndex;
   Status Error;
 
   void expr(const Expr &E) {
@@ -166,21 +174,37 @@ struct Encoder {
       return;
     }
     Out.u8(2);
-    auto It = Written.find(&C);
-    uint64_t Offset;
-    if (It != Written.end()) {
-      Offset = It->second;
-    } else {
-      Weights.padTo(C.Bytes >= kCompiledPageAlignment ? kCompiledPageAlignment : kCompiledSmallAlignment);
-      Offset = Weights.Bytes.size();
-      if (C.Bytes && Bytes)
-        Weights.raw(Bytes, C.Bytes);
-      else if (C.Bytes)
-        Weights.Bytes.resize(Weights.Bytes.size() + C.Bytes);
-      Written[&C] = Offset;
+    auto It = PendingIndex.find(&C);
+    if (It == PendingIndex.end()) {
+      It = PendingIndex.emplace(&C, Pending.size()).first;
+      Pending.push_back(PendingConstant{&C, Bytes, {}});
     }
-    Out.u64(Offset);
+    Pending[It->second].OffsetFields.push_back(Out.Bytes.size());
+    Out.u64(0); // patched by layOutWeights
     Out.u64(C.Bytes);
+  }
+  /// Writes the constants into weights.bin and their offsets into graph.bin: first the small ones
+  /// (below kCompiledHotConstantBytes: biases, norm scales, depthwise weights, shapes), in graph
+  /// order, then the large ones. The small ones are what a compiled model's kernels read at run
+  /// time when packed.bin serves their big weights; packed together they fill a few pages. The
+  /// kernel maps a file's whole large folio on a fault (Linux 6.18, ext4, a file written in one
+  /// piece as optimium-compile writes it), so a bias between two packed weights made megabytes of
+  /// those never-read weights resident (ResNet-50: +32 MiB peak RSS).
+  void layOutWeights() {
+    for (const bool Small : {true, false})
+      for (const PendingConstant &P : Pending) {
+        const ConstData &C = *P.C;
+        if ((C.Bytes < kCompiledHotConstantBytes) != Small)
+          continue;
+        Weights.padTo(C.Bytes >= kCompiledPageAlignment ? kCompiledPageAlignment : kCompiledSmallAlignment);
+        const uint64_t Offset = Weights.Bytes.size();
+        if (C.Bytes && P.Bytes)
+          Weights.raw(P.Bytes, C.Bytes);
+        else if (C.Bytes)
+          Weights.Bytes.resize(Weights.Bytes.size() + C.Bytes);
+        for (size_t Field : P.OffsetFields)
+          std::memcpy(Out.Bytes.data() + Field, &Offset, sizeof(Offset)); // little-endian, as ByteWriter
+      }
   }
   void attrValue(const AttrValue &A) {
     Out.u8(static_cast<uint8_t>(A.K));
@@ -845,7 +869,9 @@ Result<FolderFile> readFolderFile(const CompiledSource &Src, const std::string &
       return makeError(ErrorCode::Container, "compiled model folder '", Src.Folder, "' lacks its file '", Name,
                        "' (", std::strerror(errno), ")");
     }
-    auto M = MappedFile::open(F.Path);
+    // packed.bin is read whole by the first inference (on this CPU every entry is a hit); the
+    // other files only in parts (weights.bin's big constants not at all when packed.bin serves them).
+    auto M = MappedFile::open(F.Path, /*HugeFolios=*/Name == kCompiledPackedFile);
     if (!M.isOk())
       return makeError(ErrorCode::Container, "compiled model file '", F.Path, "' cannot be read: ", M.status().message());
     F.Mapping = M.value();
@@ -885,6 +911,7 @@ Result<CompiledFiles> encodeCompiledModel(const Graph &G, const CompileInfo &Inf
   E.graph(G, /*TopLevel=*/true);
   if (!E.Error.isOk())
     return E.Error;
+  E.layOutWeights();
   CompiledFiles F;
   F.Graph = withPreamble(kGraphMagic, std::move(E.Out.Bytes));
   std::vector<uint8_t> Body(E.Weights.Bytes.begin() + kCompiledPreambleBytes, E.Weights.Bytes.end());

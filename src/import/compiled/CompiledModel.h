@@ -46,6 +46,9 @@ constexpr size_t kCompiledPreambleBytes = 32;
 /// kernels page-aligned data and releases whole pages); smaller ones on 64 bytes.
 constexpr size_t kCompiledPageAlignment = 4096;
 constexpr size_t kCompiledSmallAlignment = 64;
+/// weights.bin holds the constants below this size first, then the larger ones (the encoder's
+/// layOutWeights says why). A writer's choice: readers take every constant at its recorded offset.
+constexpr size_t kCompiledHotConstantBytes = size_t{64} << 10;
 /// The bundle (single-file form) starts with this magic.
 constexpr char kCompiledBundleMagic[9] = "OPTMBNDL";
 

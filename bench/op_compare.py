@@ -51,6 +51,16 @@ def ort(model, threads, runs):
     return runs_ms[5:], {k: min(v[-runs:]) for k, v in per.items()}
 
 
+def graph_producers(model):
+    """Tensor name -> (producing node's name, its inputs), for ORT's fused nodes named after a tensor."""
+    try:
+        import onnx
+    except ImportError:
+        return {}
+    g = onnx.load(model, load_external_data=False).graph
+    return {o: (n.name, [i for i in n.input if i]) for n in g.node for o in n.output}
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("model")
@@ -72,7 +82,22 @@ def main():
         for p in name.split("+"):
             for k in [k for k in left if k[0] == p or k[0].startswith(p + "_")]:
                 take(i, k)
-    # 2. ORT's fused nodes named after the activation's output ("/blk/relu/Relu_output_0_nchwc"):
+    # 2. ORT's fused nodes are named after a tensor of the model ("/blk/relu_1/Relu_output_0_nchwc":
+    # the output of the Relu fused into the Conv before it): walk the graph back from the tensor's
+    # producer, through the activations and Adds fused into it, to a node of ours.
+    ours_index = {p: i for i, (name, _, _) in enumerate(mine) for p in name.split("+")}
+    producer = graph_producers(a.model)
+    for k in list(left):
+        n = k[0]
+        for suffix in ("_nchwc",):
+            if n.endswith(suffix):
+                n = n[: -len(suffix)]
+        node, seen = producer.get(n), 0
+        while node is not None and node[0] not in ours_index and seen < 4:
+            node, seen = producer.get(node[1][0]) if node[1] else None, seen + 1
+        if node is not None and node[0] in ours_index:
+            take(ours_index[node[0]], k)
+    # 3. The rest of ORT's fused nodes named after the activation's output:
     # the first node (in our order) of the same module that has no such node yet.
     fused = set()
     for k in sorted(left, key=lambda k: k[0]):

@@ -658,9 +658,10 @@ std::vector<OpTestCase> convCases() {
                {{"group", attrInt(2)}, {"strides", ints({2, 2})}, {"pads", ints({1, 1, 1, 1})}, {kFusedActMin, attrFloat(0.0f)},
                 {kFusedActMax, attrFloat(0.4f)}}),
       // Stride-2 3x3 (ResNet's downsampling conv2) through the im2col GEMM: a 7x7 output (the
-      // transposed GEMM: 9 six-row pixel panels, one task's rows, K past one GemmKC block; col^T
-      // panel rows stored whole but the last), and phase planes whose rows hold whole 8-lane
-      // segments, a left pad (the first segment starts at lane 1) and an odd width.
+      // transposed GEMM in the portable and AVX-512 variants, runTaps in the AVX2 one: 9 six-row
+      // pixel panels, one task's rows, K past one GemmKC block; col^T panel rows stored whole but
+      // the last), and phase planes whose rows hold whole 8-lane segments, a left pad (the first
+      // segment starts at lane 1) and an odd width.
       testCase("stride2_3x3_transposed_7x7", {X({1, 72, 14, 13}), W({40, 72, 3, 3}), W({40})},
                {{"strides", ints({2, 2})}, {"pads", ints({1, 1, 1, 1})}, {kFusedActMin, attrFloat(0.0f)}}, 1e-4),
       testCase("stride2_3x3_phase_planes", {X({2, 24, 37, 46}), W({20, 24, 3, 3}), W({20})},
@@ -692,6 +693,19 @@ std::vector<OpTestCase> convCases() {
       testCase("taps_avx2_s2_residual", {X({1, 16, 28, 28}), W({32, 16, 3, 3}), W({32}), X({1, 32, 14, 14})},
                {{"strides", ints({2, 2})}, {"pads", ints({1, 1, 1, 1})}, {kFusedResidual, attrInt(1)},
                 {kFusedActMin, attrFloat(0.0f)}}, 1e-4),
+      // runTaps reads a channels-last padded copy (taps ordered kh, kw, c): channel counts that are
+      // not a multiple of the 8 x 8 transposes (29, 13), output planes of 64 pixels or fewer (were
+      // the transposed GEMM's) with two images and a residual, one smaller than a tile (2 x 2), and
+      // balanced chunks: 33 tiles in one chunk, 42 in two of 21.
+      testCase("taps_avx2_s2_small_plane_residual", {X({2, 29, 9, 11}), W({40, 29, 3, 3}), W({40}), X({2, 40, 5, 6})},
+               {{"strides", ints({2, 2})}, {"pads", ints({1, 1, 1, 1})}, {kFusedResidual, attrInt(1)},
+                {kFusedActMin, attrFloat(0.0f)}}, 1e-4),
+      testCase("taps_avx2_s2_tiny_plane", {X({1, 13, 4, 4}), W({18, 13, 3, 3}), W({18})},
+               {{"strides", ints({2, 2})}, {"pads", ints({1, 1, 1, 1})}}, 1e-4),
+      testCase("taps_avx2_s2_one_chunk_33_tiles", {X({1, 24, 28, 28}), W({20, 24, 3, 3}), W({20})},
+               {{"strides", ints({2, 2})}, {"pads", ints({1, 1, 1, 1})}}, 1e-4),
+      testCase("taps_avx2_s2_two_chunks_hsigmoid", {X({1, 8, 41, 24}), W({24, 8, 3, 3}), W({24})},
+               hsigmoid({{"strides", ints({2, 2})}, {"pads", ints({1, 1, 1, 1})}}), 1e-4),
   };
 }
 

@@ -1,6 +1,6 @@
 // Conv as im2col + the blocked SGEMM (2-D, any group): a 1x1 stride-1 conv reads its input
 // planes as the GEMM's B, small output planes take the transposed GEMM, strided convs read
-// phase planes. Weights packed once at creation.
+// phase planes (on AVX2: a channels-last padded copy, runTaps). Weights packed once at creation.
 #include <algorithm>
 #include <cstring>
 
@@ -369,7 +369,7 @@ bool tapsEligible(const ConvAttrs &A) {
 }
 
 /// Tiles (6 pixels each) per chunk of runTaps.
-constexpr int64_t kTapsChunkTiles = 32;
+constexpr int64_t kTapsChunkTiles = 40;
 
 /// Convolutions whose output plane has at most this many pixels take the transposed GEMM (see
 /// ConvIm2colKernel::runTransposed) when their weights are constant.
@@ -400,7 +400,7 @@ public:
         return runError(Name.c_str(), "shapes differ from the packed weights");
       return runPhased(R, X, B, Y, nullptr, Ctx.Par);
     }
-    if (Taps && PackedWT && R.OutPlane > kTransposedMaxPlane)
+    if (Taps && PackedWT)
       return runTaps(R, X, B, Y, *PackedWT, Ctx.Par);
     if (A.Group == 1 && PackedWT && R.OutPlane <= kTransposedMaxPlane)
       return isPlainPointwise(A.W) ? runTransposedPointwise(R, X, B, Y, *PackedWT, Ctx.Par)
@@ -708,12 +708,14 @@ private:
 
   /// Group-1 strided convolution on AVX2 (ResNet's 3x3 stride-2 downsampling convs) as the
   /// transposed product Y^T[pixels, M] = col^T[pixels, K] x W^T[K, M] with col^T read in place:
-  /// the input is copied once into zero-padded planes, where pixel p's window starts at PixOff[p]
-  /// and tap k = (c, kh, kw) is TapOff[k] further, and tapsTileAvx2 broadcasts each pixel's
-  /// elements straight from there (no phase planes, no B-panel copies, all of K in registers, so
-  /// no partial sums go through memory). Work: pixel chunks whose input rows (all channels) fit
-  /// in L2, times the output channels' 16-wide panels in one or more groups; a chunk's input is
-  /// reused by every panel of the group, each panel of W^T streamed once per chunk.
+  /// the input is copied once, transposed to channels last, into a zero-padded image, where pixel
+  /// p's window starts at PixOff[p] and tap k = (kh, kw, c) is TapOff[k] further (W^T's rows are
+  /// packed in that order), and tapsTileAvx2 broadcasts each pixel's elements straight from there
+  /// (no phase planes, no B-panel copies). Work: balanced pixel chunks of up to kTapsChunkTiles
+  /// tiles, times the output channels' 16-wide panels in one group per thread; a chunk's input is
+  /// reused by every panel of the group, each panel of W^T streamed once per chunk. Small planes
+  /// (ResNet-50's 14x14 -> 7x7, 512 channels) take this path too: one chunk, the output channels
+  /// split between the threads.
   Status runTaps(const ConvRun &R, const float *X, const float *B, float *Y, const PackedB &WT,
                  const Parallel &Pool) const {
     const WindowAttrs &W = A.W;
@@ -733,32 +735,38 @@ private:
     Offsets.resize(static_cast<size_t>(KDim + Tiles * TileP));
     float *const Pd = Padded.data();
     int64_t *const TapOff = Offsets.data(), *const PixOff = TapOff + KDim;
-    for (int64_t K = 0; K < KDim; ++K)
-      TapOff[K] = K / (KH * KW) * PlaneP + K / KW % KH * DH * Wp + K % KW * DW;
+    // Channels last: tap k = (kh, kw, c) is element c of padded pixel (kh * DH, kw * DW) past the
+    // window origin, so the 16 broadcasts of consecutive k for one pixel read one cache line.
+    for (int64_t K = 0; K < KDim; ++K) {
+      const int64_t T = K / C, Ch = K % C;
+      TapOff[K] = (T / KW * DH * Wp + T % KW * DW) * C + Ch;
+    }
     for (int64_t P = 0; P < Tiles * TileP; ++P) // the last tile's extra pixels repeat pixel 0 (never stored)
-      PixOff[P] = P < Pixels ? P / OW * SH * Wp + P % OW * SW : 0;
-    // Chunks of kTapsChunkTiles tiles: their partial sums (12 KiB) and a K block's W^T panel (12
-    // KiB) stay in L1 while each tile takes its K block's rows of the input (from L2).
-    const int64_t ChunkTiles = kTapsChunkTiles;
-    const int64_t Chunks = (Tiles + ChunkTiles - 1) / ChunkTiles;
+      PixOff[P] = P < Pixels ? (P / OW * SH * Wp + P % OW * SW) * C : 0;
+    // Chunks of up to kTapsChunkTiles tiles: their partial sums (15 KiB) and a K block's W^T panel
+    // (12 KiB) stay in L1 while each tile takes its K block's rows of the input (from L2).
+    // Chunks are balanced: a 14x14 plane (33 tiles) was a chunk of 32 and one of a single tile that
+    // streamed all of W^T again for 6 pixels (and at 2 threads left one thread that tile).
+    const int64_t Chunks = (Tiles + kTapsChunkTiles - 1) / kTapsChunkTiles;
+    const int64_t ChunkTiles = (Tiles + Chunks - 1) / Chunks;
     const int64_t Groups = std::max<int64_t>(1, std::min<int64_t>(Panels, Par.threads()));
     // Rows of the padded plane: input row r - PH (zeros outside), columns [PW, PW + Copy) copied.
     const int64_t Col0 = std::min(PW, Wp), Copy = std::max<int64_t>(0, std::min(Wd, Wp - Col0));
     for (int64_t N = 0; N < R.N; ++N) {
       const float *Xn = X + N * C * R.InPlane;
-      Par.forRange(static_cast<size_t>(C), 8, [&](size_t Lo, size_t Hi) {
-        for (size_t Ch = Lo; Ch < Hi; ++Ch)
-          for (int64_t Rr = 0; Rr < Hp; ++Rr) {
-            float *D = Pd + static_cast<int64_t>(Ch) * PlaneP + Rr * Wp;
-            const int64_t Ih = Rr - PH;
-            if (Ih < 0 || Ih >= H || Copy == 0) {
-              std::fill(D, D + Wp, 0.0f);
-              continue;
-            }
-            std::fill(D, D + Col0, 0.0f);
-            std::memcpy(D + Col0, Xn + static_cast<int64_t>(Ch) * R.InPlane + Ih * Wd, static_cast<size_t>(Copy) * sizeof(float));
-            std::fill(D + Col0 + Copy, D + Wp, 0.0f);
+      // Padded row Rr (input row Rr - PH, zeros outside): Wp pixels of C channels each.
+      Par.forRange(static_cast<size_t>(Hp), 4, [&](size_t Lo, size_t Hi) {
+        for (size_t Rr = Lo; Rr < Hi; ++Rr) {
+          float *D = Pd + static_cast<int64_t>(Rr) * Wp * C;
+          const int64_t Ih = static_cast<int64_t>(Rr) - PH;
+          if (Ih < 0 || Ih >= H || Copy == 0) {
+            std::fill(D, D + Wp * C, 0.0f);
+            continue;
           }
+          std::fill(D, D + Col0 * C, 0.0f);
+          transposeToPlanesAvx2(Xn + Ih * Wd, R.InPlane, C, Copy, D + Col0 * C, C);
+          std::fill(D + (Col0 + Copy) * C, D + Wp * C, 0.0f);
+        }
       });
       float *Yn = Y + N * M * Pixels;
       Par.forRange(static_cast<size_t>(Chunks * Groups), 1, [&](size_t Lo, size_t Hi) {
@@ -915,9 +923,23 @@ KernelVariant im2colVariant(GemmIsa Isa, int Priority) {
               // A hit in the host's packed-weights cache borrows the packing (PackedWeights.h).
               if (SmallPlane || Taps) {
                 PackedT.reset(new PackedB);
-                const std::string Key = packedWeightsKey(I, 1, Name + "/wt/kc" + std::to_string(GemmKC));
+                // runTaps' W^T has its rows in another order: its own key, so a compiled folder
+                // packed before the channels-last layout misses and packs again at load.
+                const std::string Key =
+                    packedWeightsKey(I, 1, Name + (Taps ? "/wt/hwc/kc" : "/wt/kc") + std::to_string(GemmKC));
                 if (!borrowPackedB(Key, MK, KDim, Mg, GemmKC, /*Bf16=*/false, *PackedT)) {
-                  packB(MK, KDim, Mg, MatrixRef{Wt.as<float>(), 1, KDim}, *PackedT, Parallel());
+                  if (Taps) { // W^T rows in runTaps' tap order k = (kh, kw, c)
+                    const int64_t C = Wt.Dims[1], KHW = KDim / std::max<int64_t>(C, 1);
+                    std::vector<float> Reordered(static_cast<size_t>(Mg * KDim));
+                    const float *Src = Wt.as<float>();
+                    for (int64_t M = 0; M < Mg; ++M)
+                      for (int64_t Ch = 0; Ch < C; ++Ch)
+                        for (int64_t T = 0; T < KHW; ++T)
+                          Reordered[static_cast<size_t>(M * KDim + T * C + Ch)] = Src[M * KDim + Ch * KHW + T];
+                    packB(MK, KDim, Mg, MatrixRef{Reordered.data(), 1, KDim}, *PackedT, Parallel());
+                  } else {
+                    packB(MK, KDim, Mg, MatrixRef{Wt.as<float>(), 1, KDim}, *PackedT, Parallel());
+                  }
                   storePackedB(Key, *PackedT);
                 }
               } else {

@@ -16,6 +16,26 @@ using namespace optimium::runtime::detail;
 
 namespace {
 
+/// Bytes of this process's anonymous PROT_NONE mappings (/proc/self/maps rows "---p" without a
+/// path): where a reservation that was not handed back would show.
+size_t protNoneAnonymousBytes() {
+  std::ifstream Maps("/proc/self/maps");
+  std::string Line;
+  size_t Total = 0;
+  while (std::getline(Maps, Line)) {
+    unsigned long Lo = 0, Hi = 0, Inode = 0;
+    char Perms[8] = {0}, Dev[16] = {0};
+    unsigned long long Off = 0;
+    int Consumed = 0;
+    if (std::sscanf(Line.c_str(), "%lx-%lx %7s %llx %15s %lu %n", &Lo, &Hi, Perms, &Off, Dev, &Inode, &Consumed) < 6)
+      continue;
+    const bool NoPath = Line.find_first_not_of(' ', static_cast<size_t>(Consumed)) == std::string::npos;
+    if (std::strcmp(Perms, "---p") == 0 && Inode == 0 && NoPath)
+      Total += Hi - Lo;
+  }
+  return Total;
+}
+
 /// Resident memory of this process in KiB (VmRSS).
 long residentKiB() {
   std::ifstream F("/proc/self/status");
@@ -74,6 +94,7 @@ TEST(MappedFile, HugeFolioMappingStartsOnATwoMiBBoundaryWithTheFilesBytes) {
     std::ofstream F(Path, std::ios::binary);
     F.write(reinterpret_cast<const char *>(Bytes.data()), static_cast<std::streamsize>(Size));
   }
+  const size_t ProtNoneBefore = protNoneAnonymousBytes();
   for (int Round = 0; Round < 3; ++Round) { // mapped and unmapped again: no leftover reservation in the way
     auto R = MappedFile::open(Path, /*HugeFolios=*/true);
     ASSERT_TRUE(R.isOk()) << R.status().message();
@@ -83,7 +104,11 @@ TEST(MappedFile, HugeFolioMappingStartsOnATwoMiBBoundaryWithTheFilesBytes) {
     EXPECT_EQ(std::memcmp(F->Data, Bytes.data(), Size), 0);
     EXPECT_TRUE(F->releaseResidentPages(F->Data, Size));
     EXPECT_EQ(std::memcmp(F->Data, Bytes.data(), Size), 0);
+    // The PROT_NONE reservation's parts around the file's pages were handed back (an unaligned
+    // start leaves up to 2 MiB before them, the rest after).
+    EXPECT_EQ(protNoneAnonymousBytes(), ProtNoneBefore) << "round " << Round;
   }
+  EXPECT_EQ(protNoneAnonymousBytes(), ProtNoneBefore);
   {
     std::ofstream F(Path, std::ios::binary | std::ios::trunc);
   }

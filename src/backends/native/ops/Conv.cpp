@@ -706,6 +706,26 @@ std::vector<OpTestCase> convCases() {
                {{"strides", ints({2, 2})}, {"pads", ints({1, 1, 1, 1})}}, 1e-4),
       testCase("taps_avx2_s2_two_chunks_hsigmoid", {X({1, 8, 41, 24}), W({24, 8, 3, 3}), W({24})},
                hsigmoid({{"strides", ints({2, 2})}, {"pads", ints({1, 1, 1, 1})}}), 1e-4),
+      // Review edges (h28): a 1x1 window with padding (not the strided pointwise kernels' case), an
+      // input wider and taller than the windows reach (the padded copy cuts columns and rows), a
+      // single input and output channel, and K exactly two GemmKC blocks.
+      testCase("taps_avx2_s2_1x1_padded", {X({1, 7, 9, 10}), W({5, 7, 1, 1}), W({5})},
+               {{"strides", ints({2, 2})}, {"pads", ints({1, 1, 1, 1})}}, 1e-4),
+      testCase("taps_avx2_s2_input_cut", {X({2, 3, 12, 30}), W({4, 3, 3, 3}), W({4})}, {{"strides", ints({2, 2})}},
+               1e-4),
+      testCase("taps_avx2_s2_one_channel", {X({1, 1, 17, 19}), W({1, 1, 3, 3}), W({1})},
+               {{"strides", ints({2, 2})}, {"pads", ints({1, 0, 1, 2})}}, 1e-4),
+      testCase("taps_avx2_s2_k_two_blocks", {X({1, 64, 16, 16}), W({17, 64, 3, 3}), W({17})},
+               {{"strides", ints({2, 2})}, {"pads", ints({1, 1, 1, 1})}}, 1e-4),
+      // The strided 1x1 kernels: stride 2 down the rows only (the subsample copies whole rows), an
+      // input row exactly 2 x the output (the AVX2 even-lane loads end on the row's last element),
+      // and three images.
+      testCase("pointwise_rows_strided_avx2_2x1", {X({1, 8, 28, 14}), W({9, 8, 1, 1}), W({9})},
+               {{"strides", ints({2, 1})}}, 1e-4),
+      testCase("pointwise_rows_strided_avx2_exact_row_three_images", {X({3, 5, 28, 32}), W({11, 5, 1, 1})},
+               {{"strides", ints({2, 2})}}, 1e-4),
+      testCase("pointwise_transposed_strided_avx2_exact_row", {X({3, 260, 14, 16}), W({9, 260, 1, 1}), W({9})},
+               {{"strides", ints({2, 2})}}, 1e-4),
   };
 }
 

@@ -556,9 +556,18 @@ Status RequestImpl::prepareDeviceArenas() {
   }
   for (size_t V = 0; V < NV; ++V) {
     const int A = Plan->DeviceArenaOf[V];
-    if (A >= 0)
-      DevViews[V] = DeviceBuffer::view(DevArenas[static_cast<size_t>(A)], static_cast<uint64_t>(Plan->DeviceOffsets[V]),
-                                       valueBytes(static_cast<int>(V)));
+    if (A < 0)
+      continue;
+    const std::shared_ptr<DeviceBuffer> &Arena = DevArenas[static_cast<size_t>(A)];
+    const uint64_t Offset = static_cast<uint64_t>(Plan->DeviceOffsets[V]), Bytes = valueBytes(static_cast<int>(V));
+    if (Offset > Arena->Bytes || Bytes > Arena->Bytes - Offset) { // the planner's contract, checked: never a view past the arena
+      DevViews.assign(NV, nullptr);
+      DevArenas.clear();
+      return makeError(ErrorCode::Device, "the device plan of model '", M->Name, "' places value '",
+                       M->G->Values[V].Name, "' (", Bytes, " bytes at offset ", Offset, ") outside its ", Arena->Bytes,
+                       "-byte arena");
+    }
+    DevViews[V] = DeviceBuffer::view(Arena, Offset, Bytes);
   }
   DevViewsPlan = Plan;
   return Status::ok();

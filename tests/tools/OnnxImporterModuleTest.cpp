@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <sys/stat.h>
@@ -70,6 +71,7 @@ TEST(OnnxImporterModule, ProtobufIsLoadedOnlyForOnnxModels) {
   EXPECT_NE(R.Out.find("[SUCCESS]"), std::string::npos) << R.Out;
   EXPECT_NE(R.Err.find("liboptimium-runtime-onnx.so"), std::string::npos) << R.Err;
   EXPECT_NE(R.Err.find("libprotobuf"), std::string::npos) << R.Err;
+  std::filesystem::remove_all(Dir);
 }
 
 // A runtime library without the module beside it (or with something else under its name) still
@@ -115,4 +117,5 @@ TEST(OnnxImporterModule, AMissingOrForeignModuleIsAClearError) {
   copyFile(OPTIMIUM_ONNX_MODULE, Lib + "/liboptimium-runtime-onnx.so");
   R = runWithEnv(Env, Args, Dir);
   EXPECT_EQ(R.Code, 0) << R.Out << R.Err;
+  std::filesystem::remove_all(Dir);
 }

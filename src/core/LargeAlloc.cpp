@@ -17,6 +17,13 @@ namespace {
 constexpr size_t kHuge = size_t{2} << 20;
 }
 
+size_t hugePageBytesOf(size_t Bytes) {
+  if (Bytes < largeBlockBytes())
+    return 0;
+  const size_t Whole = Bytes / kHuge * kHuge;
+  return Bytes - Whole >= kHuge / 2 ? Whole + kHuge : Whole;
+}
+
 void *allocateBlock(size_t Bytes, bool Zero, size_t &MappedBytes) {
   MappedBytes = 0;
 #if defined(__linux__)
@@ -33,10 +40,10 @@ void *allocateBlock(size_t Bytes, bool Zero, size_t &MappedBytes) {
       if (End > Aligned + Rounded)
         munmap(reinterpret_cast<void *>(Aligned + Rounded), End - (Aligned + Rounded));
 #ifdef MADV_HUGEPAGE
-      // Huge pages for the whole 2 MiB stretches only: the tail stays in 4 KiB pages, so a block
-      // just over a huge page does not make almost two of them resident. Advisory: fine if refused.
-      if (Bytes >= kHuge)
-        madvise(reinterpret_cast<void *>(Aligned), Bytes / kHuge * kHuge, MADV_HUGEPAGE);
+      // Advisory: fine if refused.
+      const size_t HugeBytes = hugePageBytesOf(Bytes);
+      if (HugeBytes)
+        madvise(reinterpret_cast<void *>(Aligned), HugeBytes, MADV_HUGEPAGE);
 #endif
       MappedBytes = Rounded;
       return reinterpret_cast<void *>(Aligned);

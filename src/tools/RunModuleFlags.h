@@ -29,6 +29,13 @@ struct RunModuleOptions {
   bool Help = false;
   /// No argument at all: run the bundled digits model over its held-out set.
   bool NoArguments = false;
+  /// Not a flag: set by runModuleMain only. Once the results are printed and written (and stdout,
+  /// stderr and the output files flushed and closed), the process ends with _exit(code) instead of
+  /// unwinding: the model's ~100-200 MB of mappings, its thread pool and every library's static
+  /// destructors (protobuf's descriptor pools among them) are left to the kernel, which frees them
+  /// anyway (docs/compiled-models.md, "Load time and memory"). An embedder calling runModule keeps
+  /// the full teardown.
+  bool ExitWithoutTeardown = false;
 };
 
 /// Parses the command line (argv[0] is the program name). `--flagfile=path` is replaced by the flags

@@ -792,3 +792,38 @@ TEST(RunModuleEndToEnd, FlagfileAndHelp) {
   EXPECT_EQ(R.Code, 0);
   EXPECT_NE(R.Out.find("Usage: optimium-run"), std::string::npos);
 }
+
+// optimium-run (runModuleMain) ends with _exit once its results are out (RunModuleOptions::
+// ExitWithoutTeardown): everything it prints or writes must still arrive, with the same exit code.
+TEST(RunModuleEndToEnd, ExitWithoutTeardownKeepsEveryOutputAndTheExitCode) {
+  const std::string Dir = tempDir();
+  RunResult R = runTool({"--module=" + Digits, "--input=@" + Digits + "/sample_input.npy", "--output=@" + Dir + "/y.npy",
+                         "--print_statistics"});
+  ASSERT_EQ(R.Code, 0) << R.Out << R.Err;
+  // The last line printed (after the results and the timings) came through the pipe.
+  EXPECT_NE(R.Out.find("optimium-run: peak resident memory "), std::string::npos) << R.Out;
+  EXPECT_EQ(R.Out.back(), '\n');
+  EXPECT_EQ(compareArrays(readNpyFile(Digits + "/sample_output.npy"), readNpyFile(Dir + "/y.npy")), "");
+  // A mismatch still exits 1 with its report printed.
+  R = runTool({"--module=" + Digits, "--input=@" + Digits + "/sample_input.npy", "--expected_output=1x10xf32=0.1"});
+  EXPECT_EQ(R.Code, 1) << R.Out << R.Err;
+  EXPECT_NE(R.Out.find("[FAILED] 1 of 1 outputs did not match their expectations"), std::string::npos) << R.Out;
+}
+
+// The library function itself returns (and tears down) unless asked not to; asked, it exits.
+TEST(RunModuleInProcess, ReturnsUnlessAskedToExitWithoutTeardown) {
+  RunModuleOptions O;
+  O.Module = Digits;
+  O.Inputs = {"@" + Digits + "/sample_input.npy"};
+  O.ExpectedOutputs = {"@" + Digits + "/sample_output.npy"};
+  for (int Run = 0; Run < 2; ++Run) {
+    std::ostringstream Out, Err;
+    EXPECT_EQ(runModule(O, Out, Err), 0) << Out.str() << Err.str();
+    EXPECT_NE(Out.str().find("[SUCCESS]"), std::string::npos) << Out.str();
+  }
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  O.ExitWithoutTeardown = true;
+  EXPECT_EXIT(runModule(O, std::cout, std::cerr), ::testing::ExitedWithCode(0), "");
+  O.ExpectedOutputs = {"1x10xf32=0.1"};
+  EXPECT_EXIT(runModule(O, std::cout, std::cerr), ::testing::ExitedWithCode(1), "");
+}

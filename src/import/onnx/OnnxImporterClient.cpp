@@ -1,0 +1,127 @@
+// The shared runtime's side of the ONNX importer module (see OnnxImporterModule.h): importOnnxPath
+// and importOnnxBuffer load liboptimium-runtime-onnx.so from beside the runtime library on first
+// use and call into it. Compiled into liboptimium-runtime.so only, in place of OnnxImporter.cpp.
+#include "import/onnx/OnnxImporterModule.h"
+
+#include <climits>
+#include <cstdlib>
+#include <dlfcn.h>
+
+#include "import/onnx/LegacyOpsets.h"
+#include "import/onnx/ModelMetadata.h"
+#include "ir/Scopes.h"
+
+namespace optimium {
+namespace runtime {
+namespace detail {
+
+namespace {
+
+OnnxHostFunctions hostFunctions() {
+  OnnxHostFunctions H;
+  H.GraphFindValue = [](const Graph &G, const std::string &Name) { return G.findValue(Name); };
+  H.GraphAddValue = [](Graph &G, Value V) { return G.addValue(std::move(V)); };
+  H.GraphRebuildUseLists = [](Graph &G) { G.rebuildUseLists(); };
+  H.NodeDescribe = [](const Node &N) { return N.describe(); };
+  H.CapturedNames = [](const Node &N) { return capturedNames(N); };
+  H.IsLogEnabled = [](LogLevel Level) { return isLogEnabled(Level); };
+  H.LogMessage = [](LogLevel Level, const std::string &Message) { logMessage(Level, Message); };
+  H.UpgradeLegacyNode = [](Node &N) { return upgradeLegacyNode(N); };
+  H.ReadModelMetadata = [](const std::vector<std::pair<std::string, std::string>> &Props) {
+    return readModelMetadata(Props);
+  };
+  H.MapFile = [](const std::string &Path, bool HugeFolios) { return MappedFile::open(Path, HugeFolios); };
+  H.ReleaseResidentPages = [](const MappedFile &F, const void *P, size_t Bytes) {
+    return F.releaseResidentPages(P, Bytes);
+  };
+  H.AllocateConst = [](ElementType Type, std::vector<int64_t> Dims) { return ConstData::allocate(Type, std::move(Dims)); };
+  H.MakeSymbol = [](const std::string &Symbol) { return Expr(Symbol); };
+  H.ShapeFromDims = [](const std::vector<int64_t> &Dims) { return TensorShape::fromDims(Dims); };
+  H.ElementSize = [](ElementType Type) { return getElementSize(Type); };
+  H.ElementTypeName = [](ElementType Type) { return toString(Type); };
+  return H;
+}
+
+std::string folderOf(const std::string &Path) {
+  const size_t Slash = Path.find_last_of('/');
+  return Slash == std::string::npos ? std::string("./") : Path.substr(0, Slash + 1);
+}
+
+/// Where the module may be: beside the runtime library as the loader found it, then beside the file
+/// that path resolves to (a symlinked runtime, e.g. a folder holding only the runtime).
+std::vector<std::string> moduleCandidates() {
+  std::vector<std::string> Out;
+  Dl_info Info{};
+  if (!dladdr(reinterpret_cast<void *>(&hostFunctions), &Info) || !Info.dli_fname)
+    return Out;
+  Out.push_back(folderOf(Info.dli_fname) + kOnnxModuleFile);
+  if (char *Real = ::realpath(Info.dli_fname, nullptr)) {
+    const std::string Candidate = folderOf(Real) + kOnnxModuleFile;
+    std::free(Real);
+    if (Candidate != Out.front())
+      Out.push_back(Candidate);
+  }
+  return Out;
+}
+
+struct LoadedModule {
+  const OnnxImporterFunctions *Functions = nullptr;
+  std::string Error;
+};
+
+// Loaded once per process and never unloaded (RTLD_NODELETE): graphs, mappings and deleters made
+// by its code outlive any one call.
+const LoadedModule &onnxModule() {
+  static const OnnxHostFunctions Host = hostFunctions();
+  static const LoadedModule Loaded = [] {
+    LoadedModule L;
+    const std::vector<std::string> Candidates = moduleCandidates();
+    std::string Tried;
+    for (const std::string &Path : Candidates) {
+      void *Handle = ::dlopen(Path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+      if (!Handle) {
+        const char *Why = ::dlerror();
+        Tried += (Tried.empty() ? "" : "; ") + std::string(Why ? Why : Path + ": cannot be loaded");
+        continue;
+      }
+      using Entry = const OnnxImporterFunctions *(*)(const OnnxHostFunctions *);
+      auto Init = reinterpret_cast<Entry>(::dlsym(Handle, kOnnxModuleEntry));
+      const OnnxImporterFunctions *F = Init ? Init(&Host) : nullptr;
+      if (!F || F->Abi != kOnnxModuleAbi || F->Bytes != sizeof(OnnxImporterFunctions) || !F->ImportPath ||
+          !F->ImportBuffer) {
+        Tried += (Tried.empty() ? "" : "; ") + Path + ": not the ONNX importer of this runtime build (" +
+                 (Init ? "its tables do not match" : std::string("no ") + kOnnxModuleEntry) + ")";
+        continue;
+      }
+      L.Functions = F;
+      return L;
+    }
+    L.Error = std::string("loading an ONNX model needs the importer module ") + kOnnxModuleFile +
+              " beside the runtime library, which was not usable: " +
+              (Tried.empty() ? std::string("the runtime library's own path is unknown") : Tried);
+    return L;
+  }();
+  return Loaded;
+}
+
+} // namespace
+
+Result<ImportedModel> importOnnxPath(const std::string &Path) {
+  const LoadedModule &M = onnxModule();
+  if (!M.Functions)
+    return makeError(ErrorCode::Extension, Path, ": ", M.Error);
+  return M.Functions->ImportPath(Path);
+}
+
+Result<ImportedModel> importOnnxBuffer(const uint8_t *Data, size_t Size, const std::string &BaseDir,
+                                       const std::string &SourceName, std::shared_ptr<const void> Owner,
+                                       ExternalDataReader Reader) {
+  const LoadedModule &M = onnxModule();
+  if (!M.Functions)
+    return makeError(ErrorCode::Extension, SourceName, ": ", M.Error);
+  return M.Functions->ImportBuffer(Data, Size, BaseDir, SourceName, std::move(Owner), std::move(Reader));
+}
+
+} // namespace detail
+} // namespace runtime
+} // namespace optimium

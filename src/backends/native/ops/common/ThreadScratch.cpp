@@ -1,14 +1,11 @@
 // The per-thread scratch stack (see ThreadScratch.h).
 #include "backends/native/ops/common/ThreadScratch.h"
 
-#include <cstdlib>
+#include <algorithm>
 #include <new>
+#include <vector>
 
 #include "core/LargeAlloc.h"
-
-#if defined(__linux__)
-#include <sys/mman.h>
-#endif
 
 namespace optimium {
 namespace runtime {
@@ -17,47 +14,49 @@ namespace ops {
 
 namespace {
 
-constexpr size_t kAlign = 64, kHuge = size_t{2} << 20;
+constexpr size_t kAlign = 64;
 
-/// One thread's stack: reserved on first use, unmapped when the thread ends.
-struct Stack {
+/// One block of a thread's stack (core/LargeAlloc.h: from 2 MiB up mapped with huge pages).
+struct Segment {
   char *Base = nullptr;
-  size_t Reserved = 0, Top = 0, HighWater = 0;
-  bool Tried = false;
+  size_t Size = 0, Mapped = 0;
+};
 
-  void reserve() {
-    Tried = true;
-#if defined(__linux__)
-    const size_t Want = threadScratchReserveBytes(), Prefix = threadScratchSmallPageBytes();
-    // Over-reserve by a huge page so that the stack's first Prefix bytes end on a 2 MiB boundary;
-    // MAP_NORESERVE: address space only, no commit charge until touched.
-    void *Raw = mmap(nullptr, Want + kHuge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (Raw == MAP_FAILED)
+/// One thread's stack: segments allocated on demand and kept (freed when the thread ends).
+/// Segments [0, Cur] hold live frames' blocks; the ones after Cur are free, kept for reuse.
+struct Stack {
+  std::vector<Segment> Segs;
+  size_t Cur = 0, Top = 0;   ///< the next block starts at Segs[Cur].Base + Top
+  size_t Used = 0, HighWater = 0;
+
+  /// Makes Segs[Index] at least Bytes long: a free segment too small for them is replaced.
+  void provide(size_t Index, size_t Bytes) {
+    if (Index < Segs.size() && Segs[Index].Size >= Bytes)
       return;
-    const uintptr_t Start = reinterpret_cast<uintptr_t>(Raw), End = Start + Want + kHuge;
-    const uintptr_t Begin = (Start + Prefix + kHuge - 1) / kHuge * kHuge - Prefix;
-    if (Begin > Start)
-      munmap(Raw, Begin - Start);
-    if (End > Begin + Want)
-      munmap(reinterpret_cast<void *>(Begin + Want), End - (Begin + Want));
-    // The prefix in 4 KiB pages (also where THP is "always"), the rest in huge pages (advisory:
-    // fine if refused).
-#ifdef MADV_NOHUGEPAGE
-    madvise(reinterpret_cast<void *>(Begin), Prefix, MADV_NOHUGEPAGE);
-#endif
-#ifdef MADV_HUGEPAGE
-    madvise(reinterpret_cast<void *>(Begin + Prefix), Want - Prefix, MADV_HUGEPAGE);
-#endif
-    Base = reinterpret_cast<char *>(Begin);
-    Reserved = Want;
-#endif
+    // The first segment in 4 KiB pages (small models' whole stack: MobileNetV2 ~125 KB per
+    // thread); later ones at least a huge page each, doubling, so a stack that grows during the
+    // first inference is a few blocks.
+    size_t Size = std::max(Bytes, threadScratchSmallPageBytes());
+    if (Index > 0) {
+      Size = std::max({Bytes, size_t{2} << 20, 2 * Segs[Index - 1].Size});
+      Size = (Size + (size_t{2} << 20) - 1) / (size_t{2} << 20) * (size_t{2} << 20);
+    }
+    Segment S;
+    S.Base = static_cast<char *>(allocateBlock(Size, /*Zero=*/false, S.Mapped));
+    if (!S.Base)
+      throw std::bad_alloc();
+    S.Size = Size;
+    if (Index < Segs.size()) {
+      freeBlock(Segs[Index].Base, Segs[Index].Mapped);
+      Segs[Index] = S;
+    } else {
+      Segs.push_back(S);
+    }
   }
 
   ~Stack() {
-#if defined(__linux__)
-    if (Base)
-      munmap(Base, Reserved);
-#endif
+    for (const Segment &S : Segs)
+      freeBlock(S.Base, S.Mapped);
   }
 };
 
@@ -68,52 +67,41 @@ Stack &threadStack() {
 
 } // namespace
 
-struct ScratchFrame::Spill {
-  void *P;
-  size_t Mapped;
-  Spill *Next;
-};
-
-ScratchFrame::ScratchFrame() : Mark(threadStack().Top) {}
+ScratchFrame::ScratchFrame() {
+  const Stack &S = threadStack();
+  Cur = S.Cur, Top = S.Top, Used = S.Used;
+}
 
 ScratchFrame::~ScratchFrame() {
-  threadStack().Top = Mark;
-  while (Spilled) {
-    Spill *Next = Spilled->Next;
-    freeBlock(Spilled->P, Spilled->Mapped);
-    delete Spilled;
-    Spilled = Next;
-  }
+  Stack &S = threadStack();
+  S.Cur = Cur, S.Top = Top, S.Used = Used;
 }
 
 void *ScratchFrame::bytes(size_t Bytes) {
   Stack &S = threadStack();
-  if (!S.Tried)
-    S.reserve();
   const size_t Size = (Bytes + kAlign - 1) / kAlign * kAlign + (Bytes == 0 ? kAlign : 0);
-  if (S.Base && Size <= S.Reserved - S.Top) {
-    void *P = S.Base + S.Top;
-    S.Top += Size;
-    if (S.Top > S.HighWater)
-      S.HighWater = S.Top;
-    return P;
+  if (S.Segs.empty()) {
+    S.provide(0, Size);
+    S.Cur = 0, S.Top = 0;
+  } else if (Size > S.Segs[S.Cur].Size - S.Top) { // the rest of this segment is skipped
+    S.provide(S.Cur + 1, Size);
+    ++S.Cur, S.Top = 0;
   }
-  // Past the reservation (or none): a block of its own, freed with the frame.
-  size_t Mapped = 0;
-  void *P = allocateBlock(Size, /*Zero=*/false, Mapped);
-  if (!P)
-    throw std::bad_alloc();
-  Spilled = new Spill{P, Mapped, Spilled};
+  void *P = S.Segs[S.Cur].Base + S.Top;
+  S.Top += Size, S.Used += Size;
+  S.HighWater = std::max(S.HighWater, S.Used);
   return P;
 }
 
 ThreadScratchStats threadScratchStats() {
   const Stack &S = threadStack();
   ThreadScratchStats R;
-  R.InUse = S.Top;
+  R.InUse = S.Used;
   R.HighWater = S.HighWater;
-  R.Reserved = S.Reserved;
-  R.Base = S.Base;
+  for (const Segment &G : S.Segs)
+    R.Reserved += G.Size;
+  R.Segments = S.Segs.size();
+  R.Base = S.Segs.empty() ? nullptr : S.Segs[0].Base;
   return R;
 }
 

@@ -3,10 +3,9 @@
 // ScratchFrame and gives it back when the frame ends; frames nest (a Winograd task's tile buffers,
 // then the GEMM's panel inside it). Why: each site's own buffer was allocated and faulted in 4 KiB
 // at a time during the first inference (ResNet-50: ~2700 of its ~4000 page faults, most of its
-// first-vs-steady gap), and every site kept its own high-water mark resident. The stack is one
-// address range reserved once per thread (no physical memory until touched), transparent huge
-// pages requested past a small prefix, so it never moves and its pages stay resident for the next
-// inference.
+// first-vs-steady gap), and every site kept its own high-water mark resident. The stack's blocks
+// are kept for the thread's life, so the next inference faults nothing in; past a first block in
+// 4 KiB pages they are huge-page blocks (core/LargeAlloc.h).
 #pragma once
 
 #include <cstddef>
@@ -28,32 +27,27 @@ public:
   ScratchFrame(const ScratchFrame &) = delete;
   ScratchFrame &operator=(const ScratchFrame &) = delete;
 
-  /// Bytes of storage, 64-byte aligned, contents unspecified; throws std::bad_alloc when neither
-  /// the stack nor the heap has it.
+  /// Bytes of storage, 64-byte aligned, contents unspecified; throws std::bad_alloc when the
+  /// stack cannot grow.
   void *bytes(size_t Bytes);
   /// N elements of T (a trivial type), 64-byte aligned, contents unspecified.
   template <class T> T *take(size_t N) { return static_cast<T *>(bytes(N * sizeof(T))); }
 
 private:
-  size_t Mark;
-  struct Spill; // blocks past the stack's reservation, freed with the frame
-  Spill *Spilled = nullptr;
+  size_t Cur, Top, Used; // the thread's stack position when the frame began
 };
 
-/// This thread's stack: bytes in use now, its high-water mark, and the reservation (0 until the
-/// first frame takes something; 0 too where the reservation failed and frames use the heap).
+/// This thread's stack: bytes taken by live frames, the most ever taken at once, the bytes of its
+/// blocks and how many there are, and the first block (null before the first take).
 struct ThreadScratchStats {
-  size_t InUse = 0, HighWater = 0, Reserved = 0;
+  size_t InUse = 0, HighWater = 0, Reserved = 0, Segments = 0;
   const void *Base = nullptr;
 };
 ThreadScratchStats threadScratchStats();
 
-/// The address range reserved per thread.
-constexpr size_t threadScratchReserveBytes() { return size_t{256} << 20; }
-/// The stack's first bytes, in 4 KiB pages; past them it is in 2 MiB huge pages (where THP is
-/// available). Small models' stacks stay inside the prefix (MobileNetV2: ~125 KB per thread), so a
-/// huge page would add to their peak RSS; larger ones (ResNet-50: ~2 MB per thread) fault 128
-/// small pages and then one huge page per 2 MiB instead of 512 small ones.
+/// The stack's first block, in 4 KiB pages (a small model's whole stack: MobileNetV2 ~125 KB per
+/// thread, where a huge page would add to its peak RSS). Later blocks are at least 2 MiB, huge
+/// pages where THP is available, each at least twice the one before (ResNet-50: ~2 MB per thread).
 constexpr size_t threadScratchSmallPageBytes() { return size_t{512} << 10; }
 
 } // namespace ops

@@ -688,6 +688,36 @@ TEST(CompiledModel, WinogradTransformedWeightsAreInTheFolder) {
   expectIdentical(A, M, In, "winograd");
 }
 
+TEST(CompiledModel, BlockedDepthwiseWeightsAreInTheFolder) {
+  // A 7x7 depthwise convolution (ConvNeXt's) runs the AVX2 channels-in-lanes kernel on an AVX2 CPU
+  // without AVX-512: its weights in 8-lane blocks go into packed.bin and the folder's load borrows
+  // them (no copy at load), outputs identical to the ONNX file's. 20 channels: a partial last block.
+  rt::AutoInit Init;
+  constexpr int64_t C = 20, H = 14;
+  OnnxBuilder B(13);
+  B.input("x", onnx::TensorProto_DataType_FLOAT, {1, C, H, H});
+  B.initializer("w", {C, 1, 7, 7}, wave(C * 49, 0.2f));
+  B.initializer("b", {C}, wave(C, 0.3f, 1.0f));
+  onnx::NodeProto *Conv = B.node("Conv", {"x", "w", "b"}, {"y"}, "dw7x7");
+  OnnxBuilder::attrInts(Conv, "pads", {3, 3, 3, 3});
+  OnnxBuilder::attrInt(Conv, "group", C);
+  B.output("y", onnx::TensorProto_DataType_FLOAT);
+  const std::string Onnx = tempDir() + "/depthwise7x7.onnx";
+  const std::string Bytes = B.bytes();
+  writeFile(Onnx, std::vector<uint8_t>(Bytes.begin(), Bytes.end()));
+  const std::string Folder = compileTo(Onnx);
+  const std::vector<std::string> Keys = packedKeys(Folder);
+  if (rtd::cpuFeatures().avx2Fma() && !rtd::cpuFeatures().AVX512F) {
+    EXPECT_EQ(countKeysWith(Keys, "f32_conv__depthwise_blocked_avx2"), 1u);
+  }
+  rt::Model A = rt::loadModel(Onnx);
+  rt::Model M = rt::loadModel(Folder);
+  EXPECT_EQ(M.impl()->PackedHits, Keys.size());
+  EXPECT_EQ(M.impl()->PackedMisses, 0u);
+  std::vector<rt::Tensor> In = inputsFor(A, "");
+  expectIdentical(A, M, In, "depthwise7x7");
+}
+
 TEST(CompiledModel, StridedPointwiseWeightsAreInTheFolder) {
   // ResNet-style downsample convolutions (1x1 stride 2): 64 -> 96 from 28x28 to 14x14 and 128 ->
   // 96 from 14x14 to 7x7. On an AVX2 CPU without AVX-512 they run the strided pointwise-rows and

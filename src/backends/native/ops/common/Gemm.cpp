@@ -5,6 +5,7 @@
 #include "backends/native/ops/common/GemmBf16.h"
 #include "backends/native/ops/common/GemmWriteBack512.h"
 #include "backends/native/ops/common/MathApprox.h"
+#include "backends/native/ops/common/ThreadScratch.h"
 #include "backends/native/ops/common/VecMath256.h"
 #include "backends/native/ops/common/VecMath512.h"
 #include "core/CpuFeatures.h"
@@ -753,9 +754,9 @@ void gemmDriver(const GemmMicroKernel &MK, int64_t M, int64_t K, const GemmASour
   Par.forRange(static_cast<size_t>(TasksM * TasksN), 1, [&](size_t Begin, size_t End) {
     // B rows in place: each K block of the task's column panels is copied here, into a buffer of
     // this worker (L1/L2-sized: at most BlockN panels), right before the task's tiles reuse it.
-    thread_local AlignedFloats Panel;
-    if (!PB && Panel.size() < static_cast<size_t>(BlockN * KC * NR))
-      Panel.resize(static_cast<size_t>(BlockN * KC * NR));
+    // (on its scratch stack, ThreadScratch.h: above a Winograd task's tile buffers when nested)
+    ScratchFrame Scratch;
+    float *const PanelData = PB ? nullptr : Scratch.take<float>(static_cast<size_t>(BlockN * KC * NR));
     // Tiles of row panels [Pa, Pb) in column panel Q: the call's fields that do not depend on the
     // row panel are set once (a 16-k tile of a SqueezeNet 1x1 conv is ~100 cycles of FMAs, and
     // rebuilding the call per tile cost 8-10% of that model on AVX2).
@@ -795,14 +796,14 @@ void gemmDriver(const GemmMicroKernel &MK, int64_t M, int64_t K, const GemmASour
         const bool RowsOutside = (P1 - P0) * MR * Kc * static_cast<int64_t>(sizeof(float)) > (256 << 10);
         if (PB16) {
           for (int64_t Q = Q0; Q < Q1; ++Q) {
-            unpackBf16Panel(MK, PB16 + K0 * Npad + Q * Kc * NR, Kc, Panel.data());
-            rowTiles(P0, P1, Q, K0, Kc, Panel.data(), nullptr);
+            unpackBf16Panel(MK, PB16 + K0 * Npad + Q * Kc * NR, Kc, PanelData);
+            rowTiles(P0, P1, Q, K0, Kc, PanelData, nullptr);
           }
           continue;
         }
         if (!PB) {
           for (int64_t Q = Q0; Q < Q1; ++Q) {
-            float *Dst = Panel.data() + (RowsOutside ? (Q - Q0) * KC * NR : 0);
+            float *Dst = PanelData + (RowsOutside ? (Q - Q0) * KC * NR : 0);
             const int64_t Nr = std::min(NR, N - Q * NR);
 #ifdef OPT_GEMM_X86
             if (MK.Isa == GemmIsa::Avx512 && NR == 32)
@@ -818,7 +819,7 @@ void gemmDriver(const GemmMicroKernel &MK, int64_t M, int64_t K, const GemmASour
           if (RowsOutside)
             for (int64_t P = P0; P < P1; ++P)
               for (int64_t Q = Q0; Q < Q1; ++Q)
-                rowTiles(P, P + 1, Q, K0, Kc, Panel.data() + (Q - Q0) * KC * NR, nullptr);
+                rowTiles(P, P + 1, Q, K0, Kc, PanelData + (Q - Q0) * KC * NR, nullptr);
           continue;
         }
         for (int64_t Q = Q0; Q < Q1; ++Q) {

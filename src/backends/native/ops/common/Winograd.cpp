@@ -7,6 +7,7 @@
 #include "backends/native/ops/common/Winograd.h"
 
 #include "backends/native/ops/common/PackedWeights.h"
+#include "backends/native/ops/common/ThreadScratch.h"
 #include "backends/native/ops/common/Transpose256.h"
 #include "backends/native/ops/common/VecMath512.h"
 
@@ -765,17 +766,14 @@ void Winograd3x3::runTiles(const float *X, const WinogradGeometry &G, float *Y, 
   const int64_t MaxCols = std::min(Kp, ceilDiv(Splits, Groups) * kSplitCols);
   const int64_t Wp = TileT * TG.TW + 2, Wo = TileT * TG.TW;
   Par.forRange(static_cast<size_t>(Tasks), 1, [&](size_t Lo, size_t Hi) {
-    thread_local AlignedFloats VBuf, MBuf, XBuf, YBuf;
-    const auto Reserve = [](AlignedFloats &Buf, int64_t N) {
-      if (Buf.size() < static_cast<size_t>(N))
-        Buf.resize(static_cast<size_t>(N));
-    };
-    Reserve(VBuf, Points * MaxRows * Cp);
-    Reserve(MBuf, Points * MaxRows * MaxCols);
-    if (Transforms != GemmIsa::Portable) {
-      Reserve(XBuf, Cp * (TileT * MaxTileRows + 2) * Wp);
-      Reserve(YBuf, MaxCols * TileT * MaxTileRows * Wo);
-    }
+    // This worker's tile buffers, on its scratch stack (ThreadScratch.h; the GEMM's panel goes on top).
+    ScratchFrame Scratch;
+    float *const VData = Scratch.take<float>(static_cast<size_t>(Points * MaxRows * Cp));
+    float *const MData = Scratch.take<float>(static_cast<size_t>(Points * MaxRows * MaxCols));
+    float *const XData =
+        Transforms != GemmIsa::Portable ? Scratch.take<float>(static_cast<size_t>(Cp * (TileT * MaxTileRows + 2) * Wp)) : nullptr;
+    float *const YData =
+        Transforms != GemmIsa::Portable ? Scratch.take<float>(static_cast<size_t>(MaxCols * TileT * MaxTileRows * Wo)) : nullptr;
     const Parallel Serial;
     for (size_t Task = Lo; Task < Hi; ++Task) {
       const int64_t Chunk = static_cast<int64_t>(Task) / Groups, Group = static_cast<int64_t>(Task) % Groups;
@@ -785,17 +783,17 @@ void Winograd3x3::runTiles(const float *X, const WinogradGeometry &G, float *Y, 
       const int64_t Col0 = S0 * kSplitCols, Cols = std::min(Kp, S1 * kSplitCols) - Col0;
       if (Rows == 0 || Cols <= 0)
         continue;
-      float *V = VBuf.data(), *M = MBuf.data();
+      float *V = VData, *M = MData;
 #ifdef OPT_WINOGRAD_X86
       if (Transforms == GemmIsa::Avx512) {
-        packInputAvx512(X, C, Cp, G, TileT * Th0 - G.PadTop, TileT * TileRows + 2, Wp, XBuf.data());
-        inputTilesAvx512<TileT>(XBuf.data(), Cp, TG.TW, TileRows, Wp, V);
+        packInputAvx512(X, C, Cp, G, TileT * Th0 - G.PadTop, TileT * TileRows + 2, Wp, XData);
+        inputTilesAvx512<TileT>(XData, Cp, TG.TW, TileRows, Wp, V);
       } else
 #endif
 #ifdef OPT_WINOGRAD_AVX2
       if (Transforms == GemmIsa::Avx2) {
-        packInputAvx2(X, C, Cp, G, TileT * Th0 - G.PadTop, TileT * TileRows + 2, Wp, XBuf.data());
-        inputTilesAvx2<TileT>(XBuf.data(), Cp, TG.TW, TileRows, Wp, V);
+        packInputAvx2(X, C, Cp, G, TileT * Th0 - G.PadTop, TileT * TileRows + 2, Wp, XData);
+        inputTilesAvx2<TileT>(XData, Cp, TG.TW, TileRows, Wp, V);
       } else
 #endif
         inputTilesPortable<TileT>(X, C, Cp, G, TG, T0, Rows, V);
@@ -805,14 +803,14 @@ void Winograd3x3::runTiles(const float *X, const WinogradGeometry &G, float *Y, 
                     M + P * Rows * Cols + (S * kSplitCols - Col0), Cols, Serial);
 #ifdef OPT_WINOGRAD_X86
       if (Transforms == GemmIsa::Avx512) {
-        outputTilesAvx512<TileT>(M, Cols, Col0, K, TG.TW, TileRows, Ep.Bias, YBuf.data());
-        unpackOutputAvx512(YBuf.data(), Cols, Col0, K, G, TileT * Th0, TileT * TileRows, Wo, Ep, Y);
+        outputTilesAvx512<TileT>(M, Cols, Col0, K, TG.TW, TileRows, Ep.Bias, YData);
+        unpackOutputAvx512(YData, Cols, Col0, K, G, TileT * Th0, TileT * TileRows, Wo, Ep, Y);
       } else
 #endif
 #ifdef OPT_WINOGRAD_AVX2
       if (Transforms == GemmIsa::Avx2) {
-        outputTilesAvx2<TileT>(M, Cols, Col0, K, TG.TW, TileRows, Ep.Bias, YBuf.data());
-        unpackOutputAvx2(YBuf.data(), Cols, Col0, K, G, TileT * Th0, TileT * TileRows, Wo, Ep, Y);
+        outputTilesAvx2<TileT>(M, Cols, Col0, K, TG.TW, TileRows, Ep.Bias, YData);
+        unpackOutputAvx2(YData, Cols, Col0, K, G, TileT * Th0, TileT * TileRows, Wo, Ep, Y);
       } else
 #endif
         outputTilesPortable<TileT>(M, Cols, Col0, K, G, TG, T0, Rows, Ep, Y);

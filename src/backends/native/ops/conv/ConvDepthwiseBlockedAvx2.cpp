@@ -10,8 +10,10 @@
 #include <memory>
 #include <vector>
 
+#include "backends/native/ops/common/PackedWeights.h"
 #include "backends/native/ops/common/PlaneWindow.h"
 #include "backends/native/ops/common/SimdDispatch.h"
+#include "backends/native/ops/common/ThreadScratch.h"
 #include "backends/native/ops/common/Transpose256.h"
 #include "backends/native/ops/conv/ConvCommon.h"
 
@@ -221,10 +223,8 @@ bool blockedAvx2Supported(int64_t KH, int64_t KW, int64_t SH, int64_t SW, int64_
 
 class ConvDepthwiseBlockedAvx2Kernel : public Kernel {
 public:
-  ConvDepthwiseBlockedAvx2Kernel(ConvAttrs A, int64_t C, const std::vector<float> &PackedW)
-      : A(std::move(A)), C(C), Wt(PackedW.size()) {
-    std::copy(PackedW.begin(), PackedW.end(), Wt.data());
-  }
+  ConvDepthwiseBlockedAvx2Kernel(ConvAttrs A, int64_t C, AlignedFloats PackedW)
+      : A(std::move(A)), C(C), Wt(std::move(PackedW)) {}
 
   Status run(const KernelContext &Ctx) const override {
 #ifdef OPT_DWB2_HAVE
@@ -251,12 +251,10 @@ public:
     const Parallel Serial;
     const Parallel &Par = R.N * C * R.OutPlane * Taps < (int64_t{1} << 18) ? Serial : Ctx.Par;
     Par.forRange(static_cast<size_t>(Items * Strips), 1, [&](size_t Lo, size_t Hi) {
-      thread_local AlignedFloats Buf; // packed input rows of the strip, then its outputs
-      const size_t InFloats = static_cast<size_t>(InRows * G.Wp * kLanes);
-      const size_t Need = InFloats + static_cast<size_t>(SR * G.OW * kLanes);
-      if (Buf.size() < Need)
-        Buf.resize(Need);
-      float *In = Buf.data(), *Out = Buf.data() + InFloats;
+      // Packed input rows of the strip, then its outputs: on this worker's scratch stack.
+      ScratchFrame Scratch;
+      float *const In = Scratch.take<float>(static_cast<size_t>(InRows * G.Wp * kLanes));
+      float *const Out = Scratch.take<float>(static_cast<size_t>(SR * G.OW * kLanes));
       for (size_t T = Lo; T < Hi; ++T) {
         const int64_t S = static_cast<int64_t>(T) % Strips, Item = static_cast<int64_t>(T) / Strips;
         const int64_t N = Item / CB, B = Item % CB, C0 = B * kLanes, Cv = std::min<int64_t>(kLanes, C - C0);
@@ -308,13 +306,22 @@ KernelVariant depthwiseBlockedAvx2Variant() {
             ASSIGN_OR_RETURN(ConvAttrs A, attrsFor(I));
             const ConstData &W = *I.Inputs[1].Const;
             const int64_t C = W.Dims[0], Taps = W.Dims[2] * W.Dims[3], CB = (C + kLanes - 1) / kLanes;
-            std::vector<float> Wt(static_cast<size_t>(CB * Taps * kLanes), 0.0f);
-            const float *Wp = W.as<float>();
-            for (int64_t Ch = 0; Ch < C; ++Ch)
-              for (int64_t T = 0; T < Taps; ++T)
-                Wt[static_cast<size_t>(((Ch / kLanes) * Taps + T) * kLanes + Ch % kLanes)] = Wp[Ch * Taps + T];
+            // Packed once: a compiled folder's packed.bin holds the layout (optimium-compile), so
+            // its load borrows it from the mapping instead of copying ConvNeXt-T's 18 7x7 layers.
+            const size_t Floats = static_cast<size_t>(CB * Taps * kLanes);
+            const std::string Key = packedWeightsKey(I, 1, std::string(kName) + "/lanes8");
+            AlignedFloats Wt;
+            if (!borrowPackedFloats(Key, Floats, Wt)) {
+              Wt.resize(Floats);
+              std::fill(Wt.data(), Wt.data() + Floats, 0.0f);
+              const float *Wp = W.as<float>();
+              for (int64_t Ch = 0; Ch < C; ++Ch)
+                for (int64_t T = 0; T < Taps; ++T)
+                  Wt.data()[((Ch / kLanes) * Taps + T) * kLanes + Ch % kLanes] = Wp[Ch * Taps + T];
+              storePackedFloats(Key, Wt);
+            }
             markConstConsumed(I, 1);
-            return makeKernel<ConvDepthwiseBlockedAvx2Kernel>(std::move(A), C, Wt);
+            return makeKernel<ConvDepthwiseBlockedAvx2Kernel>(std::move(A), C, std::move(Wt));
           }};
 }
 

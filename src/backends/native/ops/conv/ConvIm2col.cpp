@@ -10,6 +10,7 @@
 
 #include "backends/native/ops/common/GemmBf16Dot.h"
 #include "backends/native/ops/common/RowPipeline.h"
+#include "backends/native/ops/common/ThreadScratch.h"
 #include "backends/native/ops/common/Transpose256.h"
 #include "backends/native/ops/common/VecMath256.h"
 #include "backends/native/ops/common/PackedWeights.h"
@@ -462,23 +463,20 @@ private:
     const int64_t MR = MK.MR, Pixels = R.OutPlane, KDim = R.Cg * L.KH * L.KW, M = R.M;
     const int64_t Panels = (Pixels + MR - 1) / MR, Mpad = Panels * MR;
     const Parallel &Par = Pool.ifWorth(R.N * M * KDim * Pixels);
-    thread_local std::vector<float> Padded, Product;
-    thread_local std::vector<int64_t> Offsets;
-    Padded.resize(static_cast<size_t>(R.C * L.Phases * L.PlaneQ)); // fill() writes all of it
-    Product.resize(static_cast<size_t>(Pixels * M));
-    Offsets.resize(static_cast<size_t>(KDim + Mpad));
-    float *const PaddedData = Padded.data(), *const ProductData = Product.data();
-    int64_t *const TapOff = Offsets.data(), *const PixOff = TapOff + KDim;
+    // The calling thread's scratch (ThreadScratch.h); the workers use these pointers.
+    ScratchFrame Scratch;
+    float *const PaddedData = Scratch.take<float>(static_cast<size_t>(R.C * L.Phases * L.PlaneQ)); // fill() writes all of it
+    float *const ProductData = Scratch.take<float>(static_cast<size_t>(Pixels * M));
+    int64_t *const TapOff = Scratch.take<int64_t>(static_cast<size_t>(KDim + Mpad)), *const PixOff = TapOff + KDim;
     L.tapOffsets(KDim, TapOff);
     for (int64_t P = 0; P < Mpad; ++P) // padding rows of the last panel repeat pixel 0 (never stored)
       PixOff[P] = P < Pixels ? P / L.OW * L.Wq + P % L.OW : 0;
-    // col^T panels, kept per thread like the scratch above: a fresh 1 MB allocation per run would be
-    // mapped and faulted in again every time.
-    thread_local PackedA Col;
+    // col^T panels, on the same stack: a fresh 1 MB allocation per run would be mapped and faulted
+    // in again every time.
+    PackedA Col;
     Col.M = Pixels, Col.K = KDim;
     const size_t ColSize = static_cast<size_t>(std::max<int64_t>(1, Mpad * KDim));
-    if (Col.Data.size() < ColSize)
-      Col.Data.resize(ColSize);
+    Col.Data.borrow(Scratch.take<float>(ColSize), ColSize);
     for (int64_t N = 0; N < R.N; ++N) {
       L.fill(X + N * R.C * R.InPlane, PaddedData, R.C, Par);
       // col^T panels in packA's layout: K blocks of GemmKC, then MR pixels per k.
@@ -559,8 +557,10 @@ private:
       Bounds[static_cast<size_t>(T)] = std::max(Bounds[static_cast<size_t>(T - 1)], std::min(P, Panels));
     }
     Par.forRange(static_cast<size_t>(R.N * Tasks), 1, [&](size_t Lo, size_t Hi) {
-      thread_local PackedA ColT; // this worker's col^T rows and product, kept between runs
-      thread_local std::vector<float> Product;
+      ScratchFrame Scratch; // this worker's col^T rows and product, on its scratch stack
+      PackedA ColT;
+      float *ColBuf = nullptr, *Prod = nullptr;
+      size_t ColCap = 0, ProdCap = 0;
       for (size_t T = Lo; T < Hi; ++T) {
         // Panels [P0, P1) of image N.
         const int64_t N = static_cast<int64_t>(T) / Tasks, Ti = static_cast<int64_t>(T) % Tasks;
@@ -571,9 +571,10 @@ private:
         const float *Xn = X + N * KDim * Pixels;
         ColT.M = Rows, ColT.K = KDim;
         const size_t ColSize = static_cast<size_t>(std::max<int64_t>(1, Mpad * KDim));
-        if (ColT.Data.size() < ColSize)
-          ColT.Data.resize(ColSize);
-        float *Col = ColT.Data.data();
+        if (ColCap < ColSize) // sized by the first task, grown if a later one has more panels
+          ColBuf = Scratch.take<float>(ColSize), ColCap = ColSize;
+        ColT.Data.borrow(ColBuf, ColSize);
+        float *Col = ColBuf;
         // packA's layout: K blocks of GemmKC, then MR pixels per k (zeros past the last pixel).
         for (int64_t Kb = 0; Kb < KBlocks; ++Kb) {
           const int64_t K0 = Kb * GemmKC, Kc = std::min(GemmKC, KDim - K0);
@@ -595,8 +596,8 @@ private:
             }
           }
         }
-        Product.resize(static_cast<size_t>(Rows * M));
-        float *Prod = Product.data();
+        if (ProdCap < static_cast<size_t>(Rows * M))
+          Prod = Scratch.take<float>(static_cast<size_t>(Rows * M)), ProdCap = static_cast<size_t>(Rows * M);
         gemmPacked(MK, ColT, WT, 1.0f, 0.0f, Prod, M, Serial, &Ep);
         float *Yn = Y + N * M * Pixels + Row0;
         if (MK.Isa == GemmIsa::Avx512 && rowPipelineAvx512Supported()) { // 16x16 blocks in registers
@@ -637,24 +638,24 @@ private:
     // Reads stay inside the phase planes (only output pixels' columns are read); the slack is a
     // margin kept from the layout with extended rows.
     const int64_t Phases = L.Phases, PlaneQ = L.PlaneQ, Slack = Direct ? 0 : 2 * Wq + NR;
-    // Scratch of the calling thread (run() never nests another kernel's run() on its thread). The
-    // lambdas below run on other workers too: they must use the pointers taken here, never the
-    // thread_local names (which would resolve to the worker's own, empty, vectors).
-    thread_local std::vector<float> Padded;
-    thread_local std::vector<int64_t> TapOffsets, PixelOffsets;
+    // Scratch of the calling thread (ThreadScratch.h). The lambdas below run on other workers too:
+    // they use the pointers taken here.
+    ScratchFrame Scratch;
+    float *PaddedData = nullptr;
     if (!Direct) { // fill() writes the planes; the slack past them is cleared here
-      Padded.resize(static_cast<size_t>(R.C * Phases * PlaneQ + Slack));
-      std::fill(Padded.end() - Slack, Padded.end(), 0.0f);
+      const size_t Planes = static_cast<size_t>(R.C * Phases * PlaneQ);
+      PaddedData = Scratch.take<float>(Planes + static_cast<size_t>(Slack));
+      std::fill(PaddedData + Planes, PaddedData + Planes + Slack, 0.0f);
     }
-    float *const PaddedData = Padded.data();
     // Output pixel p = (oh, ow) is column oh * Wq + ow of a phase-plane row; when Wq == OW that is p.
     const bool Gaps = Wq != OW;
+    int64_t *PixelOffsets = nullptr;
     if (Gaps) {
-      PixelOffsets.resize(static_cast<size_t>(Cols));
+      PixelOffsets = Scratch.take<int64_t>(static_cast<size_t>(Cols));
       for (int64_t P = 0; P < Cols; ++P)
-        PixelOffsets[static_cast<size_t>(P)] = P / OW * Wq + P % OW;
+        PixelOffsets[P] = P / OW * Wq + P % OW;
     }
-    const int64_t *const PixOff = Gaps ? PixelOffsets.data() : nullptr;
+    const int64_t *const PixOff = PixelOffsets;
     GemmEpilogue Ep;
     Ep.RowBias = B;
     Ep.Act = A.Act;
@@ -676,9 +677,9 @@ private:
     // the same offsets address X: channel c's plane plus the tap's row (kh * DH * Wd). Taking
     // K * InPlane there was right for 1x1 kernels only and read other channels' planes for KH > 1
     // (openWakeWord's 3x1 convolutions).
-    TapOffsets.resize(static_cast<size_t>(KDim));
-    L.tapOffsets(KDim, TapOffsets.data());
-    const int64_t *const TapOff = TapOffsets.data();
+    int64_t *const TapOffsets = Scratch.take<int64_t>(static_cast<size_t>(KDim));
+    L.tapOffsets(KDim, TapOffsets);
+    const int64_t *const TapOff = TapOffsets;
     for (int64_t N = 0; N < R.N; ++N) {
       const float *Xn = X + N * R.C * R.InPlane;
       if (!Direct) // padding a small input is cheaper than a fan-out
@@ -729,12 +730,9 @@ private:
     constexpr int64_t TileP = 6, NR = 16;
     const int64_t Tiles = (Pixels + TileP - 1) / TileP, Panels = (M + NR - 1) / NR, Npad = Panels * NR;
     const Parallel &Par = Pool.ifWorth(R.N * M * KDim * Pixels);
-    thread_local std::vector<float> Padded;
-    thread_local std::vector<int64_t> Offsets;
-    Padded.resize(static_cast<size_t>(std::max<int64_t>(1, C * PlaneP)));
-    Offsets.resize(static_cast<size_t>(KDim + Tiles * TileP));
-    float *const Pd = Padded.data();
-    int64_t *const TapOff = Offsets.data(), *const PixOff = TapOff + KDim;
+    ScratchFrame Scratch; // the calling thread's (ThreadScratch.h); the workers use these pointers
+    float *const Pd = Scratch.take<float>(static_cast<size_t>(std::max<int64_t>(1, C * PlaneP)));
+    int64_t *const TapOff = Scratch.take<int64_t>(static_cast<size_t>(KDim + Tiles * TileP)), *const PixOff = TapOff + KDim;
     // Channels last: tap k = (kh, kw, c) is element c of padded pixel (kh * DH, kw * DW) past the
     // window origin, so the 16 broadcasts of consecutive k for one pixel read one cache line.
     for (int64_t K = 0; K < KDim; ++K) {

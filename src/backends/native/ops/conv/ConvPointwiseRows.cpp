@@ -12,6 +12,7 @@
 
 #include "backends/native/ops/common/ConvResidual.h"
 #include "backends/native/ops/common/RowPipeline.h"
+#include "backends/native/ops/common/ThreadScratch.h"
 #include "backends/native/ops/conv/ConvCommon.h"
 #include "ir/FusedOps.h"
 
@@ -73,11 +74,11 @@ bool isStridedPointwise(const WindowAttrs &W) {
   return Strided;
 }
 
-/// X, or for a strided 1x1 convolution (Strided) its input subsampled into Scratch (image by
-/// image, channels spread over Par): the stride-1 input the kernels read. Fails when the geometry
-/// is not a padding-free 2-D one.
+/// X, or for a strided 1x1 convolution (Strided) its input subsampled into the calling thread's
+/// Scratch (image by image, channels spread over Par): the stride-1 input the kernels read. Fails
+/// when the geometry is not a padding-free 2-D one.
 Result<const float *> pointwiseInput(const char *Name, bool Strided, const ConvAttrs &A, const ConvRun &R,
-                                     const float *X, std::vector<float> &Scratch, const Parallel &Par) {
+                                     const float *X, ScratchFrame &Scratch, const Parallel &Par) {
   if (!Strided)
     return X;
   if (R.G.In.size() != 2 || R.G.PadBegin[0] != 0 || R.G.PadBegin[1] != 0)
@@ -86,8 +87,7 @@ Result<const float *> pointwiseInput(const char *Name, bool Strided, const ConvA
   const int64_t SH = A.W.Strides[0], SW = A.W.Strides[1];
   if ((OH - 1) * SH >= H || (OW - 1) * SW >= W)
     return runError(Name, "output ", OH, "x", OW, " does not fit the ", H, "x", W, " input at strides ", SH, "x", SW);
-  Scratch.resize(static_cast<size_t>(R.N * R.C * R.OutPlane));
-  float *const Dst = Scratch.data(); // the workers write through this pointer, not the thread_local
+  float *const Dst = Scratch.take<float>(static_cast<size_t>(R.N * R.C * R.OutPlane));
   const int64_t Channels = R.N * R.C;
   Par.ifWorth(Channels * R.InPlane).forRange(static_cast<size_t>(Channels), 16, [&](size_t Lo, size_t Hi) {
     subsampleChannels(X, H, W, SH, SW, OH, OW, static_cast<int64_t>(Lo), static_cast<int64_t>(Hi), Dst);
@@ -115,7 +115,7 @@ public:
     if (R.M != M || R.C != C || (!Strided && R.InPlane != R.OutPlane))
       return runError(Name, "shapes differ from the packed weights");
     const float *B = biasOf(Ctx), *Res = convResidualOf(Ctx);
-    thread_local std::vector<float> Subsampled;
+    ScratchFrame Subsampled;
     ASSIGN_OR_RETURN(const float *X, pointwiseInput(Name, Strided, A, R, Ctx.Inputs[0].data<float>(), Subsampled,
                                                     Ctx.Par));
     float *Y = Ctx.Outputs[0].data<float>();
@@ -221,7 +221,7 @@ public:
     if (R.M != M || R.C != C || (!Strided && R.InPlane != R.OutPlane))
       return runError(Name, "shapes differ from the packed weights");
     const float *Res = convResidualOf(Ctx);
-    thread_local std::vector<float> Subsampled;
+    ScratchFrame Subsampled;
     ASSIGN_OR_RETURN(const float *X, pointwiseInput(Name, Strided, A, R, Ctx.Inputs[0].data<float>(), Subsampled,
                                                     Ctx.Par));
     const float *B = biasOf(Ctx) ? Bias.data() : nullptr;
@@ -242,22 +242,21 @@ public:
     constexpr int64_t kChunk = 128;
     const int64_t Chunks = (C + kChunk - 1) / kChunk, Step = (C + Chunks - 1) / Chunks;
     Par.forRange(static_cast<size_t>(R.N * Groups), 1, [&](size_t Lo, size_t Hi) {
-      thread_local std::vector<float> Product;
+      ScratchFrame Scratch; // this worker's product, on its scratch stack (ThreadScratch.h)
+      float *const Product = Scratch.take<float>(static_cast<size_t>(P * ((Blocks + Groups - 1) / Groups * 16)));
       for (size_t T = Lo; T < Hi; ++T) {
         const int64_t Gi = static_cast<int64_t>(T) % Groups, N = static_cast<int64_t>(T) / Groups;
         const int64_t C0 = Gi * Blocks / Groups * 16, C1 = std::min(Mpad, (Gi + 1) * Blocks / Groups * 16);
         const int64_t Cols = C1 - C0;
         if (Cols <= 0)
           continue;
-        if (Product.size() < static_cast<size_t>(P * Cols))
-          Product.resize(static_cast<size_t>(P * Cols));
         const float *Xn = X + N * C * P;
         for (int64_t K0 = 0; K0 < C; K0 += Step)
           pointwiseTransposedAvx2(Xn + K0 * P, P, P, K0, std::min(Step, C - K0), WT.data() + C0 * C, C, Cols,
-                                  B ? B + C0 : nullptr, K0 > 0, Product.data());
+                                  B ? B + C0 : nullptr, K0 > 0, Product);
         for (int64_t Cb = C0; Cb < std::min(M, C1); Cb += 16) { // the product's blocks into planes
           const int64_t Width = std::min<int64_t>(16, C1 - Cb), Off = (N * M + Cb) * P;
-          transposeToPlanesActAvx2(Product.data() + (Cb - C0) * P, Width, P, std::min<int64_t>(Width, M - Cb), A.Act,
+          transposeToPlanesActAvx2(Product + (Cb - C0) * P, Width, P, std::min<int64_t>(Width, M - Cb), A.Act,
                                    Res ? Res + Off : nullptr, Y + Off, P);
         }
       }

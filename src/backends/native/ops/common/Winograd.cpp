@@ -770,9 +770,9 @@ void Winograd3x3::runTiles(const float *X, const WinogradGeometry &G, float *Y, 
     ScratchFrame Scratch;
     float *const VData = Scratch.take<float>(static_cast<size_t>(Points * MaxRows * Cp));
     float *const MData = Scratch.take<float>(static_cast<size_t>(Points * MaxRows * MaxCols));
-    float *const XData =
+    [[maybe_unused]] float *const XData =
         Transforms != GemmIsa::Portable ? Scratch.take<float>(static_cast<size_t>(Cp * (TileT * MaxTileRows + 2) * Wp)) : nullptr;
-    float *const YData =
+    [[maybe_unused]] float *const YData =
         Transforms != GemmIsa::Portable ? Scratch.take<float>(static_cast<size_t>(MaxCols * TileT * MaxTileRows * Wo)) : nullptr;
     const Parallel Serial;
     for (size_t Task = Lo; Task < Hi; ++Task) {

@@ -39,8 +39,12 @@ class Ours:
         self.input_names = [str(n) for n in self.model.input_names]
 
     def run(self, inputs):
-        self.request.infer(inputs)
-        self.request.wait()
+        # run() is the synchronous call (like ORT's sess.run); builds older than it: infer + wait.
+        if hasattr(self.request, "run"):
+            self.request.run(inputs)
+        else:
+            self.request.infer(inputs)
+            self.request.wait()
 
     def outputs(self):
         names = [str(n) for n in self.model.output_names]

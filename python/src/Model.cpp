@@ -180,6 +180,18 @@ void requestInfer(PyRequest &Q, nb::handle Inputs) {
     Q.R.infer(rt::ArrayRef<rt::Tensor>(C.List));
 }
 
+/// request.run(): infer() + wait() in one call on the calling thread (InferRequest::run): no pool
+/// task, no worker wake-up; the GIL is released while it runs.
+void requestRun(PyRequest &Q, nb::handle Inputs) {
+  ConvertedInputs C = requestInputs("run", Q, Inputs);
+  Q.Keep = nb::cast(C.Keep);
+  nb::gil_scoped_release G;
+  if (C.ByName)
+    Q.R.run(C.Map);
+  else
+    Q.R.run(rt::ArrayRef<rt::Tensor>(C.List));
+}
+
 /// request.profile(): inputs as for infer() (list or dict), times in integer microseconds,
 /// event_buffer_size 0 = the default. Blocking; the GIL is released while it runs.
 void requestProfile(PyRequest &Q, nb::handle Inputs, int Repeat, int WarmUp, long long WarmUpTime,
@@ -308,6 +320,9 @@ void bind_model(nb::module_ &m) {
   // InferRequest.
   nb::class_<PyRequest>(m, "InferRequest")
       .def("infer", &requestInfer, "inputs"_a)
+      .def("run", &requestRun, "inputs"_a,
+           "infer(inputs) then wait(), run on the calling thread: the synchronous call (like ONNX Runtime's "
+           "InferenceSession.run), without the hand-off infer() makes for an asynchronous caller.")
       .def(
           "wait",
           [](PyRequest &Q, long long Timeout) {

@@ -133,6 +133,19 @@ void InferRequest::infer(const std::map<std::string, Tensor> &Inputs) {
   throwIfError(R.start(orderInputs(R, Inputs, "infer")));
 }
 
+void InferRequest::run(ArrayRef<Tensor> Inputs) {
+  RequestImpl &R = live(Impl, "run");
+  // From inside a callback of this request wait() returns at once: run there as infer() would.
+  throwIfError(R.start(Inputs.vec(), /*RunOnCaller=*/!R.isInCallback()));
+  wait();
+}
+
+void InferRequest::run(const std::map<std::string, Tensor> &Inputs) {
+  RequestImpl &R = live(Impl, "run");
+  throwIfError(R.start(orderInputs(R, Inputs, "run"), /*RunOnCaller=*/!R.isInCallback()));
+  wait();
+}
+
 bool InferRequest::wait(std::chrono::microseconds Timeout) {
   RequestImpl &R = checked(Impl);
   if (R.isInCallback())

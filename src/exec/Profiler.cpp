@@ -206,7 +206,7 @@ void RequestImpl::profile(const std::vector<Tensor> &In, const ProfileOptions &O
   for (int I = 0; I < O.WarmUp && !Stopped(); ++I) {
     if (O.WarmUpTime.count() > 0 && Clock::now() - WarmStart >= O.WarmUpTime)
       break;
-    throwIfError(start(In));
+    throwIfError(start(In, /*RunOnCaller=*/true)); // blocking anyway: no pool task to take back
     waitForRun(false);
   }
 
@@ -228,7 +228,7 @@ void RequestImpl::profile(const std::vector<Tensor> &In, const ProfileOptions &O
   for (int I = 0; I < O.Repeat && !Stopped(); ++I) {
     const Clock::time_point T0 = Clock::now();
     Recorder = Rec.get(); // read by the run's threads; start() publishes it under Mu
-    throwIfError(start(In));
+    throwIfError(start(In, /*RunOnCaller=*/true)); // blocking anyway: no pool task to take back
     waitForRun(true);
     Recorder = nullptr;
     RunNs.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - T0).count());

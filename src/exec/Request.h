@@ -120,7 +120,9 @@ struct RequestImpl : std::enable_shared_from_this<RequestImpl> {
 
   /// Validates and binds inputs (those infer() takes: every graph input but the Preserved ones),
   /// then hands the run to the scheduler. Pending shape changes are applied first (may throw).
-  detail::Status start(std::vector<Tensor> Inputs);
+  /// RunOnCaller (InferRequest::run): where the scheduler allows it, the run happens here before
+  /// start() returns, with no pool task at all (no deferred hand-off, no worker wake-up).
+  detail::Status start(std::vector<Tensor> Inputs, bool RunOnCaller = false);
   /// Runs every node in order on the calling thread (Exclusive / Sequential).
   void runSequential();
   /// Dispatches ready nodes as pool tasks (Pipeline); the last one to finish completes the run.
@@ -161,6 +163,9 @@ class Scheduler {
 public:
   virtual ~Scheduler() = default;
   virtual void enqueue(std::shared_ptr<RequestImpl> R) = 0;
+  /// Whether a run started with RunOnCaller (InferRequest::run) may run on the calling thread
+  /// instead of being enqueued: only where the policy would let the caller take it back anyway.
+  virtual bool callerMayRun(const RequestImpl &) const { return false; }
   static std::unique_ptr<Scheduler> create(SchedulerType Type, ThreadPool &Pool);
   /// A model group's shared Exclusive scheduler: the group lets one member's run() at a time in
   /// (FIFO, exec/Group.cpp) and that caller runs its request itself, the pool's workers joining

@@ -67,6 +67,7 @@ public:
     std::lock_guard<std::mutex> Lock(R->Mu);
     R->PendingTicket = Ticket;
   }
+  bool callerMayRun(const RequestImpl &R) const override { return R.M->Options.Cores.empty(); }
 
 private:
   ThreadPool &Pool;

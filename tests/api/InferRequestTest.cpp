@@ -588,3 +588,93 @@ TEST(InferRequest, ARunNobodyWaitsForStartsOnAWorkerUnderEverySpinSetting) {
     }
   }
 }
+
+TEST(InferRequest, RunIsInferPlusWaitOnTheCallersThread) {
+  // run(): the synchronous call. Under Sequential without pinned cores no pool task exists, so
+  // every run executes on the caller (infer(); wait() leaves some to a worker when the caller is
+  // slow); pinned workers and the Exclusive / Pipeline schedulers still run it their way.
+  struct Case {
+    rt::SchedulerType Scheduler;
+    int Threads;
+    bool Pinned;
+    bool AllOnCaller;
+  };
+  for (const Case &C : {Case{rt::SchedulerType::Sequential, 1, false, true},
+                        Case{rt::SchedulerType::Sequential, 2, false, true},
+                        Case{rt::SchedulerType::Sequential, 1, true, false},
+                        Case{rt::SchedulerType::Exclusive, 1, false, false},
+                        Case{rt::SchedulerType::Pipeline, 2, false, false}}) {
+    rt::ModelLoadOptions O;
+    O.ThreadCount = C.Threads;
+    O.Scheduler = C.Scheduler;
+    if (C.Pinned)
+      O.Cores = {0};
+    rt::Model M = loadBytes(slowChainModel(4, 16), O);
+    rt::InferRequest R = M.createRequest();
+    std::atomic<int> Here{0}, Runs{0};
+    const std::thread::id Caller = std::this_thread::get_id();
+    R.addCallback([&](rt::InferStatus S, std::exception_ptr E) {
+      EXPECT_EQ(S, rt::InferStatus::Ready);
+      EXPECT_FALSE(E);
+      Here += std::this_thread::get_id() == Caller;
+      ++Runs;
+    });
+    for (int I = 0; I < 20; ++I) {
+      const float V = 0.25f * static_cast<float>(I);
+      if (I % 2)
+        R.run(rt::make_array(std::vector<rt::Tensor>{filled({16, 16}, V)}));
+      else
+        R.run(std::map<std::string, rt::Tensor>{{std::string(M.getInputNames()[0]), filled({16, 16}, V)}});
+      EXPECT_EQ(R.getStatus(), rt::InferStatus::Ready);
+      rt::TypedTensor<float> Y(R.getOutput(0));
+      ASSERT_FLOAT_EQ(Y[0], V) << "run " << I << " threads " << C.Threads;
+    }
+    EXPECT_EQ(Runs.load(), 20);
+    if (C.AllOnCaller)
+      EXPECT_EQ(Here.load(), 20) << "threads " << C.Threads;
+    if (C.Pinned)
+      EXPECT_EQ(Here.load(), 0) << "pinned workers run every request";
+  }
+}
+
+TEST(InferRequest, RunReportsInferAndRunErrors) {
+  rt::ModelLoadOptions O;
+  O.ThreadCount = 1;
+  rt::Model M = loadBytes(slowChainModel(4, 16), O);
+  rt::InferRequest R = M.createRequest();
+  // infer()'s validation: count, shape, names.
+  EXPECT_THROW(R.run(rt::make_array(std::vector<rt::Tensor>{})), rt::InvalidArgumentError);
+  EXPECT_THROW(R.run(rt::make_array(std::vector<rt::Tensor>{filled({16, 8}, 1.0f)})), rt::ShapeError);
+  EXPECT_THROW(R.run(std::map<std::string, rt::Tensor>{{"no_such_input", filled({16, 16}, 1.0f)}}),
+               rt::InvalidArgumentError);
+  // A cancelled run ends in Fault and run() rethrows its InferError like wait(); the request is
+  // reusable after it.
+  rt::Model Slow = loadBytes(slowChainModel(300, 192), O);
+  rt::InferRequest S = Slow.createRequest();
+  S.addCallback([&](rt::InferStatus, std::exception_ptr) {});
+  rt::Tensor Big = filled({192, 192}, 0.5f);
+  S.infer(rt::make_array(std::vector<rt::Tensor>{Big}));
+  EXPECT_THROW(S.run(rt::make_array(std::vector<rt::Tensor>{Big})), rt::InvalidOperationError)
+      << "run() while a run is in progress";
+  S.wait();
+  // A run's own error: cancel() from another thread, repeatedly (infer() clears an earlier
+  // cancel), while run() executes the 300 ops on this one.
+  std::atomic<bool> Done{false};
+  std::thread Canceller([&] {
+    while (!Done.load()) {
+      S.cancel();
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+  });
+  try {
+    S.run(rt::make_array(std::vector<rt::Tensor>{Big}));
+    ADD_FAILURE() << "run() must surface the cancelled run's InferError";
+  } catch (const rt::InferError &E) {
+    EXPECT_NE(std::string(E.what()).find("cancel"), std::string::npos) << E.what();
+  }
+  Done = true;
+  Canceller.join();
+  EXPECT_EQ(S.getStatus(), rt::InferStatus::Fault);
+  S.run(rt::make_array(std::vector<rt::Tensor>{Big})); // reusable
+  EXPECT_EQ(S.getStatus(), rt::InferStatus::Ready);
+}

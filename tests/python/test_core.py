@@ -101,6 +101,25 @@ def test_load_model_options(rt, digits_input, digits_output):
         np.testing.assert_allclose(r2.get_output(0).to_numpy(), digits_output, rtol=1e-4, atol=1e-6)
 
 
+def test_request_run_is_infer_plus_wait(rt, digits_input, digits_output):
+    """request.run(): the synchronous call, under every scheduler, by list and by name; infer()'s
+    input errors."""
+    data = (DIGITS / "model.onnx").read_bytes()
+    for s in rt.SchedulerType:
+        m = rt.load_model(data, scheduler_type=s, threads=2)
+        r = m.create_request()
+        assert r.run([digits_input]) is None
+        assert r.status == rt.InferStatus.READY
+        np.testing.assert_allclose(r.get_output(0).to_numpy(), digits_output, rtol=1e-4, atol=1e-6)
+        r.run({str(m.input_names[0]): np.zeros_like(digits_input)})
+        r.run({str(m.input_names[0]): digits_input})
+        np.testing.assert_allclose(r.get_output(0).to_numpy(), digits_output, rtol=1e-4, atol=1e-6)
+    with pytest.raises(ValueError, match=r"takes 1 input\(s\), got 0"):
+        r.run([])
+    with pytest.raises(ValueError, match="no input named 'no_such_input'"):
+        r.run({"no_such_input": digits_input})
+
+
 def test_load_model_errors(rt, tmp_path):
     with pytest.raises(FileNotFoundError, match="does not exist"):
         rt.load_model(str(tmp_path / "nonexistent"))

@@ -44,6 +44,12 @@ public:
   /// Starts a run with inputs by name; every model input must be given.
   void infer(const std::map<std::string, Tensor> &Inputs);
 
+  /// Synchronous infer() + wait(): runs on the calling thread where the scheduler allows it
+  /// (Sequential without pinned Cores; the others enqueue as infer() does and wait), so no pool
+  /// task is queued and no worker is woken to start it. Same errors as infer() and wait().
+  void run(ArrayRef<Tensor> Inputs);
+  void run(const std::map<std::string, Tensor> &Inputs);
+
   /// Blocks until the run ends (Timeout 0 = no limit). Returns true when the timeout was reached
   /// first. Rethrows the run's error if it failed.
   bool wait(std::chrono::microseconds Timeout = std::chrono::microseconds(0));

@@ -779,6 +779,11 @@ class InferStatus(enum.Enum):
 class InferRequest:
     def infer(self, inputs: object) -> None: ...
 
+    def run(self, inputs: object) -> None:
+        """
+        infer(inputs) then wait(), run on the calling thread: the synchronous call (like ONNX Runtime's InferenceSession.run), without the hand-off infer() makes for an asynchronous caller.
+        """
+
     def wait(self, timeout_us: int = 0) -> bool: ...
 
     @property

@@ -602,6 +602,12 @@ std::vector<OpTestCase> convCases() {
       // a row narrower than a vector at stride 1, NaN inputs.
       testCase("direct_avx2_7x7_stem_relu", {X({1, 3, 64, 61}), W({24, 3, 7, 7}), W({24})},
                {{"strides", ints({2, 2})}, {"pads", ints({3, 3, 3, 3})}, {kFusedActMin, attrFloat(0.0f)}}, 1e-4),
+      // ResNet's stem channels (64 = ten 6-channel groups + 4, each group's weights one
+      // contiguous block) and small M (3 = 2 + 1, 5 = 4 + 1).
+      testCase("direct_avx2_7x7_64ch", {X({1, 3, 21, 40}), W({64, 3, 7, 7}), W({64})},
+               {{"strides", ints({2, 2})}, {"pads", ints({3, 3, 3, 3})}}, 1e-4),
+      testCase("direct_avx2_m3", {X({1, 3, 9, 20}), W({3, 3, 3, 3})}, {{"pads", ints({1, 1, 1, 1})}}),
+      testCase("direct_avx2_m5_s2", {X({1, 3, 9, 20}), W({5, 3, 3, 3}), W({5})}, {{"strides", ints({2, 2})}}),
       testCase("direct_avx2_tails_s2", {X({2, 3, 13, 45}), W({15, 3, 3, 3}), W({15})}, {{"strides", ints({2, 2})}}),
       testCase("direct_avx2_tails_s1", {X({1, 3, 6, 5}), W({11, 3, 3, 3})}, {{"pads", ints({1, 0, 1, 2})}}),
       testCase("direct_avx2_nan", {valuesInput({1, 3, 9, 35}, nanSprinkled(3 * 9 * 35, 41), ElementType::F32, false),

@@ -137,8 +137,7 @@ OPT_DIRECT_AVX2_INLINE void storeAvx2(float *Out, __m256 V, int64_t Left, bool S
 
 /// Output channels [M0, M0 + J) of one 16-pixel block from its gathered taps ([tap][2] vectors).
 template <int J>
-OPT_DIRECT_AVX2_INLINE void channelGroupAvx2(const __m256 *Taps, int64_t NTaps, const float *PackedW, int64_t M,
-                                             int64_t M0, const float *Bias, const Act256 &Av, float *Out,
+OPT_DIRECT_AVX2_INLINE void channelGroupAvx2(const __m256 *Taps, int64_t NTaps, const float *PackedW, int64_t M0, const float *Bias, const Act256 &Av, float *Out,
                                              int64_t OutPlane, int64_t Left, bool Spill) {
   // Fully unrolled so the accumulators stay in registers (GCC 12 otherwise keeps the arrays on
   // the stack and stores them at every tap).
@@ -146,8 +145,8 @@ OPT_DIRECT_AVX2_INLINE void channelGroupAvx2(const __m256 *Taps, int64_t NTaps, 
 #pragma GCC unroll 8
   for (int K = 0; K < J; ++K)
     A0[K] = A1[K] = _mm256_set1_ps(Bias ? Bias[M0 + K] : 0.0f);
-  const float *Wp = PackedW + M0;
-  for (int64_t T = 0; T < NTaps; ++T, Wp += M) {
+  const float *Wp = PackedW + M0 * NTaps; // this group's [tap][J] block (packDirectConvWeightsAvx2)
+  for (int64_t T = 0; T < NTaps; ++T, Wp += J) {
     const __m256 X0 = Taps[2 * T], X1 = Taps[2 * T + 1];
 #pragma GCC unroll 8
     for (int K = 0; K < J; ++K) {
@@ -178,7 +177,7 @@ OPT_DIRECT_AVX2_INLINE void chunkGroupAvx2(const DirectConvGeometry &D, const __
     const int64_t Ow0 = Ow0c + 16 * B;
     const int64_t Left = std::min<int64_t>(16, G.OW - Ow0);
     const bool Spill = Oh * G.OW + Ow0 + 16 <= Oh1 * G.OW;
-    channelGroupAvx2<J>(Taps + 2 * NTaps * B, NTaps, PackedW, D.M, M0, Bias, Av, Y + Oh * G.OW + Ow0,
+    channelGroupAvx2<J>(Taps + 2 * NTaps * B, NTaps, PackedW, M0, Bias, Av, Y + Oh * G.OW + Ow0,
                         G.OH * G.OW, Left, Spill);
   }
 }
@@ -279,6 +278,24 @@ std::vector<float> packDirectConvWeights(const float *W, int64_t M, int64_t Taps
   for (int64_t Mi = 0; Mi < M; ++Mi)
     for (int64_t T = 0; T < Taps; ++T)
       P[static_cast<size_t>(T * M + Mi)] = W[Mi * Taps + T];
+  return P;
+}
+
+int directConvAvx2GroupWidth(int64_t M, int64_t M0) {
+  const int64_t Left = M - M0;
+  return Left >= 6 ? 6 : Left >= 4 ? 4 : Left >= 2 ? 2 : 1;
+}
+
+std::vector<float> packDirectConvWeightsAvx2(const float *W, int64_t M, int64_t Taps) {
+  std::vector<float> P(static_cast<size_t>(M * Taps));
+  for (int64_t M0 = 0; M0 < M;) {
+    const int J = directConvAvx2GroupWidth(M, M0);
+    float *G = P.data() + M0 * Taps;
+    for (int64_t T = 0; T < Taps; ++T)
+      for (int K = 0; K < J; ++K)
+        G[T * J + K] = W[(M0 + K) * Taps + T];
+    M0 += J;
+  }
   return P;
 }
 

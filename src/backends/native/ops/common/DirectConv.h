@@ -39,6 +39,12 @@ bool directConvAvx2Supported(const DepthwiseGeometry &G, int64_t C);
 /// W [M, C, KH, KW] as the kernel reads it: [C * KH * KW][M].
 std::vector<float> packDirectConvWeights(const float *W, int64_t M, int64_t Taps);
 
+/// W [M, C, KH, KW] as directConvRowsAvx2 reads it: output channels in the kernel's groups (6 at
+/// a time, then 4, 2, 1), each group's weights contiguous as [C * KH * KW][group width] at
+/// offset M0 * Taps, so a group streams one block instead of a stride-M column (the [tap][M]
+/// layout's 256-byte stride put ResNet's 147 taps into 16 of L1's 64 sets: conflict misses).
+std::vector<float> packDirectConvWeightsAvx2(const float *W, int64_t M, int64_t Taps);
+
 /// Output rows [Oh0, Oh1) of one image: Y[m] = clamp(Bias[m] + sum over taps of W * X), zero
 /// padding. X is [C, H, W], Y [M, OH, OW]; Plan is planDepthwise(D.G) (its column masks);
 /// Bias may be null.
@@ -46,7 +52,8 @@ void directConvRowsAvx512(const DirectConvGeometry &D, const DepthwisePlan &Plan
                           const float *PackedW, const float *Bias, float *Y, int64_t Oh0, int64_t Oh1);
 
 /// directConvRowsAvx512's AVX2+FMA sibling: 16-pixel blocks as two 8-wide vectors, output
-/// channels six at a time (12 accumulators); Plan is planDepthwiseAvx2(D.G).
+/// channels six at a time (12 accumulators); Plan is planDepthwiseAvx2(D.G), PackedW is
+/// packDirectConvWeightsAvx2's layout.
 void directConvRowsAvx2(const DirectConvGeometry &D, const DepthwisePlan &Plan, const float *X, const float *PackedW,
                         const float *Bias, float *Y, int64_t Oh0, int64_t Oh1);
 

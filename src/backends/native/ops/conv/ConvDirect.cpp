@@ -93,7 +93,7 @@ public:
 
 private:
   ConvAttrs A;
-  std::vector<float> PackedW; ///< [C * KH * KW][M]
+  std::vector<float> PackedW; ///< AVX-512: [C * KH * KW][M]; AVX2: packDirectConvWeightsAvx2's groups
   bool Avx512;
 };
 
@@ -122,7 +122,9 @@ KernelVariant directVariant(bool Avx512) {
           [Avx512](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
             ASSIGN_OR_RETURN(ConvAttrs A, attrsFor(I));
             const ConstData &Wt = *I.Inputs[1].Const;
-            std::vector<float> Packed = packDirectConvWeights(Wt.as<float>(), Wt.Dims[0], product(Wt.Dims, 1, 4));
+            const int64_t M = Wt.Dims[0], Taps = product(Wt.Dims, 1, 4);
+            std::vector<float> Packed = Avx512 ? packDirectConvWeights(Wt.as<float>(), M, Taps)
+                                               : packDirectConvWeightsAvx2(Wt.as<float>(), M, Taps);
             markConstConsumed(I, 1);
             return makeKernel<ConvDirectKernel>(std::move(A), std::move(Packed), Avx512);
           }};

@@ -429,6 +429,7 @@ __attribute__((target("avx2,fma"))) void rowTile256(const SmallConvGeometry &G, 
 /// points at channel Co0 % 32 of the first step, the next step 32 floats on.
 constexpr int64_t PT256 = 6;
 
+template <int KWT> // KWT > 0: the kernel width, fixed (its tap loop unrolled); 0: G.KW
 __attribute__((target("avx2,fma"))) void pixelTile256(const SmallConvGeometry &G, const PaddedLayout &L,
                                                       const float *Wb, const float *Bias, int64_t Co0, const float *Xp,
                                                       int64_t NP, const int64_t *Oh, const int64_t *Ow, float *Y) {
@@ -438,11 +439,13 @@ __attribute__((target("avx2,fma"))) void pixelTile256(const SmallConvGeometry &G
   for (int64_t I = 0; I < PT256; ++I)
     P[I] = Xp + (I < NP ? Oh[I] * L.Wp + Ow[I] : Oh[0] * L.Wp + Ow[0]);
   const float *P0 = P[0], *P1 = P[1], *P2 = P[2], *P3 = P[3], *P4 = P[4], *P5 = P[5];
-  const int64_t Plane = L.Hp * L.Wp;
-  for (int64_t Ci = 0; Ci < G.C; ++Ci)
-    for (int64_t Kh = 0; Kh < G.KH; ++Kh) {
-      const int64_t Off = Ci * Plane + Kh * L.Wp;
-      for (int64_t Kw = 0; Kw < G.KW; ++Kw, Wb += PB) {
+  // One loop over the C * KH input rows a tile reads: KH rows Wp apart, then the next channel's.
+  const int64_t KW = KWT > 0 ? KWT : G.KW, ChannelSkip = (L.Hp - G.KH) * L.Wp;
+  int64_t Off = 0;
+  for (int64_t Ci = 0; Ci < G.C; ++Ci, Off += ChannelSkip)
+    for (int64_t Kh = 0; Kh < G.KH; ++Kh, Off += L.Wp) {
+#pragma GCC unroll 8
+      for (int64_t Kw = 0; Kw < KW; ++Kw, Wb += PB) {
         const __m256 W0 = _mm256_loadu_ps(Wb), W1 = _mm256_loadu_ps(Wb + 8);
         __m256 Xv = _mm256_broadcast_ss(P0 + Off + Kw);
         A00 = _mm256_fmadd_ps(W0, Xv, A00), A10 = _mm256_fmadd_ps(W1, Xv, A10);
@@ -505,7 +508,7 @@ void smallConvAvx2Impl(const SmallConvGeometry &G, const SmallConvWeights &W, co
         int64_t Oh[PT256], Ow[PT256];
         for (int64_t I = 0; I < NP; ++I)
           Oh[I] = (P0 + I) / G.OW, Ow[I] = (P0 + I) % G.OW;
-        pixelTile256(G, L, W.Pixels.data() + Co0 / PB * Steps * PB + Co0 % PB, Bias, Co0, Xp, NP, Oh, Ow, Y);
+        (G.KW == 5 ? pixelTile256<5> : G.KW == 3 ? pixelTile256<3> : pixelTile256<0>)(G, L, W.Pixels.data() + Co0 / PB * Steps * PB + Co0 % PB, Bias, Co0, Xp, NP, Oh, Ow, Y);
       }
     });
     return;

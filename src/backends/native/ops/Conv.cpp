@@ -732,6 +732,11 @@ std::vector<OpTestCase> convCases() {
                {{"strides", ints({2, 2})}}, 1e-4),
       testCase("pointwise_transposed_strided_avx2_exact_row", {X({3, 260, 14, 16}), W({9, 260, 1, 1}), W({9})},
                {{"strides", ints({2, 2})}}, 1e-4),
+      // (Last, so the cases above keep their harness seeds.)
+      // f32_conv__small_avx2's pixel tiles with a kernel width other than 3 or 5 (the generic tap
+      // loop), M = 33 (a 16-channel half with one live channel), 45 pixels (a 3-pixel last tile).
+      testCase("small_pixels_2x2_tails", {X({1, 3, 6, 10}), W({33, 3, 2, 2}), W({33})},
+               {{kFusedActMin, attrFloat(0.0f)}}, 1e-4),
   };
 }
 

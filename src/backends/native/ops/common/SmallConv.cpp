@@ -419,6 +419,75 @@ __attribute__((target("avx2,fma"))) void rowTile256(const SmallConvGeometry &G, 
   }
 }
 
+/// AVX2 pixel tile (rows narrower than two vectors, smallConvPixelTiles): 16 output channels in
+/// two 8-lane vectors x PT256 (6) output pixels taken in row-major order across output rows (pixel
+/// p: row Oh[p], column Ow[p]), so no lane is idle whatever the row width (MNIST's conv2, 14 wide:
+/// the row tiles run 16 lanes per row, 12.5% idle, plus 2 of 30 empty slots). 12 accumulators, 2
+/// weight vectors and one broadcast input pixel fill 15 registers; 12 FMAs per 2 loads + 6
+/// broadcasts. NP pixels are stored (the others repeat pixel 0); the lanes go out channel by
+/// channel (NCHW), skipping channels past M. Reads the Pixels blocks (32 channels per step): Wb
+/// points at channel Co0 % 32 of the first step, the next step 32 floats on.
+constexpr int64_t PT256 = 6;
+
+template <int KWT> // KWT > 0: the kernel width, fixed (its tap loop unrolled); 0: G.KW
+__attribute__((target("avx2,fma"))) void pixelTile256(const SmallConvGeometry &G, const PaddedLayout &L,
+                                                      const float *Wb, const float *Bias, int64_t Co0, const float *Xp,
+                                                      int64_t NP, const int64_t *Oh, const int64_t *Ow, float *Y) {
+  __m256 A00 = _mm256_setzero_ps(), A01 = A00, A02 = A00, A03 = A00, A04 = A00, A05 = A00;
+  __m256 A10 = A00, A11 = A00, A12 = A00, A13 = A00, A14 = A00, A15 = A00;
+  const float *P[PT256];
+  for (int64_t I = 0; I < PT256; ++I)
+    P[I] = Xp + (I < NP ? Oh[I] * L.Wp + Ow[I] : Oh[0] * L.Wp + Ow[0]);
+  const float *P0 = P[0], *P1 = P[1], *P2 = P[2], *P3 = P[3], *P4 = P[4], *P5 = P[5];
+  // One loop over the C * KH input rows a tile reads: KH rows Wp apart, then the next channel's.
+  const int64_t KW = KWT > 0 ? KWT : G.KW, ChannelSkip = (L.Hp - G.KH) * L.Wp;
+  int64_t Off = 0;
+  for (int64_t Ci = 0; Ci < G.C; ++Ci, Off += ChannelSkip)
+    for (int64_t Kh = 0; Kh < G.KH; ++Kh, Off += L.Wp) {
+#pragma GCC unroll 8
+      for (int64_t Kw = 0; Kw < KW; ++Kw, Wb += PB) {
+        const __m256 W0 = _mm256_loadu_ps(Wb), W1 = _mm256_loadu_ps(Wb + 8);
+        __m256 Xv = _mm256_broadcast_ss(P0 + Off + Kw);
+        A00 = _mm256_fmadd_ps(W0, Xv, A00), A10 = _mm256_fmadd_ps(W1, Xv, A10);
+        Xv = _mm256_broadcast_ss(P1 + Off + Kw);
+        A01 = _mm256_fmadd_ps(W0, Xv, A01), A11 = _mm256_fmadd_ps(W1, Xv, A11);
+        Xv = _mm256_broadcast_ss(P2 + Off + Kw);
+        A02 = _mm256_fmadd_ps(W0, Xv, A02), A12 = _mm256_fmadd_ps(W1, Xv, A12);
+        Xv = _mm256_broadcast_ss(P3 + Off + Kw);
+        A03 = _mm256_fmadd_ps(W0, Xv, A03), A13 = _mm256_fmadd_ps(W1, Xv, A13);
+        Xv = _mm256_broadcast_ss(P4 + Off + Kw);
+        A04 = _mm256_fmadd_ps(W0, Xv, A04), A14 = _mm256_fmadd_ps(W1, Xv, A14);
+        Xv = _mm256_broadcast_ss(P5 + Off + Kw);
+        A05 = _mm256_fmadd_ps(W0, Xv, A05), A15 = _mm256_fmadd_ps(W1, Xv, A15);
+      }
+    }
+  const __m256 Acc[2][PT256] = {{A00, A01, A02, A03, A04, A05}, {A10, A11, A12, A13, A14, A15}};
+  const Act256 Av(G.Act);
+  const int64_t OPlane = G.OH * G.OW;
+  alignas(32) float Lanes[PT256][8];
+  for (int H = 0; H < 2; ++H) {
+    const int64_t C0 = Co0 + 8 * H, NC = std::min<int64_t>(8, G.M - C0);
+    if (NC <= 0)
+      break;
+    alignas(32) float Bv[8] = {};
+    if (Bias)
+      for (int64_t C = 0; C < NC; ++C)
+        Bv[C] = Bias[C0 + C];
+    const __m256 B = _mm256_load_ps(Bv);
+    for (int64_t I = 0; I < NP; ++I) {
+      __m256 R = _mm256_add_ps(Acc[H][I], B);
+      if (Av.on()) // a clamp passes NaN through, as in the reference
+        R = Av(R);
+      _mm256_store_ps(Lanes[I], R);
+    }
+    for (int64_t C = 0; C < NC; ++C) {
+      float *Dst = Y + (C0 + C) * OPlane;
+      for (int64_t I = 0; I < NP; ++I)
+        Dst[Oh[I] * G.OW + Ow[I]] = Lanes[I][C];
+    }
+  }
+}
+
 /// The AVX2 + FMA sibling of smallConvAvx512's row path (every output width: with 8 lanes a 14
 /// wide row wastes 2 of 16 lanes, where the AVX-512 pixel tiles avoid wasting 2 of 16 and then
 /// pay a scatter). Tasks: half blocks of 4 output channels x tiles of 3 slots.
@@ -427,6 +496,23 @@ void smallConvAvx2Impl(const SmallConvGeometry &G, const SmallConvWeights &W, co
   const PaddedLayout L(G, 8);
   const float *Xp = padImage(G, L, X);
   const int64_t Steps = G.C * G.KH * G.KW;
+  if (smallConvPixelTiles(G.OW, G.M)) {
+    const int64_t Pixels = G.OH * G.OW, PixTiles = (Pixels + PT256 - 1) / PT256;
+    const int64_t Halves = (G.M + 15) / 16, Tasks = Halves * PixTiles;
+    const int64_t TaskFmas = 2 * PT256 * Steps / 2; // in 16-lane FMAs, as below
+    const Parallel &Par = poolFor(Tasks * TaskFmas, Pool);
+    Par.forRange(static_cast<size_t>(Tasks), grainFor(TaskFmas), [&](size_t Begin, size_t End) {
+      for (size_t T = Begin; T < End; ++T) {
+        const int64_t H = static_cast<int64_t>(T) / PixTiles, Tile = static_cast<int64_t>(T) % PixTiles;
+        const int64_t P0 = Tile * PT256, NP = std::min(PT256, Pixels - P0), Co0 = H * 16;
+        int64_t Oh[PT256], Ow[PT256];
+        for (int64_t I = 0; I < NP; ++I)
+          Oh[I] = (P0 + I) / G.OW, Ow[I] = (P0 + I) % G.OW;
+        (G.KW == 5 ? pixelTile256<5> : G.KW == 3 ? pixelTile256<3> : pixelTile256<0>)(G, L, W.Pixels.data() + Co0 / PB * Steps * PB + Co0 % PB, Bias, Co0, Xp, NP, Oh, Ow, Y);
+      }
+    });
+    return;
+  }
   const int64_t Slots = G.OH * L.VPR, SlotTiles = (Slots + VT256 - 1) / VT256;
   const int64_t Quads = (G.M + CH256 - 1) / CH256, Tasks = Quads * SlotTiles;
   // Counted in 16-lane FMAs (two 8-lane ones), the unit of poolFor and grainFor.

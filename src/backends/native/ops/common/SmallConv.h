@@ -57,7 +57,9 @@ void smallConv(const SmallConvGeometry &G, const SmallConvWeights &W, const floa
                 const Parallel &Par);
 
 /// smallConv's AVX2 + FMA sibling (f32_conv__small_avx2): row tiles of 4 output channels x 3
-/// vectors of 8 output pixels, for every output width; W must hold Rows.
+/// vectors of 8 output pixels, or where smallConvPixelTiles(G.OW, G.M) pixel tiles of 16 output
+/// channels x 6 output pixels in row-major order (no idle lanes on rows narrower than 16). W must
+/// hold the layout smallConvPixelTiles selects, as for smallConv.
 void smallConvAvx2(const SmallConvGeometry &G, const SmallConvWeights &W, const float *Bias, const float *X, float *Y,
                    const Parallel &Par);
 

@@ -161,11 +161,11 @@ KernelVariant smallVariant(bool Avx512) {
           [Avx512](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
             ASSIGN_OR_RETURN(ConvAttrs A, attrsFor(I));
             const ConstData &Wt = *I.Inputs[1].Const;
-            // The AVX-512 tile shape follows the output row width: pack the one layout a static
-            // shape needs, both when the width is only known per run. The AVX2 tiles read Rows.
+            // The tile shape (AVX-512 and AVX2 alike) follows the output row width: pack the one
+            // layout a static shape needs, both when the width is only known per run.
             const TensorShape &YS = I.Outputs[0].Shape;
-            const bool Known = !Avx512 || (YS.getRank() == 4 && YS[3].isConst());
-            const bool Pixels = Avx512 && Known && smallConvPixelTiles(YS[3].value(), Wt.Dims[0]);
+            const bool Known = YS.getRank() == 4 && YS[3].isConst();
+            const bool Pixels = Known && smallConvPixelTiles(YS[3].value(), Wt.Dims[0]);
             SmallConvWeights Packed;
             packSmallConvWeights(Wt.as<float>(), Wt.Dims[0], Wt.Dims[1], Wt.Dims[2], Wt.Dims[3], !Known || !Pixels,
                                   !Known || Pixels, Packed);

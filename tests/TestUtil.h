@@ -1,6 +1,7 @@
 // Shared helpers of the unit tests: paths of test data, .npy reading, loading models from bytes.
 #pragma once
 
+#include <random>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,17 @@ optimium::runtime::Model loadModelBytes(const std::string &Bytes, bool MemOpt = 
 
 /// Deterministic test data: Scale * sin(0.37 i + Phase) for i in [0, N).
 std::vector<float> wave(size_t N, float Scale, float Phase = 0.0f);
+
+/// Deterministic random test data: N floats uniform in [Lo, Hi) from std::mt19937(Seed), in order.
+/// Inline so that test binaries not linking TestUtil.cpp (the sim tests) can use it.
+inline std::vector<float> randomFloats(size_t N, unsigned Seed, float Lo = -1.0f, float Hi = 1.0f) {
+  std::mt19937 Gen(Seed);
+  std::uniform_real_distribution<float> Dist(Lo, Hi);
+  std::vector<float> V(N);
+  for (float &X : V)
+    X = Dist(Gen);
+  return V;
+}
 
 /// The op types of a loaded model, in execution order.
 std::vector<std::string> opTypeList(const optimium::runtime::Model &M);

@@ -13,6 +13,7 @@
 
 #include "Optimium/Runtime.h"
 #include "OnnxBuilder.h"
+#include "TestUtil.h"
 #include "exec/ModelState.h"
 
 namespace rt = optimium::runtime;
@@ -21,15 +22,6 @@ using namespace optimium_test;
 namespace {
 
 constexpr int64_t kPlane = 14; // 14 x 14 floats x 16 channels = 12544 bytes: a 64-byte multiple
-
-std::vector<float> randomWeights(size_t Count, unsigned Seed) {
-  std::mt19937 Gen(Seed);
-  std::uniform_real_distribution<float> U(-0.5f, 0.5f);
-  std::vector<float> W(Count);
-  for (float &V : W)
-    V = U(Gen);
-  return W;
-}
 
 /// Three fire modules on a 1 x 16 x 14 x 14 input: squeeze 1x1 -> Relu, then expand branches
 /// 1x1 -> Relu and 3x3 -> Relu joined by a channel Concat. In the second module Neg -> Sigmoid
@@ -44,9 +36,9 @@ std::string fireModel() {
   int64_t InC = 16;
   for (int K = 0; K < 3; ++K) {
     const std::string P = "m" + std::to_string(K) + "_";
-    B.initializer(P + "ws", {8, InC, 1, 1}, randomWeights(static_cast<size_t>(8 * InC), 10u + K));
-    B.initializer(P + "w1", {16, 8, 1, 1}, randomWeights(16 * 8, 20u + K));
-    B.initializer(P + "w3", {16, 8, 3, 3}, randomWeights(16 * 8 * 9, 30u + K));
+    B.initializer(P + "ws", {8, InC, 1, 1}, randomFloats(static_cast<size_t>(8 * InC), 10u + K, -0.5f, 0.5f));
+    B.initializer(P + "w1", {16, 8, 1, 1}, randomFloats(16 * 8, 20u + K, -0.5f, 0.5f));
+    B.initializer(P + "w3", {16, 8, 3, 3}, randomFloats(16 * 8 * 9, 30u + K, -0.5f, 0.5f));
     B.node("Conv", {In, P + "ws"}, {P + "sq"}, P + "squeeze");
     B.node("Relu", {P + "sq"}, {P + "s"}, P + "squeeze_relu");
     std::string S1 = P + "s";
@@ -221,7 +213,7 @@ TEST(PipelineConcat, InPlaceResultsEqualAPlanWithoutSharingBitForBit) {
   rt::AutoInit Init;
   const std::string Bytes = fireModel();
   rt::TypedTensor<float> X = rt::tensor<float>({1, 16, kPlane, kPlane});
-  const std::vector<float> XV = randomWeights(X.getElementCount(), 7u);
+  const std::vector<float> XV = randomFloats(X.getElementCount(), 7u, -0.5f, 0.5f);
   std::copy(XV.begin(), XV.end(), &X[0]);
   const auto load = [&Bytes](rt::SchedulerType S, int Threads, bool MemOpt) {
     rt::ModelLoadOptions O;

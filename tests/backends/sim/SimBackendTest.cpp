@@ -18,9 +18,11 @@
 #include <vector>
 
 #include "OnnxBuilder.h"
+#include "TestUtil.h"
 
 namespace rt = optimium::runtime;
 using optimium_test::OnnxBuilder;
+using optimium_test::randomFloats;
 
 namespace {
 
@@ -74,15 +76,6 @@ rt::Tensor floats(const std::vector<int64_t> &Dims, const std::vector<float> &V)
   rt::Tensor T = rt::tensor(rt::ElementType::F32, rt::TensorShape::fromDims(Dims));
   std::memcpy(T.data(), V.data(), V.size() * sizeof(float));
   return T;
-}
-
-std::vector<float> randomFloats(size_t N, unsigned Seed) {
-  std::mt19937 G(Seed);
-  std::uniform_real_distribution<float> D(-1.0f, 1.0f);
-  std::vector<float> V(N);
-  for (float &X : V)
-    X = D(G);
-  return V;
 }
 
 /// y = Relu(x @ W): [1, N] -> [1, N], so an output can feed the next run (or the next model).

@@ -10,20 +10,13 @@
 #include <vector>
 
 #include "backends/native/ops/common/Gemm.h"
+#include "TestUtil.h"
 
 using namespace optimium::runtime::detail;
 using namespace optimium::runtime::detail::ops;
+using optimium_test::randomFloats;
 
 namespace {
-
-std::vector<float> randomFloats(size_t N, unsigned Seed) {
-  std::mt19937 Gen(Seed);
-  std::uniform_real_distribution<float> Dist(-1.0f, 1.0f);
-  std::vector<float> V(N);
-  for (float &X : V)
-    X = Dist(Gen);
-  return V;
-}
 
 /// A pool stand-in: runs the chunks on this thread, last chunk first, so a result that depends on
 /// chunk order shows up.

@@ -38,8 +38,9 @@ struct Stack {
     // first inference is a few blocks.
     size_t Size = std::max(Bytes, threadScratchSmallPageBytes());
     if (Index > 0) {
-      Size = std::max({Bytes, size_t{2} << 20, 2 * Segs[Index - 1].Size});
-      Size = (Size + (size_t{2} << 20) - 1) / (size_t{2} << 20) * (size_t{2} << 20);
+      const size_t Huge = largeBlockBytes(); // one huge page: the smallest block LargeAlloc maps
+      Size = std::max({Bytes, Huge, 2 * Segs[Index - 1].Size});
+      Size = (Size + Huge - 1) / Huge * Huge;
     }
     Segment S;
     S.Base = static_cast<char *>(allocateBlock(Size, /*Zero=*/false, S.Mapped));

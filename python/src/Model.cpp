@@ -170,26 +170,17 @@ ConvertedInputs requestInputs(const char *What, PyRequest &Q, nb::handle Inputs)
                        [&M](size_t I) -> const rt::TensorInfo & { return M.getInputTensorInfo(I); }, Inputs);
 }
 
-void requestInfer(PyRequest &Q, nb::handle Inputs) {
-  ConvertedInputs C = requestInputs("infer", Q, Inputs);
+/// request.infer() (Run false: queued on the pool) and request.run() (Run true: infer() + wait() in
+/// one call on the calling thread, InferRequest::run: no pool task, no worker wake-up); the GIL is
+/// released while they start or run.
+template <bool Run> void requestInferOrRun(PyRequest &Q, nb::handle Inputs) {
+  ConvertedInputs C = requestInputs(Run ? "run" : "infer", Q, Inputs);
   Q.Keep = nb::cast(C.Keep);
   nb::gil_scoped_release G;
   if (C.ByName)
-    Q.R.infer(C.Map);
+    Run ? Q.R.run(C.Map) : Q.R.infer(C.Map);
   else
-    Q.R.infer(rt::ArrayRef<rt::Tensor>(C.List));
-}
-
-/// request.run(): infer() + wait() in one call on the calling thread (InferRequest::run): no pool
-/// task, no worker wake-up; the GIL is released while it runs.
-void requestRun(PyRequest &Q, nb::handle Inputs) {
-  ConvertedInputs C = requestInputs("run", Q, Inputs);
-  Q.Keep = nb::cast(C.Keep);
-  nb::gil_scoped_release G;
-  if (C.ByName)
-    Q.R.run(C.Map);
-  else
-    Q.R.run(rt::ArrayRef<rt::Tensor>(C.List));
+    Run ? Q.R.run(rt::ArrayRef<rt::Tensor>(C.List)) : Q.R.infer(rt::ArrayRef<rt::Tensor>(C.List));
 }
 
 /// request.profile(): inputs as for infer() (list or dict), times in integer microseconds,
@@ -319,8 +310,8 @@ void bind_model(nb::module_ &m) {
 
   // InferRequest.
   nb::class_<PyRequest>(m, "InferRequest")
-      .def("infer", &requestInfer, "inputs"_a)
-      .def("run", &requestRun, "inputs"_a,
+      .def("infer", &requestInferOrRun<false>, "inputs"_a)
+      .def("run", &requestInferOrRun<true>, "inputs"_a,
            "infer(inputs) then wait(), run on the calling thread: the synchronous call (like ONNX Runtime's "
            "InferenceSession.run), without the hand-off infer() makes for an asynchronous caller.")
       .def(

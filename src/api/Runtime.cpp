@@ -1,5 +1,4 @@
 // initialize()/finalize(), loadModel(), loadExtension(): the public entry points.
-#include <dlfcn.h>
 #include <sys/stat.h>
 
 #include <atomic>
@@ -10,6 +9,7 @@
 #include "api/OwnedModelBytes.h"
 #include "backends/BackendRegistry.h"
 #include "core/ErrorConversion.h"
+#include "core/LibraryPath.h"
 #include "core/Log.h"
 #include "exec/Lifecycle.h"
 #include "exec/ModelState.h"
@@ -27,15 +27,14 @@ std::mutex InitMutex;
 int InitCount = 0;                    ///< Guarded by InitMutex.
 std::atomic<bool> Initialized{false};
 
-/// Folder of this shared library (where extensions are auto-loaded from).
+/// Folder of this shared library (where extensions are auto-loaded from), without a trailing '/'.
 std::string libraryFolder() {
-  Dl_info Info;
-  if (dladdr(reinterpret_cast<void *>(&libraryFolder), &Info) && Info.dli_fname) {
-    std::string P = Info.dli_fname;
-    const size_t Slash = P.find_last_of('/');
-    return Slash == std::string::npos ? std::string(".") : P.substr(0, Slash);
-  }
-  return ".";
+  const std::string Own = thisLibraryPath();
+  if (Own.empty())
+    return ".";
+  std::string Folder = folderOf(Own);
+  Folder.pop_back();
+  return Folder;
 }
 
 void autoLoadExtensions() {

@@ -1,5 +1,6 @@
 // Large aligned blocks (see LargeAlloc.h).
 #include "core/LargeAlloc.h"
+#include "core/HugeMap.h"
 
 #include <cstdint>
 #include <cstdlib>
@@ -29,24 +30,15 @@ void *allocateBlock(size_t Bytes, bool Zero, size_t &MappedBytes) {
 #if defined(__linux__)
   if (Bytes >= largeBlockBytes()) {
     const size_t Rounded = (Bytes + kHuge - 1) / kHuge * kHuge;
-    // Over-map by one huge page and trim, so the block starts on a 2 MiB boundary.
-    void *Raw = mmap(nullptr, Rounded + kHuge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (Raw != MAP_FAILED) {
-      const uintptr_t Start = reinterpret_cast<uintptr_t>(Raw);
-      const uintptr_t Aligned = (Start + kHuge - 1) / kHuge * kHuge;
-      if (Aligned > Start)
-        munmap(Raw, Aligned - Start);
-      const uintptr_t End = Start + Rounded + kHuge;
-      if (End > Aligned + Rounded)
-        munmap(reinterpret_cast<void *>(Aligned + Rounded), End - (Aligned + Rounded));
+    if (void *Block = mapHugeAligned(Rounded, /*Writable=*/true)) {
 #ifdef MADV_HUGEPAGE
       // Advisory: fine if refused.
       const size_t HugeBytes = hugePageBytesOf(Bytes);
       if (HugeBytes)
-        madvise(reinterpret_cast<void *>(Aligned), HugeBytes, MADV_HUGEPAGE);
+        madvise(Block, HugeBytes, MADV_HUGEPAGE);
 #endif
       MappedBytes = Rounded;
-      return reinterpret_cast<void *>(Aligned);
+      return Block;
     }
     // Fall through to the heap.
   }

@@ -1,6 +1,8 @@
 // mmap-based file access for model and external weight files.
 #include "import/MappedFile.h"
 
+#include "core/HugeMap.h"
+
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -44,27 +46,19 @@ ScopedSourceFiles::ScopedSourceFiles(const std::vector<std::shared_ptr<MappedFil
       }) {}
 
 namespace {
-/// A read-only private mapping of Fd's Size bytes starting on a 2 MiB boundary (a PROT_NONE
-/// reservation one huge page larger, the file mapped over its aligned part, the rest handed back),
-/// with MADV_HUGEPAGE: see MappedFile::open. MAP_FAILED when any step fails (nothing left mapped).
-void *mapHugeAligned(int Fd, size_t Size) {
-  const uintptr_t Huge = uintptr_t{2} << 20, Page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
-  if (Size > SIZE_MAX - Huge)
+/// A read-only private mapping of Fd's Size bytes starting on a 2 MiB boundary (the file mapped
+/// over a PROT_NONE reservation of mapHugeAligned), with MADV_HUGEPAGE: see MappedFile::open.
+/// MAP_FAILED when any step fails (nothing left mapped).
+void *mapFileHugeAligned(int Fd, size_t Size) {
+  void *Reserved = mapHugeAligned(Size, /*Writable=*/false);
+  if (!Reserved)
     return MAP_FAILED;
-  void *Raw = ::mmap(nullptr, Size + Huge, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (Raw == MAP_FAILED)
-    return MAP_FAILED;
-  const uintptr_t Start = reinterpret_cast<uintptr_t>(Raw), End = Start + Size + Huge;
-  const uintptr_t Aligned = (Start + Huge - 1) / Huge * Huge, MappedEnd = Aligned + (Size + Page - 1) / Page * Page;
-  void *P = ::mmap(reinterpret_cast<void *>(Aligned), Size, PROT_READ, MAP_PRIVATE | MAP_FIXED, Fd, 0);
+  void *P = ::mmap(Reserved, Size, PROT_READ, MAP_PRIVATE | MAP_FIXED, Fd, 0);
   if (P == MAP_FAILED) {
-    ::munmap(Raw, Size + Huge);
+    const size_t Page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+    ::munmap(Reserved, (Size + Page - 1) / Page * Page);
     return MAP_FAILED;
   }
-  if (Aligned > Start)
-    ::munmap(Raw, Aligned - Start);
-  if (End > MappedEnd)
-    ::munmap(reinterpret_cast<void *>(MappedEnd), End - MappedEnd);
 #ifdef MADV_HUGEPAGE
   ::madvise(P, Size, MADV_HUGEPAGE); // advisory: fine if refused
 #endif
@@ -86,7 +80,7 @@ Result<std::shared_ptr<MappedFile>> MappedFile::open(const std::string &Path, bo
   F->Path = Path;
   F->Size = static_cast<size_t>(St.st_size);
   if (F->Size > 0) {
-    void *P = HugeFolios ? mapHugeAligned(Fd, F->Size) : MAP_FAILED;
+    void *P = HugeFolios ? mapFileHugeAligned(Fd, F->Size) : MAP_FAILED;
     if (P == MAP_FAILED)
       P = ::mmap(nullptr, F->Size, PROT_READ, MAP_PRIVATE, Fd, 0);
     if (P == MAP_FAILED) {

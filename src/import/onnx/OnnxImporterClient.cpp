@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <dlfcn.h>
 
+#include "core/LibraryPath.h"
 #include "import/onnx/LegacyOpsets.h"
 #include "import/onnx/ModelMetadata.h"
 #include "ir/Scopes.h"
@@ -42,20 +43,15 @@ OnnxHostFunctions hostFunctions() {
   return H;
 }
 
-std::string folderOf(const std::string &Path) {
-  const size_t Slash = Path.find_last_of('/');
-  return Slash == std::string::npos ? std::string("./") : Path.substr(0, Slash + 1);
-}
-
 /// Where the module may be: beside the runtime library as the loader found it, then beside the file
 /// that path resolves to (a symlinked runtime, e.g. a folder holding only the runtime).
 std::vector<std::string> moduleCandidates() {
   std::vector<std::string> Out;
-  Dl_info Info{};
-  if (!dladdr(reinterpret_cast<void *>(&hostFunctions), &Info) || !Info.dli_fname)
+  const std::string Own = thisLibraryPath();
+  if (Own.empty())
     return Out;
-  Out.push_back(folderOf(Info.dli_fname) + kOnnxModuleFile);
-  if (char *Real = ::realpath(Info.dli_fname, nullptr)) {
+  Out.push_back(folderOf(Own) + kOnnxModuleFile);
+  if (char *Real = ::realpath(Own.c_str(), nullptr)) {
     const std::string Candidate = folderOf(Real) + kOnnxModuleFile;
     std::free(Real);
     if (Candidate != Out.front())

@@ -127,6 +127,17 @@ constexpr FusedActKeys kSeExpandActKeys{"optimium.se_expand_act_min", "optimium.
 /// inputs X [N, C, ...], Scale [C], Bias [C] (optional); attribute "epsilon" (float).
 constexpr const char *kLayerNormChannelsDomain = "com.optimium";
 constexpr const char *kLayerNormChannelsOp = "LayerNormChannels";
+/// Its attribute (int, default 0): 1 when Y is channels last, [N, spatial..., C] (passes/
+/// FuseLayerNormChannels' fuseLayerNormChannelsLast: a Transpose -> LayerNormalization whose result
+/// stays channels last).
+constexpr const char *kLncChannelsLast = "channels_last";
+
+// --- written by passes/FuseTransposeScaleAdd ---------------------------------
+/// A channels-last tensor back to channels-first, scaled per channel, plus a channels-first one,
+/// in place of Transpose (perm [0, r-1, 1, ..., r-2]) -> Mul (per-channel constant) -> Add:
+/// inputs X [N, P1, ..., Pk, C], Scale (C values), R [N, C, P1, ..., Pk]; Y = Scale[c] * X + R.
+constexpr const char *kTransposeScaleAddDomain = "com.optimium";
+constexpr const char *kTransposeScaleAddOp = "TransposeScaleAdd";
 
 // --- written by passes/FuseMatMulBias -----------------------------------------
 /// Internal MatMul attribute: 1 when input 2 is a fused bias of the output's last dim.

@@ -16,6 +16,12 @@ namespace detail {
 /// readable.
 size_t fuseLayerNormChannels(Graph &G);
 
+/// The same without the Transpose back: Transpose (channels to the end) -> LayerNormalization (last
+/// axis) becomes LayerNormChannels with channels_last = 1 (ConvNeXt's blocks, whose MLP reads the
+/// result channels last); one pass over the tensor instead of two. Run after fuseLayerNormChannels,
+/// which takes the chains that do transpose back. Returns the number rewritten.
+size_t fuseLayerNormChannelsLast(Graph &G);
+
 } // namespace detail
 } // namespace runtime
 } // namespace optimium

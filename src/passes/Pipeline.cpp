@@ -20,6 +20,7 @@
 #include "passes/FuseSkipLayerNorm.h"
 #include "passes/FuseSqueezeExcitation.h"
 #include "passes/FuseTransposeMatMul.h"
+#include "passes/FuseTransposeScaleAdd.h"
 #include "passes/RemoveFoldedNodes.h"
 
 namespace optimium {
@@ -36,6 +37,10 @@ const std::vector<PassInfo> &passPipeline() {
        "first: nodes whose outputs shape inference folded to constants go before anything matches on them"},
       {"FuseLayerNormChannels", &fuseLayerNormChannels, PassGate::Always, true,
        "independent of the others: Transpose -> LayerNormalization -> Transpose, no Conv or MatMul"},
+      {"FuseLayerNormChannelsLast", &fuseLayerNormChannelsLast, PassGate::Avx2Fma, true,
+       "after FuseLayerNormChannels, which takes the chains that transpose back; its fast kernel is AVX2"},
+      {"FuseTransposeScaleAdd", &fuseTransposeScaleAdd, PassGate::Avx2Fma, true,
+       "before FuseConvResidual, which would take an Add whose residual a Conv writes; its fast kernel is AVX2"},
       {"FuseConvResidual", &fuseConvResidual, PassGate::Always, true,
        "before FuseConvActivation: a Relu after the residual Add then folds in too"},
       {"FuseConvActivation", &fuseConvActivation, PassGate::Always, true, "after FuseConvResidual"},

@@ -90,6 +90,8 @@ TEST(PassPipeline, OrderingRulesHold) {
   const auto Pos = positions();
   ASSERT_EQ(Pos.size(), dt::passPipeline().size()) << "pass names are unique";
   EXPECT_EQ(Pos.at("RemoveFoldedNodes"), 0u);
+  EXPECT_LT(Pos.at("FuseTransposeScaleAdd"), Pos.at("FuseConvResidual"));
+  EXPECT_LT(Pos.at("FuseLayerNormChannels"), Pos.at("FuseLayerNormChannelsLast"));
   EXPECT_LT(Pos.at("FuseConvResidual"), Pos.at("FuseConvActivation"));
   EXPECT_LT(Pos.at("FuseConvActivation"), Pos.at("FusePointwiseDepthwise"));
   EXPECT_LT(Pos.at("FusePointwiseDepthwise"), Pos.at("FuseDepthwisePointwise"));

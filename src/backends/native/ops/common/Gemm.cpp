@@ -220,6 +220,7 @@ __attribute__((target("avx2,fma"), always_inline)) inline void avx2Tile(int64_t 
   const bool Bias = Ep && Ep->Bias, Clamp = Ep && Ep->Act.Kind == ActKind::Clamp, ColBias = Ep && Ep->ColBias;
   const bool OtherAct = Ep && !Ep->Act.clampOnly(); // in registers before the store (Act256)
   const Act256 Av(OtherAct ? Ep->Act : FusedAct());
+  const bool Gelu = Ep && Ep->Gelu;
   const __m256 Lo = _mm256_set1_ps(Clamp ? Ep->Act.Min : 0.0f), Hi = _mm256_set1_ps(Clamp ? Ep->Act.Max : 0.0f);
   const bool Full = Nr == 16;
   const __m256 CB0 = ColBias ? (Full ? _mm256_loadu_ps(Ep->ColBias) : _mm256_maskload_ps(Ep->ColBias, M0)) : _mm256_setzero_ps();
@@ -247,12 +248,12 @@ __attribute__((target("avx2,fma"), always_inline)) inline void avx2Tile(int64_t 
     }
     if (OtherAct)
       V0 = Av(V0), V1 = Av(V1);
+    if (Gelu) // in registers: approx::geluErfF32's AVX2 values
+      V0 = vec256::geluErf256(V0), V1 = vec256::geluErf256(V1);
     if (Full)
       _mm256_storeu_ps(Row, V0), _mm256_storeu_ps(Row + 8, V1);
     else
       _mm256_maskstore_ps(Row, M0, V0), _mm256_maskstore_ps(Row + 8, M1, V1);
-    if (Ep && Ep->Gelu)
-      approx::geluErfF32(Row, Row, static_cast<size_t>(Nr));
   }
 }
 

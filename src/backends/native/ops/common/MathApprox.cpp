@@ -1,6 +1,7 @@
 // Vectorizable float32 approximations (see MathApprox.h). Written as branch-free scalar code
 // that GCC vectorizes; target_clones builds AVX-512, AVX2 and baseline versions of each loop.
 #include "backends/native/ops/common/MathApprox.h"
+#include "backends/native/ops/common/VecMath256.h"
 #include "backends/native/ops/common/VecMath512.h"
 #include "core/CpuFeatures.h"
 
@@ -224,45 +225,15 @@ bool haveAvx2Fma() {
 
 #define OPT_AVX2_FMA __attribute__((target("avx2,fma")))
 
-/// gelu512 on 8 lanes (geluErfF32Generic's loop is not vectorized by GCC: its AVX2 clone is
-/// scalar, 11 ns an element on an AMD Zen 3). The same formula; 1 / (1 + p z) by a division
-/// (AVX2 has no rcp14), 2^n by the exponent bits with n >= -126 (2^-126 for smaller n, where
-/// 1 - P 2^n is 1 in float either way).
-OPT_AVX2_FMA inline __m256 gelu256(__m256 X) {
-  const __m256 One = _mm256_set1_ps(1.0f), Abs = _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF));
-  const __m256 H = _mm256_mul_ps(X, _mm256_set1_ps(0.5f));
-  const __m256 W = _mm256_min_ps(_mm256_set1_ps(12.0f), _mm256_mul_ps(_mm256_and_ps(X, Abs), _mm256_set1_ps(8.493218003e-01f)));
-  const __m256 T = _mm256_div_ps(One, _mm256_fmadd_ps(W, _mm256_set1_ps(2.727374809e-01f), One));
-  __m256 P = _mm256_fmadd_ps(T, _mm256_set1_ps(1.061405429f), _mm256_set1_ps(-1.453152027f));
-  P = _mm256_fmadd_ps(P, T, _mm256_set1_ps(1.421413741f));
-  P = _mm256_fmadd_ps(P, T, _mm256_set1_ps(-0.284496736f));
-  P = _mm256_fmadd_ps(P, T, _mm256_set1_ps(0.254829592f));
-  P = _mm256_mul_ps(P, T);
-  // exp(-z^2) = 2^(-w^2): n = round(-w^2) (>= -126), 2^(x - n) by exp2Neg512's fit.
-  const __m256 E2 = _mm256_max_ps(_mm256_set1_ps(-126.0f), _mm256_fnmadd_ps(W, W, _mm256_setzero_ps()));
-  const __m256 N = _mm256_round_ps(E2, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  const __m256 R = _mm256_sub_ps(E2, N);
-  __m256 Q = _mm256_set1_ps(1.3278164e-3f);
-  Q = _mm256_fmadd_ps(Q, R, _mm256_set1_ps(9.6755559e-3f));
-  Q = _mm256_fmadd_ps(Q, R, _mm256_set1_ps(5.5507079e-2f));
-  Q = _mm256_fmadd_ps(Q, R, _mm256_set1_ps(2.4022119e-1f));
-  Q = _mm256_fmadd_ps(Q, R, _mm256_set1_ps(6.9314694e-1f));
-  Q = _mm256_fmadd_ps(Q, R, _mm256_set1_ps(1.0000001f));
-  const __m256i Bits = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(N), _mm256_set1_epi32(127)), 23);
-  const __m256 E = _mm256_mul_ps(Q, _mm256_castsi256_ps(Bits));
-  const __m256 Erf = _mm256_fnmadd_ps(P, E, One);
-  return _mm256_fmadd_ps(_mm256_and_ps(H, Abs), Erf, H);
-}
-
 OPT_AVX2_FMA void geluErfAvx2(const float *X, float *Y, size_t N) {
   size_t I = 0;
   for (; I + 8 <= N; I += 8)
-    _mm256_storeu_ps(Y + I, gelu256(_mm256_loadu_ps(X + I)));
+    _mm256_storeu_ps(Y + I, vec256::geluErf256(_mm256_loadu_ps(X + I)));
   if (I < N) {
     alignas(32) float In[8] = {}, Out[8];
     for (size_t K = I; K < N; ++K)
       In[K - I] = X[K];
-    _mm256_store_ps(Out, gelu256(_mm256_load_ps(In)));
+    _mm256_store_ps(Out, vec256::geluErf256(_mm256_load_ps(In)));
     for (size_t K = I; K < N; ++K)
       Y[K] = Out[K - I];
   }

@@ -1,4 +1,4 @@
-// AVX2 + FMA versions of VecMath512's exp2 (the sigmoid / SiLU exponential): inline so kernels
+// AVX2 + FMA versions of VecMath512's exp2 (the sigmoid / SiLU exponential) and GELU: inline so kernels
 // apply them to values still in registers (the AVX2 GEMM tile's fused-activation epilogue, Act256).
 // Only call them after a run-time check for AVX2 and FMA (simdAvx2()): the build does not use
 // -march=native.
@@ -52,6 +52,35 @@ OPT_VEC256 inline __m256 exp2Clamped256(__m256 X) {
   // 2^n: (n + 127) << 23 as float bits (for a NaN, P is NaN and so is the product).
   const __m256i E = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(N), _mm256_set1_epi32(127)), 23);
   return _mm256_mul_ps(P, _mm256_castsi256_ps(E));
+}
+
+/// GELU (erf form), vec512::gelu512's formula on 8 lanes: erf by Abramowitz-Stegun 7.1.26 with 1 /
+/// (1 + p z) by a division (AVX2 has no rcp14) and exp(-z^2) = 2^(-w^2) by exp2Clamped256's fit
+/// with n >= -126 (2^-126 for smaller n, where 1 - P 2^n is 1 in float either way). The values of
+/// approx::geluErfF32 on AVX2 CPUs; inline so the GEMM tile applies it to its registers.
+OPT_VEC256 inline __m256 geluErf256(__m256 X) {
+  const __m256 One = set1(1.0f), Abs = _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF));
+  const __m256 H = _mm256_mul_ps(X, set1(0.5f));
+  const __m256 W = _mm256_min_ps(set1(12.0f), _mm256_mul_ps(_mm256_and_ps(X, Abs), set1(8.493218003e-01f)));
+  const __m256 T = _mm256_div_ps(One, _mm256_fmadd_ps(W, set1(2.727374809e-01f), One));
+  __m256 P = _mm256_fmadd_ps(T, set1(1.061405429f), set1(-1.453152027f));
+  P = _mm256_fmadd_ps(P, T, set1(1.421413741f));
+  P = _mm256_fmadd_ps(P, T, set1(-0.284496736f));
+  P = _mm256_fmadd_ps(P, T, set1(0.254829592f));
+  P = _mm256_mul_ps(P, T);
+  const __m256 E2 = _mm256_max_ps(set1(-126.0f), _mm256_fnmadd_ps(W, W, _mm256_setzero_ps()));
+  const __m256 N = _mm256_round_ps(E2, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const __m256 R = _mm256_sub_ps(E2, N);
+  __m256 Q = set1(1.3278164e-3f);
+  Q = _mm256_fmadd_ps(Q, R, set1(9.6755559e-3f));
+  Q = _mm256_fmadd_ps(Q, R, set1(5.5507079e-2f));
+  Q = _mm256_fmadd_ps(Q, R, set1(2.4022119e-1f));
+  Q = _mm256_fmadd_ps(Q, R, set1(6.9314694e-1f));
+  Q = _mm256_fmadd_ps(Q, R, set1(1.0000001f));
+  const __m256i Bits = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(N), _mm256_set1_epi32(127)), 23);
+  const __m256 E = _mm256_mul_ps(Q, _mm256_castsi256_ps(Bits));
+  const __m256 Erf = _mm256_fnmadd_ps(P, E, One);
+  return _mm256_fmadd_ps(_mm256_and_ps(H, Abs), Erf, H);
 }
 
 } // namespace vec256

@@ -526,14 +526,17 @@ std::vector<OpTestCase> convCases() {
       testCase("hswish_pointwise_rows_avx2_chunked_residual",
                {X({1, 400, 14, 15}), W({13, 400, 1, 1}), W({13}), X({1, 13, 14, 15})},
                hswish({{kFusedResidual, attrInt(1)}}), 1e-4),
-      // The AVX2 channels-in-lanes 1x1 on small planes (6 pixels x 16 channels per tile, output
-      // channels padded to 8): 49 pixels (8 tiles and 1), 25 (4 and 1), 81 (13 and 3), 182 (30
-      // and 2), 16; 37 channels (16 + 16 + 8, 3 padded), 24 (16 + 8), 8, 5, 264 (an expansion from
-      // 256: the deep-input rule); 300 input channels in three chunks of 100, 256 in two of 128,
-      // 400 in four of 100, 130 in two of 65 (partial sums through the product); each activation,
-      // residuals, NaN inputs through the clamp, no bias, two images.
+      // The AVX2 channels-in-lanes 1x1 on small planes (6 or 5 pixels x 16 channels per tile,
+      // 6 x 8 channels for the last 8; output channels padded to 8): 49 pixels (9 tiles of 5 and
+      // 4; the 8-channel block 8 of 6 and 1), 25 (5 of 5), 37 (7 of 5 and 2), 81 (13 of 6 and 3),
+      // 182 (30 and 2), 16; 37 channels (16 + 16 + 8, 3 padded), 24 (16 + 8), 8, 5, 264 (an
+      // expansion from 256: the deep-input rule); 300 input channels in three chunks of 100, 256
+      // in two of 128, 400 in four of 100, 130 in two of 65 (partial sums through the product);
+      // each activation, residuals, NaN inputs through the clamp, no bias, two images.
       testCase("pointwise_transposed_avx2_7x7_chunked_relu6", {X({1, 300, 7, 7}), W({37, 300, 1, 1}), W({37})},
                {{kFusedActMin, attrFloat(0.0f)}, {kFusedActMax, attrFloat(6.0f)}}, 1e-4),
+      testCase("pointwise_transposed_avx2_1x37_silu", {X({1, 40, 1, 37}), W({24, 40, 1, 1}), W({24})},
+               act({}, kFusedActSilu, 1.0f), 1e-4),
       testCase("swish_alpha_pointwise_transposed_avx2_no_bias", {X({1, 12, 5, 5}), W({8, 12, 1, 1})},
                act({}, kFusedActSilu, 0.7f), 1e-4),
       testCase("hswish_pointwise_transposed_avx2_residual", {X({2, 28, 7, 7}), W({24, 28, 1, 1}), W({24}),

@@ -718,8 +718,19 @@ __attribute__((target("avx2,fma"))) void pointwiseRun256(const float *Panel, int
   }
 }
 
-// --- AVX2 + FMA channels-in-lanes pointwise for small planes: 6 pixels x 16 channels per tile -------
-constexpr int kTransposedRows256 = 6;
+// --- AVX2 + FMA channels-in-lanes pointwise for small planes: 6 or 5 pixels x 16 channels per tile --
+
+/// The pixels per 16-channel tile for a plane of Pixels: 6, or 5 where that takes fewer FMA cycles.
+/// A tile of r pixels issues 2r FMAs per input channel (r cycles at two a cycle), but each of its
+/// accumulators is a chain of dependent FMAs (4 cycles each on Zen 3), so a tail tile of fewer
+/// than 4 pixels still takes 4: a 7x7 plane is 8 tiles of 6 and a 1-pixel one (52 cycles per input
+/// channel) or 9 tiles of 5 and a 4-pixel one (49).
+int transposedRows256(int64_t Pixels) {
+  const auto Cycles = [Pixels](int64_t R) {
+    return Pixels / R * R + (Pixels % R ? std::max<int64_t>(Pixels % R, 4) : 0);
+  };
+  return Cycles(5) < Cycles(6) ? 5 : 6;
+}
 
 /// R (<= 6) pixels x NV (1 or 2) vectors of 8 output channels: pixel i's value of input channel k
 /// broadcast from X's row k, the channels loaded from the transposed weights.
@@ -750,14 +761,14 @@ transposedTile256(const float *X, int64_t Ldx, int64_t K, const float *WT, int64
       _mm256_storeu_ps(Out + I * Ldo + V * kLanes256, Acc[I][V]);
 }
 
-/// All pixels against one block of NV x 8 channels, 6 pixels at a time, then the 1..5 left.
-template <int NV>
+/// All pixels against one block of NV x 8 channels, R pixels at a time, then the 1..R-1 left.
+template <int R, int NV>
 __attribute__((target("avx2,fma"))) void transposedBlock256(const float *X, int64_t Ldx, int64_t Pixels, int64_t K,
                                                             const float *WT, int64_t Ldw, const float *ColBias,
                                                             bool Accumulate, float *Out, int64_t Ldo) {
   int64_t P0 = 0;
-  for (; P0 + kTransposedRows256 <= Pixels; P0 += kTransposedRows256)
-    transposedTile256<kTransposedRows256, NV>(X + P0, Ldx, K, WT, Ldw, ColBias, Accumulate, Out + P0 * Ldo, Ldo);
+  for (; P0 + R <= Pixels; P0 += R)
+    transposedTile256<R, NV>(X + P0, Ldx, K, WT, Ldw, ColBias, Accumulate, Out + P0 * Ldo, Ldo);
   switch (Pixels - P0) {
 #define OPT_CASE(C)                                                                                                    \
   case C: return transposedTile256<C, NV>(X + P0, Ldx, K, WT, Ldw, ColBias, Accumulate, Out + P0 * Ldo, Ldo);
@@ -839,15 +850,19 @@ void pointwiseRunAvx2(const float *Panel, int64_t Rows, int64_t K, const float *
 void pointwiseTransposedAvx2(const float *X, int64_t Ldx, int64_t Pixels, int64_t K0, int64_t K, const float *WT,
                              int64_t Kp, int64_t Cols, const float *ColBias, bool Accumulate, float *Out) {
 #if defined(OPT_SIMD_X86) && defined(OPT_HAVE_VECMATH256)
+  const int Rows = transposedRows256(Pixels);
   for (int64_t C0 = 0; C0 < Cols; C0 += kTile256) {
     const float *Bias = ColBias ? ColBias + C0 : nullptr;
     const float *Panel = WT + C0 * Kp;
     float *Block = Out + C0 * Pixels;
-    if (Cols - C0 >= kTile256)
-      transposedBlock256<2>(X, Ldx, Pixels, K, Panel + K0 * kTile256, kTile256, Bias, Accumulate, Block, kTile256);
+    // An 8-channel block's tiles (r FMAs per input channel) are chain-bound whatever r <= 6: 6.
+    if (Cols - C0 < kTile256)
+      transposedBlock256<6, 1>(X, Ldx, Pixels, K, Panel + K0 * kLanes256, kLanes256, Bias, Accumulate, Block,
+                               kLanes256);
+    else if (Rows == 5)
+      transposedBlock256<5, 2>(X, Ldx, Pixels, K, Panel + K0 * kTile256, kTile256, Bias, Accumulate, Block, kTile256);
     else
-      transposedBlock256<1>(X, Ldx, Pixels, K, Panel + K0 * kLanes256, kLanes256, Bias, Accumulate, Block,
-                            kLanes256);
+      transposedBlock256<6, 2>(X, Ldx, Pixels, K, Panel + K0 * kTile256, kTile256, Bias, Accumulate, Block, kTile256);
   }
 #else
   (void)X, (void)Ldx, (void)Pixels, (void)K0, (void)K, (void)WT, (void)Kp, (void)Cols, (void)ColBias, (void)Accumulate;

@@ -722,11 +722,12 @@ __attribute__((target("avx2,fma"))) void pointwiseRun256(const float *Panel, int
 constexpr int kTransposedRows256 = 6;
 
 /// R (<= 6) pixels x NV (1 or 2) vectors of 8 output channels: pixel i's value of input channel k
-/// broadcast from X's row k, the channels loaded from the transposed weights.
+/// broadcast from X's row k, the channels loaded from the transposed weights. Next (or null): the
+/// next block's weight rows (NextLd floats per k), a line per k prefetched while this tile computes.
 template <int R, int NV>
 __attribute__((target("avx2,fma"), always_inline)) inline void
 transposedTile256(const float *X, int64_t Ldx, int64_t K, const float *WT, int64_t Ldw, const float *ColBias,
-                  bool Accumulate, float *Out, int64_t Ldo) {
+                  bool Accumulate, float *Out, int64_t Ldo, const float *Next, int64_t NextLd) {
   __m256 Acc[R][NV];
   if (Accumulate) {
     _Pragma("GCC unroll 6") for (int I = 0; I < R; ++I) _Pragma("GCC unroll 2") for (int V = 0; V < NV; ++V)
@@ -740,6 +741,8 @@ transposedTile256(const float *X, int64_t Ldx, int64_t K, const float *WT, int64
   _Pragma("GCC unroll 2") for (int64_t Kk = 0; Kk < K; ++Kk) {
     __m256 B[NV];
     _Pragma("GCC unroll 2") for (int V = 0; V < NV; ++V) B[V] = _mm256_loadu_ps(WT + Kk * Ldw + V * kLanes256);
+    if (Next)
+      _mm_prefetch(reinterpret_cast<const char *>(Next + Kk * NextLd), _MM_HINT_T0);
     const float *A = X + Kk * Ldx;
     _Pragma("GCC unroll 6") for (int I = 0; I < R; ++I) {
       const __m256 Av = _mm256_broadcast_ss(A + I);
@@ -750,20 +753,28 @@ transposedTile256(const float *X, int64_t Ldx, int64_t K, const float *WT, int64
       _mm256_storeu_ps(Out + I * Ldo + V * kLanes256, Acc[I][V]);
 }
 
-/// All pixels against one block of NV x 8 channels, 6 pixels at a time, then the 1..5 left.
+/// All pixels against one block of NV x 8 channels in ceil(Pixels / 6) tiles of balanced sizes
+/// (tile T is pixels [T * Pixels / Tiles, (T + 1) * Pixels / Tiles)). A tile of R < 4 pixels has
+/// 2R < 8 FMA chains and waits on their latency: a 1-pixel tile costs a 4-pixel one, so 49 pixels
+/// as 8 x 6 + 1 took 52 pixels' worth of FMA cycles per k, as 4 x 6 + 5 x 5 they take 49.
 template <int NV>
 __attribute__((target("avx2,fma"))) void transposedBlock256(const float *X, int64_t Ldx, int64_t Pixels, int64_t K,
                                                             const float *WT, int64_t Ldw, const float *ColBias,
-                                                            bool Accumulate, float *Out, int64_t Ldo) {
-  int64_t P0 = 0;
-  for (; P0 + kTransposedRows256 <= Pixels; P0 += kTransposedRows256)
-    transposedTile256<kTransposedRows256, NV>(X + P0, Ldx, K, WT, Ldw, ColBias, Accumulate, Out + P0 * Ldo, Ldo);
-  switch (Pixels - P0) {
+                                                            bool Accumulate, float *Out, int64_t Ldo,
+                                                            const float *Next, int64_t NextLd) {
+  const int64_t Tiles = (Pixels + kTransposedRows256 - 1) / kTransposedRows256;
+  for (int64_t T = 0; T < Tiles; ++T) {
+    const int64_t P0 = T * Pixels / Tiles, Rows = (T + 1) * Pixels / Tiles - P0;
+    const float *Pf = T == 0 ? Next : nullptr;
+    switch (Rows) {
 #define OPT_CASE(C)                                                                                                    \
-  case C: return transposedTile256<C, NV>(X + P0, Ldx, K, WT, Ldw, ColBias, Accumulate, Out + P0 * Ldo, Ldo);
-    OPT_CASE(1) OPT_CASE(2) OPT_CASE(3) OPT_CASE(4) OPT_CASE(5)
+  case C:                                                                                                              \
+    transposedTile256<C, NV>(X + P0, Ldx, K, WT, Ldw, ColBias, Accumulate, Out + P0 * Ldo, Ldo, Pf, NextLd);           \
+    break;
+      OPT_CASE(1) OPT_CASE(2) OPT_CASE(3) OPT_CASE(4) OPT_CASE(5) OPT_CASE(6)
 #undef OPT_CASE
-  default: return;
+    default: break;
+    }
   }
 }
 
@@ -843,11 +854,16 @@ void pointwiseTransposedAvx2(const float *X, int64_t Ldx, int64_t Pixels, int64_
     const float *Bias = ColBias ? ColBias + C0 : nullptr;
     const float *Panel = WT + C0 * Kp;
     float *Block = Out + C0 * Pixels;
+    // The next block's rows of this chunk (from memory: W is streamed once per run), prefetched by
+    // this block's first tile.
+    const int64_t NextLd = std::min<int64_t>(kTile256, Cols - C0 - kTile256);
+    const float *Next = NextLd > 0 ? WT + (C0 + kTile256) * Kp + K0 * NextLd : nullptr;
     if (Cols - C0 >= kTile256)
-      transposedBlock256<2>(X, Ldx, Pixels, K, Panel + K0 * kTile256, kTile256, Bias, Accumulate, Block, kTile256);
+      transposedBlock256<2>(X, Ldx, Pixels, K, Panel + K0 * kTile256, kTile256, Bias, Accumulate, Block, kTile256,
+                            Next, NextLd);
     else
       transposedBlock256<1>(X, Ldx, Pixels, K, Panel + K0 * kLanes256, kLanes256, Bias, Accumulate, Block,
-                            kLanes256);
+                            kLanes256, Next, NextLd);
   }
 #else
   (void)X, (void)Ldx, (void)Pixels, (void)K0, (void)K, (void)WT, (void)Kp, (void)Cols, (void)ColBias, (void)Accumulate;

@@ -727,20 +727,22 @@ private:
     const int64_t PlaneP = Hp * Wp, C = R.C, M = R.M, KDim = C * KH * KW, Pixels = R.OutPlane;
     if (WT.K != KDim || WT.N != M || WT.Kc != GemmKC)
       return runError(Name.c_str(), "shapes differ from the packed weights");
+    // Tiles of at most 6 pixels, of balanced sizes: a 7x7 plane is 4 x 6 + 5 x 5 pixels, not
+    // 8 x 6 + 1, whose 1-pixel tile (2 FMA chains) waited on the FMA latency as long as a 4-pixel one.
     constexpr int64_t TileP = 6, NR = 16;
     const int64_t Tiles = (Pixels + TileP - 1) / TileP, Panels = (M + NR - 1) / NR, Npad = Panels * NR;
     const Parallel &Par = Pool.ifWorth(R.N * M * KDim * Pixels);
     ScratchFrame Scratch; // the calling thread's (ThreadScratch.h); the workers use these pointers
     float *const Pd = Scratch.take<float>(static_cast<size_t>(std::max<int64_t>(1, C * PlaneP)));
-    int64_t *const TapOff = Scratch.take<int64_t>(static_cast<size_t>(KDim + Tiles * TileP)), *const PixOff = TapOff + KDim;
+    int64_t *const TapOff = Scratch.take<int64_t>(static_cast<size_t>(KDim + Pixels)), *const PixOff = TapOff + KDim;
     // Channels last: tap k = (kh, kw, c) is element c of padded pixel (kh * DH, kw * DW) past the
     // window origin, so the 16 broadcasts of consecutive k for one pixel read one cache line.
     for (int64_t K = 0; K < KDim; ++K) {
       const int64_t T = K / C, Ch = K % C;
       TapOff[K] = (T / KW * DH * Wp + T % KW * DW) * C + Ch;
     }
-    for (int64_t P = 0; P < Tiles * TileP; ++P) // the last tile's extra pixels repeat pixel 0 (never stored)
-      PixOff[P] = P < Pixels ? (P / OW * SH * Wp + P % OW * SW) * C : 0;
+    for (int64_t P = 0; P < Pixels; ++P)
+      PixOff[P] = (P / OW * SH * Wp + P % OW * SW) * C;
     // Chunks of up to kTapsChunkTiles tiles: their partial sums (15 KiB) and a K block's W^T panel
     // (12 KiB) stay in L1 while each tile takes its K block's rows of the input (from L2).
     // Chunks are balanced: a 14x14 plane (33 tiles) was a chunk of 32 and one of a single tile that
@@ -782,8 +784,8 @@ private:
               const float *Next = K0 + Kc < KDim ? WT.Data.data() + (K0 + Kc) * Npad + Q * std::min(GemmKC, KDim - K0 - Kc) * NR
                                   : Q + 1 < Panels ? WT.Data.data() + (Q + 1) * std::min(GemmKC, KDim) * NR
                                                    : nullptr;
-              for (int64_t Tl = T0; Tl < T1; ++Tl) {
-                const int64_t P0 = Tl * TileP, Rows = std::min(TileP, Pixels - P0);
+              for (int64_t Tl = T0; Tl < T1; ++Tl) { // tile Tl: pixels [Tl * Pixels / Tiles, (Tl + 1) * ...)
+                const int64_t P0 = Tl * Pixels / Tiles, Rows = (Tl + 1) * Pixels / Tiles - P0;
                 tapsTileRowsAvx2(Rows, Pd, PixOff + P0, TapOff + K0, Kc, Panel, Tl == T0 ? Next : nullptr, Part + (Tl - T0) * TileP * NR, K0 == 0,
                                  K0 + Kc >= KDim, B ? B + Q * NR : nullptr, Cols, A.Act, Yn + Q * NR * Pixels + P0,
                                  Pixels);

@@ -526,9 +526,10 @@ std::vector<OpTestCase> convCases() {
       testCase("hswish_pointwise_rows_avx2_chunked_residual",
                {X({1, 400, 14, 15}), W({13, 400, 1, 1}), W({13}), X({1, 13, 14, 15})},
                hswish({{kFusedResidual, attrInt(1)}}), 1e-4),
-      // The AVX2 channels-in-lanes 1x1 on small planes (up to 6 pixels x 16 channels per tile, the
-      // tiles' sizes balanced, output channels padded to 8): 49 pixels (4 tiles of 6 and 5 of 5),
-      // 25 (5 of 5), 81 (11 of 6, 3 of 5), 182 (27 of 6, 4 of 5), 16 (6, 5, 5); 37 channels (16 + 16 + 8, 3 padded), 24 (16 + 8), 8, 5, 264 (an expansion from
+      // The AVX2 channels-in-lanes 1x1 on small planes (up to 6 pixels x 16 channels per tile,
+      // balanced where the last tile would hold 1-3 pixels; output channels padded to 8): 49
+      // pixels (4 tiles of 6, 5 of 5), 25 (5 of 5), 81 (11 of 6, 3 of 5), 182 (27 of 6, 4 of 5),
+      // 16 (6, 6, 4); 37 channels (16 + 16 + 8, 3 padded), 24 (16 + 8), 8, 5, 264 (an expansion from
       // 256: the deep-input rule); 300 input channels in three chunks of 100, 256 in two of 128,
       // 400 in four of 100, 130 in two of 65 (partial sums through the product); each activation,
       // residuals, NaN inputs through the clamp, no bias, two images.

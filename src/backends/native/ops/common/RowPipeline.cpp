@@ -753,10 +753,7 @@ transposedTile256(const float *X, int64_t Ldx, int64_t K, const float *WT, int64
       _mm256_storeu_ps(Out + I * Ldo + V * kLanes256, Acc[I][V]);
 }
 
-/// All pixels against one block of NV x 8 channels in ceil(Pixels / 6) tiles of balanced sizes
-/// (tile T is pixels [T * Pixels / Tiles, (T + 1) * Pixels / Tiles)). A tile of R < 4 pixels has
-/// 2R < 8 FMA chains and waits on their latency: a 1-pixel tile costs a 4-pixel one, so 49 pixels
-/// as 8 x 6 + 1 took 52 pixels' worth of FMA cycles per k, as 4 x 6 + 5 x 5 they take 49.
+/// All pixels against one block of NV x 8 channels in ceil(Pixels / 6) tiles (pixelTileStart).
 template <int NV>
 __attribute__((target("avx2,fma"))) void transposedBlock256(const float *X, int64_t Ldx, int64_t Pixels, int64_t K,
                                                             const float *WT, int64_t Ldw, const float *ColBias,
@@ -764,7 +761,7 @@ __attribute__((target("avx2,fma"))) void transposedBlock256(const float *X, int6
                                                             const float *Next, int64_t NextLd) {
   const int64_t Tiles = (Pixels + kTransposedRows256 - 1) / kTransposedRows256;
   for (int64_t T = 0; T < Tiles; ++T) {
-    const int64_t P0 = T * Pixels / Tiles, Rows = (T + 1) * Pixels / Tiles - P0;
+    const int64_t P0 = pixelTileStart(T, Pixels), Rows = pixelTileStart(T + 1, Pixels) - P0;
     const float *Pf = T == 0 ? Next : nullptr;
     switch (Rows) {
 #define OPT_CASE(C)                                                                                                    \

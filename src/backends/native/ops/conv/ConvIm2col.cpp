@@ -730,8 +730,7 @@ private:
     const int64_t PlaneP = Hp * Wp, C = R.C, M = R.M, KDim = C * KH * KW, Pixels = R.OutPlane;
     if (WT.K != KDim || WT.N != M || WT.Kc != GemmKC)
       return runError(Name.c_str(), "shapes differ from the packed weights");
-    // Tiles of at most 6 pixels, of balanced sizes: a 7x7 plane is 4 x 6 + 5 x 5 pixels, not
-    // 8 x 6 + 1, whose 1-pixel tile (2 FMA chains) waited on the FMA latency as long as a 4-pixel one.
+    // Tiles of at most 6 pixels (pixelTileStart: a 7x7 plane is 4 x 6 + 5 x 5 pixels, not 8 x 6 + 1).
     constexpr int64_t TileP = 6, NR = 16;
     const int64_t Tiles = (Pixels + TileP - 1) / TileP, Panels = (M + NR - 1) / NR, Npad = Panels * NR;
     const Parallel &Par = Pool.ifWorth(R.N * M * KDim * Pixels);
@@ -787,8 +786,8 @@ private:
               const float *Next = K0 + Kc < KDim ? WT.Data.data() + (K0 + Kc) * Npad + Q * std::min(GemmKC, KDim - K0 - Kc) * NR
                                   : Q + 1 < Panels ? WT.Data.data() + (Q + 1) * std::min(GemmKC, KDim) * NR
                                                    : nullptr;
-              for (int64_t Tl = T0; Tl < T1; ++Tl) { // tile Tl: pixels [Tl * Pixels / Tiles, (Tl + 1) * ...)
-                const int64_t P0 = Tl * Pixels / Tiles, Rows = (Tl + 1) * Pixels / Tiles - P0;
+              for (int64_t Tl = T0; Tl < T1; ++Tl) {
+                const int64_t P0 = pixelTileStart(Tl, Pixels), Rows = pixelTileStart(Tl + 1, Pixels) - P0;
                 tapsTileRowsAvx2(Rows, Pd, PixOff + P0, TapOff + K0, Kc, Panel, Tl == T0 ? Next : nullptr, Part + (Tl - T0) * TileP * NR, K0 == 0,
                                  K0 + Kc >= KDim, B ? B + Q * NR : nullptr, Cols, A.Act, Yn + Q * NR * Pixels + P0,
                                  Pixels);

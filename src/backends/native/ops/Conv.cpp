@@ -676,9 +676,9 @@ std::vector<OpTestCase> convCases() {
       testCase("stride2_3x3_phase_planes_odd", {X({1, 16, 30, 33}), W({24, 16, 3, 3})},
                {{"strides", ints({2, 2})}, {"pads", ints({0, 0, 1, 1})}}, 1e-4),
       // The AVX2 tap-broadcast path of f32_conv__im2col_gemm_avx2_6x16 (runTaps: stride 2, output planes
-      // over 64 pixels): pixel counts not a multiple of 6 (tiles of 5 and 6 pixels, across output rows),
+      // over 64 pixels): pixel counts not a multiple of the 6-pixel tile (tiles across output rows),
       // output channels not a multiple of 16 (a masked bias / partial last panel), K over several
-      // GemmKC blocks (partial sums between blocks), more than one 20-tile chunk, two images, no
+      // GemmKC blocks (partial sums between blocks), more than one 32-tile chunk, two images, no
       // bias, asymmetric pads, a 5x5 window with dilation, each fused activation, NaN through
       // the clamp.
       testCase("taps_avx2_s2_tails", {X({2, 23, 19, 27}), W({21, 23, 3, 3}), W({21})},

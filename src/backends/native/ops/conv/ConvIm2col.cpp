@@ -369,11 +369,8 @@ bool tapsEligible(const ConvAttrs &A) {
   return A.Group == 1 && A.W.Strides.size() == 2 && A.W.Strides[0] == 2 && A.W.Strides[1] == 2 && avx2PackAvailable();
 }
 
-/// Tiles (up to 6 pixels each) per chunk of runTaps. 40 had a 14x14 plane (ResNet-50's
-/// layer3.0 conv2, 33 tiles) in one chunk whose 12.7 KiB of partial sums shared L1 with the
-/// 12 KiB W^T panel and the input rows; as two chunks of 17 it ran 2709 -> 2622 us (1 thread,
-/// Zen 3; the 28x28 and 7x7 planes within 1%).
-constexpr int64_t kTapsChunkTiles = 20;
+/// Tiles (up to 6 pixels each) per chunk of runTaps.
+constexpr int64_t kTapsChunkTiles = 40;
 
 /// Convolutions whose output plane has at most this many pixels take the transposed GEMM (see
 /// ConvIm2colKernel::runTransposed) when their weights are constant.
@@ -745,7 +742,7 @@ private:
     }
     for (int64_t P = 0; P < Pixels; ++P)
       PixOff[P] = (P / OW * SH * Wp + P % OW * SW) * C;
-    // Chunks of up to kTapsChunkTiles tiles: their partial sums (7.5 KiB) and a K block's W^T panel
+    // Chunks of up to kTapsChunkTiles tiles: their partial sums (15 KiB) and a K block's W^T panel
     // (12 KiB) stay in L1 while each tile takes its K block's rows of the input (from L2).
     // Chunks are balanced: a 14x14 plane (33 tiles) was a chunk of 32 and one of a single tile that
     // streamed all of W^T again for 6 pixels (and at 2 threads left one thread that tile).

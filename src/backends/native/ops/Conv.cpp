@@ -526,13 +526,13 @@ std::vector<OpTestCase> convCases() {
       testCase("hswish_pointwise_rows_avx2_chunked_residual",
                {X({1, 400, 14, 15}), W({13, 400, 1, 1}), W({13}), X({1, 13, 14, 15})},
                hswish({{kFusedResidual, attrInt(1)}}), 1e-4),
-      // The AVX2 channels-in-lanes 1x1 on small planes (6 or 5 pixels x 16 channels per tile,
-      // 6 x 8 channels for the last 8; output channels padded to 8): 49 pixels (9 tiles of 5 and
-      // 4; the 8-channel block 8 of 6 and 1), 25 (5 of 5), 37 (7 of 5 and 2), 81 (13 of 6 and 3),
-      // 182 (30 and 2), 16; 37 channels (16 + 16 + 8, 3 padded), 24 (16 + 8), 8, 5, 264 (an
-      // expansion from 256: the deep-input rule); 300 input channels in three chunks of 100, 256
-      // in two of 128, 400 in four of 100, 130 in two of 65 (partial sums through the product);
-      // each activation, residuals, NaN inputs through the clamp, no bias, two images.
+      // The AVX2 channels-in-lanes 1x1 on small planes (up to 6 pixels x 16 channels per tile,
+      // balanced where the last tile would hold 1-3 pixels; output channels padded to 8): 49
+      // pixels (4 tiles of 6, 5 of 5), 25 (5 of 5), 81 (11 of 6, 3 of 5), 182 (27 of 6, 4 of 5),
+      // 16 (6, 6, 4), 37 in one row (7 tiles, balanced); 37 channels (16 + 16 + 8, 3 padded), 24 (16 + 8), 8, 5, 264 (an expansion from
+      // 256: the deep-input rule); 300 input channels in three chunks of 100, 256 in two of 128,
+      // 400 in four of 100, 130 in two of 65 (partial sums through the product); each activation,
+      // residuals, NaN inputs through the clamp, no bias, two images.
       testCase("pointwise_transposed_avx2_7x7_chunked_relu6", {X({1, 300, 7, 7}), W({37, 300, 1, 1}), W({37})},
                {{kFusedActMin, attrFloat(0.0f)}, {kFusedActMax, attrFloat(6.0f)}}, 1e-4),
       testCase("pointwise_transposed_avx2_1x37_silu", {X({1, 40, 1, 37}), W({24, 40, 1, 1}), W({24})},
@@ -667,8 +667,8 @@ std::vector<OpTestCase> convCases() {
                {{"group", attrInt(2)}, {"strides", ints({2, 2})}, {"pads", ints({1, 1, 1, 1})}, {kFusedActMin, attrFloat(0.0f)},
                 {kFusedActMax, attrFloat(0.4f)}}),
       // Stride-2 3x3 (ResNet's downsampling conv2) through the im2col GEMM: a 7x7 output (the
-      // transposed GEMM in the portable and AVX-512 variants, runTaps in the AVX2 one: 9 six-row
-      // pixel panels, one task's rows, K past one GemmKC block; col^T panel rows stored whole but
+      // transposed GEMM in the portable and AVX-512 variants: 9 six-row pixel panels; runTaps in
+      // the AVX2 one: 4 tiles of 6 pixels and 5 of 5), one task's rows, K past one GemmKC block; col^T panel rows stored whole but
       // the last), and phase planes whose rows hold whole 8-lane segments, a left pad (the first
       // segment starts at lane 1) and an odd width.
       testCase("stride2_3x3_transposed_7x7", {X({1, 72, 14, 13}), W({40, 72, 3, 3}), W({40})},
@@ -687,6 +687,11 @@ std::vector<OpTestCase> convCases() {
                {{"strides", ints({2, 2})}, {"pads", ints({1, 1, 1, 1})}}, 1e-4),
       testCase("taps_avx2_s2_chunks_relu", {X({1, 40, 41, 38}), W({35, 40, 3, 3}), W({35})},
                {{"strides", ints({2, 2})}, {"pads", ints({1, 1, 1, 1})}, {kFusedActMin, attrFloat(0.0f)}}, 1e-4),
+      // Planes of 9 pixels (runTaps' tiles of 4 and 5) and of 3 (one 3-pixel tile).
+      testCase("taps_avx2_s2_3x3_plane", {X({1, 24, 6, 5}), W({20, 24, 3, 3}), W({20})},
+               {{"strides", ints({2, 2})}, {"pads", ints({1, 1, 1, 1})}, {kFusedActMin, attrFloat(0.0f)}}, 1e-4),
+      testCase("taps_avx2_s2_1x3_plane", {X({1, 24, 2, 6}), W({20, 24, 3, 3}), W({20})},
+               {{"strides", ints({2, 2})}, {"pads", ints({1, 1, 1, 1})}}, 1e-4),
       testCase("taps_avx2_s2_no_bias_asym", {X({1, 9, 22, 31}), W({16, 9, 3, 3})},
                {{"strides", ints({2, 2})}, {"pads", ints({0, 2, 1, 0})}}, 1e-4),
       testCase("taps_avx2_s2_5x5_dilated", {X({1, 6, 30, 29}), W({7, 6, 5, 5}), W({7})},

@@ -718,26 +718,16 @@ __attribute__((target("avx2,fma"))) void pointwiseRun256(const float *Panel, int
   }
 }
 
-// --- AVX2 + FMA channels-in-lanes pointwise for small planes: 6 or 5 pixels x 16 channels per tile --
-
-/// The pixels per 16-channel tile for a plane of Pixels: 6, or 5 where that takes fewer FMA cycles.
-/// A tile of r pixels issues 2r FMAs per input channel (r cycles at two a cycle), but each of its
-/// accumulators is a chain of dependent FMAs (4 cycles each on Zen 3), so a tail tile of fewer
-/// than 4 pixels still takes 4: a 7x7 plane is 8 tiles of 6 and a 1-pixel one (52 cycles per input
-/// channel) or 9 tiles of 5 and a 4-pixel one (49).
-int transposedRows256(int64_t Pixels) {
-  const auto Cycles = [Pixels](int64_t R) {
-    return Pixels / R * R + (Pixels % R ? std::max<int64_t>(Pixels % R, 4) : 0);
-  };
-  return Cycles(5) < Cycles(6) ? 5 : 6;
-}
+// --- AVX2 + FMA channels-in-lanes pointwise for small planes: 6 pixels x 16 channels per tile -------
+constexpr int kTransposedRows256 = 6;
 
 /// R (<= 6) pixels x NV (1 or 2) vectors of 8 output channels: pixel i's value of input channel k
-/// broadcast from X's row k, the channels loaded from the transposed weights.
+/// broadcast from X's row k, the channels loaded from the transposed weights. Next (or null): the
+/// next block's weight rows (NextLd floats per k), a line per k prefetched while this tile computes.
 template <int R, int NV>
 __attribute__((target("avx2,fma"), always_inline)) inline void
 transposedTile256(const float *X, int64_t Ldx, int64_t K, const float *WT, int64_t Ldw, const float *ColBias,
-                  bool Accumulate, float *Out, int64_t Ldo) {
+                  bool Accumulate, float *Out, int64_t Ldo, const float *Next, int64_t NextLd) {
   __m256 Acc[R][NV];
   if (Accumulate) {
     _Pragma("GCC unroll 6") for (int I = 0; I < R; ++I) _Pragma("GCC unroll 2") for (int V = 0; V < NV; ++V)
@@ -751,6 +741,8 @@ transposedTile256(const float *X, int64_t Ldx, int64_t K, const float *WT, int64
   _Pragma("GCC unroll 2") for (int64_t Kk = 0; Kk < K; ++Kk) {
     __m256 B[NV];
     _Pragma("GCC unroll 2") for (int V = 0; V < NV; ++V) B[V] = _mm256_loadu_ps(WT + Kk * Ldw + V * kLanes256);
+    if (Next)
+      _mm_prefetch(reinterpret_cast<const char *>(Next + Kk * NextLd), _MM_HINT_T0);
     const float *A = X + Kk * Ldx;
     _Pragma("GCC unroll 6") for (int I = 0; I < R; ++I) {
       const __m256 Av = _mm256_broadcast_ss(A + I);
@@ -761,20 +753,25 @@ transposedTile256(const float *X, int64_t Ldx, int64_t K, const float *WT, int64
       _mm256_storeu_ps(Out + I * Ldo + V * kLanes256, Acc[I][V]);
 }
 
-/// All pixels against one block of NV x 8 channels, R pixels at a time, then the 1..R-1 left.
-template <int R, int NV>
+/// All pixels against one block of NV x 8 channels in ceil(Pixels / 6) tiles (pixelTileStart).
+template <int NV>
 __attribute__((target("avx2,fma"))) void transposedBlock256(const float *X, int64_t Ldx, int64_t Pixels, int64_t K,
                                                             const float *WT, int64_t Ldw, const float *ColBias,
-                                                            bool Accumulate, float *Out, int64_t Ldo) {
-  int64_t P0 = 0;
-  for (; P0 + R <= Pixels; P0 += R)
-    transposedTile256<R, NV>(X + P0, Ldx, K, WT, Ldw, ColBias, Accumulate, Out + P0 * Ldo, Ldo);
-  switch (Pixels - P0) {
+                                                            bool Accumulate, float *Out, int64_t Ldo,
+                                                            const float *Next, int64_t NextLd) {
+  const int64_t Tiles = (Pixels + kTransposedRows256 - 1) / kTransposedRows256;
+  for (int64_t T = 0; T < Tiles; ++T) {
+    const int64_t P0 = pixelTileStart(T, Pixels), Rows = pixelTileStart(T + 1, Pixels) - P0;
+    const float *Pf = T == 0 ? Next : nullptr;
+    switch (Rows) {
 #define OPT_CASE(C)                                                                                                    \
-  case C: return transposedTile256<C, NV>(X + P0, Ldx, K, WT, Ldw, ColBias, Accumulate, Out + P0 * Ldo, Ldo);
-    OPT_CASE(1) OPT_CASE(2) OPT_CASE(3) OPT_CASE(4) OPT_CASE(5)
+  case C:                                                                                                              \
+    transposedTile256<C, NV>(X + P0, Ldx, K, WT, Ldw, ColBias, Accumulate, Out + P0 * Ldo, Ldo, Pf, NextLd);           \
+    break;
+      OPT_CASE(1) OPT_CASE(2) OPT_CASE(3) OPT_CASE(4) OPT_CASE(5) OPT_CASE(6)
 #undef OPT_CASE
-  default: return;
+    default: break;
+    }
   }
 }
 
@@ -850,19 +847,20 @@ void pointwiseRunAvx2(const float *Panel, int64_t Rows, int64_t K, const float *
 void pointwiseTransposedAvx2(const float *X, int64_t Ldx, int64_t Pixels, int64_t K0, int64_t K, const float *WT,
                              int64_t Kp, int64_t Cols, const float *ColBias, bool Accumulate, float *Out) {
 #if defined(OPT_SIMD_X86) && defined(OPT_HAVE_VECMATH256)
-  const int Rows = transposedRows256(Pixels);
   for (int64_t C0 = 0; C0 < Cols; C0 += kTile256) {
     const float *Bias = ColBias ? ColBias + C0 : nullptr;
     const float *Panel = WT + C0 * Kp;
     float *Block = Out + C0 * Pixels;
-    // An 8-channel block's tiles (r FMAs per input channel) are chain-bound whatever r <= 6: 6.
-    if (Cols - C0 < kTile256)
-      transposedBlock256<6, 1>(X, Ldx, Pixels, K, Panel + K0 * kLanes256, kLanes256, Bias, Accumulate, Block,
-                               kLanes256);
-    else if (Rows == 5)
-      transposedBlock256<5, 2>(X, Ldx, Pixels, K, Panel + K0 * kTile256, kTile256, Bias, Accumulate, Block, kTile256);
+    // The next block's rows of this chunk (from memory: W is streamed once per run), prefetched by
+    // this block's first tile.
+    const int64_t NextLd = std::min<int64_t>(kTile256, Cols - C0 - kTile256);
+    const float *Next = NextLd > 0 ? WT + (C0 + kTile256) * Kp + K0 * NextLd : nullptr;
+    if (Cols - C0 >= kTile256)
+      transposedBlock256<2>(X, Ldx, Pixels, K, Panel + K0 * kTile256, kTile256, Bias, Accumulate, Block, kTile256,
+                            Next, NextLd);
     else
-      transposedBlock256<6, 2>(X, Ldx, Pixels, K, Panel + K0 * kTile256, kTile256, Bias, Accumulate, Block, kTile256);
+      transposedBlock256<1>(X, Ldx, Pixels, K, Panel + K0 * kLanes256, kLanes256, Bias, Accumulate, Block,
+                            kLanes256, Next, NextLd);
   }
 #else
   (void)X, (void)Ldx, (void)Pixels, (void)K0, (void)K, (void)WT, (void)Kp, (void)Cols, (void)ColBias, (void)Accumulate;

@@ -369,7 +369,7 @@ bool tapsEligible(const ConvAttrs &A) {
   return A.Group == 1 && A.W.Strides.size() == 2 && A.W.Strides[0] == 2 && A.W.Strides[1] == 2 && avx2PackAvailable();
 }
 
-/// Tiles (6 pixels each) per chunk of runTaps.
+/// Tiles (up to 6 pixels each) per chunk of runTaps.
 constexpr int64_t kTapsChunkTiles = 40;
 
 /// Convolutions whose output plane has at most this many pixels take the transposed GEMM (see
@@ -727,20 +727,21 @@ private:
     const int64_t PlaneP = Hp * Wp, C = R.C, M = R.M, KDim = C * KH * KW, Pixels = R.OutPlane;
     if (WT.K != KDim || WT.N != M || WT.Kc != GemmKC)
       return runError(Name.c_str(), "shapes differ from the packed weights");
+    // Tiles of at most 6 pixels (pixelTileStart: a 7x7 plane is 4 x 6 + 5 x 5 pixels, not 8 x 6 + 1).
     constexpr int64_t TileP = 6, NR = 16;
     const int64_t Tiles = (Pixels + TileP - 1) / TileP, Panels = (M + NR - 1) / NR, Npad = Panels * NR;
     const Parallel &Par = Pool.ifWorth(R.N * M * KDim * Pixels);
     ScratchFrame Scratch; // the calling thread's (ThreadScratch.h); the workers use these pointers
     float *const Pd = Scratch.take<float>(static_cast<size_t>(std::max<int64_t>(1, C * PlaneP)));
-    int64_t *const TapOff = Scratch.take<int64_t>(static_cast<size_t>(KDim + Tiles * TileP)), *const PixOff = TapOff + KDim;
+    int64_t *const TapOff = Scratch.take<int64_t>(static_cast<size_t>(KDim + Pixels)), *const PixOff = TapOff + KDim;
     // Channels last: tap k = (kh, kw, c) is element c of padded pixel (kh * DH, kw * DW) past the
     // window origin, so the 16 broadcasts of consecutive k for one pixel read one cache line.
     for (int64_t K = 0; K < KDim; ++K) {
       const int64_t T = K / C, Ch = K % C;
       TapOff[K] = (T / KW * DH * Wp + T % KW * DW) * C + Ch;
     }
-    for (int64_t P = 0; P < Tiles * TileP; ++P) // the last tile's extra pixels repeat pixel 0 (never stored)
-      PixOff[P] = P < Pixels ? (P / OW * SH * Wp + P % OW * SW) * C : 0;
+    for (int64_t P = 0; P < Pixels; ++P)
+      PixOff[P] = (P / OW * SH * Wp + P % OW * SW) * C;
     // Chunks of up to kTapsChunkTiles tiles: their partial sums (15 KiB) and a K block's W^T panel
     // (12 KiB) stay in L1 while each tile takes its K block's rows of the input (from L2).
     // Chunks are balanced: a 14x14 plane (33 tiles) was a chunk of 32 and one of a single tile that
@@ -783,7 +784,7 @@ private:
                                   : Q + 1 < Panels ? WT.Data.data() + (Q + 1) * std::min(GemmKC, KDim) * NR
                                                    : nullptr;
               for (int64_t Tl = T0; Tl < T1; ++Tl) {
-                const int64_t P0 = Tl * TileP, Rows = std::min(TileP, Pixels - P0);
+                const int64_t P0 = pixelTileStart(Tl, Pixels), Rows = pixelTileStart(Tl + 1, Pixels) - P0;
                 tapsTileRowsAvx2(Rows, Pd, PixOff + P0, TapOff + K0, Kc, Panel, Tl == T0 ? Next : nullptr, Part + (Tl - T0) * TileP * NR, K0 == 0,
                                  K0 + Kc >= KDim, B ? B + Q * NR : nullptr, Cols, A.Act, Yn + Q * NR * Pixels + P0,
                                  Pixels);

@@ -32,6 +32,6 @@ fi
 echo "building the GEMM check for AArch64"
 $CXX -std=c++17 -O2 -static -Wall -Wextra -Werror -I include -I src tests/cross/GemmNeonMain.cpp \
   src/backends/native/ops/common/Gemm.cpp src/backends/native/ops/common/GemmBf16.cpp \
-  src/backends/native/ops/common/MathApprox.cpp src/backends/native/ops/common/ThreadScratch.cpp src/core/LargeAlloc.cpp \
+  src/backends/native/ops/common/MathApprox.cpp src/backends/native/ops/common/ThreadScratch.cpp src/core/LargeAlloc.cpp src/core/HugeMap.cpp \
   -o "$OUT/gemm_neon"
 "$QEMU" "$OUT/gemm_neon"

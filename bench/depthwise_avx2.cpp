@@ -6,12 +6,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <random>
 #include <vector>
 
+#include "TestUtil.h" // optimium_test::randomFloats: the same generator as the tests
 #include "backends/native/ops/common/PlaneWindow.h"
 
 using namespace optimium::runtime::detail::ops;
+using optimium_test::randomFloats;
 
 namespace {
 
@@ -34,14 +35,9 @@ void run(const Shape &Sh, ActKind Act) {
     return;
   }
   const DepthwisePlan P = planDepthwiseAvx2(G);
-  std::mt19937 Rng(7);
-  std::uniform_real_distribution<float> U(-1.0f, 1.0f);
-  std::vector<float> In(static_cast<size_t>(Sh.Channels * G.H * G.W)), K(static_cast<size_t>(Sh.Channels * Sh.K * Sh.K));
+  const std::vector<float> In = randomFloats(static_cast<size_t>(Sh.Channels * G.H * G.W), 7),
+                           K = randomFloats(static_cast<size_t>(Sh.Channels * Sh.K * Sh.K), 8);
   std::vector<float> Out(static_cast<size_t>(Sh.Channels * G.OH * G.OW));
-  for (float &V : In)
-    V = U(Rng);
-  for (float &V : K)
-    V = U(Rng);
   const int64_t InPlane = G.H * G.W, OutPlane = G.OH * G.OW;
   double Best = 1e30;
   for (int Rep = 0; Rep < 15; ++Rep) {

@@ -8,17 +8,18 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <random>
 #include <vector>
 
 #include "backends/native/ops/common/Gemm.h"
 #include "core/CpuFeatures.h"
+#include "TestUtil.h" // optimium_test::randomFloats: the same generator as the tests
 
 #if defined(__x86_64__)
 #include <immintrin.h>
 
 using namespace optimium::runtime::detail;
 using namespace optimium::runtime::detail::ops;
+using optimium_test::randomFloats;
 
 namespace {
 
@@ -50,15 +51,6 @@ __attribute__((target("avx2,fma"), noinline)) float fmaPeakLoop(int64_t Iters) {
   for (int I = 1; I < 12; ++I)
     S = _mm256_add_ps(S, A[I]);
   return _mm256_cvtss_f32(S);
-}
-
-std::vector<float> randomFloats(size_t N, unsigned Seed) {
-  std::mt19937 Rng(Seed);
-  std::uniform_real_distribution<float> D(-1.0f, 1.0f);
-  std::vector<float> V(N);
-  for (float &X : V)
-    X = D(Rng);
-  return V;
 }
 
 } // namespace

@@ -125,6 +125,25 @@ private:
 /// Positions per tile: four 16-float vectors per channel row (the loops below vectorize along it).
 constexpr int64_t kTile = 64;
 
+/// The statistics of a tile of L <= kTile positions (channel stride Stride): per position the
+/// mean over C channels into Mean and 1 / sqrt(variance + Eps) into Var (both zeroed by the
+/// caller). Inlined into each caller, so the AVX2 kernel's copy is vectorized for AVX2.
+__attribute__((always_inline)) inline void tileStats(const float *X, int64_t C, int64_t Stride, int64_t L, float InvC,
+                                                     float Eps, float *Mean, float *Var) {
+  for (int64_t K = 0; K < C; ++K)
+    for (int64_t I = 0; I < L; ++I)
+      Mean[I] += X[K * Stride + I];
+  for (int64_t I = 0; I < L; ++I)
+    Mean[I] *= InvC;
+  for (int64_t K = 0; K < C; ++K)
+    for (int64_t I = 0; I < L; ++I) {
+      const float D = X[K * Stride + I] - Mean[I];
+      Var[I] += D * D;
+    }
+  for (int64_t I = 0; I < L; ++I)
+    Var[I] = 1.0f / std::sqrt(Var[I] * InvC + Eps);
+}
+
 class LncTiledKernel : public Kernel {
 public:
   explicit LncTiledKernel(float Eps) : Eps(Eps) {}
@@ -185,18 +204,7 @@ private:
   void tileAny(const float *X, float *Y, const float *S, const float *B, int64_t C, int64_t Stride, int64_t L,
                float InvC) const {
     float Mean[kTile] = {}, Var[kTile] = {};
-    for (int64_t K = 0; K < C; ++K)
-      for (int64_t I = 0; I < L; ++I)
-        Mean[I] += X[K * Stride + I];
-    for (int64_t I = 0; I < L; ++I)
-      Mean[I] *= InvC;
-    for (int64_t K = 0; K < C; ++K)
-      for (int64_t I = 0; I < L; ++I) {
-        const float D = X[K * Stride + I] - Mean[I];
-        Var[I] += D * D;
-      }
-    for (int64_t I = 0; I < L; ++I)
-      Var[I] = 1.0f / std::sqrt(Var[I] * InvC + Eps);
+    tileStats(X, C, Stride, L, InvC, Eps, Mean, Var);
     for (int64_t K = 0; K < C; ++K) {
       const float Sk = S[K], Bk = B ? B[K] : 0.0f;
       for (int64_t I = 0; I < L; ++I)
@@ -207,25 +215,14 @@ private:
 };
 
 #if defined(OPT_SIMD_X86) && defined(OPT_HAVE_VECMATH256)
-/// One tile of L <= kTile positions with channels last: the statistics as LncTiledKernel's (the
-/// compiler vectorizes these loops for AVX2 here), then per 8 positions x 8 channels the normalized
+/// One tile of L <= kTile positions with channels last: the statistics (tileStats, vectorized
+/// for AVX2 here), then per 8 positions x 8 channels the normalized
 /// values, transposed in registers, each position's 8 channels one store. Y points at the tile's
 /// first position ([L][C]).
 OPT_TARGET_AVX2 void lncTileLastAvx2(const float *X, float *Y, const float *S, const float *B, int64_t C,
                                      int64_t Stride, int64_t L, float InvC, float Eps) {
   alignas(32) float Mean[kTile] = {}, Var[kTile] = {};
-  for (int64_t K = 0; K < C; ++K)
-    for (int64_t I = 0; I < L; ++I)
-      Mean[I] += X[K * Stride + I];
-  for (int64_t I = 0; I < L; ++I)
-    Mean[I] *= InvC;
-  for (int64_t K = 0; K < C; ++K)
-    for (int64_t I = 0; I < L; ++I) {
-      const float D = X[K * Stride + I] - Mean[I];
-      Var[I] += D * D;
-    }
-  for (int64_t I = 0; I < L; ++I)
-    Var[I] = 1.0f / std::sqrt(Var[I] * InvC + Eps);
+  tileStats(X, C, Stride, L, InvC, Eps, Mean, Var);
   const int64_t C8 = C / 8 * 8;
   for (int64_t I0 = 0; I0 < L; I0 += 8) {
     const int64_t Len = std::min<int64_t>(8, L - I0);

@@ -2,21 +2,13 @@
 #include "passes/FuseConvResidual.h"
 #include "passes/EraseNodes.h"
 #include "passes/FuseConvActivation.h"
+#include "passes/PassMatch.h"
 
 #include <vector>
 
 namespace optimium {
 namespace runtime {
 namespace detail {
-
-namespace {
-
-/// Whether both shapes are fully known and equal (no broadcasting either way).
-bool sameStaticShape(const Value &A, const Value &B) {
-  return A.ShapeKnown && B.ShapeKnown && !A.Shape.isDynamic() && A.Shape == B.Shape;
-}
-
-} // namespace
 
 size_t fuseConvResidual(Graph &G) {
   std::vector<char> Remove(G.Nodes.size(), 0);

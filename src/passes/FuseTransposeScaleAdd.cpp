@@ -27,16 +27,6 @@ bool channelScale(const Graph &G, int V, size_t Rank, int64_t C) {
   return true;
 }
 
-/// Both shapes fully constant and equal.
-bool sameStaticShape(const TensorShape &A, const TensorShape &B) {
-  if (A.getRank() != B.getRank())
-    return false;
-  for (size_t I = 0; I < A.getRank(); ++I)
-    if (!A[I].isConst() || !B[I].isConst() || A[I].value() != B[I].value())
-      return false;
-  return true;
-}
-
 } // namespace
 
 size_t fuseTransposeScaleAdd(Graph &G) {
@@ -74,8 +64,8 @@ size_t fuseTransposeScaleAdd(Graph &G) {
     const Value &RV = G.Values[static_cast<size_t>(Res)], &TV = G.Values[static_cast<size_t>(T.Outputs[0])];
     const Value &YV = G.Values[static_cast<size_t>(A.Outputs[0])];
     // The residual has the Transpose's (channels-first) shape: the Add broadcasts nothing.
-    if (RV.Type != ElementType::F32 || RV.Const || YV.Type != ElementType::F32 || !sameStaticShape(RV.Shape, TV.Shape) ||
-        !sameStaticShape(YV.Shape, TV.Shape))
+    if (RV.Type != ElementType::F32 || RV.Const || YV.Type != ElementType::F32 || !sameStaticShape(RV, TV) ||
+        !sameStaticShape(YV, TV))
       continue;
     Node F;
     F.Name = T.Name + "+" + M.Name + "+" + A.Name;

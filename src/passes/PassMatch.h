@@ -53,6 +53,11 @@ inline bool intsAll(const Node &N, const char *Key, int64_t V) {
   return true;
 }
 
+/// Whether both values' shapes are fully known and equal (no broadcasting either way).
+inline bool sameStaticShape(const Value &A, const Value &B) {
+  return A.ShapeKnown && B.ShapeKnown && !A.Shape.isDynamic() && A.Shape == B.Shape;
+}
+
 /// The only consumer of value V (an intermediate: not a graph output), or -1.
 inline int soleConsumer(const Graph &G, int V) {
   const Value &Val = G.Values[V];

@@ -103,10 +103,10 @@ std::vector<std::string> opTypeList(const rt::Model &M) {
   return Types;
 }
 
-std::vector<float> wave(size_t N, float Scale, float Phase) {
+std::vector<float> wave(size_t N, float Scale, float Phase, float Freq, float Offset) {
   std::vector<float> V(N);
   for (size_t I = 0; I < N; ++I)
-    V[I] = Scale * std::sin(static_cast<float>(I) * 0.37f + Phase);
+    V[I] = Scale * std::sin(static_cast<float>(I) * Freq + Phase) + Offset;
   return V;
 }
 

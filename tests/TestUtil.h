@@ -23,8 +23,8 @@ double maxAbsDiff(const optimium::runtime::Tensor &A, const optimium::runtime::T
 /// loadModel over Bytes, which it does not copy: keep Bytes alive as long as the model.
 optimium::runtime::Model loadModelBytes(const std::string &Bytes, bool MemOpt = true, int Threads = 0);
 
-/// Deterministic test data: Scale * sin(0.37 i + Phase) for i in [0, N).
-std::vector<float> wave(size_t N, float Scale, float Phase = 0.0f);
+/// Deterministic test data: Scale * sin(Freq i + Phase) + Offset for i in [0, N).
+std::vector<float> wave(size_t N, float Scale, float Phase = 0.0f, float Freq = 0.37f, float Offset = 0.0f);
 
 /// Deterministic random test data: N floats uniform in [Lo, Hi) from std::mt19937(Seed), in order.
 /// Inline so that test binaries not linking TestUtil.cpp (the sim tests) can use it.

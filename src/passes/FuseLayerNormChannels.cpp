@@ -89,29 +89,13 @@ Node channelsNode(const Node &T1, const Node &Ln, int Out, bool Last) {
 
 } // namespace
 
-size_t fuseLayerNormChannels(Graph &G) {
-  std::vector<char> Remove(G.Nodes.size(), 0);
-  size_t Fused = 0;
-  std::vector<int64_t> Back;
-  for (size_t I = 0; I < G.Nodes.size(); ++I) {
-    const int L = channelsLayerNorm(G, I, Remove, Back);
-    if (L < 0)
-      continue;
-    const Node &Ln = G.Nodes[static_cast<size_t>(L)];
-    const int T2i = soleConsumer(G, Ln.Outputs[0]);
-    if (T2i < 0 || Remove[static_cast<size_t>(T2i)] || !transposeWithPerm(G.Nodes[static_cast<size_t>(T2i)], Back))
-      continue;
-    // The second Transpose (the last of the chain in node order) becomes the fused node.
-    Node F = channelsNode(G.Nodes[I], Ln, G.Nodes[static_cast<size_t>(T2i)].Outputs[0], false);
-    G.Nodes[static_cast<size_t>(T2i)] = std::move(F);
-    Remove[I] = Remove[static_cast<size_t>(L)] = 1;
-    ++Fused;
-  }
-  eraseMarkedNodes(G, Remove);
-  return Fused;
-}
+namespace {
 
-size_t fuseLayerNormChannelsLast(Graph &G) {
+/// Both passes: Transpose -> LayerNormalization (-> Transpose back, unless Last) as one
+/// LayerNormChannels node. Channels-first (Last false): the second Transpose (the last of the chain
+/// in node order) becomes the fused node; channels-last: the LayerNormalization does, reading the
+/// Transpose's input.
+size_t fuseChannels(Graph &G, bool Last) {
   std::vector<char> Remove(G.Nodes.size(), 0);
   size_t Fused = 0;
   std::vector<int64_t> Back;
@@ -119,15 +103,29 @@ size_t fuseLayerNormChannelsLast(Graph &G) {
     const int L = channelsLayerNorm(G, I, Remove, Back);
     if (L < 0)
       continue;
-    // The LayerNormalization becomes the fused node, reading the Transpose's input.
-    Node F = channelsNode(G.Nodes[I], G.Nodes[static_cast<size_t>(L)], G.Nodes[static_cast<size_t>(L)].Outputs[0], true);
-    G.Nodes[static_cast<size_t>(L)] = std::move(F);
+    int Target = L;
+    if (!Last) {
+      Target = soleConsumer(G, G.Nodes[static_cast<size_t>(L)].Outputs[0]);
+      if (Target < 0 || Remove[static_cast<size_t>(Target)] ||
+          !transposeWithPerm(G.Nodes[static_cast<size_t>(Target)], Back))
+        continue;
+      Remove[static_cast<size_t>(L)] = 1;
+    }
+    Node F = channelsNode(G.Nodes[I], G.Nodes[static_cast<size_t>(L)], G.Nodes[static_cast<size_t>(Target)].Outputs[0],
+                          Last);
+    G.Nodes[static_cast<size_t>(Target)] = std::move(F);
     Remove[I] = 1;
     ++Fused;
   }
   eraseMarkedNodes(G, Remove);
   return Fused;
 }
+
+} // namespace
+
+size_t fuseLayerNormChannels(Graph &G) { return fuseChannels(G, /*Last=*/false); }
+
+size_t fuseLayerNormChannelsLast(Graph &G) { return fuseChannels(G, /*Last=*/true); }
 
 } // namespace detail
 } // namespace runtime

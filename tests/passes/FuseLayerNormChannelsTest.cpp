@@ -18,13 +18,6 @@ using namespace optimium_test;
 
 namespace {
 
-std::vector<float> wave(size_t N, float Scale, float Phase) {
-  std::vector<float> V(N);
-  for (size_t I = 0; I < N; ++I)
-    V[I] = Scale * std::sin(static_cast<float>(I) * 0.37f + Phase) + 0.1f * Phase;
-  return V;
-}
-
 struct Variant {
   std::vector<int64_t> Dims;              ///< input, channels at axis 1
   std::vector<int64_t> ToLast, Back;      ///< the two perms
@@ -37,8 +30,8 @@ std::string model(const Variant &V) {
   const int64_t C = V.Dims[1];
   OnnxBuilder B(17);
   B.input("x", onnx::TensorProto_DataType_FLOAT, V.Dims);
-  B.initializer("scale", {C}, wave(static_cast<size_t>(C), 0.5f, 1.0f));
-  B.initializer("bias", {C}, wave(static_cast<size_t>(C), 0.2f, 2.0f));
+  B.initializer("scale", {C}, wave(static_cast<size_t>(C), 0.5f, 1.0f, 0.37f, 0.1f));
+  B.initializer("bias", {C}, wave(static_cast<size_t>(C), 0.2f, 2.0f, 0.37f, 0.2f));
   OnnxBuilder::attrInts(B.node("Transpose", {"x"}, {"t"}, "to_last"), "perm", V.ToLast);
   auto *Ln = B.node("LayerNormalization", V.WithBias ? std::vector<std::string>{"t", "scale", "bias"}
                                                       : std::vector<std::string>{"t", "scale"},
@@ -65,7 +58,7 @@ std::vector<float> run(const std::string &Bytes, bool MemOpt, const std::vector<
     *Types = opTypeList(M);
   rt::InferRequest R = M.createRequest();
   rt::TypedTensor<float> X = rt::tensor<float>(rt::TensorShape(std::vector<rt::Expr>(Dims.begin(), Dims.end())));
-  const std::vector<float> XV = wave(X.getElementCount(), 3.0f, 0.5f);
+  const std::vector<float> XV = wave(X.getElementCount(), 3.0f, 0.5f, 0.37f, 0.05f);
   std::copy(XV.begin(), XV.end(), static_cast<float *>(X.data()));
   R.infer(rt::make_array(std::vector<rt::Tensor>{X}));
   R.wait();

@@ -21,13 +21,6 @@ using namespace optimium_test;
 
 namespace {
 
-std::vector<float> wave(size_t N, float Scale, float Phase = 0.0f) {
-  std::vector<float> V(N);
-  for (size_t I = 0; I < N; ++I)
-    V[I] = Scale * std::sin(static_cast<float>(I) * 0.61f + Phase);
-  return V;
-}
-
 enum class Style { EfficientNet, MobileNetV3 };
 
 /// x [1, 24, 9, 9] -> SE block (C 24, R 6) -> y; ScaleFirst: Mul(s, x); PoolShared: the pooled
@@ -35,10 +28,10 @@ enum class Style { EfficientNet, MobileNetV3 };
 std::string seModel(Style S, bool ScaleFirst, bool PoolShared) {
   OnnxBuilder B(17);
   B.input("x", onnx::TensorProto_DataType_FLOAT, {1, 24, 9, 9});
-  B.initializer("w1", {6, 24, 1, 1}, wave(144, 0.4f));
-  B.initializer("b1", {6}, wave(6, 0.2f, 1.0f));
-  B.initializer("w2", {24, 6, 1, 1}, wave(144, 0.9f, 2.0f));
-  B.initializer("b2", {24}, wave(24, 0.3f, 0.5f));
+  B.initializer("w1", {6, 24, 1, 1}, wave(144, 0.4f, 0.0f, 0.61f));
+  B.initializer("b1", {6}, wave(6, 0.2f, 1.0f, 0.61f));
+  B.initializer("w2", {24, 6, 1, 1}, wave(144, 0.9f, 2.0f, 0.61f));
+  B.initializer("b2", {24}, wave(24, 0.3f, 0.5f, 0.61f));
   B.node("GlobalAveragePool", {"x"}, {"p"}, "pool");
   B.node("Conv", {"p", "w1", "b1"}, {"c1"}, "fc1");
   if (S == Style::EfficientNet) {
@@ -73,7 +66,7 @@ SeResult runSe(const std::string &Bytes, bool MemOpt) {
   rt::Model M = loadModelBytes(Bytes, MemOpt);
   rt::InferRequest R = M.createRequest();
   rt::TypedTensor<float> X = rt::tensor<float>({1, 24, 9, 9});
-  const std::vector<float> XV = wave(24 * 81, 2.0f, 0.3f);
+  const std::vector<float> XV = wave(24 * 81, 2.0f, 0.3f, 0.61f);
   std::copy(XV.begin(), XV.end(), static_cast<float *>(X.data()));
   std::vector<rt::Tensor> In{X};
   R.infer(rt::make_array(In));

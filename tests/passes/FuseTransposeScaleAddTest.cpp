@@ -19,13 +19,6 @@ using namespace optimium_test;
 
 namespace {
 
-std::vector<float> wave(size_t N, float Scale, float Phase) {
-  std::vector<float> V(N);
-  for (size_t I = 0; I < N; ++I)
-    V[I] = Scale * std::sin(static_cast<float>(I) * 0.37f + Phase) + 0.1f * Phase;
-  return V;
-}
-
 struct Variant {
   std::vector<int64_t> Dims;      ///< the channels-last input
   std::vector<int64_t> Perm;      ///< the Transpose's
@@ -52,7 +45,7 @@ std::string model(const Variant &V) {
   OnnxBuilder B(17);
   B.input("x", onnx::TensorProto_DataType_FLOAT, V.Dims);
   B.input("r", onnx::TensorProto_DataType_FLOAT, outDims(V));
-  B.initializer("scale", V.ScaleDims, wave(count(V.ScaleDims), 0.5f, 1.0f));
+  B.initializer("scale", V.ScaleDims, wave(count(V.ScaleDims), 0.5f, 1.0f, 0.37f, 0.1f));
   OnnxBuilder::attrInts(B.node("Transpose", {"x"}, {"t"}, "back"), "perm", V.Perm);
   B.node("Mul", V.ScaleFirst ? std::vector<std::string>{"scale", "t"} : std::vector<std::string>{"t", "scale"}, {"m"},
          "mul");
@@ -66,7 +59,7 @@ std::string model(const Variant &V) {
 
 rt::Tensor filled(const std::vector<int64_t> &Dims, float Phase) {
   rt::TypedTensor<float> X = rt::tensor<float>(rt::TensorShape(std::vector<rt::Expr>(Dims.begin(), Dims.end())));
-  const std::vector<float> V = wave(X.getElementCount(), 3.0f, Phase);
+  const std::vector<float> V = wave(X.getElementCount(), 3.0f, Phase, 0.37f, 0.1f * Phase);
   std::copy(V.begin(), V.end(), static_cast<float *>(X.data()));
   return X;
 }

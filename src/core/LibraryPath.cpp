@@ -3,6 +3,9 @@
 
 #include <dlfcn.h>
 
+#include <climits>
+#include <cstdlib>
+
 namespace optimium {
 namespace runtime {
 namespace detail {
@@ -17,6 +20,21 @@ std::string thisLibraryPath() {
 std::string folderOf(const std::string &Path) {
   const size_t Slash = Path.find_last_of('/');
   return Slash == std::string::npos ? std::string("./") : Path.substr(0, Slash + 1);
+}
+
+std::vector<std::string> besideThisLibrary(const std::string &File) {
+  std::vector<std::string> Out;
+  const std::string Own = thisLibraryPath();
+  if (Own.empty())
+    return Out;
+  Out.push_back(folderOf(Own) + File);
+  if (char *Real = ::realpath(Own.c_str(), nullptr)) {
+    const std::string Candidate = folderOf(Real) + File;
+    std::free(Real);
+    if (Candidate != Out.front())
+      Out.push_back(Candidate);
+  }
+  return Out;
 }
 
 } // namespace detail

@@ -10,7 +10,6 @@
 #include <set>
 
 #include <nlohmann/json.hpp>
-#include <openssl/crypto.h>
 
 #include "core/LargeAlloc.h"
 #include "import/MappedFile.h"
@@ -34,13 +33,13 @@ Status containerError(const std::string &Folder, const std::string &Why) {
 
 PlainBuffer::~PlainBuffer() {
   if (Data) {
-    OPENSSL_cleanse(Data, Size);
+    wipe(Data, Size);
     freeBlock(Data, Mapped);
   }
 }
 
 
-SealedFolder::~SealedFolder() { OPENSSL_cleanse(Key.data(), Key.size()); }
+SealedFolder::~SealedFolder() { wipe(Key.data(), Key.size()); }
 
 Result<std::shared_ptr<SealedFolder>> SealedFolder::open(const std::string &FolderIn, const std::string &Passphrase) {
   const std::string Folder = trimSlashes(FolderIn);

@@ -1,5 +1,6 @@
-// Encrypted model folders, the shared part: key derivation (EVP_PBE_scrypt), AES-256-GCM, names.
+// Encrypted model folders, the shared part: key derivation (scrypt), AES-256-GCM, names.
 #include "import/SealedFormat.h"
+#include "import/SealedCrypto.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -82,12 +83,24 @@ Status checkScrypt(const ScryptParams &K) {
 }
 
 Status deriveKey(const std::string &Passphrase, const std::vector<uint8_t> &Salt, const ScryptParams &K, Key &Out) {
+  std::string Why;
+  const CryptoFunctions *F = cryptoFunctions(Why);
+  if (!F)
+    return makeError(ErrorCode::Extension, Why);
   // OpenSSL counts the B and V arrays plus slack against maxmem.
   const uint64_t MaxMem = 128 * K.N * K.R * K.P + 256 * K.R * K.P + (uint64_t{64} << 20);
-  if (EVP_PBE_scrypt(Passphrase.data(), Passphrase.size(), Salt.data(), Salt.size(), K.N, K.R, K.P, MaxMem, Out.data(),
-                     Out.size()) != 1)
+  if (F->Scrypt(Passphrase.data(), Passphrase.size(), Salt.data(), Salt.size(), K.N, K.R, K.P, MaxMem, Out.data(),
+                Out.size()) != 1)
     return makeError(ErrorCode::OutOfResource, "scrypt key derivation failed (N=", K.N, " r=", K.R, " p=", K.P, ")");
   return Status::ok();
+}
+
+void wipe(void *P, size_t Bytes) {
+  if (!P || !Bytes)
+    return;
+  std::memset(P, 0, Bytes);
+  // The stores are observable to this (empty) assembly, so they cannot be dropped as dead.
+  __asm__ __volatile__("" : : "r"(P) : "memory");
 }
 
 /// Additional data of the passphrase check: everything in the parameter file but the check itself,
@@ -104,26 +117,10 @@ std::string checkAad(const ScryptParams &K, const std::vector<uint8_t> &Salt, co
 /// AES-256-GCM over In (InBytes) into Out; Encrypt: Tag receives the tag, else it is checked.
 bool gcm(bool Encrypt, const Key &K, const uint8_t *Nonce, const std::string &Aad, const uint8_t *In,
          size_t InBytes, uint8_t *Out, uint8_t *Tag) {
-  CipherCtx Ctx;
-  if (!Ctx.C || EVP_CipherInit_ex(Ctx.C, EVP_aes_256_gcm(), nullptr, nullptr, nullptr, Encrypt ? 1 : 0) != 1 ||
-      EVP_CIPHER_CTX_ctrl(Ctx.C, EVP_CTRL_GCM_SET_IVLEN, static_cast<int>(kNonceBytes), nullptr) != 1 ||
-      EVP_CipherInit_ex(Ctx.C, nullptr, nullptr, K.data(), Nonce, -1) != 1)
-    return false;
-  int Len = 0;
-  if (!Aad.empty() && EVP_CipherUpdate(Ctx.C, nullptr, &Len, reinterpret_cast<const uint8_t *>(Aad.data()),
-                                       static_cast<int>(Aad.size())) != 1)
-    return false;
-  for (size_t Off = 0; Off < InBytes; Off += kChunkBytes) {
-    const int N = static_cast<int>(std::min(kChunkBytes, InBytes - Off));
-    if (EVP_CipherUpdate(Ctx.C, Out + Off, &Len, In + Off, N) != 1)
-      return false;
-  }
-  if (!Encrypt && EVP_CIPHER_CTX_ctrl(Ctx.C, EVP_CTRL_GCM_SET_TAG, static_cast<int>(kTagBytes), Tag) != 1)
-    return false;
-  uint8_t Final[16];
-  if (EVP_CipherFinal_ex(Ctx.C, Final, &Len) != 1)
-    return false; // decrypting: the tag did not verify
-  return !Encrypt || EVP_CIPHER_CTX_ctrl(Ctx.C, EVP_CTRL_GCM_GET_TAG, static_cast<int>(kTagBytes), Tag) == 1;
+  std::string Why;
+  const CryptoFunctions *F = cryptoFunctions(Why);
+  return F && F->Gcm(Encrypt ? 1 : 0, K.data(), Nonce, reinterpret_cast<const uint8_t *>(Aad.data()), Aad.size(), In,
+                     InBytes, Out, Tag) == 1;
 }
 
 std::string fileAad(const uint8_t *Header, const std::string &Name) {

@@ -1,13 +1,12 @@
 // What the reader (SealedFolder.cpp, in the runtime) and the writer (SealedWriter.cpp, also linked
-// into the tools) of encrypted model folders share: the file layout, the key derivation, AES-GCM.
+// into the tools) of encrypted model folders share: the file layout, the key derivation, AES-GCM
+// (on SealedCrypto.h's functions: no OpenSSL header here).
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
-
-#include <openssl/evp.h>
 
 #include "core/Status.h"
 #include "import/SealedFolder.h"
@@ -24,7 +23,7 @@ constexpr size_t kSaltBytes = 16;
 /// nonce (12) -- 36 header bytes, all little-endian -- then the ciphertext, then the GCM tag.
 constexpr size_t kHeaderBytes = 8 + 4 + 4 + 8 + kNonceBytes;
 constexpr size_t kNonceOffset = 24;
-/// EVP_*Update takes an int length: large files go through in chunks.
+/// EVP_*Update takes an int length: the writer encrypts large files in chunks.
 constexpr size_t kChunkBytes = size_t{1} << 28;
 /// Bounds on the KDF parameters, so a forged parameter file cannot ask for absurd work.
 constexpr uint64_t kMaxScryptN = uint64_t{1} << 22;
@@ -32,11 +31,6 @@ constexpr uint64_t kMaxScryptMemory = uint64_t{1} << 31;
 constexpr const char *kFormatName = "optimium-encrypted-model";
 
 using Key = std::array<uint8_t, 32>;
-
-struct CipherCtx {
-  EVP_CIPHER_CTX *C = EVP_CIPHER_CTX_new();
-  ~CipherCtx() { EVP_CIPHER_CTX_free(C); }
-};
 
 bool isDirectory(const std::string &P);
 bool isRegularFile(const std::string &P);
@@ -50,6 +44,9 @@ std::string toHex(const uint8_t *P, size_t N);
 bool fromHex(const std::string &S, std::vector<uint8_t> &Out);
 void putLE(uint8_t *P, uint64_t V, size_t Bytes);
 uint64_t getLE(const uint8_t *P, size_t Bytes);
+
+/// Zeroes Bytes at P in a way the compiler cannot drop (keys, passphrases, decrypted weights).
+void wipe(void *P, size_t Bytes);
 
 /// InvalidArgument when the scrypt parameters are out of the bounds above.
 Status checkScrypt(const ScryptParams &K);

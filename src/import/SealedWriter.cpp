@@ -1,6 +1,7 @@
 // Encrypted model folders, the writer: encrypts a model's files (streaming, bounded memory) and
 // writes the parameter file. Linked into the runtime and into the tools (optimium-encrypt).
 #include "import/SealedFormat.h"
+#include "import/SealedOpenSsl.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>

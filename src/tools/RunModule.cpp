@@ -17,6 +17,7 @@
 #include "tools/ElementText.h"
 #include "tools/InputSpec.h"
 #include "tools/OutputFormat.h"
+#include "tools/Passphrase.h"
 #include "tools/TextUtil.h"
 
 namespace optimium {
@@ -135,6 +136,11 @@ int runModuleImpl(const RunModuleOptions &O, std::ostream &Out, std::ostream &Er
   LoadOptions.Strict = O.DeviceGiven;
   LoadOptions.ThreadCount = O.Threads;
   LoadOptions.Precision = O.Precision;
+  if (!O.PassphraseFile.empty() || std::getenv("OPTIMIUM_RT_PASSPHRASE")) {
+    const std::string Why = readPassphraseFrom(O.PassphraseFile, LoadOptions.Passphrase);
+    if (!Why.empty())
+      return fail(Err, Why);
+  }
 
   const auto LoadStart = std::chrono::steady_clock::now();
   rt::Model Model = rt::loadModel(O.Module, LoadOptions);

@@ -33,6 +33,8 @@ Flags:
   --threads=N                    worker threads (default: one per core)
   --compute_precision=P          float32 (default) or bf16: matrix products on bfloat16
                                  operands, float32 accumulation (CPUs with AVX512_BF16)
+  --passphrase_file=FILE         an encrypted model's passphrase: the first line of FILE
+                                 (default: the variable OPTIMIUM_RT_PASSPHRASE, if set)
   --input=SPEC                   one per model input, in order (repeatable):
                                    2x2xf32=1 2 3 4   2x2xf32=[[1,2][3,4]]   2x2xf32=1 (fill)
                                    2x2xf32 (zeros)   1x8xf32=@file.bin   1x8xf32=+file.bin
@@ -134,6 +136,12 @@ RunModuleOptions parseFlags(int Argc, const char *const *Argv) {
     } else if (Name == "threads") {
       NeedValue();
       O.Threads = static_cast<int>(parseIntValue(Name, Value, 0));
+    } else if (Name == "passphrase_file") {
+      NeedValue();
+      O.PassphraseFile = Value;
+    } else if (Name == "passphrase") {
+      throw ToolError("--passphrase: not on the command line (other users can read it there); give "
+                      "--passphrase_file=FILE or set OPTIMIUM_RT_PASSPHRASE");
     } else if (Name == "compute_precision") {
       NeedValue();
       if (!parseComputePrecision(Value, O.Precision))

@@ -24,6 +24,9 @@ struct RunModuleOptions {
   double ExpectedTolerance = 1e-4;
   int Threads = 0;
   runtime::ComputePrecision Precision = runtime::ComputePrecision::Float32;
+  /// An encrypted model's passphrase comes from this file's first line, else from the variable
+  /// OPTIMIUM_RT_PASSPHRASE (tools/Passphrase.h); never from the command line.
+  std::string PassphraseFile;
   bool PrintStatistics = false;
   bool DumpDevices = false;
   bool Help = false;

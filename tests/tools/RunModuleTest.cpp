@@ -700,8 +700,9 @@ TEST(RunModuleEndToEnd, DeviceAllocators) {
   R = With("auto");
   EXPECT_EQ(R.Code, 0) << R.Err;
   EXPECT_NE(R.Out.find("[SUCCESS]"), std::string::npos) << R.Out;
-  if (!HasHeap)
+  if (!HasHeap) {
     EXPECT_NE(R.Out.find("input buffers from cpu\n"), std::string::npos) << R.Out;
+  }
   R = With("dmabuf");
   if (HasHeap) {
     // Where the heap exists but this user may not allocate from it, the error says so.

@@ -3,8 +3,6 @@
 // use and call into it. Compiled into liboptimium-runtime.so only, in place of OnnxImporter.cpp.
 #include "import/onnx/OnnxImporterModule.h"
 
-#include <climits>
-#include <cstdlib>
 #include <dlfcn.h>
 
 #include "core/LibraryPath.h"
@@ -43,23 +41,6 @@ OnnxHostFunctions hostFunctions() {
   return H;
 }
 
-/// Where the module may be: beside the runtime library as the loader found it, then beside the file
-/// that path resolves to (a symlinked runtime, e.g. a folder holding only the runtime).
-std::vector<std::string> moduleCandidates() {
-  std::vector<std::string> Out;
-  const std::string Own = thisLibraryPath();
-  if (Own.empty())
-    return Out;
-  Out.push_back(folderOf(Own) + kOnnxModuleFile);
-  if (char *Real = ::realpath(Own.c_str(), nullptr)) {
-    const std::string Candidate = folderOf(Real) + kOnnxModuleFile;
-    std::free(Real);
-    if (Candidate != Out.front())
-      Out.push_back(Candidate);
-  }
-  return Out;
-}
-
 struct LoadedModule {
   const OnnxImporterFunctions *Functions = nullptr;
   std::string Error;
@@ -71,7 +52,7 @@ const LoadedModule &onnxModule() {
   static const OnnxHostFunctions Host = hostFunctions();
   static const LoadedModule Loaded = [] {
     LoadedModule L;
-    const std::vector<std::string> Candidates = moduleCandidates();
+    const std::vector<std::string> Candidates = besideThisLibrary(kOnnxModuleFile);
     std::string Tried;
     for (const std::string &Path : Candidates) {
       void *Handle = ::dlopen(Path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);

@@ -1,5 +1,5 @@
 // Depthwise Conv with channels in vector lanes, AVX2 + FMA: the 8-lane sibling of
-// ConvDepthwiseBlocked.cpp (EfficientNet's 5x5 layers, ConvNeXt's 7x7, 3x3 strided or narrow).
+// ConvDepthwiseBlocked.cpp (MobileNet's and EfficientNet's 3x3 and 5x5 layers, ConvNeXt's 7x7).
 // Along rows, a 7-pixel plane fills 7 of 8 lanes and every output row is one dependent chain of
 // KH * KW FMAs (latency-bound); here, per 8 channels, the input rows of a strip of output rows are
 // transposed into a zero-padded pixel-major buffer ([row][column][8 channels], 32-byte pixels), so
@@ -306,14 +306,11 @@ KernelVariant depthwiseBlockedAvx2Variant() {
     auto A = attrsFor(I);
     if (!A.isOk() || A->W.Kernel.size() != 2)
       return false;
+    // Every plane size, 3x3 included: with the transposes' 128-bit halves it is ahead of the AVX2
+    // plane kernel on wide planes too (3x3, 1 thread, Zen 3: 112x112 stride 1 x32 243 -> 160 us,
+    // 112x112 stride 2 x96 313 -> 237, 56x56 stride 1 x144 289 -> 181, stride 2 146 -> 90).
     const WindowAttrs &W = A->W;
-    // 3x3 only on planes at most 32 wide: wider ones spend more on the transposes than they save
-    // (EfficientNet-B0, 1 thread, Zen 3: 3x3 stride 2 112x112 539 -> 686 us, 56x56 427 -> 450;
-    // 28x28 stride 2 132 -> 103). 5x5 and 7x7 at every size (5x5 14x14 438 -> 184, 7x7 359 -> 82).
-    const TensorShape &XS = I.Inputs[0].Shape;
-    const bool Narrow = XS[3].isConst() && XS[3].value() <= 32;
-    return (W.Kernel[1] >= 5 || Narrow) &&
-           blockedAvx2Supported(W.Kernel[0], W.Kernel[1], W.Strides[0], W.Strides[1], W.Dilations[0], W.Dilations[1]);
+    return blockedAvx2Supported(W.Kernel[0], W.Kernel[1], W.Strides[0], W.Strides[1], W.Dilations[0], W.Dilations[1]);
   };
   // Below the AVX-512 plane kernel (60): on an AVX-512 CPU those run; above the AVX2 plane kernel (55).
   return {kName, 58, Supports, [](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {

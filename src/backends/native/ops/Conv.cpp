@@ -289,7 +289,7 @@ std::vector<OpTestCase> convCases() {
                 {kFusedActMax, attrFloat(0.25f)}}),
       testCase("depthwise_same_5x5_small", {X({2, 3, 6, 5}), W({3, 1, 5, 5})}, {{"group", attrInt(3)}, {"pads", ints({2, 2, 2, 2})}}),
       testCase("depthwise_same_1x1", {X({1, 4, 3, 7}), W({4, 1, 1, 1}), W({4})}, {{"group", attrInt(4)}}),
-      // Channels in lanes (conv/ConvDepthwiseBlocked.cpp): 5- and 7-wide kernels, 3x3 strided or narrow, strides 1 and 2,
+      // Channels in lanes (conv/ConvDepthwiseBlocked*.cpp): 5- and 7-wide kernels, 3x3, strides 1 and 2,
       // channels not a multiple of 16, asymmetric and no padding, tiny planes, batch 2, the clamp,
       // strips of rows over the pool.
       testCase("depthwise_blocked_5x5_relu6", {X({1, 20, 14, 13}), W({20, 1, 5, 5}), W({20})},
@@ -745,6 +745,25 @@ std::vector<OpTestCase> convCases() {
       // loop), M = 33 (a 16-channel half with one live channel), 45 pixels (a 3-pixel last tile).
       testCase("small_pixels_2x2_tails", {X({1, 3, 6, 10}), W({33, 3, 2, 2}), W({33})},
                {{kFusedActMin, attrFloat(0.0f)}}, 1e-4),
+      // f32_conv__depthwise_blocked_avx2's full 8-channel blocks (transposes through 128-bit
+      // halves): MobileNetV2's 14x14 stride-2 plane (49 outputs: an overlapping last output block)
+      // in two images with the clamp, an odd plane with asymmetric pads (input rows wrapping inside
+      // a full block), a 3x3 plane wider than 32 with a 17th channel, 3x3 stride 1 on 7x7 planes,
+      // fewer than 8 outputs of a full block, and strips of rows whose outputs are not a multiple
+      // of 8 (over the pool).
+      testCase("depthwise_blocked_avx2_s2_14x14", {X({2, 16, 14, 14}), W({16, 1, 3, 3}), W({16})},
+               {{"group", attrInt(16)}, {"strides", ints({2, 2})}, {"pads", ints({1, 1, 1, 1})},
+                {kFusedActMin, attrFloat(0.0f)}, {kFusedActMax, attrFloat(0.5f)}}),
+      testCase("depthwise_blocked_avx2_s2_odd_asym", {X({1, 24, 15, 15}), W({24, 1, 3, 3}), W({24})},
+               {{"group", attrInt(24)}, {"strides", ints({2, 2})}, {"pads", ints({0, 1, 1, 0})}}),
+      testCase("depthwise_blocked_avx2_3x3_wide", {X({1, 17, 9, 45}), W({17, 1, 3, 3}), W({17})},
+               {{"group", attrInt(17)}, {"pads", ints({1, 1, 1, 1})}}),
+      testCase("depthwise_blocked_avx2_3x3_7x7", {X({1, 32, 7, 7}), W({32, 1, 3, 3}), W({32})},
+               {{"group", attrInt(32)}, {"pads", ints({1, 1, 1, 1})}, {kFusedActMin, attrFloat(0.0f)}}),
+      testCase("depthwise_blocked_avx2_tiny_full_block", {X({1, 8, 3, 3}), W({8, 1, 3, 3})},
+               {{"group", attrInt(8)}, {"strides", ints({2, 2})}, {"pads", ints({1, 1, 1, 1})}}),
+      testCase("depthwise_blocked_avx2_strips", {X({1, 24, 40, 37}), W({24, 1, 3, 3}), W({24})},
+               {{"group", attrInt(24)}, {"pads", ints({1, 1, 1, 1})}}),
   };
 }
 

@@ -1,5 +1,5 @@
 // Depthwise Conv with channels in vector lanes, AVX2 + FMA: the 8-lane sibling of
-// ConvDepthwiseBlocked.cpp (EfficientNet's 5x5 layers, ConvNeXt's 7x7, 3x3 strided or narrow).
+// ConvDepthwiseBlocked.cpp (MobileNet's and EfficientNet's 3x3 and 5x5 layers, ConvNeXt's 7x7).
 // Along rows, a 7-pixel plane fills 7 of 8 lanes and every output row is one dependent chain of
 // KH * KW FMAs (latency-bound); here, per 8 channels, the input rows of a strip of output rows are
 // transposed into a zero-padded pixel-major buffer ([row][column][8 channels], 32-byte pixels), so
@@ -53,6 +53,15 @@ struct Epilogue256 {
   }
 };
 
+/// Stores one pixel at Dst, the padded layout's position of column Col of a row, and moves both to
+/// the next pixel of the plane (past the border columns, Skip floats, after column W - 1).
+OPT_DWB2_INLINE void putPixel(__m256 V, int64_t W, int64_t Skip, float *&Dst, int64_t &Col) {
+  _mm256_store_ps(Dst, V);
+  Dst += kLanes;
+  if (++Col == W)
+    Col = 0, Dst += Skip;
+}
+
 /// Packs input rows [Ih0, Ih1) of Cv (<= 8) channels (planes Plane apart, from X) into Buf rows
 /// [0, Ih1 - Ih0) of the padded layout; rows outside the plane and the border columns are zeros.
 OPT_DWB2_TARGET void packRows(const BlockedGeometry &G, const float *X, int64_t Plane, int64_t Cv, int64_t Ih0,
@@ -75,34 +84,27 @@ OPT_DWB2_TARGET void packRows(const BlockedGeometry &G, const float *X, int64_t 
   if (Hi <= Lo)
     return;
   // The rows inside the plane are contiguous in each channel: transpose them 8 pixels at a time.
-  const int64_t First = Lo * G.W, Count = (Hi - Lo) * G.W;
-  int64_t Row = Lo - Ih0, Col = 0; // destination of pixel First + P0
+  // Dst walks the padded layout pixel by pixel, skipping the border columns at each row's end. (A
+  // store loop over a variable count of consecutive pixels became a memcpy of the transposed block
+  // from the stack, rep movsq: 34% of MobileNetV2's 14x14 stride-2 layer.)
+  const int64_t First = Lo * G.W, Count = (Hi - Lo) * G.W, Skip = (G.Wp - G.W) * kLanes;
+  float *Dst = Buf + (Lo - Ih0) * RowFloats + G.PL * kLanes; // destination of pixel First + P0
+  int64_t Col = 0;
   __m256 R[8];
-  for (int64_t P0 = 0; P0 < Count; P0 += kLanes) {
+  int64_t P0 = 0;
+  if (Cv == kLanes) // full channel blocks (all but a layer's last): no per-channel checks
+    for (; P0 + kLanes <= Count; P0 += kLanes) {
+      vec256::loadTransposed8x8(X + First + P0, Plane, R);
+      _Pragma("GCC unroll 8") for (int J = 0; J < kLanes; ++J) putPixel(R[J], G.W, Skip, Dst, Col);
+    }
+  for (; P0 < Count; P0 += kLanes) {
     const int64_t N = std::min<int64_t>(kLanes, Count - P0);
-    if (N == kLanes) {
-      for (int64_t C = 0; C < kLanes; ++C)
-        R[C] = C < Cv ? _mm256_loadu_ps(X + C * Plane + First + P0) : Z;
-    } else {
-      const __m256i M = vec256::lanesBelow256(N);
-      for (int64_t C = 0; C < kLanes; ++C)
-        R[C] = C < Cv ? _mm256_maskload_ps(X + C * Plane + First + P0, M) : Z;
-    }
+    const __m256i M = vec256::lanesBelow256(N);
+    for (int64_t C = 0; C < kLanes; ++C)
+      R[C] = C < Cv ? _mm256_maskload_ps(X + C * Plane + First + P0, M) : Z;
     vec256::transpose8x8(R);
-    if (Col + N <= G.W) { // all 8 pixels in one row: consecutive destinations
-      float *Dst = Buf + Row * RowFloats + (G.PL + Col) * kLanes;
-      for (int64_t J = 0; J < N; ++J)
-        _mm256_store_ps(Dst + J * kLanes, R[J]);
-      Col += N;
-      if (Col == G.W)
-        Col = 0, ++Row;
-      continue;
-    }
-    for (int64_t J = 0; J < N; ++J) {
-      _mm256_store_ps(Buf + Row * RowFloats + (G.PL + Col) * kLanes, R[J]);
-      if (++Col == G.W)
-        Col = 0, ++Row;
-    }
+    for (int64_t J = 0; J < N; ++J)
+      putPixel(R[J], G.W, Skip, Dst, Col);
   }
 }
 
@@ -166,7 +168,19 @@ OPT_DWB2_TARGET void outputRow(const BlockedGeometry &G, const float *Rows, cons
 /// Out ([Pixels][8]) back to Cv channel planes: pixel p of channel c to Y[c * Plane + p].
 OPT_DWB2_TARGET void unpackPixels(const float *Out, int64_t Pixels, int64_t Cv, float *Y, int64_t Plane) {
   __m256 R[8];
-  for (int64_t P0 = 0; P0 < Pixels; P0 += kLanes) {
+  int64_t P0 = 0;
+  if (Cv == kLanes && Pixels >= kLanes) {
+    // Full blocks; a partial last block is the overlapping block of the last 8 pixels (it stores
+    // some outputs twice, with the same values) instead of 8 masked stores (slow on Zen 3).
+    for (;; P0 += kLanes) {
+      P0 = std::min(P0, Pixels - kLanes);
+      _Pragma("GCC unroll 8") for (int J = 0; J < kLanes; ++J) R[J] = _mm256_load_ps(Out + (P0 + J) * kLanes);
+      vec256::storeTransposed8x8(R, Y + P0, Plane);
+      if (P0 + kLanes == Pixels)
+        return;
+    }
+  }
+  for (; P0 < Pixels; P0 += kLanes) {
     const int64_t N = std::min<int64_t>(kLanes, Pixels - P0);
     for (int64_t J = 0; J < kLanes; ++J)
       R[J] = J < N ? _mm256_load_ps(Out + (P0 + J) * kLanes) : _mm256_setzero_ps();
@@ -292,14 +306,11 @@ KernelVariant depthwiseBlockedAvx2Variant() {
     auto A = attrsFor(I);
     if (!A.isOk() || A->W.Kernel.size() != 2)
       return false;
+    // Every plane size, 3x3 included: with the transposes' 128-bit halves it is ahead of the AVX2
+    // plane kernel on wide planes too (3x3, 1 thread, Zen 3: 112x112 stride 1 x32 243 -> 160 us,
+    // 112x112 stride 2 x96 313 -> 237, 56x56 stride 1 x144 289 -> 181, stride 2 146 -> 90).
     const WindowAttrs &W = A->W;
-    // 3x3 only on planes at most 32 wide: wider ones spend more on the transposes than they save
-    // (EfficientNet-B0, 1 thread, Zen 3: 3x3 stride 2 112x112 539 -> 686 us, 56x56 427 -> 450;
-    // 28x28 stride 2 132 -> 103). 5x5 and 7x7 at every size (5x5 14x14 438 -> 184, 7x7 359 -> 82).
-    const TensorShape &XS = I.Inputs[0].Shape;
-    const bool Narrow = XS[3].isConst() && XS[3].value() <= 32;
-    return (W.Kernel[1] >= 5 || Narrow) &&
-           blockedAvx2Supported(W.Kernel[0], W.Kernel[1], W.Strides[0], W.Strides[1], W.Dilations[0], W.Dilations[1]);
+    return blockedAvx2Supported(W.Kernel[0], W.Kernel[1], W.Strides[0], W.Strides[1], W.Dilations[0], W.Dilations[1]);
   };
   // Below the AVX-512 plane kernel (60): on an AVX-512 CPU those run; above the AVX2 plane kernel (55).
   return {kName, 58, Supports, [](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {

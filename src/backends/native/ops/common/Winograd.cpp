@@ -382,21 +382,32 @@ OPT_WINO_AVX2 void packInputAvx2(const float *X, int64_t C, int64_t Cp, const Wi
         const int64_t Iw0 = Q0 - G.PadLeft;
         const int64_t Lo = std::max<int64_t>(0, -Iw0), Hi = std::min<int64_t>(8, G.W - Iw0);
         __m256 B[8];
-        if (Lo == 0 && Hi == 8) {
-          for (int64_t Ch = 0; Ch < 8; ++Ch)
-            B[Ch] = Ch < Nc ? _mm256_loadu_ps(Src + Ch * InPlane + Iw0) : _mm256_setzero_ps();
-        } else if (Lo < Hi) { // masked lanes are not read: Src + Iw0 may point before the row
-          const __m256i Cols = vec256::laneRange256(Lo, Hi);
-          for (int64_t Ch = 0; Ch < 8; ++Ch)
-            B[Ch] = Ch < Nc ? _mm256_maskload_ps(Src + Ch * InPlane + Iw0, Cols) : _mm256_setzero_ps();
+        if (Lo == 0 && Hi == 8 && Nc == 8) {
+          vec256::loadTransposed8x8(Src + Iw0, InPlane, B);
         } else {
-          for (int64_t Ch = 0; Ch < 8; ++Ch)
-            B[Ch] = _mm256_setzero_ps();
+          if (Lo == 0 && Hi == 8) {
+            for (int64_t Ch = 0; Ch < 8; ++Ch)
+              B[Ch] = Ch < Nc ? _mm256_loadu_ps(Src + Ch * InPlane + Iw0) : _mm256_setzero_ps();
+          } else if (Lo < Hi) { // masked lanes are not read: Src + Iw0 may point before the row
+            const __m256i Cols = vec256::laneRange256(Lo, Hi);
+            for (int64_t Ch = 0; Ch < 8; ++Ch)
+              B[Ch] = Ch < Nc ? _mm256_maskload_ps(Src + Ch * InPlane + Iw0, Cols) : _mm256_setzero_ps();
+          } else {
+            for (int64_t Ch = 0; Ch < 8; ++Ch)
+              B[Ch] = _mm256_setzero_ps();
+          }
+          vec256::transpose8x8(B);
         }
-        vec256::transpose8x8(B);
-        const int64_t N = std::min<int64_t>(8, Wp - Q0);
-        for (int64_t J = 0; J < N; ++J)
-          _mm256_store_ps(Dst + (Q0 + J) * 8, B[J]);
+        // A whole block's 8 stores unrolled, so B stays in registers (a loop over a variable count
+        // of consecutive stores became a memcpy of B spilled to the stack, as in the depthwise
+        // kernel's packRows); only a row's last partial block takes the loop.
+        float *Out = Dst + Q0 * 8;
+        if (Q0 + 8 <= Wp) {
+          _Pragma("GCC unroll 8") for (int J = 0; J < 8; ++J) _mm256_store_ps(Out + J * 8, B[J]);
+        } else {
+          for (int64_t J = 0; J < Wp - Q0; ++J)
+            _mm256_store_ps(Out + J * 8, B[J]);
+        }
       }
     }
   }

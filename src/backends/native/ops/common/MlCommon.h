@@ -47,6 +47,32 @@ struct MlRows {
 };
 Result<MlRows> mlRows(const char *Kernel, const TensorView &X);
 
+/// Calls Fn(T()) with T the C++ type of Type when it is float, double, int64 or int32; false otherwise.
+template <typename F> bool mlVisitNumeric(ElementType Type, F &&Fn) {
+  switch (Type) {
+  case ElementType::F32: Fn(float()); return true;
+  case ElementType::F64: Fn(double()); return true;
+  case ElementType::I64: Fn(int64_t()); return true;
+  case ElementType::I32: Fn(int32_t()); return true;
+  default: return false;
+  }
+}
+
+/// The input types most ai.onnx.ml ops take.
+inline Status requireMlNumeric(const ShapeContext &Ctx, size_t I) {
+  return requireInputType(Ctx, I, {ElementType::F32, ElementType::F64, ElementType::I64, ElementType::I32});
+}
+
+/// A schema of domain ai.onnx.ml with one input and one output.
+inline OpSchema mlSchema(const char *OpType, ShapeFn Infer) {
+  OpSchema S;
+  S.Domain = kMlDomain;
+  S.OpType = OpType;
+  S.MinInputs = S.MaxInputs = 1;
+  S.Infer = std::move(Infer);
+  return S;
+}
+
 /// [N, C] / [C] input shape of an ai.onnx.ml op as (N, C) expressions; ShapeError otherwise.
 Status mlInputShape(const ShapeContext &Ctx, Expr &N, Expr &C);
 

@@ -301,10 +301,30 @@ Result<TreeEnsemble> TreeEnsemble::build(const Node &N, const TreeSpec &S) {
     E.WeightTarget.push_back(static_cast<int32_t>(S.WeightTarget[K]));
     E.WeightValue.push_back(S.Weights[K]);
   }
-  for (size_t I = 0; I < Count; ++I)
-    if (E.Nodes[I].Mode == TreeMode::Leaf && !HasWeight[I])
+  for (size_t I = 0; I < Count; ++I) {
+    TreeNode &T = E.Nodes[I];
+    if (T.Mode != TreeMode::Leaf)
+      continue;
+    if (!HasWeight[I])
       return attrError(N, "nodes_modes", "makes node ", S.NodeIds[I], " of tree ", S.TreeIds[I],
                        " a leaf, but no weight is given for it");
+    T.Threshold = E.WeightValue[static_cast<size_t>(T.True)]; // a leaf compares nothing: its first weight
+  }
+  // One comparison for every branch node (and no missing-value track) gets a walk of its own.
+  E.SameMode = TreeMode::Leaf;
+  bool First = true;
+  for (const TreeNode &T : E.Nodes) {
+    E.HasMissing = E.HasMissing || T.MissingTrue;
+    if (T.Mode == TreeMode::Leaf)
+      continue;
+    if (First)
+      E.SameMode = T.Mode;
+    else if (T.Mode != E.SameMode)
+      E.SameMode = TreeMode::Neq; // mixed: the per-node walk
+    First = false;
+  }
+  if (E.SameMode == TreeMode::Eq)
+    E.SameMode = TreeMode::Neq;
   // Every tree must be acyclic (a walk must end at a leaf).
   std::vector<uint8_t> State(Count, 0); // 0 new, 1 on the path, 2 done
   for (int32_t Root : E.Roots) {
@@ -331,42 +351,93 @@ Result<TreeEnsemble> TreeEnsemble::build(const Node &N, const TreeSpec &S) {
   return E;
 }
 
-const TreeEnsemble::TreeNode &TreeEnsemble::leaf(int32_t Root, const double *X) const {
-  const TreeNode *Nd = &Nodes[static_cast<size_t>(Root)];
-  while (Nd->Mode != TreeMode::Leaf) {
-    const double V = X[Nd->Feature], T = Nd->Threshold;
-    bool Go;
-    switch (Nd->Mode) {
-    case TreeMode::Leq: Go = V <= T; break;
-    case TreeMode::Lt: Go = V < T; break;
-    case TreeMode::Gte: Go = V >= T; break;
-    case TreeMode::Gt: Go = V > T; break;
-    case TreeMode::Eq: Go = V == T; break;
-    default: Go = V != T; break;
+namespace {
+
+/// The walk from a root to its leaf, for one comparison (Cmp) on every branch node (Missing: some
+/// node has a missing-value track), or Mixed: the node's own mode.
+template <typename Cmp, bool Missing> struct SameModeWalk {
+  template <typename NodeT> static const NodeT *leaf(const NodeT *Nodes, const NodeT *Nd, const double *X) {
+    while (Nd->Mode != TreeMode::Leaf) {
+      const double V = X[Nd->Feature];
+      const bool Go = Cmp()(V, Nd->Threshold) || (Missing && Nd->MissingTrue && std::isnan(V));
+      Nd = Nodes + (Go ? Nd->True : Nd->False);
     }
-    Go = Go || (Nd->MissingTrue && std::isnan(V));
-    Nd = &Nodes[static_cast<size_t>(Go ? Nd->True : Nd->False)];
+    return Nd;
   }
-  return *Nd;
+};
+
+struct MixedWalk {
+  template <typename NodeT> static const NodeT *leaf(const NodeT *Nodes, const NodeT *Nd, const double *X) {
+    while (Nd->Mode != TreeMode::Leaf) {
+      const double V = X[Nd->Feature], T = Nd->Threshold;
+      bool Go;
+      switch (Nd->Mode) {
+      case TreeMode::Leq: Go = V <= T; break;
+      case TreeMode::Lt: Go = V < T; break;
+      case TreeMode::Gte: Go = V >= T; break;
+      case TreeMode::Gt: Go = V > T; break;
+      case TreeMode::Eq: Go = V == T; break;
+      default: Go = V != T; break;
+      }
+      Go = Go || (Nd->MissingTrue && std::isnan(V));
+      Nd = Nodes + (Go ? Nd->True : Nd->False);
+    }
+    return Nd;
+  }
+};
+
+/// Rows evaluated together, trees outer and rows inner, so a tree's nodes stay in cache across
+/// the block (each row still sums its trees in order: results are the same as row by row).
+constexpr size_t kRowBlock = 64;
+
+} // namespace
+
+template <typename Walk, typename Acc>
+void TreeEnsemble::accumulateBlock(const double *X, int64_t Cols, size_t Rows, Acc *Score, uint8_t *Has) const {
+  const bool Min = Aggregate == TreeAggregate::Min, Max = Aggregate == TreeAggregate::Max;
+  const bool Single = Targets == 1 && !Min && !Max;
+  const TreeNode *Base = Nodes.data();
+  for (int32_t Root : Roots)
+    for (size_t R = 0; R < Rows; ++R) {
+      const TreeNode &L = *Walk::leaf(Base, Base + Root, X + R * static_cast<size_t>(Cols));
+      Acc *S = Score + R * static_cast<size_t>(Targets);
+      uint8_t *H = Has + R * static_cast<size_t>(Targets);
+      if (Single) { // one target summed: the leaf's first weight, kept in its threshold
+        S[0] += static_cast<Acc>(L.Threshold);
+        continue;
+      }
+      // One target: only a leaf's first weight counts (ORT's single-target path).
+      const int32_t End = Targets == 1 ? L.True + 1 : L.True + L.False;
+      for (int32_t W = L.True; W < End; ++W) {
+        const size_t T = static_cast<size_t>(WeightTarget[static_cast<size_t>(W)]);
+        const Acc V = static_cast<Acc>(WeightValue[static_cast<size_t>(W)]);
+        if (Min)
+          S[T] = !H[T] || V < S[T] ? V : S[T];
+        else if (Max)
+          S[T] = !H[T] || V > S[T] ? V : S[T];
+        else
+          S[T] += V;
+        H[T] = 1;
+      }
+    }
 }
 
-template <typename Acc> void TreeEnsemble::accumulate(const double *X, Acc *Score, uint8_t *Has) const {
-  const bool Min = Aggregate == TreeAggregate::Min, Max = Aggregate == TreeAggregate::Max;
-  for (int32_t Root : Roots) {
-    const TreeNode &L = leaf(Root, X);
-    // One target: only a leaf's first weight counts (ORT's single-target path).
-    const int32_t End = Targets == 1 ? L.True + 1 : L.True + L.False;
-    for (int32_t W = L.True; W < End; ++W) {
-      const size_t T = static_cast<size_t>(WeightTarget[static_cast<size_t>(W)]);
-      const Acc V = static_cast<Acc>(WeightValue[static_cast<size_t>(W)]);
-      if (Min)
-        Score[T] = !Has[T] || V < Score[T] ? V : Score[T];
-      else if (Max)
-        Score[T] = !Has[T] || V > Score[T] ? V : Score[T];
-      else
-        Score[T] += V;
-      Has[T] = 1;
-    }
+template <typename Acc>
+void TreeEnsemble::accumulate(const double *X, int64_t Cols, size_t Rows, Acc *Score, uint8_t *Has) const {
+  switch (SameMode) {
+  case TreeMode::Leq:
+    return HasMissing ? accumulateBlock<SameModeWalk<std::less_equal<double>, true>>(X, Cols, Rows, Score, Has)
+                      : accumulateBlock<SameModeWalk<std::less_equal<double>, false>>(X, Cols, Rows, Score, Has);
+  case TreeMode::Lt:
+    return HasMissing ? accumulateBlock<SameModeWalk<std::less<double>, true>>(X, Cols, Rows, Score, Has)
+                      : accumulateBlock<SameModeWalk<std::less<double>, false>>(X, Cols, Rows, Score, Has);
+  case TreeMode::Gte:
+    return HasMissing ? accumulateBlock<SameModeWalk<std::greater_equal<double>, true>>(X, Cols, Rows, Score, Has)
+                      : accumulateBlock<SameModeWalk<std::greater_equal<double>, false>>(X, Cols, Rows, Score, Has);
+  case TreeMode::Gt:
+    return HasMissing ? accumulateBlock<SameModeWalk<std::greater<double>, true>>(X, Cols, Rows, Score, Has)
+                      : accumulateBlock<SameModeWalk<std::greater<double>, false>>(X, Cols, Rows, Score, Has);
+  default: return accumulateBlock<MixedWalk>(X, Cols, Rows, Score, Has);
   }
 }
 
@@ -377,18 +448,23 @@ Status TreeEnsemble::forRows(const char *Kernel, const KernelContext &Ctx, const
   if (MaxFeature >= R.Cols)
     return runError(Kernel, "the trees read feature ", MaxFeature, " but the input has ", R.Cols, " features");
   const int64_t Work = R.Rows * static_cast<int64_t>(Roots.size()) * 16;
-  Ctx.Par.ifWorth(Work).forRange(static_cast<size_t>(R.Rows), 1, [&](size_t Begin, size_t End) {
+  const size_t Cols = static_cast<size_t>(std::max<int64_t>(R.Cols, 1)), T = static_cast<size_t>(Targets);
+  Ctx.Par.ifWorth(Work).forRange(static_cast<size_t>(R.Rows), kRowBlock, [&](size_t Begin, size_t End) {
     ScratchFrame F;
-    double *Row = F.take<double>(static_cast<size_t>(std::max<int64_t>(R.Cols, 1)));
-    Acc *Score = F.take<Acc>(static_cast<size_t>(Targets));
-    uint8_t *Has = F.take<uint8_t>(static_cast<size_t>(Targets));
-    float *Buf = F.take<float>(static_cast<size_t>(Targets));
-    for (size_t I = Begin; I < End; ++I) {
-      R.row(X, static_cast<int64_t>(I), Row);
-      std::fill(Score, Score + Targets, Acc(0));
-      std::fill(Has, Has + Targets, uint8_t(0));
-      accumulate(Row, Score, Has);
-      Finish(static_cast<int64_t>(I), Score, Has, Buf);
+    const size_t Block = std::min(kRowBlock, End - Begin);
+    double *Rows = F.take<double>(Block * Cols);
+    Acc *Score = F.take<Acc>(Block * T);
+    uint8_t *Has = F.take<uint8_t>(Block * T);
+    float *Buf = F.take<float>(T);
+    for (size_t B = Begin; B < End; B += kRowBlock) {
+      const size_t N = std::min(kRowBlock, End - B);
+      for (size_t I = 0; I < N; ++I)
+        R.row(X, static_cast<int64_t>(B + I), Rows + I * Cols);
+      std::fill(Score, Score + N * T, Acc(0));
+      std::fill(Has, Has + N * T, uint8_t(0));
+      accumulate(Rows, static_cast<int64_t>(Cols), N, Score, Has);
+      for (size_t I = 0; I < N; ++I)
+        Finish(static_cast<int64_t>(B + I), Score + I * T, Has + I * T, Buf);
     }
   });
   return Status::ok();

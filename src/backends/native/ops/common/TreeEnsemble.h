@@ -7,7 +7,9 @@
 // The trees are flattened at kernel creation: one node array (threshold as double, feature,
 // absolute child indices, mode; a leaf's children are its range in the weight array), one root
 // per tree. Scores accumulate in float, or in double when the attributes came as doubles
-// (*_as_tensor), as ORT does; rows run in parallel.
+// (*_as_tensor), as ORT does. Rows run in parallel, in blocks of 64 evaluated tree by tree (a
+// tree's nodes stay in cache), with a walk specialized for ensembles whose branch nodes all
+// compare the same way (every skl2onnx tree: BRANCH_LEQ).
 #pragma once
 
 #include <cstdint>
@@ -69,15 +71,17 @@ public:
 
 private:
   struct TreeNode {
-    double Threshold = 0;
+    double Threshold = 0; ///< leaf: its first weight
     int32_t Feature = 0;
     int32_t True = 0;  ///< leaf: first weight
     int32_t False = 0; ///< leaf: weight count
     TreeMode Mode = TreeMode::Leaf;
     bool MissingTrue = false;
   };
-  const TreeNode &leaf(int32_t Root, const double *X) const;
-  template <typename Acc> void accumulate(const double *X, Acc *Score, uint8_t *Has) const;
+  /// Adds the leaves of every tree for Rows rows (X: Rows x Cols) to Score / Has (Rows x Targets).
+  template <typename Acc> void accumulate(const double *X, int64_t Cols, size_t Rows, Acc *Score, uint8_t *Has) const;
+  template <typename Walk, typename Acc>
+  void accumulateBlock(const double *X, int64_t Cols, size_t Rows, Acc *Score, uint8_t *Has) const;
   template <typename Acc> Status forRows(const char *Kernel, const KernelContext &Ctx, const TensorView &X,
                                          const std::function<void(int64_t, Acc *, uint8_t *, float *)> &Finish) const;
   template <typename Acc> void finishRegression(Acc *Score, const uint8_t *Has, float *Out) const;
@@ -94,6 +98,9 @@ private:
   TreeAggregate Aggregate = TreeAggregate::Sum;
   PostTransform Post = PostTransform::None;
   bool Double = false;
+  /// The comparison of every branch node (Leq/Lt/Gte/Gt), else Neq: the per-node walk.
+  TreeMode SameMode = TreeMode::Neq;
+  bool HasMissing = false;
 };
 
 } // namespace ops

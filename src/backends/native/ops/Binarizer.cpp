@@ -59,7 +59,7 @@ std::vector<OpTestCase> binarizerCases() {
 OPT_REGISTER_SCHEMA(Binarizer, binarizerSchema());
 OPT_REGISTER_KERNELS(Binarizer, OpKernels{kMlDomain,
                                           "Binarizer",
-                                          {{"f32_binarizer__ref", 0, nullptr, createBinarizer}},
+                                          {{"any_binarizer__ref", 0, nullptr, createBinarizer}},
                                           binarizerCases});
 
 } // namespace

@@ -72,7 +72,7 @@ std::vector<OpTestCase> imputerCases() {
 }
 
 OPT_REGISTER_SCHEMA(Imputer, imputerSchema());
-OPT_REGISTER_KERNELS(Imputer, OpKernels{kMlDomain, "Imputer", {{"f32_imputer__ref", 0, nullptr, createImputer}}, imputerCases});
+OPT_REGISTER_KERNELS(Imputer, OpKernels{kMlDomain, "Imputer", {{"any_imputer__ref", 0, nullptr, createImputer}}, imputerCases});
 
 } // namespace
 } // namespace ops

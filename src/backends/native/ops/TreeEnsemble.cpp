@@ -110,7 +110,7 @@ std::vector<OpTestCase> ensembleCases() {
 OPT_REGISTER_SCHEMA(TreeEnsemble, treeEnsembleSchema());
 OPT_REGISTER_KERNELS(TreeEnsemble, OpKernels{kMlDomain,
                                              "TreeEnsemble",
-                                             {{"f32_treeensemble__ref", 0, nullptr, createTreeEnsemble}},
+                                             {{"any_treeensemble__ref", 0, nullptr, createTreeEnsemble}},
                                              ensembleCases});
 
 } // namespace

@@ -10,7 +10,8 @@ source scripts/lib/env.sh
 # The venv the conformance and reference-model scripts share (.venv), made here once: ctest runs
 # those scripts in parallel, and two of them creating one venv at the same time race.
 [ -x .venv/bin/python ] || python3 -m venv .venv
-.venv/bin/python -m pip install -q onnx onnxruntime numpy pillow ||
+# scikit-learn and skl2onnx at the versions scripts/export-sklearn-models.sh pins.
+.venv/bin/python -m pip install -q onnx onnxruntime numpy pillow scikit-learn==1.9.1 skl2onnx==1.20.0 ||
   echo "PyPI unreachable: the tests that need onnx/onnxruntime will report themselves skipped"
 optimium_configure
 cmake --build "$OPTIMIUM_BUILD_DIR"

@@ -219,6 +219,23 @@ TEST(OnnxImporter, MapTypedInputIsAModelErrorNamingIt) {
   EXPECT_NE(R.status().message().find("map"), std::string::npos) << R.status().message();
 }
 
+TEST(OnnxImporter, ZipMapIsAModelErrorWithTheExportHint) {
+  OnnxBuilder B(18);
+  auto *O = B.M.add_opset_import();
+  O->set_domain("ai.onnx.ml");
+  O->set_version(3);
+  B.input("probabilities", onnx::TensorProto_DataType_FLOAT, {2, 3});
+  onnx::NodeProto *N = B.node("ZipMap", {"probabilities"}, {"maps"}, "zipmap_1");
+  N->set_domain("ai.onnx.ml");
+  B.output("maps");
+  const std::string Bytes = B.bytes();
+  auto R = importOnnxBuffer(reinterpret_cast<const uint8_t *>(Bytes.data()), Bytes.size(), "", "test");
+  ASSERT_FALSE(R.isOk());
+  EXPECT_EQ(R.status().code(), ErrorCode::Model);
+  for (const char *Part : {"node 'zipmap_1' (ZipMap)", "sequence of maps", "'zipmap': False"})
+    EXPECT_NE(R.status().message().find(Part), std::string::npos) << Part << " in " << R.status().message();
+}
+
 // Empty initializers (a dim of 0: exporters write them for empty Resize roi/scales, empty shapes)
 // with no data field at all: each typed field and raw_data import as zero-element constants.
 TEST(OnnxImporter, EmptyInitializersOfEveryStorageKindImport) {

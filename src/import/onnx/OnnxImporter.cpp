@@ -511,6 +511,15 @@ private:
 
   Status importGraph(onnx::GraphProto &GP, Graph &G) {
     const bool IsMain = &G == Out.G.get();
+    // A classifier's ZipMap (ai.onnx.ml) makes a sequence of maps, which the runtime has no type
+    // for: say so first, naming the node and how to export without it (its output's map type would
+    // otherwise be the first error, which names neither).
+    for (const onnx::NodeProto &NP : GP.node())
+      if (NP.op_type() == "ZipMap" && NP.domain() == "ai.onnx.ml")
+        return makeError(ErrorCode::Model, "node '", NP.name(), "' (ZipMap): ZipMap outputs a sequence of maps, which ",
+                         "the runtime does not support; export the classifier without it (skl2onnx: ",
+                         "to_onnx(model, X, options={'zipmap': False}); the probabilities are then a [N, classes] ",
+                         "float tensor, columns in the order of the model's classes_)");
     if (IsMain) {
       InPlace = inPlaceReadable(GP, Deferred);
     } else {

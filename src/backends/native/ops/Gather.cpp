@@ -134,7 +134,7 @@ constexpr size_t kFileTableMinBytes = size_t{64} << 10;
 /// written or copied in big writes sits in the page cache in large folios and this kernel (Linux
 /// 6.18) maps a whole folio per fault: BERT-mini's 128 rows of its 31 MB table made 32 MiB of the
 /// table resident (RssFile, counted in peak RSS). Read from the file, none of it is; the rows
-/// stay in the page cache, shared and reclaimable. A read costs a system call (~0.5 us) where the
+/// stay in the page cache, shared and reclaimable. A read costs a system call (0.5-1 us) where the
 /// mapping costs a memcpy, so rows adjacent in both the table and the output are read at once
 /// (position embeddings: one read), and a row wanted more than once is read once and copied.
 class GatherFileRowsKernel : public Kernel {

@@ -37,12 +37,43 @@ bool MappedFile::releaseResidentPages(const void *P, size_t Bytes) const {
   return true;
 }
 
+std::shared_ptr<const SourceFile> MappedFile::sourceFile() const {
+  std::lock_guard<std::mutex> Lock(FileMutex);
+  if (File || !Data)
+    return File;
+  const int Fd = ::open(Path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (Fd < 0)
+    return nullptr;
+  struct stat St;
+  if (::fstat(Fd, &St) != 0 || static_cast<uint64_t>(St.st_dev) != Device || static_cast<uint64_t>(St.st_ino) != Inode) {
+    ::close(Fd);
+    return nullptr;
+  }
+  File = std::make_shared<SourceFile>(Fd, Path);
+  return File;
+}
+
 ScopedSourceFiles::ScopedSourceFiles(const std::vector<std::shared_ptr<MappedFile>> *Files)
     : Releaser([Files](const void *P, size_t Bytes) {
         if (Files)
           for (const auto &F : *Files)
             if (F && F->releaseResidentPages(P, Bytes))
               return;
+      }),
+      Locator([Files](const void *P, size_t Bytes) {
+        SourceFileRange R;
+        if (!Files || !P)
+          return R;
+        const uintptr_t B = reinterpret_cast<uintptr_t>(P);
+        for (const auto &F : *Files) {
+          const uintptr_t Lo = reinterpret_cast<uintptr_t>(F ? F->Data : nullptr);
+          if (!Lo || B < Lo || Bytes > F->Size || B - Lo > F->Size - Bytes)
+            continue;
+          R.File = F->sourceFile();
+          R.Offset = R.File ? B - Lo : 0;
+          break;
+        }
+        return R;
       }) {}
 
 namespace {
@@ -79,6 +110,8 @@ Result<std::shared_ptr<MappedFile>> MappedFile::open(const std::string &Path, bo
   auto F = std::make_shared<MappedFile>();
   F->Path = Path;
   F->Size = static_cast<size_t>(St.st_size);
+  F->Device = static_cast<uint64_t>(St.st_dev);
+  F->Inode = static_cast<uint64_t>(St.st_ino);
   if (F->Size > 0) {
     void *P = HugeFolios ? mapFileHugeAligned(Fd, F->Size) : MAP_FAILED;
     if (P == MAP_FAILED)

@@ -1,7 +1,9 @@
 // Read-only memory mapping of a file: weights stay in the page cache and are shared, not copied.
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -16,6 +18,7 @@ struct MappedFile {
   const uint8_t *Data = nullptr;
   size_t Size = 0;
   std::string Path;
+  uint64_t Device = 0, Inode = 0; ///< of the file mapped (st_dev, st_ino)
   ~MappedFile();
   /// IOError naming the path when it does not exist or cannot be read. HugeFolios, for a file
   /// read whole soon after (a compiled folder's packed.bin): the mapping starts on a 2 MiB boundary
@@ -32,19 +35,32 @@ struct MappedFile {
   /// The same for the whole pages inside [P, P + Bytes) when that range lies in this mapping
   /// (false: not ours, nothing done).
   bool releaseResidentPages(const void *P, size_t Bytes) const;
+  /// The mapped file open for reads by offset (core/SourceRelease.h): what is read through it is
+  /// never mapped, so a kernel reading a few rows of a big table this way does not make the
+  /// table resident around them (this kernel, Linux 6.18, maps a file's whole large folio on a
+  /// fault, and a file written or copied in big writes sits in the page cache in folios of up to
+  /// 2 MiB). Opened by path on the first call and kept while the mapping lives; null when the
+  /// file cannot be opened or the path now names another file (replaced since it was mapped).
+  std::shared_ptr<const SourceFile> sourceFile() const;
+
+private:
+  mutable std::mutex FileMutex;
+  mutable std::shared_ptr<const SourceFile> File;
 };
 
 /// While the loader creates a model's kernels, the mapped files that model reads: a kernel factory
 /// that packs a weight straight from the file (ConstData::Source) hands back the rows it is done
 /// with (core/SourceRelease.h's releaseSourceRange), and the pages of those rows that lie in one
-/// of these mappings leave the resident set. Set by the loader on its own thread for the duration
-/// of kernel creation.
+/// of these mappings leave the resident set; a factory asking where a constant lies in a file
+/// (locateSourceRange) gets the mapping's sourceFile() and the offset. Set by the loader on its
+/// own thread for the duration of kernel creation.
 class ScopedSourceFiles {
 public:
   explicit ScopedSourceFiles(const std::vector<std::shared_ptr<MappedFile>> *Files);
 
 private:
   ScopedSourceReleaser Releaser;
+  ScopedSourceLocator Locator;
 };
 
 } // namespace detail

@@ -4,6 +4,7 @@
 // corruption path (truncated, flipped, missing, mixed files) as a ContainerError naming the file.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -912,4 +913,87 @@ TEST(CompiledModel, SmallConstantsComeFirstInTheWeightsFile) {
   rt::Model D = rt::loadModel(Folder);
   EXPECT_EQ(D.impl()->PackedHits, 0u);
   expectIdentical(A, D, {X}, "small constants first, packing at load");
+}
+
+namespace {
+/// How many pages of [P, P + Bytes) this process has mapped in (/proc/self/pagemap's present
+/// bit); -1 when pagemap cannot be read.
+long presentPages(const void *P, size_t Bytes) {
+  const uintptr_t Page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const uintptr_t First = reinterpret_cast<uintptr_t>(P) / Page, Last = (reinterpret_cast<uintptr_t>(P) + Bytes - 1) / Page;
+  std::vector<uint64_t> Entries(Last - First + 1);
+  const int Fd = ::open("/proc/self/pagemap", O_RDONLY);
+  if (Fd < 0)
+    return -1;
+  const size_t Want = Entries.size() * sizeof(uint64_t);
+  const ssize_t Got = ::pread(Fd, Entries.data(), Want, static_cast<off_t>(First * sizeof(uint64_t)));
+  ::close(Fd);
+  if (Got != static_cast<ssize_t>(Want))
+    return -1;
+  return static_cast<long>(std::count_if(Entries.begin(), Entries.end(), [](uint64_t E) { return E >> 63; }));
+}
+} // namespace
+
+TEST(CompiledModel, AGatherTablesRowsAreReadFromTheFileWithoutMappingIt) {
+  // ids [1, 8] -> Gather(table [8192, 256]: 8 MiB) -> MatMul(w [256, 32]) -> y. A run reads 8 rows
+  // of the table; through the mapping, a file written in one piece (as optimium-compile writes it)
+  // sits in the page cache in large folios, each mapped whole on a fault (Linux 6.18): 8 rows made
+  // most of the table resident. Read from the file (any_gather__file_rows), no page of it is
+  // mapped after a run: from the compiled folder as written, read cold from disk, and from the ONNX
+  // file. A table cut short after loading is a clear error naming the file, not a crash.
+  rt::AutoInit Init;
+  constexpr int64_t Rows = 8192, Dim = 256;
+  OnnxBuilder B;
+  B.input("ids", onnx::TensorProto_DataType_INT64, {1, 8});
+  B.initializer("table", {Rows, Dim}, wave(Rows * Dim, 1.0f, 1.0f));
+  B.initializer("w", {Dim, 32}, wave(Dim * 32, 0.05f, 2.0f));
+  B.node("Gather", {"table", "ids"}, {"emb"}, "embed");
+  B.node("MatMul", {"emb", "w"}, {"y"}, "proj");
+  B.output("y", onnx::TensorProto_DataType_FLOAT);
+  const std::string Onnx = tempDir() + "/table.onnx";
+  const std::string Bytes = B.bytes();
+  writeFile(Onnx, std::vector<uint8_t>(Bytes.begin(), Bytes.end()));
+  const std::string Folder = compileTo(Onnx);
+  const std::string Weights = Folder + "/" + rtd::kCompiledWeightsFile;
+  rt::TypedTensor<int64_t> Ids = rt::tensor<int64_t>({1, 8});
+  const int64_t IdValues[8] = {3, Rows - 1, 4000, 4001, 4002, 3, 0, Rows / 2 + 17};
+  std::copy(IdValues, IdValues + 8, Ids.data());
+  const auto tableOf = [](const rt::Model &M) -> const rtd::ConstData & {
+    const rtd::Graph &G = *M.impl()->G;
+    return *G.Values[static_cast<size_t>(G.findValue("table"))].Const;
+  };
+  rt::Model A = rt::loadModel(Onnx);
+  for (const bool Cold : {false, true}) {
+    const std::string What = Cold ? "compiled, cold" : "compiled, as written";
+    if (Cold) { // the file's pages leave the page cache: the load reads it from disk
+      const int Fd = ::open(Weights.c_str(), O_RDONLY);
+      ASSERT_GE(Fd, 0);
+      EXPECT_EQ(::posix_fadvise(Fd, 0, 0, POSIX_FADV_DONTNEED), 0);
+      ::close(Fd);
+    }
+    rt::Model C = rt::loadModel(Folder);
+    expectIdentical(A, C, {Ids}, What);
+    const rtd::ConstData &T = tableOf(C);
+    ASSERT_NE(T.Data, nullptr) << What;
+    const long Present = presentPages(T.Data, T.Bytes);
+    if (Present < 0)
+      GTEST_SKIP() << "cannot read /proc/self/pagemap";
+    EXPECT_EQ(Present, 0) << What << ": pages of the " << T.Bytes << "-byte table mapped after a run";
+  }
+  const rtd::ConstData &OnnxTable = tableOf(A);
+  EXPECT_EQ(presentPages(OnnxTable.Data ? OnnxTable.Data : OnnxTable.Source, OnnxTable.Bytes), 0) << "ONNX file";
+
+  // weights.bin ends with the table (w is small: it comes first); cut off its second half.
+  rt::Model C = rt::loadModel(Folder);
+  struct stat St;
+  ASSERT_EQ(::stat(Weights.c_str(), &St), 0);
+  ASSERT_EQ(::truncate(Weights.c_str(), St.st_size - static_cast<off_t>(tableOf(C).Bytes / 2)), 0);
+  try {
+    run(C, {Ids});
+    ADD_FAILURE() << "a run reading rows past the end of a truncated weights.bin succeeded";
+  } catch (const rt::Exception &E) {
+    const std::string Message = E.what();
+    EXPECT_NE(Message.find(Weights), std::string::npos) << Message;
+    EXPECT_NE(Message.find("ends before"), std::string::npos) << Message;
+  }
 }

@@ -20,6 +20,9 @@ struct TestInput {
   std::vector<int64_t> Dims;
   std::vector<double> Values;
   bool Constant = false; ///< Passed as a constant at create time (weights, shape tensors).
+  /// A Constant whose bytes lie in a file the harness maps while it creates kernels, as a model's
+  /// constants lie in the file the loader maps (core/SourceRelease.h's locateSourceRange finds them).
+  bool InFile = false;
   bool Omitted = false;  ///< An omitted optional input.
   double Low = -1.0, High = 1.0;
   /// A sequence/optional input: Kind != Tensor, one entry of Elements per element (its dims; an

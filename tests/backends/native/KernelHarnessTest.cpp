@@ -3,14 +3,18 @@
 // inputs. Plus hand-computed checks that the reference kernels themselves are right.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <fstream>
 #include <random>
 #include <set>
 #include <thread>
 
 #include "ir/Container.h"
+#include "import/MappedFile.h"
 #include "backends/native/KernelRegistry.h"
 #include "backends/native/KernelTestCase.h"
 #include "backends/native/OutputAllocator.h"
@@ -142,7 +146,39 @@ struct PreparedCase {
   std::vector<Buffer> Inputs;
   std::vector<ValueInfo> InputInfos, OutputInfos;
   std::vector<std::vector<int64_t>> OutputDims;
+  std::vector<std::shared_ptr<MappedFile>> Files; ///< the mapped files of InFile constants
 };
+
+/// A constant whose bytes lie one page into a mapped file of their own (TestInput::InFile): the
+/// file is removed once mapped (the mapping and an open descriptor keep it readable).
+Status mapConstant(const Buffer &B, ValueInfo &VI, PreparedCase &P) {
+  const std::string Path = ::testing::TempDir() + "/harness_const_" + std::to_string(::getpid()) + "_" +
+                           std::to_string(P.Files.size()) + ".bin";
+  {
+    std::ofstream F(Path, std::ios::binary | std::ios::trunc);
+    const std::vector<char> Page(4096, 0);
+    F.write(Page.data(), static_cast<std::streamsize>(Page.size()));
+    F.write(reinterpret_cast<const char *>(B.Bytes.data()), static_cast<std::streamsize>(B.Bytes.size()));
+    if (!F)
+      return makeError(ErrorCode::IO, "cannot write '", Path, "'");
+  }
+  auto M = MappedFile::open(Path);
+  if (!M.isOk())
+    return M.status();
+  const std::shared_ptr<MappedFile> F = M.value();
+  if (!F->sourceFile())
+    return makeError(ErrorCode::IO, "cannot open '", Path, "' again");
+  std::remove(Path.c_str());
+  auto C = std::make_shared<ConstData>();
+  C->Type = B.Type;
+  C->Dims = B.Dims;
+  C->Data = F->Data + 4096;
+  C->Bytes = B.Bytes.size();
+  C->KeepAlive = F;
+  VI.Const = C;
+  P.Files.push_back(F);
+  return Status::ok();
+}
 
 Status prepare(const OpKernels &K, const OpTestCase &C, unsigned Seed, PreparedCase &P) {
   P.N.Name = K.OpType + "_" + C.Label;
@@ -194,7 +230,9 @@ Status prepare(const OpKernels &K, const OpTestCase &C, unsigned Seed, PreparedC
       VI.Present = true;
       VI.Type = In.Type;
       VI.Shape = TensorShape::fromDims(In.Dims);
-      if (In.Constant) {
+      if (In.Constant && In.InFile) {
+        RETURN_IF_ERROR(mapConstant(B, VI, P));
+      } else if (In.Constant) {
         VI.Const = ConstData::allocate(In.Type, In.Dims);
         if (!B.Bytes.empty())
           std::memcpy(VI.Const->mutableData(), B.Bytes.data(), B.Bytes.size());
@@ -251,6 +289,7 @@ OutputAllocator allocatorFor(std::vector<Buffer> &Outputs) {
 /// an element the kernel forgets to write shows up.
 Status runVariant(const KernelVariant &V, PreparedCase &P, const Parallel &Par, std::vector<Buffer> &Outputs) {
   KernelCreateInfo Info{P.N, P.InputInfos, P.OutputInfos};
+  ScopedSourceFiles Files(&P.Files);
   auto KernelOr = V.Create(Info);
   if (!KernelOr.isOk())
     return KernelOr.status();
@@ -268,6 +307,7 @@ Status runVariant(const KernelVariant &V, PreparedCase &P, const Parallel &Par, 
 
 bool supports(const KernelVariant &V, const PreparedCase &P) {
   KernelCreateInfo Info{P.N, P.InputInfos, P.OutputInfos};
+  ScopedSourceFiles Files(&P.Files);
   return !V.Supports || V.Supports(Info);
 }
 
@@ -424,6 +464,7 @@ TEST(KernelHarness, OneKernelRunsConcurrently) {
     PreparedCase P;
     ASSERT_TRUE(prepare(*K, Cases[0], 99, P).isOk());
     KernelCreateInfo Info{P.N, P.InputInfos, P.OutputInfos};
+    ScopedSourceFiles Files(&P.Files);
     const KernelVariant *Best = selectKernelVariant(*K, Info);
     ASSERT_NE(Best, nullptr);
     const KernelVariant *Ref = nullptr;

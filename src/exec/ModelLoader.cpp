@@ -553,23 +553,71 @@ bool heavyOp(const Node &N) {
   return S && S->Heavy;
 }
 
+/// Auto overlaps two heavy ops only when the larger does at most this many times the smaller's work.
+constexpr int64_t kOverlapMaxRatio = 4;
+
+/// Multiply-adds of a heavy op, from its static shapes: output elements times the reduction length
+/// (a convolution's weight elements per output channel; a matrix product's inner dimension). 0 when
+/// the shapes are not known at load or the op is not a convolution or matrix product.
+int64_t heavyOpWork(const Graph &G, const Node &N) {
+  auto Dims = [&](int V, std::vector<int64_t> &Out) {
+    if (V < 0 || !G.Values[V].ShapeKnown || G.Values[V].Shape.isDynamic())
+      return false;
+    Out = G.Values[V].Shape.getDims();
+    return true;
+  };
+  std::vector<int64_t> Y, A;
+  if (N.Outputs.empty() || N.Inputs.size() < 2 || !Dims(N.Outputs[0], Y))
+    return 0;
+  int64_t Reduction = 0;
+  if (N.OpType.compare(0, 4, "Conv") == 0 || N.OpType.compare(0, 9, "FusedConv") == 0) {
+    if (Dims(N.Inputs[1], A) && A.size() >= 3 && A[0] > 0) {
+      Reduction = 1;
+      for (size_t I = 1; I < A.size(); ++I)
+        Reduction *= A[I];
+    }
+  } else if (N.OpType == "MatMul" || N.OpType == "Gemm") {
+    if (Dims(N.Inputs[0], A) && !A.empty())
+      Reduction = A.back();
+  }
+  int64_t Out = 1;
+  for (int64_t D : Y)
+    Out *= D;
+  return Out * Reduction;
+}
+
 SchedulerType chooseScheduler(const ModelImpl &M) {
   if (M.Options.Scheduler != SchedulerType::Auto)
     return M.Options.Scheduler;
   if (M.Threads < 2)
     return SchedulerType::Sequential;
-  // Pipeline when two heavy ops sit at one depth (independent GEMM-class work to overlap).
-  // Independent light ops (a mask's Unsqueeze / Cast beside an embedding Gather) are not worth
-  // its per-op hand-offs: under Sequential the caller runs the ops and every kernel still fans
-  // out over the whole pool.
+  // Pipeline when two heavy ops of comparable size sit at one depth (independent GEMM-class work
+  // to overlap). Independent light ops (a mask's Unsqueeze / Cast beside an embedding Gather) are
+  // not worth its per-op hand-offs: under Sequential the caller runs the ops and every kernel still
+  // fans out over the whole pool. Nor is a small op beside one several times its size (SqueezeNet's
+  // expand1x1 beside expand3x3, ResNet-18's downsample beside conv1): overlapped, the small op runs
+  // on one thread while the big one's fan-out waits for that thread, so the small op's whole time
+  // is added; in sequence both split over the pool and only its share is.
   const Graph &G = *M.G;
+  struct LevelWork {
+    int Heavy = 0;
+    bool Unknown = false;
+    int64_t Max = 0, Second = 0;
+  };
   std::vector<int> Level(G.Nodes.size(), 0);
-  std::map<int, int> Width;
+  std::map<int, LevelWork> Levels;
   for (size_t I = 0; I < G.Nodes.size(); ++I) {
     for (int In : G.Nodes[I].Inputs)
       if (In >= 0 && G.Values[In].Producer >= 0)
         Level[I] = std::max(Level[I], Level[G.Values[In].Producer] + 1);
-    if (heavyOp(G.Nodes[I]) && ++Width[Level[I]] >= 2)
+    if (!heavyOp(G.Nodes[I]))
+      continue;
+    LevelWork &L = Levels[Level[I]];
+    const int64_t Work = heavyOpWork(G, G.Nodes[I]);
+    L.Unknown = L.Unknown || Work == 0;
+    L.Second = std::max(L.Second, std::min(L.Max, Work));
+    L.Max = std::max(L.Max, Work);
+    if (++L.Heavy >= 2 && (L.Unknown || L.Second * kOverlapMaxRatio >= L.Max))
       return SchedulerType::Pipeline;
   }
   return SchedulerType::Sequential;

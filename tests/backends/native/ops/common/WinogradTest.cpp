@@ -113,6 +113,7 @@ TEST(Winograd, MatchesFloat64ConvolutionOnEdgeShapes) {
       {40, 150, 10, 10, 1, 1, 1, 1}, // 3 channel blocks, the last partial
       {200, 24, 8, 8, 1, 1, 1, 1},   // two GEMM K blocks
       {57, 49, 46, 45, 1, 1, 1, 1},  // AVX2 F(4x4): U (576 KiB) past a 512 KiB L2, 2 chunks of 6 tile rows
+      {48, 192, 13, 13, 1, 1, 1, 1}, // 3 channel blocks over 2 threads: a group per block, 2 tile-row chunks
   };
   unsigned Seed = 1;
   for (const Shape &S : Shapes)

@@ -37,6 +37,26 @@ std::vector<std::string> besideThisLibrary(const std::string &File) {
   return Out;
 }
 
+bool loadModuleBeside(const std::string &File, const char *Entry, const std::function<std::string(void *)> &Accept,
+                      std::string &Tried) {
+  Tried.clear();
+  for (const std::string &Path : besideThisLibrary(File)) {
+    void *Handle = ::dlopen(Path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+    std::string Why;
+    if (!Handle) {
+      const char *Err = ::dlerror();
+      Why = Err ? std::string(Err) : Path + ": cannot be loaded";
+    } else {
+      const std::string Refused = Accept(::dlsym(Handle, Entry));
+      if (Refused.empty())
+        return true;
+      Why = Path + ": " + Refused;
+    }
+    Tried += (Tried.empty() ? "" : "; ") + Why;
+  }
+  return false;
+}
+
 } // namespace detail
 } // namespace runtime
 } // namespace optimium

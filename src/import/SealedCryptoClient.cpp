@@ -4,10 +4,6 @@
 // liboptimium-runtime.so only, in place of SealedCryptoOpenSsl.cpp.
 #include "import/SealedCrypto.h"
 
-#include <dlfcn.h>
-
-#include <vector>
-
 #include "core/LibraryPath.h"
 
 namespace optimium {
@@ -22,32 +18,23 @@ struct LoadedModule {
   std::string Error;
 };
 
-// Loaded once per process and never unloaded (RTLD_NODELETE).
+// Loaded once per process, on the first call.
 const LoadedModule &cryptoModule() {
   static const LoadedModule Loaded = [] {
     LoadedModule L;
     std::string Tried;
-    for (const std::string &Path : besideThisLibrary(kCryptoModuleFile)) {
-      void *Handle = ::dlopen(Path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
-      if (!Handle) {
-        const char *Why = ::dlerror();
-        Tried += (Tried.empty() ? "" : "; ") + std::string(Why ? Why : Path + ": cannot be loaded");
-        continue;
-      }
-      using Entry = const CryptoFunctions *(*)();
-      auto Init = reinterpret_cast<Entry>(::dlsym(Handle, kCryptoModuleEntry));
-      const CryptoFunctions *F = Init ? Init() : nullptr;
-      if (!F || F->Abi != kCryptoModuleAbi || F->Bytes != sizeof(CryptoFunctions) || !F->Scrypt || !F->Gcm) {
-        Tried += (Tried.empty() ? "" : "; ") + Path + ": not the crypto module of this runtime build (" +
-                 (Init ? "its table does not match" : std::string("no ") + kCryptoModuleEntry) + ")";
-        continue;
-      }
+    const bool Found = loadModuleBeside(kCryptoModuleFile, kCryptoModuleEntry, [&](void *Sym) -> std::string {
+      const CryptoFunctions *F = Sym ? reinterpret_cast<const CryptoFunctions *(*)()>(Sym)() : nullptr;
+      if (!F || F->Abi != kCryptoModuleAbi || F->Bytes != sizeof(CryptoFunctions) || !F->Scrypt || !F->Gcm)
+        return std::string("not the crypto module of this runtime build (") +
+               (Sym ? "its table does not match" : std::string("no ") + kCryptoModuleEntry) + ")";
       L.Functions = F;
-      return L;
-    }
-    L.Error = std::string("reading an encrypted model needs the module ") + kCryptoModuleFile +
-              " beside the runtime library, which was not usable: " +
-              (Tried.empty() ? std::string("the runtime library's own path is unknown") : Tried);
+      return "";
+    }, Tried);
+    if (!Found)
+      L.Error = std::string("reading an encrypted model needs the module ") + kCryptoModuleFile +
+                " beside the runtime library, which was not usable: " +
+                (Tried.empty() ? std::string("the runtime library's own path is unknown") : Tried);
     return L;
   }();
   return Loaded;

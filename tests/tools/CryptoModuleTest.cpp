@@ -17,28 +17,11 @@ namespace {
 
 const std::string Digits = std::string(OPTIMIUM_TEST_DATA_DIR) + "/models/digits";
 
-std::string tempDir() {
-  const auto *Info = ::testing::UnitTest::GetInstance()->current_test_info();
-  std::string Dir = ::testing::TempDir() + "optimium_crypto_module_" + std::to_string(::getpid()) + "_" + Info->name();
-  ::mkdir(Dir.c_str(), 0755);
-  return Dir;
-}
-
-void copyFile(const std::string &From, const std::string &To) {
-  std::ifstream In(From, std::ios::binary);
-  std::ofstream Out(To, std::ios::binary | std::ios::trunc);
-  Out << In.rdbuf();
-}
-
 void writeFile(const std::string &Path, const std::string &Text) { std::ofstream(Path, std::ios::trunc) << Text; }
 
 // optimium-run with the environment Env (e.g. "LD_DEBUG=files") in front.
-RunResult runWithEnv(const std::string &Env, const std::vector<std::string> &Args, const std::string &Dir) {
-  return runProcess("env", [&] {
-    std::vector<std::string> A{Env, OPTIMIUM_RUN_BINARY};
-    A.insert(A.end(), Args.begin(), Args.end());
-    return A;
-  }(), Dir + "/stderr.txt");
+RunResult runTool(const std::string &Env, const std::vector<std::string> &Args, const std::string &Dir) {
+  return optimium_test::runWithEnv(OPTIMIUM_RUN_BINARY, Env, Args, Dir + "/stderr.txt");
 }
 
 /// The digits model compiled into Dir/NAME, encrypted with the passphrase in PassFile when given.
@@ -67,28 +50,28 @@ std::vector<std::string> args(const std::string &Module, std::vector<std::string
 // The glibc loader's own record (LD_DEBUG=files): a plain compiled folder runs without libcrypto,
 // an encrypted one loads it through the module and gives the plain folder's outputs.
 TEST(CryptoModule, LibcryptoIsLoadedOnlyForEncryptedFolders) {
-  const std::string Dir = tempDir();
+  const std::string Dir = testTempDir("optimium_crypto_module_");
   writeFile(Dir + "/pass.txt", "correct horse battery staple\n");
   const std::string Plain = compileDigits(Dir, "plain.opt", "");
   const std::string Sealed = compileDigits(Dir, "sealed.opt", Dir + "/pass.txt");
 
-  RunResult R = runWithEnv("LD_DEBUG=files", args(Plain), Dir);
+  RunResult R = runTool("LD_DEBUG=files", args(Plain), Dir);
   ASSERT_EQ(R.Code, 0) << R.Out << R.Err;
   EXPECT_NE(R.Out.find("[SUCCESS]"), std::string::npos) << R.Out;
   EXPECT_EQ(R.Err.find("libcrypto"), std::string::npos) << R.Err;
   EXPECT_EQ(R.Err.find("liboptimium-runtime-crypto"), std::string::npos) << R.Err;
 
-  R = runWithEnv("LD_DEBUG=files", args(Sealed, {"--passphrase_file=" + Dir + "/pass.txt"}), Dir);
+  R = runTool("LD_DEBUG=files", args(Sealed, {"--passphrase_file=" + Dir + "/pass.txt"}), Dir);
   ASSERT_EQ(R.Code, 0) << R.Out << R.Err;
   EXPECT_NE(R.Out.find("[SUCCESS]"), std::string::npos) << R.Out;
   EXPECT_NE(R.Err.find("liboptimium-runtime-crypto.so"), std::string::npos) << R.Err;
   EXPECT_NE(R.Err.find("libcrypto"), std::string::npos) << R.Err;
 
   // The passphrase from the environment works too; a wrong one is a clear error.
-  R = runWithEnv("OPTIMIUM_RT_PASSPHRASE=correct horse battery staple", args(Sealed), Dir);
+  R = runTool("OPTIMIUM_RT_PASSPHRASE=correct horse battery staple", args(Sealed), Dir);
   EXPECT_EQ(R.Code, 0) << R.Out << R.Err;
   writeFile(Dir + "/wrong.txt", "wrong\n");
-  R = runWithEnv("LD_DEBUG=", args(Sealed, {"--passphrase_file=" + Dir + "/wrong.txt"}), Dir);
+  R = runTool("LD_DEBUG=", args(Sealed, {"--passphrase_file=" + Dir + "/wrong.txt"}), Dir);
   EXPECT_EQ(R.Code, 1) << R.Out << R.Err;
   EXPECT_NE(R.Err.find("passphrase"), std::string::npos) << R.Err;
   EXPECT_EQ(R.Out.find("[SUCCESS]"), std::string::npos) << R.Out;
@@ -97,8 +80,8 @@ TEST(CryptoModule, LibcryptoIsLoadedOnlyForEncryptedFolders) {
 
 // Never on the command line, where other users can read it in the process list.
 TEST(CryptoModule, RunRefusesAPassphraseOnTheCommandLine) {
-  const std::string Dir = tempDir();
-  RunResult R = runWithEnv("LD_DEBUG=", args(Digits + "/model.onnx", {"--passphrase=secret"}), Dir);
+  const std::string Dir = testTempDir("optimium_crypto_module_");
+  RunResult R = runTool("LD_DEBUG=", args(Digits + "/model.onnx", {"--passphrase=secret"}), Dir);
   EXPECT_EQ(R.Code, 1) << R.Out << R.Err;
   EXPECT_NE(R.Err.find("--passphrase: not on the command line"), std::string::npos) << R.Err;
   EXPECT_EQ(R.Err.find("secret"), std::string::npos) << R.Err;
@@ -108,7 +91,7 @@ TEST(CryptoModule, RunRefusesAPassphraseOnTheCommandLine) {
 // A runtime library without the module beside it (or with something else under its name) still
 // runs plain folders; an encrypted one is one clear error line naming the module and why.
 TEST(CryptoModule, AMissingOrForeignModuleIsAClearError) {
-  const std::string Dir = tempDir();
+  const std::string Dir = testTempDir("optimium_crypto_module_");
   writeFile(Dir + "/pass.txt", "secret words\n");
   const std::string Plain = compileDigits(Dir, "plain.opt", "");
   const std::string Sealed = compileDigits(Dir, "sealed.opt", Dir + "/pass.txt");
@@ -119,10 +102,10 @@ TEST(CryptoModule, AMissingOrForeignModuleIsAClearError) {
   const std::string Env = "LD_LIBRARY_PATH=" + Lib;
   const std::string PassFlag = "--passphrase_file=" + Dir + "/pass.txt";
 
-  RunResult R = runWithEnv(Env, args(Plain), Dir);
+  RunResult R = runTool(Env, args(Plain), Dir);
   EXPECT_EQ(R.Code, 0) << R.Out << R.Err;
 
-  R = runWithEnv(Env, args(Sealed, {PassFlag}), Dir);
+  R = runTool(Env, args(Sealed, {PassFlag}), Dir);
   EXPECT_EQ(R.Code, 1) << R.Out << R.Err;
   EXPECT_NE(R.Err.find("reading an encrypted model needs the module liboptimium-runtime-crypto.so beside the "
                        "runtime library, which was not usable: " + Lib + "/liboptimium-runtime-crypto.so: "),
@@ -132,7 +115,7 @@ TEST(CryptoModule, AMissingOrForeignModuleIsAClearError) {
 
   // Another shared object under the module's name is refused, not called.
   copyFile(OPTIMIUM_EXAMPLE_BACKEND, Lib + "/liboptimium-runtime-crypto.so");
-  R = runWithEnv(Env, args(Sealed, {PassFlag}), Dir);
+  R = runTool(Env, args(Sealed, {PassFlag}), Dir);
   EXPECT_EQ(R.Code, 1) << R.Out << R.Err;
   EXPECT_NE(R.Err.find(Lib + "/liboptimium-runtime-crypto.so: not the crypto module of this runtime build (no "
                              "optimium_rt_crypto)"),
@@ -141,7 +124,7 @@ TEST(CryptoModule, AMissingOrForeignModuleIsAClearError) {
 
   // The real module beside the copy: it works again.
   copyFile(OPTIMIUM_CRYPTO_MODULE, Lib + "/liboptimium-runtime-crypto.so");
-  R = runWithEnv(Env, args(Sealed, {PassFlag}), Dir);
+  R = runTool(Env, args(Sealed, {PassFlag}), Dir);
   EXPECT_EQ(R.Code, 0) << R.Out << R.Err;
   EXPECT_NE(R.Out.find("[SUCCESS]"), std::string::npos) << R.Out;
   std::filesystem::remove_all(Dir);

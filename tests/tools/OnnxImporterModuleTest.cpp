@@ -17,26 +17,9 @@ namespace {
 
 const std::string Digits = std::string(OPTIMIUM_TEST_DATA_DIR) + "/models/digits";
 
-std::string tempDir() {
-  const auto *Info = ::testing::UnitTest::GetInstance()->current_test_info();
-  std::string Dir = ::testing::TempDir() + "optimium_onnx_module_" + std::to_string(::getpid()) + "_" + Info->name();
-  ::mkdir(Dir.c_str(), 0755);
-  return Dir;
-}
-
-void copyFile(const std::string &From, const std::string &To) {
-  std::ifstream In(From, std::ios::binary);
-  std::ofstream Out(To, std::ios::binary | std::ios::trunc);
-  Out << In.rdbuf();
-}
-
 // optimium-run with the environment Env (e.g. "LD_DEBUG=files") in front.
-RunResult runWithEnv(const std::string &Env, const std::vector<std::string> &Args, const std::string &Dir) {
-  return runProcess("env", [&] {
-    std::vector<std::string> A{Env, OPTIMIUM_RUN_BINARY};
-    A.insert(A.end(), Args.begin(), Args.end());
-    return A;
-  }(), Dir + "/stderr.txt");
+RunResult runTool(const std::string &Env, const std::vector<std::string> &Args, const std::string &Dir) {
+  return optimium_test::runWithEnv(OPTIMIUM_RUN_BINARY, Env, Args, Dir + "/stderr.txt");
 }
 
 std::string compileDigits(const std::string &Dir) {
@@ -51,13 +34,13 @@ std::string compileDigits(const std::string &Dir) {
 // The glibc loader's own record (LD_DEBUG=files) of what a process loads: a compiled folder runs
 // without protobuf or libonnx_proto, an ONNX model loads them through the importer module.
 TEST(OnnxImporterModule, ProtobufIsLoadedOnlyForOnnxModels) {
-  const std::string Dir = tempDir();
+  const std::string Dir = testTempDir("optimium_onnx_module_");
   const std::string Folder = compileDigits(Dir);
   const std::vector<std::string> Expect = {"--input=@" + Digits + "/sample_input.npy",
                                            "--expected_output=@" + Digits + "/sample_output.npy"};
   std::vector<std::string> Args = {"--module=" + Folder};
   Args.insert(Args.end(), Expect.begin(), Expect.end());
-  RunResult R = runWithEnv("LD_DEBUG=files", Args, Dir);
+  RunResult R = runTool("LD_DEBUG=files", Args, Dir);
   ASSERT_EQ(R.Code, 0) << R.Out << R.Err;
   EXPECT_NE(R.Out.find("[SUCCESS]"), std::string::npos) << R.Out;
   EXPECT_EQ(R.Err.find("libprotobuf"), std::string::npos) << R.Err;
@@ -66,7 +49,7 @@ TEST(OnnxImporterModule, ProtobufIsLoadedOnlyForOnnxModels) {
 
   Args = {"--module=" + Digits + "/model.onnx"};
   Args.insert(Args.end(), Expect.begin(), Expect.end());
-  R = runWithEnv("LD_DEBUG=files", Args, Dir);
+  R = runTool("LD_DEBUG=files", Args, Dir);
   ASSERT_EQ(R.Code, 0) << R.Out << R.Err;
   EXPECT_NE(R.Out.find("[SUCCESS]"), std::string::npos) << R.Out;
   EXPECT_NE(R.Err.find("liboptimium-runtime-onnx.so"), std::string::npos) << R.Err;
@@ -77,7 +60,7 @@ TEST(OnnxImporterModule, ProtobufIsLoadedOnlyForOnnxModels) {
 // A runtime library without the module beside it (or with something else under its name) still
 // runs compiled folders; an ONNX model is one clear error line naming the module and why.
 TEST(OnnxImporterModule, AMissingOrForeignModuleIsAClearError) {
-  const std::string Dir = tempDir();
+  const std::string Dir = testTempDir("optimium_onnx_module_");
   const std::string Folder = compileDigits(Dir);
   const std::string Lib = Dir + "/lib";
   ::mkdir(Lib.c_str(), 0755);
@@ -88,13 +71,13 @@ TEST(OnnxImporterModule, AMissingOrForeignModuleIsAClearError) {
 
   std::vector<std::string> Args = {"--module=" + Folder};
   Args.insert(Args.end(), Input.begin(), Input.end());
-  RunResult R = runWithEnv(Env, Args, Dir);
+  RunResult R = runTool(Env, Args, Dir);
   EXPECT_EQ(R.Code, 0) << R.Out << R.Err;
 
   const std::string Model = Digits + "/model.onnx";
   Args = {"--module=" + Model};
   Args.insert(Args.end(), Input.begin(), Input.end());
-  R = runWithEnv(Env, Args, Dir);
+  R = runTool(Env, Args, Dir);
   EXPECT_EQ(R.Code, 1) << R.Out << R.Err;
   EXPECT_EQ(R.Err.rfind("optimium-run: error: " + Model +
                             ": loading an ONNX model needs the importer module liboptimium-runtime-onnx.so beside the "
@@ -106,7 +89,7 @@ TEST(OnnxImporterModule, AMissingOrForeignModuleIsAClearError) {
 
   // Another shared object under the module's name is refused, not called.
   copyFile(OPTIMIUM_EXAMPLE_BACKEND, Lib + "/liboptimium-runtime-onnx.so");
-  R = runWithEnv(Env, Args, Dir);
+  R = runTool(Env, Args, Dir);
   EXPECT_EQ(R.Code, 1) << R.Out << R.Err;
   EXPECT_NE(R.Err.find(Lib + "/liboptimium-runtime-onnx.so: not the ONNX importer of this runtime build (no "
                              "optimium_rt_onnx_importer)"),
@@ -115,7 +98,7 @@ TEST(OnnxImporterModule, AMissingOrForeignModuleIsAClearError) {
 
   // The real module beside the copy: it works again.
   copyFile(OPTIMIUM_ONNX_MODULE, Lib + "/liboptimium-runtime-onnx.so");
-  R = runWithEnv(Env, Args, Dir);
+  R = runTool(Env, Args, Dir);
   EXPECT_EQ(R.Code, 0) << R.Out << R.Err;
   std::filesystem::remove_all(Dir);
 }

@@ -27,15 +27,7 @@ namespace {
 
 std::string dataPath(const std::string &Rel) { return std::string(OPTIMIUM_TEST_DATA_DIR) + "/" + Rel; }
 
-std::string tempDir() {
-  const auto *Info = ::testing::UnitTest::GetInstance()->current_test_info();
-  // The process id too: two checkouts' test runs at once (a developer's and a helper's) must not
-  // share a folder (one run's stderr.txt was read by the other).
-  std::string Dir = ::testing::TempDir() + "optimium_run_" + Info->test_suite_name() + "_" + Info->name() + "_" +
-                    std::to_string(::getpid());
-  ::mkdir(Dir.c_str(), 0755);
-  return Dir;
-}
+std::string tempDir() { return testTempDir("optimium_run_"); }
 
 void writeFile(const std::string &Path, const std::string &Bytes) {
   std::ofstream F(Path, std::ios::binary);

@@ -3,8 +3,6 @@
 // use and call into it. Compiled into liboptimium-runtime.so only, in place of OnnxImporter.cpp.
 #include "import/onnx/OnnxImporterModule.h"
 
-#include <dlfcn.h>
-
 #include "core/LibraryPath.h"
 #include "import/onnx/LegacyOpsets.h"
 #include "import/onnx/ModelMetadata.h"
@@ -52,30 +50,21 @@ const LoadedModule &onnxModule() {
   static const OnnxHostFunctions Host = hostFunctions();
   static const LoadedModule Loaded = [] {
     LoadedModule L;
-    const std::vector<std::string> Candidates = besideThisLibrary(kOnnxModuleFile);
     std::string Tried;
-    for (const std::string &Path : Candidates) {
-      void *Handle = ::dlopen(Path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
-      if (!Handle) {
-        const char *Why = ::dlerror();
-        Tried += (Tried.empty() ? "" : "; ") + std::string(Why ? Why : Path + ": cannot be loaded");
-        continue;
-      }
+    const bool Found = loadModuleBeside(kOnnxModuleFile, kOnnxModuleEntry, [&](void *Sym) -> std::string {
       using Entry = const OnnxImporterFunctions *(*)(const OnnxHostFunctions *);
-      auto Init = reinterpret_cast<Entry>(::dlsym(Handle, kOnnxModuleEntry));
-      const OnnxImporterFunctions *F = Init ? Init(&Host) : nullptr;
+      const OnnxImporterFunctions *F = Sym ? reinterpret_cast<Entry>(Sym)(&Host) : nullptr;
       if (!F || F->Abi != kOnnxModuleAbi || F->Bytes != sizeof(OnnxImporterFunctions) || !F->ImportPath ||
-          !F->ImportBuffer) {
-        Tried += (Tried.empty() ? "" : "; ") + Path + ": not the ONNX importer of this runtime build (" +
-                 (Init ? "its tables do not match" : std::string("no ") + kOnnxModuleEntry) + ")";
-        continue;
-      }
+          !F->ImportBuffer)
+        return std::string("not the ONNX importer of this runtime build (") +
+               (Sym ? "its tables do not match" : std::string("no ") + kOnnxModuleEntry) + ")";
       L.Functions = F;
-      return L;
-    }
-    L.Error = std::string("loading an ONNX model needs the importer module ") + kOnnxModuleFile +
-              " beside the runtime library, which was not usable: " +
-              (Tried.empty() ? std::string("the runtime library's own path is unknown") : Tried);
+      return "";
+    }, Tried);
+    if (!Found)
+      L.Error = std::string("loading an ONNX model needs the importer module ") + kOnnxModuleFile +
+                " beside the runtime library, which was not usable: " +
+                (Tried.empty() ? std::string("the runtime library's own path is unknown") : Tried);
     return L;
   }();
   return Loaded;

@@ -55,8 +55,8 @@ OPT_VEC256 inline __m256 exp2Clamped256(__m256 X) {
 }
 
 /// GELU (erf form), vec512::gelu512's formula on 8 lanes: erf by Abramowitz-Stegun 7.1.26 with 1 /
-/// (1 + p z) by a division (AVX2 has no rcp14) and exp(-z^2) = 2^(-w^2) by exp2Clamped256's fit
-/// with n >= -126 (2^-126 for smaller n, where 1 - P 2^n is 1 in float either way). The values of
+/// (1 + p z) by a division (AVX2 has no rcp14) and exp(-z^2) = 2^(-w^2) by exp2Clamped256
+/// (2^-126 times its fit below 2^-126, where 1 - P 2^n is 1 in float either way). The values of
 /// approx::geluErfF32 on AVX2 CPUs; inline so the GEMM tile applies it to its registers.
 OPT_VEC256 inline __m256 geluErf256(__m256 X) {
   const __m256 One = set1(1.0f), Abs = _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF));
@@ -68,17 +68,8 @@ OPT_VEC256 inline __m256 geluErf256(__m256 X) {
   P = _mm256_fmadd_ps(P, T, set1(-0.284496736f));
   P = _mm256_fmadd_ps(P, T, set1(0.254829592f));
   P = _mm256_mul_ps(P, T);
-  const __m256 E2 = _mm256_max_ps(set1(-126.0f), _mm256_fnmadd_ps(W, W, _mm256_setzero_ps()));
-  const __m256 N = _mm256_round_ps(E2, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  const __m256 R = _mm256_sub_ps(E2, N);
-  __m256 Q = set1(1.3278164e-3f);
-  Q = _mm256_fmadd_ps(Q, R, set1(9.6755559e-3f));
-  Q = _mm256_fmadd_ps(Q, R, set1(5.5507079e-2f));
-  Q = _mm256_fmadd_ps(Q, R, set1(2.4022119e-1f));
-  Q = _mm256_fmadd_ps(Q, R, set1(6.9314694e-1f));
-  Q = _mm256_fmadd_ps(Q, R, set1(1.0000001f));
-  const __m256i Bits = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(N), _mm256_set1_epi32(127)), 23);
-  const __m256 E = _mm256_mul_ps(Q, _mm256_castsi256_ps(Bits));
+  // exp(-z^2) = 2^(-w^2); -w^2 <= 0, so exp2Clamped256's clamp only applies its floor of -126.
+  const __m256 E = exp2Clamped256(_mm256_fnmadd_ps(W, W, _mm256_setzero_ps()));
   const __m256 Erf = _mm256_fnmadd_ps(P, E, One);
   return _mm256_fmadd_ps(_mm256_and_ps(H, Abs), Erf, H);
 }

@@ -25,5 +25,7 @@ class RandomReader(CalibrationDataReader):
 if __name__ == "__main__":
     src, dst = sys.argv[1], sys.argv[2]
     count = int(sys.argv[3]) if len(sys.argv) > 3 else 32
-    quantize_static(src, dst, RandomReader(src, count), quant_format=QuantFormat.QDQ,
+    # The model itself, not its path: from a path ORT writes "<name>-inferred.onnx" beside the
+    # source and deletes it, which races with make-qoperator-models.sh quantizing the same model.
+    quantize_static(onnx.load(src), dst, RandomReader(src, count), quant_format=QuantFormat.QDQ,
                     activation_type=QuantType.QInt8, weight_type=QuantType.QInt8, per_channel=True)

@@ -27,5 +27,7 @@ class SampleReader(CalibrationDataReader):
 if __name__ == "__main__":
     src, sample, dst = sys.argv[1], np.load(sys.argv[2]), sys.argv[3]
     count = int(sys.argv[4]) if len(sys.argv) > 4 else 4
-    quantize_static(src, dst, SampleReader(src, sample, count), quant_format=QuantFormat.QOperator,
+    # The model itself, not its path: from a path ORT writes "<name>-inferred.onnx" beside the
+    # source and deletes it, which races with make-lowprec-models.sh quantizing the same model.
+    quantize_static(onnx.load(src), dst, SampleReader(src, sample, count), quant_format=QuantFormat.QOperator,
                     activation_type=QuantType.QInt8, weight_type=QuantType.QInt8, per_channel=True)

@@ -269,10 +269,11 @@ def main():
             entry["load_error"] = load_error
             entry["cases"] = []
         else:
-            # 40 rows spread over the dataset (every class), and one row alone.
+            # 40 rows spread over the dataset (every class), one row alone, and every row (several
+            # blocks of rows, split between threads).
             rows = np.linspace(0, len(X) - 1, 40).astype(np.int64)
             entry["cases"] = []
-            for case, idx in (("rows", rows), ("one_row", rows[7:8])):
+            for case, idx in (("rows", rows), ("one_row", rows[7:8]), ("all_rows", np.arange(len(X)))):
                 os.makedirs(os.path.join(folder, case))
                 feeds = {sess.get_inputs()[0].name: np.ascontiguousarray(X[idx])}
                 step = {"inputs": {}, "outputs": {}}

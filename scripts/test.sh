@@ -10,8 +10,10 @@ source scripts/lib/env.sh
 # The venv the conformance and reference-model scripts share (.venv), made here once: ctest runs
 # those scripts in parallel, and two of them creating one venv at the same time race.
 [ -x .venv/bin/python ] || python3 -m venv .venv
-# scikit-learn and skl2onnx at the versions scripts/export-sklearn-models.sh pins.
-.venv/bin/python -m pip install -q onnx onnxruntime numpy pillow scikit-learn==1.9.1 skl2onnx==1.20.0 ||
+# scikit-learn and skl2onnx at the versions scripts/export-sklearn-models.sh pins, LightGBM, XGBoost,
+# onnxmltools and CatBoost at those of scripts/export-boosting-models.sh.
+.venv/bin/python -m pip install -q onnx onnxruntime numpy pillow scikit-learn==1.9.1 skl2onnx==1.20.0 \
+  lightgbm==4.7.0 xgboost-cpu==3.2.0 onnxmltools==1.16.0 catboost==1.2.10 ||
   echo "PyPI unreachable: the tests that need onnx/onnxruntime will report themselves skipped"
 optimium_configure
 cmake --build "$OPTIMIUM_BUILD_DIR"

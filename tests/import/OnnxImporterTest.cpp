@@ -232,7 +232,27 @@ TEST(OnnxImporter, ZipMapIsAModelErrorWithTheExportHint) {
   auto R = importOnnxBuffer(reinterpret_cast<const uint8_t *>(Bytes.data()), Bytes.size(), "", "test");
   ASSERT_FALSE(R.isOk());
   EXPECT_EQ(R.status().code(), ErrorCode::Model);
-  for (const char *Part : {"node 'zipmap_1' (ZipMap)", "sequence of maps", "'zipmap': False"})
+  for (const char *Part : {"node 'zipmap_1' (ZipMap)", "sequence of maps", "'zipmap': False", "zipmap=False",
+                           "CatBoost", "rename its input 'probabilities' to 'maps'"})
+    EXPECT_NE(R.status().message().find(Part), std::string::npos) << Part << " in " << R.status().message();
+}
+
+// CatBoost writes its ZipMap without a name: the error names it by its output.
+TEST(OnnxImporter, UnnamedZipMapIsNamedByItsOutput) {
+  OnnxBuilder B(18);
+  auto *O = B.M.add_opset_import();
+  O->set_domain("ai.onnx.ml");
+  O->set_version(2);
+  B.input("probability_tensor", onnx::TensorProto_DataType_FLOAT, {2, 3});
+  onnx::NodeProto *N = B.node("ZipMap", {"probability_tensor"}, {"probabilities"});
+  N->set_domain("ai.onnx.ml");
+  N->clear_name();
+  B.output("probabilities");
+  const std::string Bytes = B.bytes();
+  auto R = importOnnxBuffer(reinterpret_cast<const uint8_t *>(Bytes.data()), Bytes.size(), "", "test");
+  ASSERT_FALSE(R.isOk());
+  for (const char *Part : {"the ZipMap node writing 'probabilities' (ZipMap)",
+                           "rename its input 'probability_tensor' to 'probabilities'"})
     EXPECT_NE(R.status().message().find(Part), std::string::npos) << Part << " in " << R.status().message();
 }
 

@@ -5,10 +5,12 @@
 // and by scripts/difftest.py for random graphs):
 //   {"models": [{"name", "model" (path), "source", "tolerance", "cases": [{"name",
 //     "state": {output: input}, "steps": [{"inputs": {name: npy}, "outputs": {name: npy}}]}]}]}
-// paths relative to the index's folder. A stateful case feeds its own previous outputs back (the
-// `state` map) from the second step on, as an application would. Float outputs pass when
-// max|ours - ref| <= tolerance * max|ref| (NaN and inf must sit where the reference has them);
-// integer and bool outputs must match exactly.
+// paths relative to the index's folder. A model entry with "load_error": [text, ...] instead
+// checks a model the runtime must refuse: loading it must fail with an error that contains every
+// text (one result, case "load_error"; "cases" is empty). A stateful case feeds its own previous
+// outputs back (the `state` map) from the second step on, as an application would. Float outputs
+// pass when max|ours - ref| <= tolerance * max|ref| (NaN and inf must sit where the reference has
+// them); integer and bool outputs must match exactly.
 //
 //   optimium_corpus_runner INDEX.json [--only NAME[,NAME...]] [--threads N] [--json REPORT.json]
 // Exit code 0 when every case passes, 1 otherwise, 2 on a bad command line or index.
@@ -249,6 +251,26 @@ int main(int Argc, char **Argv) {
       M = rt::loadModel(joinPath(Dir, Entry.at("model").get<std::string>()), O);
     } catch (const std::exception &E) {
       LoadError = std::string("load: ") + E.what();
+    }
+    if (Entry.contains("load_error")) {
+      CaseResult R;
+      R.Model = Name;
+      R.Case = "load_error";
+      std::string Missing;
+      for (const json &Text : Entry.at("load_error"))
+        if (LoadError.find(Text.get<std::string>()) == std::string::npos)
+          Missing += (Missing.empty() ? "'" : ", '") + Text.get<std::string>() + "'";
+      R.Status = !LoadError.empty() && Missing.empty() ? "pass" : "fail";
+      if (LoadError.empty())
+        R.Message = "loaded, but it must be refused";
+      else if (!Missing.empty())
+        R.Message = "the load error does not say " + Missing + ": " + LoadError;
+      std::cout << (R.Status == "pass" ? "PASS " : "FAIL ") << Name << " / load_error";
+      if (!Source.empty())
+        std::cout << " [" << Source << "]";
+      std::cout << "\n    " << (R.Message.empty() ? LoadError : R.Message) << std::endl;
+      Results.push_back(R);
+      continue;
     }
     for (const json &Case : Entry.at("cases")) {
       const auto CaseStart = std::chrono::steady_clock::now();

@@ -512,14 +512,22 @@ private:
   Status importGraph(onnx::GraphProto &GP, Graph &G) {
     const bool IsMain = &G == Out.G.get();
     // A classifier's ZipMap (ai.onnx.ml) makes a sequence of maps, which the runtime has no type
-    // for: say so first, naming the node and how to export without it (its output's map type would
-    // otherwise be the first error, which names neither).
+    // for: say so first, naming the node (CatBoost leaves it unnamed: then its output) and how to
+    // export without it for each converter (its output's map type would otherwise be the first
+    // error, which names neither).
     for (const onnx::NodeProto &NP : GP.node())
-      if (NP.op_type() == "ZipMap" && NP.domain() == "ai.onnx.ml")
-        return makeError(ErrorCode::Model, "node '", NP.name(), "' (ZipMap): ZipMap outputs a sequence of maps, which ",
-                         "the runtime does not support; export the classifier without it (skl2onnx: ",
-                         "to_onnx(model, X, options={'zipmap': False}); the probabilities are then a [N, classes] ",
-                         "float tensor, columns in the order of the model's classes_)");
+      if (NP.op_type() == "ZipMap" && NP.domain() == "ai.onnx.ml") {
+        const std::string In = NP.input_size() ? NP.input(0) : "", Out = NP.output_size() ? NP.output(0) : "";
+        const std::string Which =
+            NP.name().empty() ? "the ZipMap node writing '" + Out + "'" : "node '" + NP.name() + "'";
+        return makeError(ErrorCode::Model, Which, " (ZipMap): ZipMap outputs a sequence of maps, which the runtime ",
+                         "does not support; export the classifier without it (skl2onnx: to_onnx(model, X, ",
+                         "options={'zipmap': False}); onnxmltools: convert_lightgbm(model, ..., zipmap=False); ",
+                         "converters without that option, such as CatBoost's save_model(format='onnx'): delete the ",
+                         "ZipMap node and rename its input '", In, "' to '", Out, "', the graph output it wrote); ",
+                         "the probabilities are then a [N, classes] float tensor, columns in the order of the ",
+                         "model's classes");
+      }
     if (IsMain) {
       InPlace = inPlaceReadable(GP, Deferred);
     } else {

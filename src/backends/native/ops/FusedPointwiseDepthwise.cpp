@@ -9,19 +9,24 @@
 // 12-channel weight panels, RowPipeline's pointwiseRunAvx2) are written to a per-thread
 // buffer sized to stay in L2, and the depthwise planes are computed from there. The expanded
 // tensor, the largest of the block (MobileNetV2: 96 x 112 x 112), never goes through memory, and
-// the two ops are one fan-out. On AVX-512 two variants rank above it: the row pipeline (a few
-// expanded rows at a time in a ring buffer, consumed by the depthwise rows right away; stride-1
-// planes at least 14 wide and stride-2 ones) and, for strided 14x14 planes, the channels-in-lanes
-// kernel (pixels as the GEMM's rows, one transpose at the end).
+// the two ops are one fan-out. On AVX2 the depthwise planes of a block are computed 8 channels in
+// vector lanes (common/DepthwiseLanes8: strips of rows transposed into a padded pixel-major
+// buffer), W2 packed for it at creation; the plane kernel only where that window is not taken.
+// On AVX-512 two variants rank above it: the row pipeline (a few expanded rows at a time in a ring
+// buffer, consumed by the depthwise rows right away; stride-1 planes at least 14 wide and stride-2
+// ones) and, for strided 14x14 planes, the channels-in-lanes kernel (pixels as the GEMM's rows,
+// one transpose at the end).
 #include <algorithm>
 #include <cmath>
 
 #include "backends/native/ops/common/DepthwiseFlat.h"
+#include "backends/native/ops/common/DepthwiseLanes8.h"
 #include "backends/native/ops/common/Gemm.h"
 #include "backends/native/ops/common/PackedWeights.h"
 #include "backends/native/ops/common/PlaneWindow.h"
 #include "backends/native/ops/common/RowPipeline.h"
 #include "backends/native/ops/common/SeparableConv.h"
+#include "backends/native/ops/common/ThreadScratch.h"
 #include "backends/native/ops/common/Pooling.h"
 #include "ir/FusedOps.h"
 
@@ -82,16 +87,17 @@ int64_t channelsPerBlock(int64_t M, int64_t Plane, int64_t MR) {
   return std::max<int64_t>(MR, std::min(Fit, Quarter));
 }
 
-/// Which depthwise plane kernel the blocked kernel runs (common/PlaneWindow.h).
-enum class PlaneIsa { Portable, Avx2, Avx512 };
+/// Which depthwise kernel the blocked kernel runs: a plane kernel (common/PlaneWindow.h) or, on
+/// AVX2, 8 channels in lanes (common/DepthwiseLanes8.h).
+enum class PlaneIsa { Portable, Avx2, Avx512, Lanes8Avx2 };
 
 class FusedBlockedKernel : public Kernel {
 public:
   FusedBlockedKernel(std::string Name, const GemmMicroKernel &MK, SeparableAttrs A, int64_t M, int64_t K,
                      int64_t BlockM, std::vector<PackedA> Blocks, AlignedFloats Panels, PlaneIsa Planes,
-                     std::shared_ptr<const FlatDepthwisePlan> FlatCache)
+                     std::shared_ptr<const FlatDepthwisePlan> FlatCache, AlignedFloats Lanes8W)
       : Name(std::move(Name)), MK(MK), A(std::move(A)), M(M), K(K), BlockM(BlockM), Blocks(std::move(Blocks)),
-        Panels(std::move(Panels)), Planes(Planes), FlatCache(std::move(FlatCache)) {}
+        Panels(std::move(Panels)), Planes(Planes), FlatCache(std::move(FlatCache)), Lanes8W(std::move(Lanes8W)) {}
 
   Status run(const KernelContext &Ctx) const override {
     ASSIGN_OR_RETURN(const SeparableRun R, planFused(Name.c_str(), A, Ctx));
@@ -113,6 +119,9 @@ public:
       LocalPlan = planDepthwiseFlat(G);
     const FlatDepthwisePlan &FlatPlan = Cached ? *FlatCache : LocalPlan;
     const int64_t KT = R.KH * R.KW, NB = (M + BlockM - 1) / BlockM;
+    const bool Lanes8 = Planes == PlaneIsa::Lanes8Avx2;
+    const DwLanes8Geometry LG = dwLanes8Geometry(G.H, G.W, G.OH, G.OW, G.KH, G.KW, G.SH, G.SW, G.PH, G.PW);
+    const int64_t StripRows = Lanes8 ? depthwiseLanes8StripRows(LG, 1, 1) : 0;
     // Row k of the GEMM's B (input channel k) starts at k * Plane of the image.
     std::vector<int64_t> RowOffsets(static_cast<size_t>(std::max<int64_t>(R.C, 1)));
     for (int64_t K = 0; K < R.C; ++K)
@@ -127,6 +136,11 @@ public:
       if (Expanded.size() < Need)
         Expanded.resize(Need);
       float *E = Expanded.data();
+      ScratchFrame Scratch; // the 8-lane depthwise strips' packed rows and outputs
+      const size_t InFloats = Lanes8 ? static_cast<size_t>(dwLanes8InFloats(LG, StripRows)) : 0;
+      const size_t OutFloats = Lanes8 ? static_cast<size_t>(dwLanes8OutFloats(LG, StripRows)) : 0;
+      float *const LanesIn = Lanes8 ? Scratch.take<float>(InFloats) : nullptr;
+      float *const LanesOut = Lanes8 ? Scratch.take<float>(OutFloats) : nullptr;
       for (size_t T = Lo; T < Hi; ++T) {
         const int64_t N = static_cast<int64_t>(T) / NB, B = static_cast<int64_t>(T) % NB, M0 = B * BlockM;
         const int64_t Rows = std::min(BlockM, M - M0);
@@ -140,6 +154,11 @@ public:
           // X is read in place (packing the image once for all blocks measured the same).
           const GemmRowsB RowsB{Xn, RowOffsets.data(), R.Plane, nullptr};
           gemmPackedRowsB(MK, Blocks[static_cast<size_t>(B)], RowsB, 1.0f, 0.0f, E, R.Plane, Serial, &Ep);
+        }
+        if (Lanes8) {
+          depthwiseLanes8Block(LG, G.Act, StripRows, E, R.Plane, B, Rows, B2 ? B2 + M0 : nullptr,
+                               Y + (N * R.M + M0) * R.OutPlane, R.OutPlane, LanesIn, LanesOut);
+          continue;
         }
         for (int64_t J = 0; J < Rows; ++J) {
           const int64_t Mj = M0 + J;
@@ -159,7 +178,29 @@ public:
     return Status::ok();
   }
 
+  /// Lanes8W's 8-channel groups per block of BlockM channels.
+  static int64_t lanes8Groups(int64_t BlockM) { return (BlockM + kDwLanes8 - 1) / kDwLanes8; }
+
 private:
+  /// The depthwise planes of block B (Rows channels, expanded in E, planes Plane apart; Bias its
+  /// biases or null) into Y (the block's first output plane): 8 channels at a time in strips of
+  /// StripRows output rows.
+  void depthwiseLanes8Block(const DwLanes8Geometry &LG, const FusedAct &Act, int64_t StripRows, const float *E,
+                            int64_t Plane, int64_t B, int64_t Rows, const float *Bias, float *Y, int64_t OutPlane,
+                            float *In, float *Out) const {
+    const int64_t Taps = LG.KH * LG.KW;
+    for (int64_t C0 = 0; C0 < Rows; C0 += kDwLanes8) {
+      const int64_t Cv = std::min(kDwLanes8, Rows - C0);
+      const float *Wt = Lanes8W.data() + (B * lanes8Groups(BlockM) + C0 / kDwLanes8) * Taps * kDwLanes8;
+      alignas(32) float Bv[kDwLanes8] = {};
+      if (Bias)
+        std::copy(Bias + C0, Bias + C0 + Cv, Bv);
+      for (int64_t Oh0 = 0; Oh0 < LG.OH; Oh0 += StripRows)
+        depthwiseLanes8Strip(LG, E + C0 * Plane, Plane, Cv, Wt, Bv, Act, Oh0, std::min(LG.OH, Oh0 + StripRows), In,
+                             Out, Y + C0 * OutPlane, OutPlane);
+    }
+  }
+
   /// The expanded planes of channels [M0, M0 + Rows) of one image (Xn, Plane pixels) into E (rows
   /// Plane apart): runs of pixels against Panels' 12-channel panels (pointwiseRunAvx2), the input
   /// rows read in place, the expand bias and clamp in the write-back. A run's input (K rows of up to
@@ -185,6 +226,9 @@ private:
   AlignedFloats Panels;
   PlaneIsa Planes;
   std::shared_ptr<const FlatDepthwisePlan> FlatCache; ///< planned at creation (known shapes), or null
+  /// Planes Lanes8Avx2: W2 per block, in lanes8Groups(BlockM) groups of 8 channels ([Taps][8] each,
+  /// zeros past the block's channels; packDepthwiseLanes8). Empty otherwise.
+  AlignedFloats Lanes8W;
 };
 
 /// The row pipeline (AVX-512): the expanded rows live in a small per-worker ring buffer, a few
@@ -402,7 +446,21 @@ KernelVariant blockedVariant(GemmIsa Isa, int Priority) {
             const TensorShape &XS = I.Inputs[0].Shape;
             const int64_t Plane = XS[2].isConst() && XS[3].isConst() ? XS[2].value() * XS[3].value() : 56 * 56;
             const bool ExpandRows = Isa == GemmIsa::Avx2 && expandByRowsAvx2(K);
-            const int64_t BlockM = channelsPerBlock(M, Plane, ExpandRows ? kRowPipelineMR : MK.MR);
+            const DepthwiseGeometry Any = planeGeometryOf(A.W, nullptr);
+            PlaneIsa Planes = Isa == GemmIsa::Avx512 && depthwiseAvx512Supported(Any) ? PlaneIsa::Avx512
+                              : Isa != GemmIsa::Portable && depthwiseAvx2Supported(Any) ? PlaneIsa::Avx2
+                                                                                        : PlaneIsa::Portable;
+            if (Planes == PlaneIsa::Avx2 && inputIsConst(I, 2) &&
+                depthwiseLanes8Supported(Any.KH, Any.KW, Any.SH, Any.SW, Any.DH, Any.DW))
+              Planes = PlaneIsa::Lanes8Avx2;
+            int64_t BlockM = channelsPerBlock(M, Plane, ExpandRows ? kRowPipelineMR : MK.MR);
+            // 8-lane depthwise groups: blocks of 24 channels (no partial group) where they still
+            // make four blocks (1 thread, Zen 3: MobileNetV2's 144 channels at 56x56 in blocks of
+            // 24 instead of 36, stride 1 453 -> 434 us; MobileNetV3-Small's 72 at 56x56 in 3 blocks
+            // of 24 132 us, in 6 of 12 151 us, but 2 + 1 blocks on two threads).
+            const int64_t Block24 = channelsPerBlock(M, Plane, 2 * kRowPipelineMR);
+            if (ExpandRows && Planes == PlaneIsa::Lanes8Avx2 && (M + Block24 - 1) / Block24 >= 4)
+              BlockM = Block24;
             std::vector<PackedA> Blocks;
             AlignedFloats Panels; // a hit in the packed-weights cache borrows them (PackedWeights.h)
             if (ExpandRows)
@@ -419,17 +477,30 @@ KernelVariant blockedVariant(GemmIsa Isa, int Priority) {
               }
             }
             markConstConsumed(I, 1);
-            const DepthwiseGeometry Any = planeGeometryOf(A.W, nullptr);
-            const PlaneIsa Planes = Isa == GemmIsa::Avx512 && depthwiseAvx512Supported(Any) ? PlaneIsa::Avx512
-                                    : Isa != GemmIsa::Portable && depthwiseAvx2Supported(Any) ? PlaneIsa::Avx2
-                                                                                              : PlaneIsa::Portable;
+            AlignedFloats Lanes8W;
+            if (Planes == PlaneIsa::Lanes8Avx2) {
+              const ConstData &W2 = *I.Inputs[2].Const;
+              const int64_t Taps = Any.KH * Any.KW, Group = Taps * kDwLanes8;
+              const int64_t PerBlock = FusedBlockedKernel::lanes8Groups(BlockM) * Group;
+              const size_t Floats = static_cast<size_t>((M + BlockM - 1) / BlockM * PerBlock);
+              const std::string Key = packedWeightsKey(I, 2, Name + "/lanes8/b" + std::to_string(BlockM));
+              if (!borrowPackedFloats(Key, Floats, Lanes8W)) {
+                Lanes8W.resize(Floats);
+                for (int64_t M0 = 0; M0 < M; M0 += BlockM)
+                  packDepthwiseLanes8(W2.as<float>() + M0 * Taps, std::min(BlockM, M - M0), Taps,
+                                      Lanes8W.data() + M0 / BlockM * PerBlock);
+                storePackedFloats(Key, Lanes8W);
+              }
+              markConstConsumed(I, 2);
+            }
             std::shared_ptr<const FlatDepthwisePlan> FlatCache;
             if (Planes == PlaneIsa::Avx512 && XS[2].isConst() && XS[3].isConst()) {
               const WindowGeometry Geo = computeWindowGeometry(A.W, {1, K, XS[2].value(), XS[3].value()});
               FlatCache = cachedFlatPlan(separableGeometry(A, Geo));
             }
             return makeKernel<FusedBlockedKernel>(Name, MK, std::move(A), M, K, BlockM, std::move(Blocks),
-                                                  std::move(Panels), Planes, std::move(FlatCache));
+                                                  std::move(Panels), Planes, std::move(FlatCache),
+                                                  std::move(Lanes8W));
           }};
 }
 
@@ -608,6 +679,16 @@ std::vector<OpTestCase> fusedCases() {
                act(relu6({{"group", attrInt(14)}, {"pads", ints({1, 1, 1, 1})}}), -0.2f, 0.3f, true), 1e-4),
       testCase("avx2_gemm_expand_deep_k", {X({1, 600, 6, 5}), W({16, 600, 1, 1}), W({16, 1, 3, 3}), W({16}), W({16})},
                relu6({{"group", attrInt(16)}, {"pads", ints({1, 1, 1, 1})}}), 1e-4),
+      // The AVX2 8-lane depthwise (common/DepthwiseLanes8): four blocks of 24 channels (three groups
+      // of 8 each), a 7x7 stride-2 window over blocks of 12 and 8 channels (groups of 8 + 4 and 8),
+      // and a depthwise weight that is not constant (the AVX2 plane kernel instead).
+      testCase("lanes8_blocks_of_24", {X({1, 8, 20, 21}), W({96, 8, 1, 1}), W({96, 1, 3, 3}), W({96}), W({96})},
+               relu6({{"group", attrInt(96)}, {"pads", ints({1, 1, 1, 1})}}), 1e-4),
+      testCase("lanes8_7x7_stride2", {X({1, 6, 23, 19}), W({20, 6, 1, 1}), W({20, 1, 7, 7}), W({20}), W({20})},
+               act({{"group", attrInt(20)}, {"pads", ints({3, 2, 3, 4})}, {"strides", ints({2, 2})}}, -0.4f, 0.5f,
+                   false), 1e-4),
+      testCase("lanes8_w2_not_const", {X({1, 5, 12, 17}), W({12, 5, 1, 1}), X({12, 1, 3, 3}), W({12}), W({12})},
+               relu6({{"group", attrInt(12)}, {"pads", ints({1, 1, 1, 1})}})),
       // Weights not constant: only the reference runs it.
       testCase("weights_not_const", {X({1, 4, 6, 6}), X({12, 4, 1, 1}), X({12, 1, 3, 3}), X({12}), X({12})},
                {{"group", attrInt(12)}, {"pads", ints({1, 1, 1, 1})}}),

@@ -87,6 +87,41 @@ int64_t channelsPerBlock(int64_t M, int64_t Plane, int64_t MR) {
   return std::max<int64_t>(MR, std::min(Fit, Quarter));
 }
 
+/// Output rows [Oh0, Oh1) of the plane and the input rows [Ih0, Ih1) their windows read, PT rows of
+/// zeros above the first (the top pad, on the first band only).
+struct RowBand {
+  int64_t Oh0, Oh1, Ih0, Ih1, PT;
+};
+
+std::vector<RowBand> wholePlane(const DepthwiseGeometry &G) { return {{0, G.OH, 0, G.H, G.PH}}; }
+
+/// Expanded floats a band of a block may take: MobileNetV2's 96 x 112 x 112 block of 24 channels
+/// (1.2 MB, past Zen 3's 512 KiB L2) in four bands (1 thread 724 -> 702 us, 2 threads 378 -> 375).
+constexpr int64_t kBandBudgetFloats = 96 * 1024;
+
+/// The 8-lane path's bands of output rows for Items blocks (all images): as few as keep a band's
+/// expanded rows (Block channels) within kBandBudgetFloats, and at least two work items per
+/// thread (MobileNetV3-Small's 72 channels: 3 blocks of 24, 2 bands each on two threads). A band
+/// recomputes the input rows its windows share with the one above (stride 2, 3x3: one row). One
+/// whole-plane band where a band would read no input row.
+std::vector<RowBand> rowBands(const DepthwiseGeometry &G, int64_t Block, int64_t Items, int Threads) {
+  const int64_t ForCache = (Block * G.H * G.W + kBandBudgetFloats - 1) / kBandBudgetFloats;
+  const int64_t ForThreads = Threads > 1 ? (2 * Threads + Items - 1) / Items : 1;
+  const int64_t NBands = std::min(G.OH, std::max(ForCache, ForThreads));
+  if (NBands <= 1)
+    return wholePlane(G);
+  std::vector<RowBand> Bands;
+  for (int64_t Bi = 0; Bi < NBands; ++Bi) {
+    RowBand Band{Bi * G.OH / NBands, (Bi + 1) * G.OH / NBands, 0, 0, 0};
+    const int64_t First = Band.Oh0 * G.SH - G.PH, End = (Band.Oh1 - 1) * G.SH - G.PH + (G.KH - 1) * G.DH + 1;
+    Band.Ih0 = std::max<int64_t>(0, First), Band.Ih1 = std::min(G.H, End), Band.PT = Band.Ih0 - First;
+    if (First >= G.H || Band.Ih1 <= Band.Ih0)
+      return wholePlane(G);
+    Bands.push_back(Band);
+  }
+  return Bands;
+}
+
 /// Which depthwise kernel the blocked kernel runs: a plane kernel (common/PlaneWindow.h) or, on
 /// AVX2, 8 channels in lanes (common/DepthwiseLanes8.h).
 enum class PlaneIsa { Portable, Avx2, Avx512, Lanes8Avx2 };
@@ -130,9 +165,14 @@ public:
     const Parallel Serial;
     const int64_t Work = R.N * R.M * (R.C * R.Plane + KT * R.OutPlane);
     const Parallel &Par = Ctx.Par.ifWorth(Work);
-    Par.forRange(static_cast<size_t>(R.N * NB), 1, [&](size_t Lo, size_t Hi) {
-      thread_local AlignedFloats Expanded; // this worker's block of expanded planes
-      const size_t Need = static_cast<size_t>(BlockM * R.Plane);
+    const std::vector<RowBand> Bands = Lanes8 ? rowBands(G, BlockM, NB * R.N, Par.threads()) : wholePlane(G);
+    const int64_t NBands = static_cast<int64_t>(Bands.size());
+    // Items: (image, band, block), a band's blocks next to each other (they read the same input rows).
+    Par.forRange(static_cast<size_t>(R.N * NBands * NB), 1, [&](size_t Lo, size_t Hi) {
+      thread_local AlignedFloats Expanded; // this worker's block of expanded planes (or bands of rows)
+      size_t Need = 0;
+      for (const RowBand &Band : Bands)
+        Need = std::max(Need, static_cast<size_t>(BlockM * (Band.Ih1 - Band.Ih0) * G.W));
       if (Expanded.size() < Need)
         Expanded.resize(Need);
       float *E = Expanded.data();
@@ -142,22 +182,25 @@ public:
       float *const LanesIn = Lanes8 ? Scratch.take<float>(InFloats) : nullptr;
       float *const LanesOut = Lanes8 ? Scratch.take<float>(OutFloats) : nullptr;
       for (size_t T = Lo; T < Hi; ++T) {
-        const int64_t N = static_cast<int64_t>(T) / NB, B = static_cast<int64_t>(T) % NB, M0 = B * BlockM;
-        const int64_t Rows = std::min(BlockM, M - M0);
-        const float *Xn = X + N * R.C * R.Plane;
+        const int64_t N = static_cast<int64_t>(T) / (NBands * NB), B = static_cast<int64_t>(T) % NB, M0 = B * BlockM;
+        const RowBand &Band = Bands[static_cast<size_t>(static_cast<int64_t>(T) / NB % NBands)];
+        const int64_t Rows = std::min(BlockM, M - M0), Pixels = (Band.Ih1 - Band.Ih0) * G.W;
+        const float *Xn = X + N * R.C * R.Plane + Band.Ih0 * G.W;
         if (Panels.size() != 0) {
-          expandRowsAvx2(Xn, R.Plane, M0, Rows, B1, E);
+          expandRowsAvx2(Xn, R.Plane, Pixels, M0, Rows, B1, E);
         } else {
           GemmEpilogue Ep;
           Ep.RowBias = B1 ? B1 + M0 : nullptr;
           Ep.Act = A.Pointwise;
           // X is read in place (packing the image once for all blocks measured the same).
-          const GemmRowsB RowsB{Xn, RowOffsets.data(), R.Plane, nullptr};
-          gemmPackedRowsB(MK, Blocks[static_cast<size_t>(B)], RowsB, 1.0f, 0.0f, E, R.Plane, Serial, &Ep);
+          const GemmRowsB RowsB{Xn, RowOffsets.data(), Pixels, nullptr};
+          gemmPackedRowsB(MK, Blocks[static_cast<size_t>(B)], RowsB, 1.0f, 0.0f, E, Pixels, Serial, &Ep);
         }
         if (Lanes8) {
-          depthwiseLanes8Block(LG, G.Act, StripRows, E, R.Plane, B, Rows, B2 ? B2 + M0 : nullptr,
-                               Y + (N * R.M + M0) * R.OutPlane, R.OutPlane, LanesIn, LanesOut);
+          const DwLanes8Geometry BandG = dwLanes8Geometry(Band.Ih1 - Band.Ih0, G.W, Band.Oh1 - Band.Oh0, G.OW, G.KH,
+                                                         G.KW, G.SH, G.SW, Band.PT, G.PW);
+          depthwiseLanes8Block(BandG, G.Act, StripRows, E, Pixels, B, Rows, B2 ? B2 + M0 : nullptr,
+                               Y + (N * R.M + M0) * R.OutPlane + Band.Oh0 * G.OW, R.OutPlane, LanesIn, LanesOut);
           continue;
         }
         for (int64_t J = 0; J < Rows; ++J) {
@@ -165,13 +208,13 @@ public:
           const float Bias = B2 ? B2[Mj] : 0.0f;
           float *Out = Y + (N * R.M + Mj) * R.OutPlane;
           if (Flat)
-            depthwiseFlatAvx512(FlatPlan, E + J * R.Plane, W2 + Mj * KT, Bias, Out);
+            depthwiseFlatAvx512(FlatPlan, E + J * Pixels, W2 + Mj * KT, Bias, Out);
           else if (Avx512Planes)
-            depthwisePlaneAvx512(Plan, E + J * R.Plane, W2 + Mj * KT, Bias, Out);
+            depthwisePlaneAvx512(Plan, E + J * Pixels, W2 + Mj * KT, Bias, Out);
           else if (Avx2Planes)
-            depthwisePlaneAvx2(Plan, E + J * R.Plane, W2 + Mj * KT, Bias, Out);
+            depthwisePlaneAvx2(Plan, E + J * Pixels, W2 + Mj * KT, Bias, Out);
           else
-            depthwisePlanePortable(G, A.Depthwise, E + J * R.Plane, W2 + Mj * KT, Bias, Out);
+            depthwisePlanePortable(G, A.Depthwise, E + J * Pixels, W2 + Mj * KT, Bias, Out);
         }
       }
     });
@@ -201,17 +244,19 @@ private:
     }
   }
 
-  /// The expanded planes of channels [M0, M0 + Rows) of one image (Xn, Plane pixels) into E (rows
-  /// Plane apart): runs of pixels against Panels' 12-channel panels (pointwiseRunAvx2), the input
-  /// rows read in place, the expand bias and clamp in the write-back. A run's input (K rows of up to
-  /// 256 pixels) stays in L1/L2 while every panel of the block reads it.
-  void expandRowsAvx2(const float *Xn, int64_t Plane, int64_t M0, int64_t Rows, const float *B1, float *E) const {
+  /// The expanded rows of channels [M0, M0 + Rows) over Pixels pixels of one image (Xn: the first
+  /// of them; input channels Plane apart) into E (rows Pixels apart): runs of pixels against
+  /// Panels' 12-channel panels (pointwiseRunAvx2), the input rows read in place, the expand bias and
+  /// clamp in the write-back. A run's input (K rows of up to 256 pixels) stays in L1/L2 while every
+  /// panel of the block reads it.
+  void expandRowsAvx2(const float *Xn, int64_t Plane, int64_t Pixels, int64_t M0, int64_t Rows, const float *B1,
+                      float *E) const {
     constexpr int64_t Run = 256;
-    for (int64_t J0 = 0; J0 < Plane; J0 += Run) {
-      const int64_t Nj = std::min(Run, Plane - J0);
+    for (int64_t J0 = 0; J0 < Pixels; J0 += Run) {
+      const int64_t Nj = std::min(Run, Pixels - J0);
       for (int64_t P0 = 0; P0 < Rows; P0 += kRowPipelineMR)
         pointwiseRunAvx2(Panels.data() + (M0 + P0) * K, std::min(kRowPipelineMR, Rows - P0), K, Xn + J0, Plane, Nj,
-                         B1 ? B1 + M0 + P0 : nullptr, A.Pointwise, E + P0 * Plane + J0, Plane);
+                         B1 ? B1 + M0 + P0 : nullptr, A.Pointwise, E + P0 * Pixels + J0, Pixels);
     }
   }
 
@@ -454,13 +499,13 @@ KernelVariant blockedVariant(GemmIsa Isa, int Priority) {
                 depthwiseLanes8Supported(Any.KH, Any.KW, Any.SH, Any.SW, Any.DH, Any.DW))
               Planes = PlaneIsa::Lanes8Avx2;
             int64_t BlockM = channelsPerBlock(M, Plane, ExpandRows ? kRowPipelineMR : MK.MR);
-            // 8-lane depthwise groups: blocks of 24 channels (no partial group) where they still
-            // make four blocks (1 thread, Zen 3: MobileNetV2's 144 channels at 56x56 in blocks of
-            // 24 instead of 36, stride 1 453 -> 434 us; MobileNetV3-Small's 72 at 56x56 in 3 blocks
-            // of 24 132 us, in 6 of 12 151 us, but 2 + 1 blocks on two threads).
-            const int64_t Block24 = channelsPerBlock(M, Plane, 2 * kRowPipelineMR);
-            if (ExpandRows && Planes == PlaneIsa::Lanes8Avx2 && (M + Block24 - 1) / Block24 >= 4)
-              BlockM = Block24;
+            // 8-lane depthwise groups: blocks of 24 channels (no partial group; the run splits the
+            // rows into bands where that leaves too few blocks for the pool). 1 thread, Zen 3:
+            // MobileNetV2's 144 channels at 56x56 in blocks of 24 instead of 36, stride 1 453 ->
+            // 434 us; MobileNetV3-Small's 72 at 56x56 in 3 blocks of 24 instead of 6 of 12, 145 ->
+            // 131 us.
+            if (ExpandRows && Planes == PlaneIsa::Lanes8Avx2)
+              BlockM = channelsPerBlock(M, Plane, 2 * kRowPipelineMR);
             std::vector<PackedA> Blocks;
             AlignedFloats Panels; // a hit in the packed-weights cache borrows them (PackedWeights.h)
             if (ExpandRows)
@@ -680,13 +725,20 @@ std::vector<OpTestCase> fusedCases() {
       testCase("avx2_gemm_expand_deep_k", {X({1, 600, 6, 5}), W({16, 600, 1, 1}), W({16, 1, 3, 3}), W({16}), W({16})},
                relu6({{"group", attrInt(16)}, {"pads", ints({1, 1, 1, 1})}}), 1e-4),
       // The AVX2 8-lane depthwise (common/DepthwiseLanes8): four blocks of 24 channels (three groups
-      // of 8 each), a 7x7 stride-2 window over blocks of 12 and 8 channels (groups of 8 + 4 and 8),
+      // of 8 each), a 7x7 stride-2 window over one block of 20 channels (groups of 8, 8 and 4),
       // and a depthwise weight that is not constant (the AVX2 plane kernel instead).
       testCase("lanes8_blocks_of_24", {X({1, 8, 20, 21}), W({96, 8, 1, 1}), W({96, 1, 3, 3}), W({96}), W({96})},
                relu6({{"group", attrInt(96)}, {"pads", ints({1, 1, 1, 1})}}), 1e-4),
       testCase("lanes8_7x7_stride2", {X({1, 6, 23, 19}), W({20, 6, 1, 1}), W({20, 1, 7, 7}), W({20}), W({20})},
                act({{"group", attrInt(20)}, {"pads", ints({3, 2, 3, 4})}, {"strides", ints({2, 2})}}, -0.4f, 0.5f,
                    false), 1e-4),
+      // Blocks whose expanded planes pass the band budget (96K floats): two bands of output rows,
+      // the second recomputing the input rows the first one's windows also read (5x5 stride 1: 4
+      // rows; 3x3 stride 2 with a top pad of 2).
+      testCase("lanes8_bands_5x5", {X({1, 4, 70, 60}), W({24, 4, 1, 1}), W({24, 1, 5, 5}), W({24}), W({24})},
+               relu6({{"group", attrInt(24)}, {"pads", ints({2, 2, 2, 2})}}), 1e-4),
+      testCase("lanes8_bands_stride2", {X({1, 3, 91, 45}), W({48, 3, 1, 1}), W({48, 1, 3, 3}), W({48}), W({48})},
+               relu6({{"group", attrInt(48)}, {"pads", ints({2, 1, 1, 1})}, {"strides", ints({2, 2})}}), 1e-4),
       testCase("lanes8_w2_not_const", {X({1, 5, 12, 17}), W({12, 5, 1, 1}), X({12, 1, 3, 3}), W({12}), W({12})},
                relu6({{"group", attrInt(12)}, {"pads", ints({1, 1, 1, 1})}})),
       // Weights not constant: only the reference runs it.

@@ -650,6 +650,9 @@ TEST(CompiledModel, FusedPointwiseDepthwiseWeightsArePackedInTheFolder) {
   // projection's weights, each under the node's key: im2col GEMM panels, or on an AVX2 CPU
   // without AVX-512 the channels-in-lanes kernel's panels (a small-plane projection).
   EXPECT_GE(countKeysWith(Keys, "f32_pointwise_depthwise__blocked_"), 1u);
+  // On an AVX2 CPU without AVX-512 also W2 in the 8-lane depthwise's groups (blocked_avx2/lanes8).
+  if (rtd::cpuFeatures().avx2Fma() && !rtd::cpuFeatures().avx512Fma())
+    EXPECT_EQ(countKeysWith(Keys, "/lanes8/"), 1u);
   EXPECT_EQ(countKeysWith(Keys, "f32_conv__im2col_gemm_") + countKeysWith(Keys, "f32_conv__pointwise_transposed_avx2"),
             1u);
   rt::Model A = rt::loadModel(Onnx);

@@ -9,19 +9,24 @@
 // 12-channel weight panels, RowPipeline's pointwiseRunAvx2) are written to a per-thread
 // buffer sized to stay in L2, and the depthwise planes are computed from there. The expanded
 // tensor, the largest of the block (MobileNetV2: 96 x 112 x 112), never goes through memory, and
-// the two ops are one fan-out. On AVX-512 two variants rank above it: the row pipeline (a few
-// expanded rows at a time in a ring buffer, consumed by the depthwise rows right away; stride-1
-// planes at least 14 wide and stride-2 ones) and, for strided 14x14 planes, the channels-in-lanes
-// kernel (pixels as the GEMM's rows, one transpose at the end).
+// the two ops are one fan-out. On AVX2 the depthwise planes of a block are computed 8 channels in
+// vector lanes (common/DepthwiseLanes8: strips of rows transposed into a padded pixel-major
+// buffer), W2 packed for it at creation; the plane kernel only where that window is not taken.
+// On AVX-512 two variants rank above it: the row pipeline (a few expanded rows at a time in a ring
+// buffer, consumed by the depthwise rows right away; stride-1 planes at least 14 wide and stride-2
+// ones) and, for strided 14x14 planes, the channels-in-lanes kernel (pixels as the GEMM's rows,
+// one transpose at the end).
 #include <algorithm>
 #include <cmath>
 
 #include "backends/native/ops/common/DepthwiseFlat.h"
+#include "backends/native/ops/common/DepthwiseLanes8.h"
 #include "backends/native/ops/common/Gemm.h"
 #include "backends/native/ops/common/PackedWeights.h"
 #include "backends/native/ops/common/PlaneWindow.h"
 #include "backends/native/ops/common/RowPipeline.h"
 #include "backends/native/ops/common/SeparableConv.h"
+#include "backends/native/ops/common/ThreadScratch.h"
 #include "backends/native/ops/common/Pooling.h"
 #include "ir/FusedOps.h"
 
@@ -82,16 +87,52 @@ int64_t channelsPerBlock(int64_t M, int64_t Plane, int64_t MR) {
   return std::max<int64_t>(MR, std::min(Fit, Quarter));
 }
 
-/// Which depthwise plane kernel the blocked kernel runs (common/PlaneWindow.h).
-enum class PlaneIsa { Portable, Avx2, Avx512 };
+/// Output rows [Oh0, Oh1) of the plane and the input rows [Ih0, Ih1) their windows read, PT rows of
+/// zeros above the first (the top pad, on the first band only).
+struct RowBand {
+  int64_t Oh0, Oh1, Ih0, Ih1, PT;
+};
+
+std::vector<RowBand> wholePlane(const DepthwiseGeometry &G) { return {{0, G.OH, 0, G.H, G.PH}}; }
+
+/// Expanded floats a band of a block may take: MobileNetV2's 96 x 112 x 112 block of 24 channels
+/// (1.2 MB, past Zen 3's 512 KiB L2) in four bands (1 thread 724 -> 702 us, 2 threads 378 -> 375).
+constexpr int64_t kBandBudgetFloats = 96 * 1024;
+
+/// The 8-lane path's bands of output rows for Items blocks (all images): as few as keep a band's
+/// expanded rows (Block channels) within kBandBudgetFloats, and at least two work items per
+/// thread (MobileNetV3-Small's 72 channels: 3 blocks of 24, 2 bands each on two threads). A band
+/// recomputes the input rows its windows share with the one above (stride 2, 3x3: one row). One
+/// whole-plane band where a band would read no input row.
+std::vector<RowBand> rowBands(const DepthwiseGeometry &G, int64_t Block, int64_t Items, int Threads) {
+  const int64_t ForCache = (Block * G.H * G.W + kBandBudgetFloats - 1) / kBandBudgetFloats;
+  const int64_t ForThreads = Threads > 1 ? (2 * Threads + Items - 1) / Items : 1;
+  const int64_t NBands = std::min(G.OH, std::max(ForCache, ForThreads));
+  if (NBands <= 1)
+    return wholePlane(G);
+  std::vector<RowBand> Bands;
+  for (int64_t Bi = 0; Bi < NBands; ++Bi) {
+    RowBand Band{Bi * G.OH / NBands, (Bi + 1) * G.OH / NBands, 0, 0, 0};
+    const int64_t First = Band.Oh0 * G.SH - G.PH, End = (Band.Oh1 - 1) * G.SH - G.PH + (G.KH - 1) * G.DH + 1;
+    Band.Ih0 = std::max<int64_t>(0, First), Band.Ih1 = std::min(G.H, End), Band.PT = Band.Ih0 - First;
+    if (First >= G.H || Band.Ih1 <= Band.Ih0)
+      return wholePlane(G);
+    Bands.push_back(Band);
+  }
+  return Bands;
+}
+
+/// Which depthwise kernel the blocked kernel runs: a plane kernel (common/PlaneWindow.h) or, on
+/// AVX2, 8 channels in lanes (common/DepthwiseLanes8.h).
+enum class PlaneIsa { Portable, Avx2, Avx512, Lanes8Avx2 };
 
 class FusedBlockedKernel : public Kernel {
 public:
   FusedBlockedKernel(std::string Name, const GemmMicroKernel &MK, SeparableAttrs A, int64_t M, int64_t K,
                      int64_t BlockM, std::vector<PackedA> Blocks, AlignedFloats Panels, PlaneIsa Planes,
-                     std::shared_ptr<const FlatDepthwisePlan> FlatCache)
+                     std::shared_ptr<const FlatDepthwisePlan> FlatCache, AlignedFloats Lanes8W)
       : Name(std::move(Name)), MK(MK), A(std::move(A)), M(M), K(K), BlockM(BlockM), Blocks(std::move(Blocks)),
-        Panels(std::move(Panels)), Planes(Planes), FlatCache(std::move(FlatCache)) {}
+        Panels(std::move(Panels)), Planes(Planes), FlatCache(std::move(FlatCache)), Lanes8W(std::move(Lanes8W)) {}
 
   Status run(const KernelContext &Ctx) const override {
     ASSIGN_OR_RETURN(const SeparableRun R, planFused(Name.c_str(), A, Ctx));
@@ -113,6 +154,9 @@ public:
       LocalPlan = planDepthwiseFlat(G);
     const FlatDepthwisePlan &FlatPlan = Cached ? *FlatCache : LocalPlan;
     const int64_t KT = R.KH * R.KW, NB = (M + BlockM - 1) / BlockM;
+    const bool Lanes8 = Planes == PlaneIsa::Lanes8Avx2;
+    const DwLanes8Geometry LG = dwLanes8Geometry(G.H, G.W, G.OH, G.OW, G.KH, G.KW, G.SH, G.SW, G.PH, G.PW);
+    const int64_t StripRows = Lanes8 ? depthwiseLanes8StripRows(LG, 1, 1) : 0;
     // Row k of the GEMM's B (input channel k) starts at k * Plane of the image.
     std::vector<int64_t> RowOffsets(static_cast<size_t>(std::max<int64_t>(R.C, 1)));
     for (int64_t K = 0; K < R.C; ++K)
@@ -121,56 +165,98 @@ public:
     const Parallel Serial;
     const int64_t Work = R.N * R.M * (R.C * R.Plane + KT * R.OutPlane);
     const Parallel &Par = Ctx.Par.ifWorth(Work);
-    Par.forRange(static_cast<size_t>(R.N * NB), 1, [&](size_t Lo, size_t Hi) {
-      thread_local AlignedFloats Expanded; // this worker's block of expanded planes
-      const size_t Need = static_cast<size_t>(BlockM * R.Plane);
+    const std::vector<RowBand> Bands = Lanes8 ? rowBands(G, BlockM, NB * R.N, Par.threads()) : wholePlane(G);
+    const int64_t NBands = static_cast<int64_t>(Bands.size());
+    // Items: (image, band, block), a band's blocks next to each other (they read the same input rows).
+    Par.forRange(static_cast<size_t>(R.N * NBands * NB), 1, [&](size_t Lo, size_t Hi) {
+      thread_local AlignedFloats Expanded; // this worker's block of expanded planes (or bands of rows)
+      size_t Need = 0;
+      for (const RowBand &Band : Bands)
+        Need = std::max(Need, static_cast<size_t>(BlockM * (Band.Ih1 - Band.Ih0) * G.W));
       if (Expanded.size() < Need)
         Expanded.resize(Need);
       float *E = Expanded.data();
+      ScratchFrame Scratch; // the 8-lane depthwise strips' packed rows and outputs
+      const size_t InFloats = Lanes8 ? static_cast<size_t>(dwLanes8InFloats(LG, StripRows)) : 0;
+      const size_t OutFloats = Lanes8 ? static_cast<size_t>(dwLanes8OutFloats(LG, StripRows)) : 0;
+      float *const LanesIn = Lanes8 ? Scratch.take<float>(InFloats) : nullptr;
+      float *const LanesOut = Lanes8 ? Scratch.take<float>(OutFloats) : nullptr;
       for (size_t T = Lo; T < Hi; ++T) {
-        const int64_t N = static_cast<int64_t>(T) / NB, B = static_cast<int64_t>(T) % NB, M0 = B * BlockM;
-        const int64_t Rows = std::min(BlockM, M - M0);
-        const float *Xn = X + N * R.C * R.Plane;
+        const int64_t N = static_cast<int64_t>(T) / (NBands * NB), B = static_cast<int64_t>(T) % NB, M0 = B * BlockM;
+        const RowBand &Band = Bands[static_cast<size_t>(static_cast<int64_t>(T) / NB % NBands)];
+        const int64_t Rows = std::min(BlockM, M - M0), Pixels = (Band.Ih1 - Band.Ih0) * G.W;
+        const float *Xn = X + N * R.C * R.Plane + Band.Ih0 * G.W;
         if (Panels.size() != 0) {
-          expandRowsAvx2(Xn, R.Plane, M0, Rows, B1, E);
+          expandRowsAvx2(Xn, R.Plane, Pixels, M0, Rows, B1, E);
         } else {
           GemmEpilogue Ep;
           Ep.RowBias = B1 ? B1 + M0 : nullptr;
           Ep.Act = A.Pointwise;
           // X is read in place (packing the image once for all blocks measured the same).
-          const GemmRowsB RowsB{Xn, RowOffsets.data(), R.Plane, nullptr};
-          gemmPackedRowsB(MK, Blocks[static_cast<size_t>(B)], RowsB, 1.0f, 0.0f, E, R.Plane, Serial, &Ep);
+          const GemmRowsB RowsB{Xn, RowOffsets.data(), Pixels, nullptr};
+          gemmPackedRowsB(MK, Blocks[static_cast<size_t>(B)], RowsB, 1.0f, 0.0f, E, Pixels, Serial, &Ep);
+        }
+        if (Lanes8) {
+          const DwLanes8Geometry BandG = dwLanes8Geometry(Band.Ih1 - Band.Ih0, G.W, Band.Oh1 - Band.Oh0, G.OW, G.KH,
+                                                         G.KW, G.SH, G.SW, Band.PT, G.PW);
+          depthwiseLanes8Block(BandG, G.Act, StripRows, E, Pixels, B, Rows, B2 ? B2 + M0 : nullptr,
+                               Y + (N * R.M + M0) * R.OutPlane + Band.Oh0 * G.OW, R.OutPlane, LanesIn, LanesOut);
+          continue;
         }
         for (int64_t J = 0; J < Rows; ++J) {
           const int64_t Mj = M0 + J;
           const float Bias = B2 ? B2[Mj] : 0.0f;
           float *Out = Y + (N * R.M + Mj) * R.OutPlane;
           if (Flat)
-            depthwiseFlatAvx512(FlatPlan, E + J * R.Plane, W2 + Mj * KT, Bias, Out);
+            depthwiseFlatAvx512(FlatPlan, E + J * Pixels, W2 + Mj * KT, Bias, Out);
           else if (Avx512Planes)
-            depthwisePlaneAvx512(Plan, E + J * R.Plane, W2 + Mj * KT, Bias, Out);
+            depthwisePlaneAvx512(Plan, E + J * Pixels, W2 + Mj * KT, Bias, Out);
           else if (Avx2Planes)
-            depthwisePlaneAvx2(Plan, E + J * R.Plane, W2 + Mj * KT, Bias, Out);
+            depthwisePlaneAvx2(Plan, E + J * Pixels, W2 + Mj * KT, Bias, Out);
           else
-            depthwisePlanePortable(G, A.Depthwise, E + J * R.Plane, W2 + Mj * KT, Bias, Out);
+            depthwisePlanePortable(G, A.Depthwise, E + J * Pixels, W2 + Mj * KT, Bias, Out);
         }
       }
     });
     return Status::ok();
   }
 
+  /// Lanes8W's 8-channel groups per block of BlockM channels.
+  static int64_t lanes8Groups(int64_t BlockM) { return (BlockM + kDwLanes8 - 1) / kDwLanes8; }
+
 private:
-  /// The expanded planes of channels [M0, M0 + Rows) of one image (Xn, Plane pixels) into E (rows
-  /// Plane apart): runs of pixels against Panels' 12-channel panels (pointwiseRunAvx2), the input
-  /// rows read in place, the expand bias and clamp in the write-back. A run's input (K rows of up to
-  /// 256 pixels) stays in L1/L2 while every panel of the block reads it.
-  void expandRowsAvx2(const float *Xn, int64_t Plane, int64_t M0, int64_t Rows, const float *B1, float *E) const {
+  /// The depthwise planes of block B (Rows channels, expanded in E, planes Plane apart; Bias its
+  /// biases or null) into Y (the block's first output plane): 8 channels at a time in strips of
+  /// StripRows output rows.
+  void depthwiseLanes8Block(const DwLanes8Geometry &LG, const FusedAct &Act, int64_t StripRows, const float *E,
+                            int64_t Plane, int64_t B, int64_t Rows, const float *Bias, float *Y, int64_t OutPlane,
+                            float *In, float *Out) const {
+    const int64_t Taps = LG.KH * LG.KW;
+    for (int64_t C0 = 0; C0 < Rows; C0 += kDwLanes8) {
+      const int64_t Cv = std::min(kDwLanes8, Rows - C0);
+      const float *Wt = Lanes8W.data() + (B * lanes8Groups(BlockM) + C0 / kDwLanes8) * Taps * kDwLanes8;
+      alignas(32) float Bv[kDwLanes8] = {};
+      if (Bias)
+        std::copy(Bias + C0, Bias + C0 + Cv, Bv);
+      for (int64_t Oh0 = 0; Oh0 < LG.OH; Oh0 += StripRows)
+        depthwiseLanes8Strip(LG, E + C0 * Plane, Plane, Cv, Wt, Bv, Act, Oh0, std::min(LG.OH, Oh0 + StripRows), In,
+                             Out, Y + C0 * OutPlane, OutPlane);
+    }
+  }
+
+  /// The expanded rows of channels [M0, M0 + Rows) over Pixels pixels of one image (Xn: the first
+  /// of them; input channels Plane apart) into E (rows Pixels apart): runs of pixels against
+  /// Panels' 12-channel panels (pointwiseRunAvx2), the input rows read in place, the expand bias and
+  /// clamp in the write-back. A run's input (K rows of up to 256 pixels) stays in L1/L2 while every
+  /// panel of the block reads it.
+  void expandRowsAvx2(const float *Xn, int64_t Plane, int64_t Pixels, int64_t M0, int64_t Rows, const float *B1,
+                      float *E) const {
     constexpr int64_t Run = 256;
-    for (int64_t J0 = 0; J0 < Plane; J0 += Run) {
-      const int64_t Nj = std::min(Run, Plane - J0);
+    for (int64_t J0 = 0; J0 < Pixels; J0 += Run) {
+      const int64_t Nj = std::min(Run, Pixels - J0);
       for (int64_t P0 = 0; P0 < Rows; P0 += kRowPipelineMR)
         pointwiseRunAvx2(Panels.data() + (M0 + P0) * K, std::min(kRowPipelineMR, Rows - P0), K, Xn + J0, Plane, Nj,
-                         B1 ? B1 + M0 + P0 : nullptr, A.Pointwise, E + P0 * Plane + J0, Plane);
+                         B1 ? B1 + M0 + P0 : nullptr, A.Pointwise, E + P0 * Pixels + J0, Pixels);
     }
   }
 
@@ -185,6 +271,9 @@ private:
   AlignedFloats Panels;
   PlaneIsa Planes;
   std::shared_ptr<const FlatDepthwisePlan> FlatCache; ///< planned at creation (known shapes), or null
+  /// Planes Lanes8Avx2: W2 per block, in lanes8Groups(BlockM) groups of 8 channels ([Taps][8] each,
+  /// zeros past the block's channels; packDepthwiseLanes8). Empty otherwise.
+  AlignedFloats Lanes8W;
 };
 
 /// The row pipeline (AVX-512): the expanded rows live in a small per-worker ring buffer, a few
@@ -402,7 +491,21 @@ KernelVariant blockedVariant(GemmIsa Isa, int Priority) {
             const TensorShape &XS = I.Inputs[0].Shape;
             const int64_t Plane = XS[2].isConst() && XS[3].isConst() ? XS[2].value() * XS[3].value() : 56 * 56;
             const bool ExpandRows = Isa == GemmIsa::Avx2 && expandByRowsAvx2(K);
-            const int64_t BlockM = channelsPerBlock(M, Plane, ExpandRows ? kRowPipelineMR : MK.MR);
+            const DepthwiseGeometry Any = planeGeometryOf(A.W, nullptr);
+            PlaneIsa Planes = Isa == GemmIsa::Avx512 && depthwiseAvx512Supported(Any) ? PlaneIsa::Avx512
+                              : Isa != GemmIsa::Portable && depthwiseAvx2Supported(Any) ? PlaneIsa::Avx2
+                                                                                        : PlaneIsa::Portable;
+            if (Planes == PlaneIsa::Avx2 && inputIsConst(I, 2) &&
+                depthwiseLanes8Supported(Any.KH, Any.KW, Any.SH, Any.SW, Any.DH, Any.DW))
+              Planes = PlaneIsa::Lanes8Avx2;
+            int64_t BlockM = channelsPerBlock(M, Plane, ExpandRows ? kRowPipelineMR : MK.MR);
+            // 8-lane depthwise groups: blocks of 24 channels (no partial group; the run splits the
+            // rows into bands where that leaves too few blocks for the pool). 1 thread, Zen 3:
+            // MobileNetV2's 144 channels at 56x56 in blocks of 24 instead of 36, stride 1 453 ->
+            // 434 us; MobileNetV3-Small's 72 at 56x56 in 3 blocks of 24 instead of 6 of 12, 145 ->
+            // 131 us.
+            if (ExpandRows && Planes == PlaneIsa::Lanes8Avx2)
+              BlockM = channelsPerBlock(M, Plane, 2 * kRowPipelineMR);
             std::vector<PackedA> Blocks;
             AlignedFloats Panels; // a hit in the packed-weights cache borrows them (PackedWeights.h)
             if (ExpandRows)
@@ -419,17 +522,30 @@ KernelVariant blockedVariant(GemmIsa Isa, int Priority) {
               }
             }
             markConstConsumed(I, 1);
-            const DepthwiseGeometry Any = planeGeometryOf(A.W, nullptr);
-            const PlaneIsa Planes = Isa == GemmIsa::Avx512 && depthwiseAvx512Supported(Any) ? PlaneIsa::Avx512
-                                    : Isa != GemmIsa::Portable && depthwiseAvx2Supported(Any) ? PlaneIsa::Avx2
-                                                                                              : PlaneIsa::Portable;
+            AlignedFloats Lanes8W;
+            if (Planes == PlaneIsa::Lanes8Avx2) {
+              const ConstData &W2 = *I.Inputs[2].Const;
+              const int64_t Taps = Any.KH * Any.KW, Group = Taps * kDwLanes8;
+              const int64_t PerBlock = FusedBlockedKernel::lanes8Groups(BlockM) * Group;
+              const size_t Floats = static_cast<size_t>((M + BlockM - 1) / BlockM * PerBlock);
+              const std::string Key = packedWeightsKey(I, 2, Name + "/lanes8/b" + std::to_string(BlockM));
+              if (!borrowPackedFloats(Key, Floats, Lanes8W)) {
+                Lanes8W.resize(Floats);
+                for (int64_t M0 = 0; M0 < M; M0 += BlockM)
+                  packDepthwiseLanes8(W2.as<float>() + M0 * Taps, std::min(BlockM, M - M0), Taps,
+                                      Lanes8W.data() + M0 / BlockM * PerBlock);
+                storePackedFloats(Key, Lanes8W);
+              }
+              markConstConsumed(I, 2);
+            }
             std::shared_ptr<const FlatDepthwisePlan> FlatCache;
             if (Planes == PlaneIsa::Avx512 && XS[2].isConst() && XS[3].isConst()) {
               const WindowGeometry Geo = computeWindowGeometry(A.W, {1, K, XS[2].value(), XS[3].value()});
               FlatCache = cachedFlatPlan(separableGeometry(A, Geo));
             }
             return makeKernel<FusedBlockedKernel>(Name, MK, std::move(A), M, K, BlockM, std::move(Blocks),
-                                                  std::move(Panels), Planes, std::move(FlatCache));
+                                                  std::move(Panels), Planes, std::move(FlatCache),
+                                                  std::move(Lanes8W));
           }};
 }
 
@@ -608,6 +724,23 @@ std::vector<OpTestCase> fusedCases() {
                act(relu6({{"group", attrInt(14)}, {"pads", ints({1, 1, 1, 1})}}), -0.2f, 0.3f, true), 1e-4),
       testCase("avx2_gemm_expand_deep_k", {X({1, 600, 6, 5}), W({16, 600, 1, 1}), W({16, 1, 3, 3}), W({16}), W({16})},
                relu6({{"group", attrInt(16)}, {"pads", ints({1, 1, 1, 1})}}), 1e-4),
+      // The AVX2 8-lane depthwise (common/DepthwiseLanes8): four blocks of 24 channels (three groups
+      // of 8 each), a 7x7 stride-2 window over one block of 20 channels (groups of 8, 8 and 4),
+      // and a depthwise weight that is not constant (the AVX2 plane kernel instead).
+      testCase("lanes8_blocks_of_24", {X({1, 8, 20, 21}), W({96, 8, 1, 1}), W({96, 1, 3, 3}), W({96}), W({96})},
+               relu6({{"group", attrInt(96)}, {"pads", ints({1, 1, 1, 1})}}), 1e-4),
+      testCase("lanes8_7x7_stride2", {X({1, 6, 23, 19}), W({20, 6, 1, 1}), W({20, 1, 7, 7}), W({20}), W({20})},
+               act({{"group", attrInt(20)}, {"pads", ints({3, 2, 3, 4})}, {"strides", ints({2, 2})}}, -0.4f, 0.5f,
+                   false), 1e-4),
+      // Blocks whose expanded planes pass the band budget (96K floats): two bands of output rows,
+      // the second recomputing the input rows the first one's windows also read (5x5 stride 1: 4
+      // rows; 3x3 stride 2 with a top pad of 2).
+      testCase("lanes8_bands_5x5", {X({1, 4, 70, 60}), W({24, 4, 1, 1}), W({24, 1, 5, 5}), W({24}), W({24})},
+               relu6({{"group", attrInt(24)}, {"pads", ints({2, 2, 2, 2})}}), 1e-4),
+      testCase("lanes8_bands_stride2", {X({1, 3, 91, 45}), W({48, 3, 1, 1}), W({48, 1, 3, 3}), W({48}), W({48})},
+               relu6({{"group", attrInt(48)}, {"pads", ints({2, 1, 1, 1})}, {"strides", ints({2, 2})}}), 1e-4),
+      testCase("lanes8_w2_not_const", {X({1, 5, 12, 17}), W({12, 5, 1, 1}), X({12, 1, 3, 3}), W({12}), W({12})},
+               relu6({{"group", attrInt(12)}, {"pads", ints({1, 1, 1, 1})}})),
       // Weights not constant: only the reference runs it.
       testCase("weights_not_const", {X({1, 4, 6, 6}), X({12, 4, 1, 1}), X({12, 1, 3, 3}), X({12}), X({12})},
                {{"group", attrInt(12)}, {"pads", ints({1, 1, 1, 1})}}),

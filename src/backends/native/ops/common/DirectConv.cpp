@@ -126,6 +126,26 @@ OPT_DIRECT_AVX2_INLINE __m256 tapAvx2(const float *Src, const uint8_t *Bits) {
   return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(Even), _MM_SHUFFLE(3, 1, 2, 0)));
 }
 
+/// [x0 x1 y0 y1 | x2 x3 y2 y3] (an in-lane shuffle of two loads) as [x0 x1 x2 x3 y0 y1 y2 y3].
+OPT_DIRECT_AVX2_INLINE __m256 laneOrderAvx2(__m256 V) {
+  return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(V), _MM_SHUFFLE(3, 1, 2, 0)));
+}
+
+/// The 2 x KW tap vectors of one kernel row for a 16-pixel block whose loads all lie inside the
+/// row (horizontal stride 2, dilation 1): tap kw's even lanes of 16 consecutive inputs per 8
+/// outputs, and tap kw + 1 from the odd lanes of the same two loads (its inputs, one column on)
+/// instead of two loads of its own.
+OPT_DIRECT_AVX2_INLINE void rowTapsS2Avx2(const float *Row, int64_t KW, __m256 *BT) {
+  for (int64_t Kw = 0; Kw < KW; Kw += 2)
+    for (int Half = 0; Half < 2; ++Half) {
+      const float *Src = Row + Kw + Half * 16;
+      const __m256 A = _mm256_loadu_ps(Src), B = _mm256_loadu_ps(Src + 8);
+      BT[2 * Kw + Half] = laneOrderAvx2(_mm256_shuffle_ps(A, B, _MM_SHUFFLE(2, 0, 2, 0)));
+      if (Kw + 1 < KW)
+        BT[2 * (Kw + 1) + Half] = laneOrderAvx2(_mm256_shuffle_ps(A, B, _MM_SHUFFLE(3, 1, 3, 1)));
+    }
+}
+
 /// One vector of outputs: Left lanes valid; Spill: a whole store may run past them (onto output
 /// rows this call writes later).
 OPT_DIRECT_AVX2_INLINE void storeAvx2(float *Out, __m256 V, int64_t Left, bool Spill) {
@@ -223,6 +243,11 @@ OPT_DIRECT_AVX2 void rowsAvx2(const DirectConvGeometry &D, const DepthwisePlan &
               continue;
             }
             const float *Row = X + Ch * Plane + Ih * G.W + Ow0 * SW - G.PW;
+            if (SW == 2 && G.DW == 1 && Kind[0] == 0 && Kind[1] == 0) {
+              rowTapsS2Avx2(Row, KW, BT + 2 * T);
+              T += KW;
+              continue;
+            }
             for (int64_t Kw = 0; Kw < KW; ++Kw, ++T)
               for (int Half = 0; Half < 2; ++Half) {
                 const float *Src = Row + Kw * G.DW + Half * 8 * SW;

@@ -18,12 +18,14 @@ namespace ops {
 /// or 2; any kernel size, vertical stride, dilation and pads).
 bool maxPoolSeparableAvx2Supported(const DepthwiseGeometry &G);
 
-/// Floats of row buffer maxPoolPlaneSeparableAvx2 needs for geometry G.
+/// Floats of row buffers maxPoolPlanesSeparableAvx2 needs for geometry G.
 int64_t maxPoolSeparableScratch(const DepthwiseGeometry &G);
 
-/// Out[OH, OW] = max over the window's taps inside the plane (-inf when none; a NaN in the window
-/// gives NaN). Scratch holds maxPoolSeparableScratch(G) floats (one per thread).
-void maxPoolPlaneSeparableAvx2(const DepthwiseGeometry &G, const float *In, float *Out, float *Scratch);
+/// For each of Count planes (In + p * InPlane, Out + p * OutPlane): Out[OH, OW] = max over the
+/// window's taps inside the plane (-inf when none; a NaN in the window gives NaN). Scratch holds
+/// maxPoolSeparableScratch(G) floats (one per thread).
+void maxPoolPlanesSeparableAvx2(const DepthwiseGeometry &G, const float *In, int64_t InPlane, float *Out,
+                                int64_t OutPlane, int64_t Count, float *Scratch);
 
 } // namespace ops
 } // namespace detail

@@ -619,6 +619,13 @@ OpKernels maxPoolKernels() {
                              {valuesInput({1, 3, 15, 33}, nanSprinkled(3 * 15 * 33, 11), ElementType::F32, false)},
                              {{"kernel_shape", attrInts({3, 3})}, {"strides", attrInts({2, 2})},
                               {"pads", attrInts({1, 1, 1, 1})}, {"ceil_mode", attrInt(1)}}));
+    // Planes smaller than a vector of outputs: a row's whole-vector store may not reach past the
+    // next plane (it ran past the tensor on random graphs).
+    Cases.push_back(testCase("k3s2_tiny_planes", {tensorInput({2, 6, 8, 3})},
+                             {{"kernel_shape", attrInts({3, 3})}, {"strides", attrInts({1, 2})}}));
+    Cases.push_back(testCase("k3s2_tiny_padded", {tensorInput({2, 12, 2, 2})},
+                             {{"kernel_shape", attrInts({3, 3})}, {"strides", attrInts({2, 2})},
+                              {"pads", attrInts({1, 2, 2, 2})}}));
     return Cases;
   };
   return K;

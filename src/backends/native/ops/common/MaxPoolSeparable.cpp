@@ -244,11 +244,12 @@ OPT_SEP_INLINE __m256 columnVecEdge(const DepthwiseGeometry &G, const float *con
 /// without a row buffer: per block of 8 outputs the column maxima of its 17 input columns in
 /// three registers (the third is the next block's first), then the windows by in-register
 /// shuffles; columns outside the row are -inf. Loads may read [ReadBegin, ReadEnd) beyond the
-/// plane (the unused lanes of plain loads), and with SpillLast the last row's last block may
-/// store whole past the plane. Any window height, vertical stride, dilation and pads.
+/// plane (the unused lanes of plain loads), and with SpillNext a row's last block may store whole
+/// into the next plane (written after this one), never past it. Any window height, vertical
+/// stride, dilation and pads.
 template <int KHc>
 OPT_SEP_AVX2 void planeK3S2(const DepthwiseGeometry &G, const float *In, float *Out, const float *ReadBegin,
-                            const float *ReadEnd, bool SpillLast) {
+                            const float *ReadEnd, bool SpillNext) {
   const int64_t KH = KHc > 0 ? KHc : G.KH;
   const float *Stack[64];
   std::vector<const float *> Heap(static_cast<size_t>(KH > 64 ? KH : 0));
@@ -261,7 +262,7 @@ OPT_SEP_AVX2 void planeK3S2(const DepthwiseGeometry &G, const float *In, float *
       std::fill(O, O + G.OW, -INFINITY);
       continue;
     }
-    const bool Spill = SpillLast || Oh * G.OW + Blocks * kLanes <= G.OH * G.OW;
+    const bool Spill = Oh * G.OW + Blocks * kLanes <= G.OH * G.OW * (SpillNext ? 2 : 1);
     if (G.PW % 2 == 1) {
       // Odd left pad (ResNet's pad 1): the column vectors start at each window's middle column,
       // which keeps them aligned with rows that are (misaligned loads on the rows went from
@@ -298,7 +299,7 @@ OPT_SEP_AVX2 void planeK3S2(const DepthwiseGeometry &G, const float *In, float *
 }
 
 /// The planes in order, so each but the last may read into the next one's input and spill its
-/// last row onto the next one's output (written after it, by this thread).
+/// last rows onto the next one's output (written after it, by this thread).
 void planesK3S2(const DepthwiseGeometry &G, const float *In, int64_t InPlane, float *Out, int64_t OutPlane,
                 int64_t Count) {
   auto Plane = G.KH == 3 ? &planeK3S2<3> : &planeK3S2<0>;

@@ -2,7 +2,9 @@
 // the window's rows are taken first at full vector density (8 input columns per vector, no
 // shuffles) into a row buffer with -inf padding, then the row maxima over the window's columns are
 // read from that buffer (stride 2: two loads and one in-lane shuffle per tap, one cross-lane
-// permute per 8 outputs). KH + KW maxima per output instead of KH * KW strided taps.
+// permute per 8 outputs). KH + KW maxima per output instead of KH * KW strided taps. 3-wide
+// stride-2 undilated windows (the common 3x3 / 2 pools) keep the column maxima in registers and
+// take the row maxima by in-register shuffles, without the buffer.
 #pragma once
 
 #include <cstdint>

@@ -12,6 +12,7 @@
 
 #include "backends/native/ops/common/MaxPoolSeparable.h"
 #include "backends/native/ops/common/PlaneWindow.h"
+#include "backends/native/ops/common/ThreadScratch.h"
 #include "backends/native/ops/common/Pooling.h"
 #include "backends/native/ops/common/VecMath512.h"
 #include "core/CpuFeatures.h"
@@ -421,10 +422,11 @@ public:
       // Separable (column maxima, then row maxima): KH + KW operations per output, not KH * KW.
       Ctx.Par.forRange(static_cast<size_t>(Planes), planesPerChunk(OutPlane, W.Kernel[0] + W.Kernel[1]),
                        [&](size_t Lo, size_t Hi) {
-                         std::vector<float> Scratch(static_cast<size_t>(maxPoolSeparableScratch(PG)));
-                         for (size_t P = Lo; P < Hi; ++P)
-                           maxPoolPlaneSeparableAvx2(PG, In + static_cast<int64_t>(P) * InPlane,
-                                                     Out + static_cast<int64_t>(P) * OutPlane, Scratch.data());
+                         ScratchFrame Frame;
+                         const int64_t P = static_cast<int64_t>(Lo);
+                         maxPoolPlanesSeparableAvx2(PG, In + P * InPlane, InPlane, Out + P * OutPlane, OutPlane,
+                                                    static_cast<int64_t>(Hi - Lo),
+                                                    Frame.take<float>(static_cast<size_t>(maxPoolSeparableScratch(PG))));
                        });
       return Status::ok();
     }
@@ -596,6 +598,34 @@ OpKernels maxPoolKernels() {
     Cases.push_back(testCase("sep_tall_dilated", {tensorInput({1, 2, 4, 21})},
                              {{"kernel_shape", attrInts({5, 3})}, {"dilations", attrInts({2, 3})},
                               {"pads", attrInts({4, 3, 4, 3})}, {"strides", attrInts({3, 1})}}));
+    // The AVX2 3-wide stride-2 kernel without a row buffer: an odd left pad on rows a multiple of
+    // 16 wide (aligned column vectors) and on ragged ones with ceil mode and top pad 2, an even
+    // left pad 2 under a 5-tall window with vertical dilation and stride 3, rows narrower than a
+    // vector, NaN at the edges; several planes, as each plane's reads and last stores run into
+    // the next one's.
+    Cases.push_back(testCase("k3s2_pad1_aligned", {tensorInput({1, 3, 12, 64})},
+                             {{"kernel_shape", attrInts({3, 3})}, {"strides", attrInts({2, 2})},
+                              {"pads", attrInts({1, 1, 1, 1})}}));
+    Cases.push_back(testCase("k3s2_pad1_ceil", {tensorInput({2, 2, 11, 45})},
+                             {{"kernel_shape", attrInts({3, 3})}, {"strides", attrInts({2, 2})},
+                              {"pads", attrInts({2, 1, 1, 1})}, {"ceil_mode", attrInt(1)}}));
+    Cases.push_back(testCase("k3s2_pad2_tall_dilated", {tensorInput({1, 3, 17, 50})},
+                             {{"kernel_shape", attrInts({5, 3})}, {"strides", attrInts({3, 2})},
+                              {"dilations", attrInts({2, 1})}, {"pads", attrInts({2, 2, 2, 2})}}));
+    Cases.push_back(testCase("k3s2_narrow", {tensorInput({3, 2, 5, 6})},
+                             {{"kernel_shape", attrInts({3, 3})}, {"strides", attrInts({2, 2})},
+                              {"pads", attrInts({1, 1, 1, 1})}}));
+    Cases.push_back(testCase("k3s2_nan_pad1_ceil",
+                             {valuesInput({1, 3, 15, 33}, nanSprinkled(3 * 15 * 33, 11), ElementType::F32, false)},
+                             {{"kernel_shape", attrInts({3, 3})}, {"strides", attrInts({2, 2})},
+                              {"pads", attrInts({1, 1, 1, 1})}, {"ceil_mode", attrInt(1)}}));
+    // Planes smaller than a vector of outputs: a row's whole-vector store may not reach past the
+    // next plane (it ran past the tensor on random graphs).
+    Cases.push_back(testCase("k3s2_tiny_planes", {tensorInput({2, 6, 8, 3})},
+                             {{"kernel_shape", attrInts({3, 3})}, {"strides", attrInts({1, 2})}}));
+    Cases.push_back(testCase("k3s2_tiny_padded", {tensorInput({2, 12, 2, 2})},
+                             {{"kernel_shape", attrInts({3, 3})}, {"strides", attrInts({2, 2})},
+                              {"pads", attrInts({1, 2, 2, 2})}}));
     return Cases;
   };
   return K;

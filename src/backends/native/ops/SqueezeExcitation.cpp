@@ -5,10 +5,11 @@
 // s = act2(W2 act1(W1 mean_hw(X[n]) + B1) + B2).
 //
 // The AVX-512 and AVX2 + FMA variants read X twice per image and nothing else: the channel means
-// (16 or 8 lanes of partial sums per plane), the two small matrix-vector products on the calling
-// thread, then the scaling of each plane (read X, write Y), instead of GlobalAveragePool, two Conv
-// kernels on 1x1 planes, two activations and a broadcasting Mul (EfficientNet-B0: 16 blocks,
-// MobileNetV3-Small: 9).
+// (16 or 8 lanes of partial sums per plane), the first matrix-vector product, then per channel
+// range the second product and the scaling of those planes (read X, write Y), instead of
+// GlobalAveragePool, two Conv kernels on 1x1 planes, two activations and a broadcasting Mul
+// (EfficientNet-B0: 16 blocks, MobileNetV3-Small: 9). Each of the three stages splits across
+// threads where its work pays for a fan-out (kSeMinParallelWork).
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -190,11 +191,10 @@ OPT_TARGET_AVX512 void scalePlanesAvx512(const float *X, const float *Scale, int
   }
 }
 
-/// excite's products in float, 16 lanes; W2T: W2 transposed ([R, C]).
-OPT_TARGET_AVX512 void exciteAvx512(const SeAttrs &A, const float *W1, const float *B1, const float *W2T,
-                                    const float *B2, int64_t C, int64_t R, const float *Mean, float *Hidden,
-                                    float *Scale) {
-  for (int64_t I = 0; I < R; ++I) {
+/// excite's first product in float, 16 lanes, for hidden rows [Lo, Hi): Hidden = act1(W1 Mean + B1).
+OPT_TARGET_AVX512 void reduceAvx512(const SeAttrs &A, const float *W1, const float *B1, int64_t C, const float *Mean,
+                                    float *Hidden, int64_t Lo, int64_t Hi) {
+  for (int64_t I = Lo; I < Hi; ++I) {
     const float *Row = W1 + I * C;
     __m512 S = _mm512_setzero_ps();
     int64_t J = 0;
@@ -206,18 +206,22 @@ OPT_TARGET_AVX512 void exciteAvx512(const SeAttrs &A, const float *W1, const flo
     }
     Hidden[I] = _mm512_reduce_add_ps(S) + (B1 ? B1[I] : 0.0f);
   }
-  applyFusedAct(A.Reduce, Hidden, static_cast<size_t>(R));
-  // Scale = B2 + sum over j of Hidden[j] * W2T[j, :] (W2 transposed to [R, C]): 16 output
-  // channels at a time, each hidden value broadcast.
-  for (int64_t I0 = 0; I0 < C; I0 += 16) {
-    const int64_t Lanes = std::min<int64_t>(16, C - I0);
+  applyFusedAct(A.Reduce, Hidden + Lo, static_cast<size_t>(Hi - Lo));
+}
+
+/// excite's second product for channels [Lo, Hi): Scale = act2(B2 + sum over j of Hidden[j] *
+/// W2T[j, :]) (W2 transposed to [R, C]), 16 output channels at a time, each hidden value broadcast.
+OPT_TARGET_AVX512 void expandAvx512(const SeAttrs &A, const float *W2T, const float *B2, int64_t C, int64_t R,
+                                    const float *Hidden, float *Scale, int64_t Lo, int64_t Hi) {
+  for (int64_t I0 = Lo; I0 < Hi; I0 += 16) {
+    const int64_t Lanes = std::min<int64_t>(16, Hi - I0);
     const __mmask16 M = static_cast<__mmask16>((1u << Lanes) - 1u);
     __m512 S = B2 ? _mm512_maskz_loadu_ps(M, B2 + I0) : _mm512_setzero_ps();
     for (int64_t J = 0; J < R; ++J)
       S = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(M, W2T + J * C + I0), _mm512_set1_ps(Hidden[J]), S);
     _mm512_mask_storeu_ps(Scale + I0, M, S);
   }
-  applyFusedAct(A.Expand, Scale, static_cast<size_t>(C));
+  applyFusedAct(A.Expand, Scale + Lo, static_cast<size_t>(Hi - Lo));
 }
 
 /// The sum of the 8 lanes of V.
@@ -271,37 +275,85 @@ OPT_TARGET_AVX2 void scalePlanesAvx2(const float *X, const float *Scale, int64_t
   }
 }
 
-/// exciteAvx512 on 8 lanes, the activations by applyFusedActAvx2.
-OPT_TARGET_AVX2 void exciteAvx2(const SeAttrs &A, const float *W1, const float *B1, const float *W2T, const float *B2,
-                                int64_t C, int64_t R, const float *Mean, float *Hidden, float *Scale) {
-  for (int64_t I = 0; I < R; ++I) {
-    const float *Row = W1 + I * C;
-    __m256 S0 = _mm256_setzero_ps(), S1 = _mm256_setzero_ps();
-    int64_t J = 0;
-    for (; J + 16 <= C; J += 16) {
-      S0 = _mm256_fmadd_ps(_mm256_loadu_ps(Row + J), _mm256_loadu_ps(Mean + J), S0);
-      S1 = _mm256_fmadd_ps(_mm256_loadu_ps(Row + J + 8), _mm256_loadu_ps(Mean + J + 8), S1);
-    }
-    if (J + 8 <= C) {
-      S0 = _mm256_fmadd_ps(_mm256_loadu_ps(Row + J), _mm256_loadu_ps(Mean + J), S0);
-      J += 8;
-    }
-    if (J < C) {
-      const __m256i M = vec256::lanesBelow256(C - J);
-      S1 = _mm256_fmadd_ps(_mm256_maskload_ps(Row + J, M), _mm256_maskload_ps(Mean + J, M), S1);
-    }
-    Hidden[I] = sum256(_mm256_add_ps(S0, S1)) + (B1 ? B1[I] : 0.0f);
+/// Hidden[I] (before the activation) for one row of W1: two accumulators, a masked tail.
+OPT_TARGET_AVX2 inline float reduceRowAvx2(const float *Row, const float *Mean, int64_t C) {
+  __m256 S0 = _mm256_setzero_ps(), S1 = _mm256_setzero_ps();
+  int64_t J = 0;
+  for (; J + 16 <= C; J += 16) {
+    S0 = _mm256_fmadd_ps(_mm256_loadu_ps(Row + J), _mm256_loadu_ps(Mean + J), S0);
+    S1 = _mm256_fmadd_ps(_mm256_loadu_ps(Row + J + 8), _mm256_loadu_ps(Mean + J + 8), S1);
   }
-  applyFusedActAvx2(A.Reduce, Hidden, Hidden, static_cast<size_t>(R));
-  // Scale = B2 + sum over j of Hidden[j] * W2T[j, :]: 8 output channels at a time.
-  for (int64_t I0 = 0; I0 < C; I0 += 8) {
-    const __m256i M = vec256::lanesBelow256(std::min<int64_t>(8, C - I0));
+  if (J + 8 <= C) {
+    S0 = _mm256_fmadd_ps(_mm256_loadu_ps(Row + J), _mm256_loadu_ps(Mean + J), S0);
+    J += 8;
+  }
+  if (J < C) {
+    const __m256i M = vec256::lanesBelow256(C - J);
+    S1 = _mm256_fmadd_ps(_mm256_maskload_ps(Row + J, M), _mm256_maskload_ps(Mean + J, M), S1);
+  }
+  return sum256(_mm256_add_ps(S0, S1));
+}
+
+/// reduceAvx512 on 8 lanes, the activation by applyFusedActAvx2. Four rows at a time, each with
+/// two accumulators (eight independent FMA chains; one row's two chains left the loop waiting on
+/// the FMA latency), their tails by reduceRowAvx2.
+OPT_TARGET_AVX2 void reduceAvx2(const SeAttrs &A, const float *W1, const float *B1, int64_t C, const float *Mean,
+                                float *Hidden, int64_t Lo, int64_t Hi) {
+  const int64_t Full = C / 16 * 16;
+  int64_t I = Lo;
+  for (; I + 4 <= Hi; I += 4) {
+    const float *R0 = W1 + I * C, *R1 = R0 + C, *R2 = R1 + C, *R3 = R2 + C;
+    __m256 S[8];
+    for (__m256 &V : S)
+      V = _mm256_setzero_ps();
+    for (int64_t J = 0; J < Full; J += 16) {
+      const __m256 M0 = _mm256_loadu_ps(Mean + J), M1 = _mm256_loadu_ps(Mean + J + 8);
+      S[0] = _mm256_fmadd_ps(_mm256_loadu_ps(R0 + J), M0, S[0]);
+      S[1] = _mm256_fmadd_ps(_mm256_loadu_ps(R0 + J + 8), M1, S[1]);
+      S[2] = _mm256_fmadd_ps(_mm256_loadu_ps(R1 + J), M0, S[2]);
+      S[3] = _mm256_fmadd_ps(_mm256_loadu_ps(R1 + J + 8), M1, S[3]);
+      S[4] = _mm256_fmadd_ps(_mm256_loadu_ps(R2 + J), M0, S[4]);
+      S[5] = _mm256_fmadd_ps(_mm256_loadu_ps(R2 + J + 8), M1, S[5]);
+      S[6] = _mm256_fmadd_ps(_mm256_loadu_ps(R3 + J), M0, S[6]);
+      S[7] = _mm256_fmadd_ps(_mm256_loadu_ps(R3 + J + 8), M1, S[7]);
+    }
+    for (int64_t K = 0; K < 4; ++K)
+      Hidden[I + K] = sum256(_mm256_add_ps(S[2 * K], S[2 * K + 1])) +
+                      (Full < C ? reduceRowAvx2(W1 + (I + K) * C + Full, Mean + Full, C - Full) : 0.0f) +
+                      (B1 ? B1[I + K] : 0.0f);
+  }
+  for (; I < Hi; ++I)
+    Hidden[I] = reduceRowAvx2(W1 + I * C, Mean, C) + (B1 ? B1[I] : 0.0f);
+  applyFusedActAvx2(A.Reduce, Hidden + Lo, Hidden + Lo, static_cast<size_t>(Hi - Lo));
+}
+
+/// expandAvx512 on 8 lanes: 32 channels at a time (four independent FMA chains over the hidden
+/// values; one chain per 8 channels waited on the FMA latency, ~half of the op's time), then 8
+/// at a time with masks.
+OPT_TARGET_AVX2 void expandAvx2(const SeAttrs &A, const float *W2T, const float *B2, int64_t C, int64_t R,
+                                const float *Hidden, float *Scale, int64_t Lo, int64_t Hi) {
+  int64_t I0 = Lo;
+  for (; I0 + 32 <= Hi; I0 += 32) {
+    __m256 S[4];
+    for (int K = 0; K < 4; ++K)
+      S[K] = B2 ? _mm256_loadu_ps(B2 + I0 + 8 * K) : _mm256_setzero_ps();
+    for (int64_t J = 0; J < R; ++J) {
+      const float *W = W2T + J * C + I0;
+      const __m256 H = _mm256_set1_ps(Hidden[J]);
+      for (int K = 0; K < 4; ++K)
+        S[K] = _mm256_fmadd_ps(_mm256_loadu_ps(W + 8 * K), H, S[K]);
+    }
+    for (int K = 0; K < 4; ++K)
+      _mm256_storeu_ps(Scale + I0 + 8 * K, S[K]);
+  }
+  for (; I0 < Hi; I0 += 8) {
+    const __m256i M = vec256::lanesBelow256(std::min<int64_t>(8, Hi - I0));
     __m256 S = B2 ? _mm256_maskload_ps(B2 + I0, M) : _mm256_setzero_ps();
     for (int64_t J = 0; J < R; ++J)
       S = _mm256_fmadd_ps(_mm256_maskload_ps(W2T + J * C + I0, M), _mm256_set1_ps(Hidden[J]), S);
     _mm256_maskstore_ps(Scale + I0, M, S);
   }
-  applyFusedActAvx2(A.Expand, Scale, Scale, static_cast<size_t>(C));
+  applyFusedActAvx2(A.Expand, Scale + Lo, Scale + Lo, static_cast<size_t>(Hi - Lo));
 }
 
 /// The ISA-specific steps of SeSimdKernel.
@@ -311,9 +363,14 @@ struct SeAvx512 {
   static void scale(const float *X, const float *S, int64_t P, int64_t Count, float *Y) {
     scalePlanesAvx512(X, S, P, Count, Y);
   }
-  static void excite(const SeAttrs &A, const float *W1, const float *B1, const float *W2T, const float *B2, int64_t C,
-                     int64_t R, const float *Mean, float *Hidden, float *Scale) {
-    exciteAvx512(A, W1, B1, W2T, B2, C, R, Mean, Hidden, Scale);
+  static constexpr int64_t Lanes = 16;
+  static void reduce(const SeAttrs &A, const float *W1, const float *B1, int64_t C, const float *Mean, float *Hidden,
+                     int64_t Lo, int64_t Hi) {
+    reduceAvx512(A, W1, B1, C, Mean, Hidden, Lo, Hi);
+  }
+  static void expand(const SeAttrs &A, const float *W2T, const float *B2, int64_t C, int64_t R, const float *Hidden,
+                     float *Scale, int64_t Lo, int64_t Hi) {
+    expandAvx512(A, W2T, B2, C, R, Hidden, Scale, Lo, Hi);
   }
 };
 struct SeAvx2 {
@@ -322,9 +379,14 @@ struct SeAvx2 {
   static void scale(const float *X, const float *S, int64_t P, int64_t Count, float *Y) {
     scalePlanesAvx2(X, S, P, Count, Y);
   }
-  static void excite(const SeAttrs &A, const float *W1, const float *B1, const float *W2T, const float *B2, int64_t C,
-                     int64_t R, const float *Mean, float *Hidden, float *Scale) {
-    exciteAvx2(A, W1, B1, W2T, B2, C, R, Mean, Hidden, Scale);
+  static constexpr int64_t Lanes = 8;
+  static void reduce(const SeAttrs &A, const float *W1, const float *B1, int64_t C, const float *Mean, float *Hidden,
+                     int64_t Lo, int64_t Hi) {
+    reduceAvx2(A, W1, B1, C, Mean, Hidden, Lo, Hi);
+  }
+  static void expand(const SeAttrs &A, const float *W2T, const float *B2, int64_t C, int64_t R, const float *Hidden,
+                     float *Scale, int64_t Lo, int64_t Hi) {
+    expandAvx2(A, W2T, B2, C, R, Hidden, Scale, Lo, Hi);
   }
 };
 
@@ -335,6 +397,21 @@ std::vector<float> transposeW2(const float *W2, int64_t C, int64_t R) {
     for (int64_t J = 0; J < R; ++J)
       T[static_cast<size_t>(J * C + I)] = W2[I * R + J];
   return T;
+}
+
+/// The cost rule of SeSimdKernel's fan-outs, in units of about one plane float moved: a weight
+/// counts 2 (W1 and W2 come from L3 each run, the planes from the producer's L1/L2), a plane
+/// float 1 per pass (the means read it, the scaling reads and writes it). A stage splits across
+/// threads from kSeMinParallelWork on, into one equal chunk per thread: its items cost the same,
+/// and each further chunk costs the pool a claim (chunks of ~4K floats made MobileNetV3-Small's
+/// 16-channel 56x56 block 7.1 -> 8.8 us at 2 threads, and 2^17 as the threshold, which kept it
+/// on one thread, 7.4 -> 9.0).
+constexpr int64_t kSeMinParallelWork = int64_t{1} << 15;
+
+/// Items per chunk: Count items split evenly over Threads, in multiples of Align.
+size_t seGrain(int64_t Count, int Threads, int64_t Align) {
+  const int64_t Items = (Count + Threads - 1) / std::max(Threads, 1);
+  return static_cast<size_t>(std::max<int64_t>(1, (Items + Align - 1) / Align * Align));
 }
 
 /// The vector kernel on Isa's steps (SeAvx512, SeAvx2).
@@ -358,16 +435,27 @@ public:
     if (W2T.size() != static_cast<size_t>(S.C * S.R))
       LocalW2T = transposeW2(W2, S.C, S.R);
     const float *W2t = LocalW2T.empty() ? W2T.data() : LocalW2T.data();
-    // Planes per parallel chunk: about 32K floats, so small blocks (7x7 planes) stay on one thread.
-    const size_t Chunk = static_cast<size_t>(std::max<int64_t>(1, 32768 / S.P));
+    // Up to three fan-outs per image, each only where its work pays for one (kSeMinParallelWork):
+    // the channel means, the first product by hidden rows, then per channel range the second
+    // product and the scaling of those planes.
+    const int64_t ExpandWork = 2 * S.R + 2 * S.P; // per channel: a column of W2T, its plane read and written
+    const int Threads = Ctx.Par.threads();
+    const size_t MeanGrain = seGrain(S.C, Threads, 1), ReduceGrain = seGrain(S.R, Threads, 1),
+                 ExpandGrain = seGrain(S.C, Threads, Isa::Lanes);
+    const Parallel &MeanPar = Ctx.Par.ifWorth(S.C * S.P, kSeMinParallelWork);
+    const Parallel &ReducePar = Ctx.Par.ifWorth(2 * S.R * S.C, kSeMinParallelWork);
+    const Parallel &ExpandPar = Ctx.Par.ifWorth(S.C * ExpandWork, kSeMinParallelWork);
     for (int64_t N = 0; N < S.N; ++N) {
       const float *Xn = X + N * S.C * S.P;
       float *Yn = Y + N * S.C * S.P;
-      Ctx.Par.forRange(static_cast<size_t>(S.C), Chunk, [&](size_t Lo, size_t Hi) {
+      MeanPar.forRange(static_cast<size_t>(S.C), MeanGrain, [&](size_t Lo, size_t Hi) {
         Isa::means(Xn + static_cast<int64_t>(Lo) * S.P, S.P, static_cast<int64_t>(Hi - Lo), Mean.data() + Lo);
       });
-      Isa::excite(A, W1, B1, W2t, B2, S.C, S.R, Mean.data(), Hidden.data(), Scale.data());
-      Ctx.Par.forRange(static_cast<size_t>(S.C), Chunk, [&](size_t Lo, size_t Hi) {
+      ReducePar.forRange(static_cast<size_t>(S.R), ReduceGrain, [&](size_t Lo, size_t Hi) {
+        Isa::reduce(A, W1, B1, S.C, Mean.data(), Hidden.data(), static_cast<int64_t>(Lo), static_cast<int64_t>(Hi));
+      });
+      ExpandPar.forRange(static_cast<size_t>(S.C), ExpandGrain, [&](size_t Lo, size_t Hi) {
+        Isa::expand(A, W2t, B2, S.C, S.R, Hidden.data(), Scale.data(), static_cast<int64_t>(Lo), static_cast<int64_t>(Hi));
         const int64_t Off = static_cast<int64_t>(Lo) * S.P;
         Isa::scale(Xn + Off, Scale.data() + Lo, S.P, static_cast<int64_t>(Hi - Lo), Yn + Off);
       });
@@ -412,6 +500,9 @@ std::vector<OpTestCase> seCases() {
       // EfficientNet-B0's blocks: SiLU then Sigmoid; planes 112x112 (P % 16 == 0) and 7x7 (tails).
       testCase("effnet_112x112", {X({1, 32, 112, 112}), W({8, 32, 1, 1}), W({32, 8, 1, 1}), W({8}), W({32})}, effnet),
       testCase("effnet_7x7", {X({1, 1152, 7, 7}), W({48, 1152, 1, 1}), W({1152, 48, 1, 1}), W({48}), W({1152})},
+               effnet, 1e-4),
+      // Both products large enough to split across threads (hidden rows, then channel ranges).
+      testCase("split_products_7x7", {X({1, 1152, 7, 7}), W({96, 1152, 1, 1}), W({1152, 96, 1, 1}), W({96}), W({1152})},
                effnet, 1e-4),
       // MobileNetV3-Small's: Relu then HardSigmoid; 14x14, channels not a multiple of 16.
       testCase("mnv3_14x14", {X({1, 120, 14, 14}), W({32, 120, 1, 1}), W({120, 32, 1, 1}), W({32}), W({120})}, mnv3),

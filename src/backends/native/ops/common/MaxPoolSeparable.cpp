@@ -131,6 +131,18 @@ OPT_SEP_AVX2 void rowMax(const float *T, int64_t KWr, int64_t DW, int64_t OW, fl
   }
 }
 
+/// The input rows of output row Oh's window that lie inside the plane, into Rows; their count.
+inline int64_t windowRows(const DepthwiseGeometry &G, int64_t KH, const float *In, int64_t Oh, const float **Rows) {
+  const int64_t Ih0 = Oh * G.SH - G.PH;
+  int64_t NR = 0;
+  for (int64_t Kh = 0; Kh < KH; ++Kh) {
+    const int64_t Ih = Ih0 + Kh * G.DH;
+    if (Ih >= 0 && Ih < G.H)
+      Rows[NR++] = In + Ih * G.W;
+  }
+  return NR;
+}
+
 template <int SW, int KHc, int KWc>
 OPT_SEP_AVX2 void planeRows(const DepthwiseGeometry &G, const float *In, float *Out, float *T) {
   const int64_t KH = KHc > 0 ? KHc : G.KH;
@@ -139,13 +151,7 @@ OPT_SEP_AVX2 void planeRows(const DepthwiseGeometry &G, const float *In, float *
   const float **Rows = KH > 64 ? Heap.data() : Stack;
   float *Body = T + G.PW;
   for (int64_t Oh = 0; Oh < G.OH; ++Oh) {
-    const int64_t Ih0 = Oh * G.SH - G.PH;
-    int64_t NR = 0;
-    for (int64_t Kh = 0; Kh < KH; ++Kh) {
-      const int64_t Ih = Ih0 + Kh * G.DH;
-      if (Ih >= 0 && Ih < G.H)
-        Rows[NR++] = In + Ih * G.W;
-    }
+    const int64_t NR = windowRows(G, KH, In, Oh, Rows);
     float *O = Out + Oh * G.OW;
     if (NR == 0) { // the window lies in the vertical padding
       std::fill(O, O + G.OW, -INFINITY);
@@ -162,14 +168,156 @@ OPT_SEP_AVX2 void planeRows(const DepthwiseGeometry &G, const float *In, float *
   }
 }
 
-template <int SW> void planeSw(const DepthwiseGeometry &G, const float *In, float *Out, float *T) {
-  if (G.KH == 3 && G.KW == 3)
-    planeRows<SW, 3, 3>(G, In, Out, T);
-  else if (G.KH == 2 && G.KW == 2)
-    planeRows<SW, 2, 2>(G, In, Out, T);
-  else
-    planeRows<SW, 0, 0>(G, In, Out, T);
+template <bool Plain> OPT_SEP_INLINE __m256 load(const float *P, __m256i Inside) {
+  return Plain ? _mm256_loadu_ps(P) : _mm256_maskload_ps(P, Inside);
 }
+
+/// The column maxima over Rows[0..NR) of the 8 input columns from C on, by plain loads (Plain)
+/// or by loads masked to Inside.
+template <int KHc, bool Plain>
+OPT_SEP_INLINE __m256 columnVec(const float *const *Rows, int64_t NR, int64_t C, __m256i Inside) {
+  const int64_t Nr = KHc > 0 ? KHc : NR;
+  MaxNan A;
+  int64_t R = 0;
+  if (Nr >= 2)
+    A.firstPair(load<Plain>(Rows[0] + C, Inside), load<Plain>(Rows[1] + C, Inside)), R = 2;
+  else
+    A.first(load<Plain>(Rows[0] + C, Inside)), R = 1;
+  for (; R + 2 <= Nr; R += 2)
+    A.addPair(load<Plain>(Rows[R] + C, Inside), load<Plain>(Rows[R + 1] + C, Inside));
+  if (R < Nr)
+    A.add(load<Plain>(Rows[R] + C, Inside));
+  return A.result();
+}
+
+/// The 8 outputs of 3-wide stride-2 windows from column maxima V0, V1, V2 of 24 consecutive
+/// columns (output j: columns 2j, 2j + 1, 2j + 2; only V2's first lane is read), in order.
+OPT_SEP_INLINE __m256 windows3s2(__m256 V0, __m256 V1, __m256 V2) {
+  // Columns 2..9 and 10..17: each half shifted by two across the 128-bit lanes.
+  const __m256 X = _mm256_castsi256_ps(_mm256_alignr_epi8(_mm256_castps_si256(_mm256_permute2f128_ps(V0, V1, 0x21)),
+                                                          _mm256_castps_si256(V0), 8));
+  const __m256 Y = _mm256_castsi256_ps(_mm256_alignr_epi8(_mm256_castps_si256(_mm256_permute2f128_ps(V1, V2, 0x21)),
+                                                          _mm256_castps_si256(V1), 8));
+  MaxNan A; // in the in-lane order [0 1 4 5 | 2 3 6 7] of the outputs
+  A.firstPair(_mm256_shuffle_ps(V0, V1, _MM_SHUFFLE(2, 0, 2, 0)), _mm256_shuffle_ps(V0, V1, _MM_SHUFFLE(3, 1, 3, 1)));
+  A.add(_mm256_shuffle_ps(X, Y, _MM_SHUFFLE(2, 0, 2, 0)));
+  return unscramble<2>(A.result());
+}
+
+/// Output block B of a row (OW outputs): whole when it fits, or when Spill allows its extra lanes
+/// onto the next row (written after this one); else its lanes one by one (a masked store costs
+/// ~8% of a 13x13 plane on Zen 3).
+OPT_SEP_INLINE void storeBlock(float *O, int64_t B, int64_t OW, bool Spill, __m256 V) {
+  if ((B + 1) * kLanes <= OW || Spill) {
+    _mm256_storeu_ps(O + B * kLanes, V);
+    return;
+  }
+  alignas(32) float Lanes[kLanes];
+  _mm256_store_ps(Lanes, V);
+  std::copy(Lanes, Lanes + (OW - B * kLanes), O + B * kLanes);
+}
+
+/// columnVec for a window of NR rows, KH of them whole (the template's row count when KHc > 0).
+template <int KHc, bool Plain>
+OPT_SEP_INLINE __m256 columnVecOf(const float *const *Rows, int64_t NR, int64_t KH, int64_t C, __m256i Inside) {
+  return NR == KH ? columnVec<KHc, Plain>(Rows, NR, C, Inside) : columnVec<0, Plain>(Rows, NR, C, Inside);
+}
+
+/// The column maxima of the 8 input columns from C on with the lanes outside the row at -inf:
+/// plain loads for a vector inside the row, or partly outside but inside [ReadBegin, ReadEnd)
+/// (AMD's masked loads are slower), else masked ones.
+template <int KHc>
+OPT_SEP_INLINE __m256 columnVecEdge(const DepthwiseGeometry &G, const float *const *Rows, int64_t NR, int64_t KH,
+                                    const float *ReadBegin, const float *ReadEnd, int64_t C) {
+  if (C >= 0 && C + kLanes <= G.W)
+    return columnVecOf<KHc, true>(Rows, NR, KH, C, _mm256_setzero_si256());
+  if (C + kLanes <= 0 || C >= G.W)
+    return _mm256_set1_ps(-INFINITY);
+  const __m256i Inside = vec256::laneRange256(-C, G.W - C);
+  const __m256 V = Rows[0] + C >= ReadBegin && Rows[NR - 1] + C + kLanes <= ReadEnd
+                       ? columnVecOf<KHc, true>(Rows, NR, KH, C, Inside)
+                       : columnVecOf<KHc, false>(Rows, NR, KH, C, Inside);
+  return _mm256_blendv_ps(_mm256_set1_ps(-INFINITY), V, _mm256_castsi256_ps(Inside));
+}
+
+/// The 3-wide, stride-2, undilated horizontal window (SqueezeNet's and ResNet's 3x3 / 2 pools)
+/// without a row buffer: per block of 8 outputs the column maxima of its 17 input columns in
+/// three registers (the third is the next block's first), then the windows by in-register
+/// shuffles; columns outside the row are -inf. Loads may read [ReadBegin, ReadEnd) beyond the
+/// plane (the unused lanes of plain loads), and with SpillNext a row's last block may store whole
+/// into the next plane (written after this one), never past it. Any window height, vertical
+/// stride, dilation and pads.
+template <int KHc>
+OPT_SEP_AVX2 void planeK3S2(const DepthwiseGeometry &G, const float *In, float *Out, const float *ReadBegin,
+                            const float *ReadEnd, bool SpillNext) {
+  const int64_t KH = KHc > 0 ? KHc : G.KH;
+  const float *Stack[64];
+  std::vector<const float *> Heap(static_cast<size_t>(KH > 64 ? KH : 0));
+  const float **Rows = KH > 64 ? Heap.data() : Stack;
+  const int64_t Blocks = (G.OW + kLanes - 1) / kLanes;
+  for (int64_t Oh = 0; Oh < G.OH; ++Oh) {
+    const int64_t NR = windowRows(G, KH, In, Oh, Rows);
+    float *O = Out + Oh * G.OW;
+    if (NR == 0) { // the window lies in the vertical padding
+      std::fill(O, O + G.OW, -INFINITY);
+      continue;
+    }
+    const bool Spill = Oh * G.OW + Blocks * kLanes <= G.OH * G.OW * (SpillNext ? 2 : 1);
+    if (G.PW % 2 == 1) {
+      // Odd left pad (ResNet's pad 1): the column vectors start at each window's middle column,
+      // which keeps them aligned with rows that are (misaligned loads on the rows went from
+      // 118 to 131 us on ResNet's pool); a window's left column is the previous one's right.
+      int64_t C = 1 - G.PW;
+      __m256 Prev = unscramble<2>(_mm256_shuffle_ps(columnVecEdge<KHc>(G, Rows, NR, KH, ReadBegin, ReadEnd, C - 2 * kLanes),
+                                                    columnVecEdge<KHc>(G, Rows, NR, KH, ReadBegin, ReadEnd, C - kLanes),
+                                                    _MM_SHUFFLE(3, 1, 3, 1)));
+      for (int64_t B = 0; B < Blocks; ++B, C += 2 * kLanes) {
+        const __m256 A0 = columnVecEdge<KHc>(G, Rows, NR, KH, ReadBegin, ReadEnd, C);
+        const __m256 A1 = columnVecEdge<KHc>(G, Rows, NR, KH, ReadBegin, ReadEnd, C + kLanes);
+        const __m256 Right = unscramble<2>(_mm256_shuffle_ps(A0, A1, _MM_SHUFFLE(3, 1, 3, 1)));
+        // [Prev[7], Right[0..6]]: the left columns.
+        const __m256 Left = _mm256_castsi256_ps(_mm256_alignr_epi8(
+            _mm256_castps_si256(Right), _mm256_castps_si256(_mm256_permute2f128_ps(Prev, Right, 0x21)), 12));
+        MaxNan Mid;
+        Mid.firstPair(_mm256_shuffle_ps(A0, A1, _MM_SHUFFLE(2, 0, 2, 0)), _mm256_shuffle_ps(A0, A1, _MM_SHUFFLE(3, 1, 3, 1)));
+        MaxNan All;
+        All.firstPair(unscramble<2>(Mid.result()), Left);
+        storeBlock(O, B, G.OW, Spill, All.result());
+        Prev = Right;
+      }
+      continue;
+    }
+    int64_t C = -G.PW;
+    __m256 V0 = columnVecEdge<KHc>(G, Rows, NR, KH, ReadBegin, ReadEnd, C);
+    for (int64_t B = 0; B < Blocks; ++B, C += 2 * kLanes) {
+      const __m256 V1 = columnVecEdge<KHc>(G, Rows, NR, KH, ReadBegin, ReadEnd, C + kLanes);
+      const __m256 V2 = columnVecEdge<KHc>(G, Rows, NR, KH, ReadBegin, ReadEnd, C + 2 * kLanes);
+      storeBlock(O, B, G.OW, Spill, windows3s2(V0, V1, V2));
+      V0 = V2;
+    }
+  }
+}
+
+/// The planes in order, so each but the last may read into the next one's input and spill its
+/// last rows onto the next one's output (written after it, by this thread).
+void planesK3S2(const DepthwiseGeometry &G, const float *In, int64_t InPlane, float *Out, int64_t OutPlane,
+                int64_t Count) {
+  auto Plane = G.KH == 3 ? &planeK3S2<3> : &planeK3S2<0>;
+  const float *ReadEnd = In + (Count - 1) * InPlane + G.H * G.W;
+  for (int64_t P = 0; P < Count; ++P)
+    Plane(G, In + P * InPlane, Out + P * OutPlane, In, ReadEnd, P + 1 < Count && OutPlane == G.OH * G.OW);
+}
+
+template <int SW>
+void planesSw(const DepthwiseGeometry &G, const float *In, int64_t InPlane, float *Out, int64_t OutPlane, int64_t Count,
+              float *T) {
+  auto Plane = G.KH == 3 && G.KW == 3   ? &planeRows<SW, 3, 3>
+               : G.KH == 2 && G.KW == 2 ? &planeRows<SW, 2, 2>
+                                        : &planeRows<SW, 0, 0>;
+  for (int64_t P = 0; P < Count; ++P)
+    Plane(G, In + P * InPlane, Out + P * OutPlane, T);
+}
+
 #endif
 } // namespace
 
@@ -184,17 +332,24 @@ bool maxPoolSeparableAvx2Supported(const DepthwiseGeometry &G) {
 #endif
 }
 
-int64_t maxPoolSeparableScratch(const DepthwiseGeometry &G) { return scratchFloats(G); }
+/// The 3-wide stride-2 undilated window, which needs no row buffer (planeK3S2).
+inline bool isK3S2(const DepthwiseGeometry &G) { return G.KW == 3 && G.SW == 2 && G.DW == 1; }
 
-void maxPoolPlaneSeparableAvx2(const DepthwiseGeometry &G, const float *In, float *Out, float *Scratch) {
+int64_t maxPoolSeparableScratch(const DepthwiseGeometry &G) { return isK3S2(G) ? 0 : scratchFloats(G); }
+
+void maxPoolPlanesSeparableAvx2(const DepthwiseGeometry &G, const float *In, int64_t InPlane, float *Out,
+                                int64_t OutPlane, int64_t Count, float *Scratch) {
 #ifdef OPT_MAXPOOL_SEP_X86
-  std::fill(Scratch, Scratch + scratchFloats(G), -INFINITY);
+  if (isK3S2(G))
+    return planesK3S2(G, In, InPlane, Out, OutPlane, Count);
+  // The column stage writes only the buffer's body, so its -inf padding outlives the planes.
+  std::fill(Scratch, Scratch + maxPoolSeparableScratch(G), -INFINITY);
   if (G.SW == 1)
-    planeSw<1>(G, In, Out, Scratch);
+    planesSw<1>(G, In, InPlane, Out, OutPlane, Count, Scratch);
   else
-    planeSw<2>(G, In, Out, Scratch);
+    planesSw<2>(G, In, InPlane, Out, OutPlane, Count, Scratch);
 #else
-  (void)G, (void)In, (void)Out, (void)Scratch;
+  (void)G, (void)In, (void)InPlane, (void)Out, (void)OutPlane, (void)Count, (void)Scratch;
 #endif
 }
 

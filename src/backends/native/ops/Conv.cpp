@@ -521,6 +521,12 @@ std::vector<OpTestCase> convCases() {
                {valuesInput({1, 9, 14, 16}, nanSprinkled(9 * 14 * 16, 37), ElementType::F32, false),
                 W({14, 9, 1, 1}), W({14})},
                {{kFusedActMin, attrFloat(-0.2f)}, {kFusedActMax, attrFloat(0.3f)}}, 1e-4),
+      // One image whose 14x14 plane is one run, 8 panels: split into 4 groups of 2 panels over the
+      // harness's 4 threads (13 tiles x 2 panels each, against runs of 64 pixels x 8 panels).
+      testCase("pointwise_rows_avx2_panel_groups_residual",
+               {X({1, 40, 14, 14}), W({96, 40, 1, 1}), W({96}), X({1, 96, 14, 14})},
+               {{kFusedResidual, attrInt(1)}, {kFusedActMin, attrFloat(0.0f)}, {kFusedActMax, attrFloat(6.0f)}},
+               1e-4),
       // 400 input channels: three chunks of 134, 134 and 132 (partial sums through the output), the
       // residual and HardSwish on the last only.
       testCase("hswish_pointwise_rows_avx2_chunked_residual",
@@ -553,6 +559,10 @@ std::vector<OpTestCase> convCases() {
       // Over 10x10 from at least 384 input channels, more output than input channels (SqueezeNet's
       // 13x13 classifier, 1000 from 512): 143 pixels (17 tiles and 7), 401 channels (25 x 16 + 1).
       testCase("pointwise_transposed_avx2_wide_expand_relu", {X({1, 384, 13, 11}), W({401, 384, 1, 1}), W({401})},
+               {{kFusedActMin, attrFloat(0.0f)}}, 1e-4),
+      // Split by pixels (three blocks of 16 channels, SqueezeNet's 13x13 squeeze from 384): parts
+      // of 48, 32, 48 and 41 pixels over the harness's 4 threads, each against every block.
+      testCase("pointwise_transposed_avx2_pixel_parts_relu", {X({1, 384, 13, 13}), W({48, 384, 1, 1}), W({48})},
                {{kFusedActMin, attrFloat(0.0f)}}, 1e-4),
       testCase("hsigmoid_pointwise_transposed_avx2_chunked_residual_4x4",
                {X({1, 130, 4, 4}), W({5, 130, 1, 1}), W({5}), X({1, 5, 4, 4})},

@@ -724,6 +724,9 @@ constexpr int kTransposedRows256 = 6;
 /// R (<= 6) pixels x NV (1 or 2) vectors of 8 output channels: pixel i's value of input channel k
 /// broadcast from X's row k, the channels loaded from the transposed weights. Next (or null): the
 /// next block's weight rows (NextLd floats per k), a line per k prefetched while this tile computes.
+/// Row k's line 16 pixels on is prefetched too: X's chunk is read a tile of 6 pixels at a time,
+/// one line from each of up to 128 rows, and on the first block it comes from memory or the
+/// other core's cache (written by the op before, split between the threads).
 template <int R, int NV>
 __attribute__((target("avx2,fma"), always_inline)) inline void
 transposedTile256(const float *X, int64_t Ldx, int64_t K, const float *WT, int64_t Ldw, const float *ColBias,
@@ -744,6 +747,7 @@ transposedTile256(const float *X, int64_t Ldx, int64_t K, const float *WT, int64
     if (Next)
       _mm_prefetch(reinterpret_cast<const char *>(Next + Kk * NextLd), _MM_HINT_T0);
     const float *A = X + Kk * Ldx;
+    _mm_prefetch(reinterpret_cast<const char *>(A + 16), _MM_HINT_T0);
     _Pragma("GCC unroll 6") for (int I = 0; I < R; ++I) {
       const __m256 Av = _mm256_broadcast_ss(A + I);
       _Pragma("GCC unroll 2") for (int V = 0; V < NV; ++V) Acc[I][V] = _mm256_fmadd_ps(Av, B[V], Acc[I][V]);

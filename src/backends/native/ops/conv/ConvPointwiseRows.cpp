@@ -130,12 +130,28 @@ public:
     // (while few), of equal length in 16-pixel steps: 784 pixels on 2 threads are 4 x ~196
     // (3 x 208 + 160), not 3 x 256 + 16 (512 against 272 pixels per thread).
     int64_t Runs = (P + 255) / 256;
+    const int64_t Whole = Runs;
     while (Threads > 1 && R.N * Runs < 4 * Threads && (R.N * Runs) % Threads != 0)
       ++Runs;
-    const int64_t Run = Threads == 1 ? 256 : std::min<int64_t>(256, ((P + Runs - 1) / Runs + 15) / 16 * 16);
+    int64_t Run = Threads == 1 ? 256 : std::min<int64_t>(256, ((P + Runs - 1) / Runs + 15) / 16 * 16);
     Runs = (P + Run - 1) / Run;
     // Few runs (a 14x14 plane is one): the panels split into groups too, two items per thread.
-    const int64_t Groups = std::max<int64_t>(1, std::min(Panels, (2 * Threads + R.N * Runs - 1) / (R.N * Runs)));
+    int64_t Groups = std::max<int64_t>(1, std::min(Panels, (2 * Threads + R.N * Runs - 1) / (R.N * Runs)));
+    // A single image whose plane is one run: split only its panels where the multiply-adds that
+    // saves in the largest part (16-pixel tiles x panels: 14x14 is 13 tiles x 43 of 86 panels
+    // against 7 x 86 for runs of 112 and 84 pixels) outweigh 8 per float of the rest of X that
+    // each part then reads too (from the other core's cache, mostly). Zen 3, 2 threads, minima of
+    // alternated runs: ResNet-50's layer3 conv3 (1024 from 256 on 14x14) 635 -> 589 us in the
+    // model, MobileNetV2's 384 from 64 on 14x14 64.4 -> 57.7; split, 40 from 240 (MobileNetV3-
+    // Small) 28.2 -> 31.4 and 64 from 192 33.8 -> 36.7 (4 and 6 panels), which the rule keeps
+    // on runs.
+    const auto Tiles = [](int64_t Pixels) { return (Pixels + 15) / 16; };
+    const int64_t ChannelGroups = std::min<int64_t>(Panels, Threads);
+    if (R.N == 1 && Whole == 1 && Runs > 1 && ChannelGroups > 1) {
+      const int64_t Saved = Tiles(Run) * Panels - Tiles(P) * ((Panels + ChannelGroups - 1) / ChannelGroups);
+      if (Saved * 16 * kRowPipelineMR > 8 * (P - Run)) // per input channel
+        Runs = 1, Run = P, Groups = ChannelGroups;
+    }
     Par.forRange(static_cast<size_t>(R.N * Runs * Groups), 1, [&](size_t Lo, size_t Hi) {
       for (size_t T = Lo; T < Hi; ++T) {
         const int64_t Gi = static_cast<int64_t>(T) % Groups, Item = static_cast<int64_t>(T) / Groups;
@@ -205,8 +221,9 @@ KernelVariant rowsVariant(const char *Name, int Priority, bool (*Cpu)(), Pointwi
 
 /// 1x1 convolutions (stride 1, no padding, group 1) on small planes, AVX2 + FMA: channels in
 /// lanes (pointwiseTransposedAvx2), X read in place, the weights transposed once at load; each
-/// work item a range of 16-channel blocks of one image over all its pixels, its product
-/// transposed back into the output planes with the residual and the activation. 49 pixels are 8
+/// work item a range of 16-channel blocks of one image over all its pixels (or every block over a
+/// range of its pixels, where that balances the threads better), its product transposed back into
+/// the output planes with the residual and the activation. 49 pixels are 8
 /// tiles of 6 and a 1-pixel one, where the pixels-in-lanes kernels fill three 16-pixel tiles and
 /// a 1-pixel one.
 class ConvPointwiseTransposedKernel : public Kernel {
@@ -232,32 +249,47 @@ public:
     if (R.N * M * P == 0)
       return Status::ok();
     const Parallel &Par = Ctx.Par.ifWorth(R.N * M * C * P);
-    const int64_t Threads = std::max(1, Par.threads());
-    // Channel groups: one per thread for a single image (each reads all of X, a part of W).
-    const int64_t Groups = std::max<int64_t>(1, std::min(Blocks, (Threads + R.N - 1) / R.N));
+    const int64_t Threads = std::max(1, Par.threads()), Share = (Threads + R.N - 1) / R.N;
+    // Fewer images than threads: each image split in Share parts, by 16-channel blocks (each
+    // group reads all of X and its part of W) unless its largest part has more 6-pixel tiles x
+    // blocks than the largest of a split by pixels (all blocks, a range of pixels starting at a
+    // multiple of 16, so that no cache line of Y is written by two): SqueezeNet's 48 channels
+    // from 384 on 13x13, three blocks on 2 threads (2 x 29 tiles against 3 x 15), 48.4 -> 37.5
+    // us. Where the blocks divide evenly the pixel split measured slower (64 channels from 512
+    // on 13x13 61.2 -> 64.7 us, 96 from 576 on 14x14 118.3 -> 121.1: each part re-reads all of W).
+    const auto Tiles = [](int64_t Pixels) { return (Pixels + 5) / 6; };
+    const auto PartStart = [P](int64_t Pi, int64_t Parts) { return Pi == Parts ? P : (Pi * P / Parts + 8) / 16 * 16; };
+    const int64_t PixelParts = std::min(Share, P / 16), ChannelParts = std::min(Blocks, Share);
+    int64_t PixelLoad = 0;
+    for (int64_t Pi = 0; Pi < PixelParts; ++Pi)
+      PixelLoad = std::max(PixelLoad, Blocks * Tiles(PartStart(Pi + 1, PixelParts) - PartStart(Pi, PixelParts)));
+    const bool ByPixels = PixelParts > 1 && PixelLoad < (Blocks + ChannelParts - 1) / ChannelParts * Tiles(P);
+    const int64_t Parts = ByPixels ? PixelParts : 1, Groups = ByPixels ? 1 : std::max<int64_t>(1, ChannelParts);
     // The input channels in chunks of at most 128: a chunk's rows of X (25 KB on 7x7) and a
     // 16-channel panel's part (8 KB) stay in L1 across the panels and the pixel tiles. On Zen 3,
     // 1 thread, MobileNetV2's 7x7 projections from 960 channels: 242 -> 203 us with 128, 237
     // with 160, 243 with 256, 217 with 64.
     constexpr int64_t kChunk = 128;
     const int64_t Chunks = (C + kChunk - 1) / kChunk, Step = (C + Chunks - 1) / Chunks;
-    Par.forRange(static_cast<size_t>(R.N * Groups), 1, [&](size_t Lo, size_t Hi) {
+    Par.forRange(static_cast<size_t>(R.N * Parts * Groups), 1, [&](size_t Lo, size_t Hi) {
       ScratchFrame Scratch; // this worker's product, on its scratch stack (ThreadScratch.h)
       float *const Product = Scratch.take<float>(static_cast<size_t>(P * ((Blocks + Groups - 1) / Groups * 16)));
       for (size_t T = Lo; T < Hi; ++T) {
-        const int64_t Gi = static_cast<int64_t>(T) % Groups, N = static_cast<int64_t>(T) / Groups;
+        const int64_t Gi = static_cast<int64_t>(T) % Groups, Item = static_cast<int64_t>(T) / Groups;
+        const int64_t N = Item / Parts, J0 = PartStart(Item % Parts, Parts);
+        const int64_t Pixels = PartStart(Item % Parts + 1, Parts) - J0;
         const int64_t C0 = Gi * Blocks / Groups * 16, C1 = std::min(Mpad, (Gi + 1) * Blocks / Groups * 16);
         const int64_t Cols = C1 - C0;
         if (Cols <= 0)
           continue;
-        const float *Xn = X + N * C * P;
+        const float *Xn = X + N * C * P + J0;
         for (int64_t K0 = 0; K0 < C; K0 += Step)
-          pointwiseTransposedAvx2(Xn + K0 * P, P, P, K0, std::min(Step, C - K0), WT.data() + C0 * C, C, Cols,
+          pointwiseTransposedAvx2(Xn + K0 * P, P, Pixels, K0, std::min(Step, C - K0), WT.data() + C0 * C, C, Cols,
                                   B ? B + C0 : nullptr, K0 > 0, Product);
         for (int64_t Cb = C0; Cb < std::min(M, C1); Cb += 16) { // the product's blocks into planes
-          const int64_t Width = std::min<int64_t>(16, C1 - Cb), Off = (N * M + Cb) * P;
-          transposeToPlanesActAvx2(Product + (Cb - C0) * P, Width, P, std::min<int64_t>(Width, M - Cb), A.Act,
-                                   Res ? Res + Off : nullptr, Y + Off, P);
+          const int64_t Width = std::min<int64_t>(16, C1 - Cb), Off = (N * M + Cb) * P + J0;
+          transposeToPlanesActAvx2(Product + (Cb - C0) * Pixels, Width, Pixels, std::min<int64_t>(Width, M - Cb),
+                                   A.Act, Res ? Res + Off : nullptr, Y + Off, P);
         }
       }
     });

@@ -143,12 +143,23 @@ inline int64_t windowRows(const DepthwiseGeometry &G, int64_t KH, const float *I
   return NR;
 }
 
+/// Room for the input rows of one output row's window that lie inside the plane (windowRows): on
+/// the stack up to 64 rows, else on the heap.
+struct WindowRowPointers {
+  explicit WindowRowPointers(int64_t KH)
+      : Heap(static_cast<size_t>(KH > 64 ? KH : 0)), Rows(KH > 64 ? Heap.data() : Stack) {}
+  WindowRowPointers(const WindowRowPointers &) = delete;
+  WindowRowPointers &operator=(const WindowRowPointers &) = delete;
+  const float *Stack[64];
+  std::vector<const float *> Heap;
+  const float **Rows;
+};
+
 template <int SW, int KHc, int KWc>
 OPT_SEP_AVX2 void planeRows(const DepthwiseGeometry &G, const float *In, float *Out, float *T) {
   const int64_t KH = KHc > 0 ? KHc : G.KH;
-  const float *Stack[64]; // the input rows of one output row's window that lie inside the plane
-  std::vector<const float *> Heap(static_cast<size_t>(KH > 64 ? KH : 0));
-  const float **Rows = KH > 64 ? Heap.data() : Stack;
+  WindowRowPointers Window(KH);
+  const float **Rows = Window.Rows;
   float *Body = T + G.PW;
   for (int64_t Oh = 0; Oh < G.OH; ++Oh) {
     const int64_t NR = windowRows(G, KH, In, Oh, Rows);
@@ -251,9 +262,8 @@ template <int KHc>
 OPT_SEP_AVX2 void planeK3S2(const DepthwiseGeometry &G, const float *In, float *Out, const float *ReadBegin,
                             const float *ReadEnd, bool SpillNext) {
   const int64_t KH = KHc > 0 ? KHc : G.KH;
-  const float *Stack[64];
-  std::vector<const float *> Heap(static_cast<size_t>(KH > 64 ? KH : 0));
-  const float **Rows = KH > 64 ? Heap.data() : Stack;
+  WindowRowPointers Window(KH);
+  const float **Rows = Window.Rows;
   const int64_t Blocks = (G.OW + kLanes - 1) / kLanes;
   for (int64_t Oh = 0; Oh < G.OH; ++Oh) {
     const int64_t NR = windowRows(G, KH, In, Oh, Rows);

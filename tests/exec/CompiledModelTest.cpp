@@ -722,6 +722,40 @@ TEST(CompiledModel, BlockedDepthwiseWeightsAreInTheFolder) {
   expectIdentical(A, M, In, "depthwise7x7");
 }
 
+TEST(CompiledModel, ConvTransposeAndStemWeightsAreInTheFolder) {
+  // A 3-channel 3x3 stride-2 stem (the direct kernel on AVX2 / AVX-512: its own weight layout) and
+  // a grouped ConvTranspose (col2im GEMM: one panel set per group): both layouts go into
+  // packed.bin and the folder's load borrows them (a kernel that kept a copy outside the cache
+  // would count as a miss), outputs identical to the ONNX file's.
+  rt::AutoInit Init;
+  OnnxBuilder B(13);
+  B.input("x", onnx::TensorProto_DataType_FLOAT, {1, 3, 33, 31});
+  B.initializer("ws", {16, 3, 3, 3}, wave(16 * 27, 0.2f));
+  B.initializer("bs", {16}, wave(16, 0.3f, 1.0f));
+  B.initializer("wt", {16, 6, 3, 3}, wave(16 * 6 * 9, 0.15f));
+  onnx::NodeProto *Stem = B.node("Conv", {"x", "ws", "bs"}, {"s"}, "stem");
+  OnnxBuilder::attrInts(Stem, "strides", {2, 2});
+  OnnxBuilder::attrInts(Stem, "pads", {1, 1, 1, 1});
+  onnx::NodeProto *Up = B.node("ConvTranspose", {"s", "wt"}, {"y"}, "up");
+  OnnxBuilder::attrInts(Up, "strides", {2, 2});
+  OnnxBuilder::attrInt(Up, "group", 2);
+  B.output("y", onnx::TensorProto_DataType_FLOAT);
+  const std::string Onnx = tempDir() + "/stem_convtranspose.onnx";
+  const std::string Bytes = B.bytes();
+  writeFile(Onnx, std::vector<uint8_t>(Bytes.begin(), Bytes.end()));
+  const std::string Folder = compileTo(Onnx);
+  const std::vector<std::string> Keys = packedKeys(Folder);
+  EXPECT_EQ(countKeysWith(Keys, "f32_convtranspose__col2im_"), 2u); // one per group
+  if (rtd::cpuFeatures().avx2Fma())
+    EXPECT_EQ(countKeysWith(Keys, "f32_conv__direct_avx"), 1u);
+  rt::Model A = rt::loadModel(Onnx);
+  rt::Model M = rt::loadModel(Folder);
+  EXPECT_EQ(M.impl()->PackedHits, Keys.size());
+  EXPECT_EQ(M.impl()->PackedMisses, 0u);
+  std::vector<rt::Tensor> In = inputsFor(A, "");
+  expectIdentical(A, M, In, "stem + convtranspose");
+}
+
 TEST(CompiledModel, StridedPointwiseWeightsAreInTheFolder) {
   // ResNet-style downsample convolutions (1x1 stride 2): 64 -> 96 from 28x28 to 14x14 and 128 ->
   // 96 from 14x14 to 7x7. On an AVX2 CPU without AVX-512 they run the strided pointwise-rows and

@@ -164,11 +164,21 @@ int32_t nativeCreate(void *, const OptRtNode *Node, void **Out, char *Error, siz
   // Factories that pack a constant ask the host's cache for this node first (PackedWeights.h).
   const bool HasCache = Node->struct_size >= offsetof(OptRtNode, weights_cache) + sizeof(Node->weights_cache);
   ops::ScopedWeightsCache Cache(HasCache ? Node->weights_cache : nullptr);
+  const uint64_t LookupsBefore = ops::packedLookupCount();
   Result<std::unique_ptr<Kernel>> R = createNativeKernel(*Info);
   if (!R.isOk()) {
     writeAbiError(R.status().message(), Error, ErrorSize);
     return static_cast<int32_t>(R.status().code());
   }
+  // A factory that kept its own copy of a constant (markConstConsumed) without asking the cache
+  // packed it outside packed.bin: the host hears of it as a miss (its counters and debug log say
+  // "packing at load"), so a compiled folder's loads count every kernel that still packs.
+  if (ops::currentWeightsCache() && ops::packedLookupCount() == LookupsBefore)
+    for (size_t In = 0; In < Info->ConstConsumed.size(); ++In)
+      if (Info->ConstConsumed[In]) {
+        ops::lookupPackedWeights(ops::packedWeightsKey(*Info, In, "packed-outside-the-cache"), 1);
+        break;
+      }
   *Out = std::move(R).value().release();
   return OPT_RT_OK;
 }

@@ -6,6 +6,7 @@
 
 #include "backends/native/ops/common/Gemm.h"
 #include "backends/native/ops/common/OpUtil.h"
+#include "backends/native/ops/common/PackedWeights.h"
 
 namespace optimium {
 namespace runtime {
@@ -345,8 +346,15 @@ KernelVariant gemmVariant(GemmIsa Isa, int Priority) {
               const ConstData &W = *I.Inputs[1].Const;
               const int64_t Cg = W.Dims[0] / A.Group, Rows = product(W.Dims, 1, W.Dims.size());
               Packed.resize(static_cast<size_t>(A.Group));
-              for (int64_t G = 0; G < A.Group; ++G)
-                packA(MK, Rows, Cg, MatrixRef{W.as<float>() + G * Cg * Rows, 1, Rows}, Packed[G]);
+              // Each group's panels in a compiled folder's packed.bin (the load borrows them).
+              for (int64_t G = 0; G < A.Group; ++G) {
+                const std::string Key =
+                    packedWeightsKey(I, 1, Name + "/g" + std::to_string(G) + "/kc" + std::to_string(GemmKC));
+                if (!borrowPackedA(Key, MK, Rows, Cg, GemmKC, Packed[G])) {
+                  packA(MK, Rows, Cg, MatrixRef{W.as<float>() + G * Cg * Rows, 1, Rows}, Packed[G]);
+                  storePackedA(Key, Packed[G]);
+                }
+              }
             }
             return makeKernel<ConvTransposeGemmKernel>(Name, MK, std::move(A), std::move(Packed));
           }};

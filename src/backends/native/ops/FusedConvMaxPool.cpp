@@ -217,8 +217,7 @@ KernelVariant smallVariant() {
             const bool Pixels =
                 Known && smallConvPixelTiles(windowOutputSize<int64_t>(A.Conv, 1, XS[3].value()), Wt.Dims[0]);
             SmallConvWeights Packed;
-            packSmallConvWeights(Wt.as<float>(), Wt.Dims[0], Wt.Dims[1], Wt.Dims[2], Wt.Dims[3], !Known || !Pixels,
-                                  !Known || Pixels, Packed);
+            packSmallConvWeights(I, 1, "f32_conv_maxpool__small_avx512", !Known || !Pixels, !Known || Pixels, Packed);
             markConstConsumed(I, 1); // run() reads the packed copy only
             return makeKernel<ConvPoolSmallKernel>(std::move(A), std::move(Packed));
           }};

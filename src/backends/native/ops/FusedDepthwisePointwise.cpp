@@ -14,6 +14,7 @@
 
 #include "backends/native/ops/common/DepthwiseFlat.h"
 #include "backends/native/ops/common/Gemm.h"
+#include "backends/native/ops/common/PackedWeights.h"
 #include "backends/native/ops/common/Pooling.h"
 #include "backends/native/ops/common/RowPipeline.h"
 #include "backends/native/ops/common/SeparableConv.h"
@@ -106,7 +107,7 @@ private:
 /// buffer in place (no panel copies) and writing Y.
 class SeparableRowsKernel : public Kernel {
 public:
-  SeparableRowsKernel(SeparableAttrs A, std::vector<float> Packed, int64_t M, int64_t C)
+  SeparableRowsKernel(SeparableAttrs A, AlignedFloats Packed, int64_t M, int64_t C)
       : A(std::move(A)), Packed(std::move(Packed)), M(M), C(C) {}
 
   Status run(const KernelContext &Ctx) const override {
@@ -162,7 +163,7 @@ public:
 
 private:
   SeparableAttrs A;
-  std::vector<float> Packed; ///< the 1x1 weights in panels (packPointwiseWeights)
+  AlignedFloats Packed; ///< the 1x1 weights in panels (packPointwiseWeights)
   int64_t M, C;
 };
 
@@ -194,8 +195,13 @@ KernelVariant stripVariant() {
             const GemmMicroKernel &MK = gemmMicroKernel(GemmIsa::Avx512);
             const ConstData &Wp = *I.Inputs[2].Const;
             const int64_t M = Wp.Dims[0], C = Wp.Dims[1];
-            PackedA Packed;
-            packA(MK, M, C, MatrixRef{Wp.as<float>(), C, 1}, Packed);
+            PackedA Packed; // a compiled folder's packed.bin holds it (the load borrows it)
+            const std::string Key =
+                packedWeightsKey(I, 2, "f32_depthwise_pointwise__strips_avx512/kc" + std::to_string(GemmKC));
+            if (!borrowPackedA(Key, MK, M, C, GemmKC, Packed)) {
+              packA(MK, M, C, MatrixRef{Wp.as<float>(), C, 1}, Packed);
+              storePackedA(Key, Packed);
+            }
             markConstConsumed(I, 2);
             return makeKernel<SeparableStripKernel>(MK, std::move(A), std::move(Packed), std::move(Plan));
           }};
@@ -217,7 +223,7 @@ KernelVariant rowsVariant() {
   return {"f32_depthwise_pointwise__rows_avx512", 40, Supports,
           [](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
             ASSIGN_OR_RETURN(SeparableAttrs A, attrsFor(I));
-            RowPipelineWeights P = packRowPipelineWeights(I, 2);
+            RowPipelineWeights P = packRowPipelineWeights(I, 2, "f32_depthwise_pointwise__rows_avx512");
             return makeKernel<SeparableRowsKernel>(std::move(A), std::move(P.Packed), P.M, P.C);
           }};
 }

@@ -283,7 +283,7 @@ private:
 /// expanded rows are still in L1 when its depthwise rows read them.
 class FusedRowsKernel : public Kernel {
 public:
-  FusedRowsKernel(SeparableAttrs A, std::vector<float> Packed, int64_t M, int64_t K)
+  FusedRowsKernel(SeparableAttrs A, AlignedFloats Packed, int64_t M, int64_t K)
       : A(std::move(A)), Packed(std::move(Packed)), M(M), K(K) {}
 
   Status run(const KernelContext &Ctx) const override {
@@ -401,7 +401,7 @@ public:
 
 private:
   SeparableAttrs A;
-  std::vector<float> Packed; ///< W1 in panels of kRowPipelineMR channels (packPointwiseWeights)
+  AlignedFloats Packed; ///< W1 in panels of kRowPipelineMR channels (packPointwiseWeights)
   int64_t M, K;
 };
 
@@ -412,7 +412,7 @@ private:
 /// into Y's planes. A block of 64 channels at a time stays in L1/L2.
 class FusedTransposedKernel : public Kernel {
 public:
-  FusedTransposedKernel(SeparableAttrs A, int64_t M, int64_t K, std::vector<float> W1T, std::vector<float> W2T,
+  FusedTransposedKernel(SeparableAttrs A, int64_t M, int64_t K, AlignedFloats W1T, AlignedFloats W2T,
                         std::vector<float> B1, std::vector<float> B2, std::shared_ptr<const DepthwiseTapList> Taps)
       : A(std::move(A)), M(M), K(K), Mpad((M + 31) / 32 * 32), W1T(std::move(W1T)), W2T(std::move(W2T)),
         B1(std::move(B1)), B2(std::move(B2)), Taps(std::move(Taps)) {}
@@ -463,7 +463,7 @@ public:
 private:
   SeparableAttrs A;
   int64_t M, K, Mpad;
-  std::vector<float> W1T, W2T; ///< [K][Mpad] and [taps][Mpad], zero past M
+  AlignedFloats W1T, W2T; ///< [K][Mpad] and [taps][Mpad], zero past M
   std::vector<float> B1, B2;   ///< [Mpad] (zero past M), or empty when the node has none
   std::shared_ptr<const DepthwiseTapList> Taps; ///< for PlannedG (known shapes), or null
   DepthwiseGeometry PlannedG{};
@@ -566,7 +566,7 @@ KernelVariant rowsVariant(int Priority) {
   };
   return {Name, Priority, Supports, [](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
             ASSIGN_OR_RETURN(SeparableAttrs A, attrsFor(I));
-            RowPipelineWeights P = packRowPipelineWeights(I, 1);
+            RowPipelineWeights P = packRowPipelineWeights(I, 1, "f32_pointwise_depthwise__rows_avx512");
             return makeKernel<FusedRowsKernel>(std::move(A), std::move(P.Packed), P.M, P.C);
           }};
 }
@@ -599,15 +599,21 @@ KernelVariant transposedVariant(int Priority) {
             const ConstData &W1 = *I.Inputs[1].Const, &W2 = *I.Inputs[2].Const;
             const int64_t M = W1.Dims[0], K = W1.Dims[1], Mpad = (M + 31) / 32 * 32;
             const int64_t Taps = W2.Dims[2] * W2.Dims[3];
-            std::vector<float> W1T(static_cast<size_t>(std::max<int64_t>(1, K * Mpad)), 0.0f);
-            std::vector<float> W2T(static_cast<size_t>(std::max<int64_t>(1, Taps * Mpad)), 0.0f);
+            // Both transposes in a compiled folder's packed.bin (the load borrows them).
+            AlignedFloats W1T, W2T;
             const float *W1p = W1.as<float>(), *W2p = W2.as<float>();
-            for (int64_t C = 0; C < M; ++C) {
-              for (int64_t Kk = 0; Kk < K; ++Kk)
-                W1T[static_cast<size_t>(Kk * Mpad + C)] = W1p[C * K + Kk];
-              for (int64_t T = 0; T < Taps; ++T)
-                W2T[static_cast<size_t>(T * Mpad + C)] = W2p[C * Taps + T];
-            }
+            packFloatsCached(packedWeightsKey(I, 1, "f32_pointwise_depthwise__transposed_avx512"),
+                             static_cast<size_t>(std::max<int64_t>(1, K * Mpad)), W1T, [&](float *Out) {
+                               for (int64_t C = 0; C < M; ++C)
+                                 for (int64_t Kk = 0; Kk < K; ++Kk)
+                                   Out[Kk * Mpad + C] = W1p[C * K + Kk];
+                             });
+            packFloatsCached(packedWeightsKey(I, 2, "f32_pointwise_depthwise__transposed_avx512"),
+                             static_cast<size_t>(std::max<int64_t>(1, Taps * Mpad)), W2T, [&](float *Out) {
+                               for (int64_t C = 0; C < M; ++C)
+                                 for (int64_t T = 0; T < Taps; ++T)
+                                   Out[T * Mpad + C] = W2p[C * Taps + T];
+                             });
             const auto padded = [&](size_t In) {
               std::vector<float> B;
               if (I.Inputs.size() > In && I.Inputs[In].Present) {

@@ -284,7 +284,8 @@ KernelVariant bf16DotVariant() {
                       return runError("f32_gemm_bf16c", "constant B ", joinInts(W.Dims), " has no bytes to read");
                     const int64_t K = G.TransB ? W.Dims[1] : W.Dims[0], N = G.TransB ? W.Dims[0] : W.Dims[1];
                     Bf16DotB B;
-                    packBf16DotB(K, N, G.TransB ? MatrixRef{Data, 1, K} : MatrixRef{Data, N, 1}, B, bf16DotKc(K));
+                    packBf16DotB(K, N, G.TransB ? MatrixRef{Data, 1, K} : MatrixRef{Data, N, 1}, B, bf16DotKc(K),
+                                 packedWeightsKey(I, 1, std::string("f32_gemm_bf16c__") + kBf16DotName));
                     markConstConsumed(I, 1);
                     return makeKernel<GemmBf16DotKernel>(G, std::move(B));
                   }};

@@ -700,7 +700,8 @@ KernelVariant bf16DotVariant() {
               return runError(MatMulBf16DotKernel::kName, "constant B ", joinInts(W.Dims), " has no bytes to read");
             const int64_t K = TransB ? W.Dims[1] : W.Dims[0], N = TransB ? W.Dims[0] : W.Dims[1];
             Bf16DotB B;
-            packBf16DotB(K, N, TransB ? MatrixRef{Data, 1, K} : MatrixRef{Data, N, 1}, B, bf16DotKc(K));
+            packBf16DotB(K, N, TransB ? MatrixRef{Data, 1, K} : MatrixRef{Data, N, 1}, B, bf16DotKc(K),
+                         packedWeightsKey(I, 1, std::string("f32_matmul_bf16c__") + kBf16DotName));
             markConstConsumed(I, 1);
             return makeKernel<MatMulBf16DotKernel>(std::move(B), TransB, Gelu);
           }};

@@ -15,6 +15,7 @@
 // sign-extended to int16 on load), A minus its zero point widened to int16 once per run, tiles of
 // 6 rows x 16 columns (one row: 64 columns); no VPMADDUBSW, whose int16 pair sums saturate.
 #include "backends/native/ops/common/NormCommon.h"
+#include "backends/native/ops/common/PackedWeights.h"
 #include "backends/native/ops/common/QuantCommon.h"
 
 #include <cstring>
@@ -110,27 +111,34 @@ constexpr int64_t kTilePanels = 4; // panels per tile: 6 x 4 accumulators, 64 co
 /// zero point in B' terms.
 struct PackedInt8B {
   int64_t K = 0, N = 0, Groups = 0, Panels = 0;
-  std::vector<int8_t> Data;
-  std::vector<int32_t> ColSum, Zp;
+  PackedArray<int8_t> Data;
+  PackedArray<int32_t> ColSum;
+  std::vector<int32_t> Zp;
   bool AnyZp = false;
 };
 
-PackedInt8B packInt8B(const ConstData &B, const std::vector<int32_t> &BZp) {
+/// Key: the packed-weights cache's key of the layout (a compiled folder's packed.bin serves it).
+PackedInt8B packInt8B(const ConstData &B, const std::vector<int32_t> &BZp, const std::string &Key) {
   PackedInt8B P;
   P.K = B.Dims[0], P.N = B.Dims[1], P.Groups = (P.K + 3) / 4, P.Panels = (P.N + kPanel - 1) / kPanel;
   const bool U8 = B.Type == ElementType::U8;
   const int32_t Shift = U8 ? 128 : 0;
   const uint8_t *Src = static_cast<const uint8_t *>(B.Data ? B.Data : B.Source);
-  P.Data.assign(static_cast<size_t>(P.Panels * P.Groups * 64), 0);
-  P.ColSum.assign(static_cast<size_t>(P.Panels * kPanel), 0);
+  const auto value = [&](int64_t K, int64_t J) -> int32_t {
+    return (U8 ? static_cast<int32_t>(Src[K * P.N + J]) : static_cast<int32_t>(static_cast<int8_t>(Src[K * P.N + J]))) -
+           Shift;
+  };
+  P.Data.borrowOrPack(Key + "/panels", static_cast<size_t>(P.Panels * P.Groups * 64), [&](int8_t *D) {
+    for (int64_t K = 0; K < P.K; ++K)
+      for (int64_t J = 0; J < P.N; ++J)
+        D[((J / kPanel) * P.Groups + K / 4) * 64 + (J % kPanel) * 4 + K % 4] = static_cast<int8_t>(value(K, J));
+  });
+  P.ColSum.borrowOrPack(Key + "/colsum", static_cast<size_t>(P.Panels * kPanel), [&](int32_t *Sum) {
+    for (int64_t K = 0; K < P.K; ++K)
+      for (int64_t J = 0; J < P.N; ++J)
+        Sum[J] += value(K, J);
+  });
   P.Zp.assign(static_cast<size_t>(P.Panels * kPanel), 0);
-  for (int64_t K = 0; K < P.K; ++K)
-    for (int64_t J = 0; J < P.N; ++J) {
-      const int32_t Raw = U8 ? static_cast<int32_t>(Src[K * P.N + J]) : static_cast<int32_t>(static_cast<int8_t>(Src[K * P.N + J]));
-      const int32_t V = Raw - Shift;
-      P.Data[static_cast<size_t>(((J / kPanel) * P.Groups + K / 4) * 64 + (J % kPanel) * 4 + K % 4)] = static_cast<int8_t>(V);
-      P.ColSum[static_cast<size_t>(J)] += V;
-    }
   for (int64_t J = 0; J < P.N; ++J) {
     P.Zp[static_cast<size_t>(J)] = BZp[BZp.size() == 1 ? 0 : static_cast<size_t>(J)] - Shift;
     P.AnyZp |= P.Zp[static_cast<size_t>(J)] != 0;
@@ -401,25 +409,27 @@ constexpr int64_t kAvx2RowPanels = 8; // panels per one-row tile (a decoder step
 /// 2j + i (B' = B as s8; a u8 B minus 128), zero past K and N. Zp[n] = b's zero point in B' terms.
 struct PackedPairB {
   int64_t K = 0, N = 0, Pairs = 0, Panels = 0;
-  std::vector<int8_t> Data;
+  PackedArray<int8_t> Data;
   std::vector<int32_t> Zp;
   bool AnyZp = false;
 };
 
-PackedPairB packPairB(const ConstData &B, const std::vector<int32_t> &BZp) {
+/// Key: the packed-weights cache's key of the layout (a compiled folder's packed.bin serves it).
+PackedPairB packPairB(const ConstData &B, const std::vector<int32_t> &BZp, const std::string &Key) {
   PackedPairB P;
   P.K = B.Dims[0], P.N = B.Dims[1], P.Pairs = (P.K + 1) / 2, P.Panels = (P.N + kPanel2 - 1) / kPanel2;
   const bool U8 = B.Type == ElementType::U8;
   const int32_t Shift = U8 ? 128 : 0;
   const uint8_t *Src = static_cast<const uint8_t *>(B.Data ? B.Data : B.Source);
-  P.Data.assign(static_cast<size_t>(P.Panels * P.Pairs * 16), 0);
+  P.Data.borrowOrPack(Key + "/pairs", static_cast<size_t>(P.Panels * P.Pairs * 16), [&](int8_t *D) {
+    for (int64_t K = 0; K < P.K; ++K)
+      for (int64_t J = 0; J < P.N; ++J) {
+        const int32_t Raw =
+            U8 ? static_cast<int32_t>(Src[K * P.N + J]) : static_cast<int32_t>(static_cast<int8_t>(Src[K * P.N + J]));
+        D[((J / kPanel2) * P.Pairs + K / 2) * 16 + (J % kPanel2) * 2 + K % 2] = static_cast<int8_t>(Raw - Shift);
+      }
+  });
   P.Zp.assign(static_cast<size_t>(P.Panels * kPanel2), 0);
-  for (int64_t K = 0; K < P.K; ++K)
-    for (int64_t J = 0; J < P.N; ++J) {
-      const int32_t Raw = U8 ? static_cast<int32_t>(Src[K * P.N + J]) : static_cast<int32_t>(static_cast<int8_t>(Src[K * P.N + J]));
-      P.Data[static_cast<size_t>(((J / kPanel2) * P.Pairs + K / 2) * 16 + (J % kPanel2) * 2 + K % 2)] =
-          static_cast<int8_t>(Raw - Shift);
-    }
   for (int64_t J = 0; J < P.N; ++J) {
     P.Zp[static_cast<size_t>(J)] = BZp[BZp.size() == 1 ? 0 : static_cast<size_t>(J)] - Shift;
     P.AnyZp |= P.Zp[static_cast<size_t>(J)] != 0;
@@ -617,7 +627,7 @@ bool avx2Supports(const KernelCreateInfo &I) { return int8Avx2Available() && pac
 
 /// A packed kernel over the constant B: Pack(B, b zero points) -> KernelT's constructor argument.
 template <typename KernelT, typename PackFn>
-Result<std::unique_ptr<Kernel>> createPacked(const KernelCreateInfo &I, PackFn Pack) {
+Result<std::unique_ptr<Kernel>> createPacked(const KernelCreateInfo &I, const char *Name, PackFn Pack) {
   std::vector<int32_t> BZp = {0};
   if (I.Inputs.size() > kBZp && I.Inputs[kBZp].Present) {
     const ConstData &Z = *I.Inputs[kBZp].Const;
@@ -630,7 +640,7 @@ Result<std::unique_ptr<Kernel>> createPacked(const KernelCreateInfo &I, PackFn P
   if (BZp.size() != 1 && static_cast<int64_t>(BZp.size()) != B.Dims[1])
     return runError("matmulintegertofloat", "b_zero_point must have 1 or ", B.Dims[1], " values, got ", BZp.size());
   markConstConsumed(I, kB);
-  return makeKernel<KernelT>(Pack(B, BZp));
+  return makeKernel<KernelT>(Pack(B, BZp, packedWeightsKey(I, kB, Name)));
 }
 
 #if defined(__GNUC__) && !defined(__clang__)
@@ -650,10 +660,12 @@ OpKernels matMulIntegerToFloatKernels() {
                         }});
 #if defined(__x86_64__)
   K.Variants.push_back({"f32_matmulintegertofloat__vnni", 30, vnniSupports, [](const KernelCreateInfo &I) {
-                          return createPacked<MatMulIntegerToFloatVnniKernel>(I, packInt8B);
+                          return createPacked<MatMulIntegerToFloatVnniKernel>(I, "f32_matmulintegertofloat__vnni",
+                                                                              packInt8B);
                         }});
   K.Variants.push_back({"f32_matmulintegertofloat__avx2_madd", 20, avx2Supports, [](const KernelCreateInfo &I) {
-                          return createPacked<MatMulIntegerToFloatAvx2Kernel>(I, packPairB);
+                          return createPacked<MatMulIntegerToFloatAvx2Kernel>(I, "f32_matmulintegertofloat__avx2_madd",
+                                                                              packPairB);
                         }});
 #endif
   K.TestCases = [] {

@@ -16,6 +16,7 @@
 // constant zero point), 4 input channels of a pixel zero-extended to int16 and multiplied-added by
 // VPMADDWD against one output channel's 4 weights (pairs of products in int32 lanes: exact, where
 // VPMADDUBSW's int16 pair sums saturate); tiles of 4 channels x 8 extended pixels.
+#include "backends/native/ops/common/PackedWeights.h"
 #include "backends/native/ops/common/QuantCommon.h"
 #include "ir/FusedOps.h"
 
@@ -440,7 +441,7 @@ struct PackedConvRun {
 };
 
 Status preparePackedConvRun(const char *Name, const Node &N, const WindowAttrs &W, int64_t Group, int64_t Cg,
-                            int64_t M, const std::vector<int32_t> &RowSum, const KernelContext &Ctx,
+                            int64_t M, const PackedArray<int32_t> &RowSum, const KernelContext &Ctx,
                             PackedConvRun &R) {
   const TensorView &X = Ctx.Inputs[0], &Y = Ctx.Outputs[0];
   if (X.rank() != 4 || Y.rank() != 4 || X.Dims[1] != Cg * Group || Y.Dims[1] != M)
@@ -475,7 +476,9 @@ Status preparePackedConvRun(const char *Name, const Node &N, const WindowAttrs &
 class QLinearConvVnniKernel : public Kernel {
 public:
   /// Transposed: pack for vnniTileT (Mg a multiple of 64) instead of vnniTile.
-  QLinearConvVnniKernel(Node N, WindowAttrs W, int64_t Group, const ConstData &Wt, int32_t WOffset, bool Transposed)
+  /// Key: the packed-weights cache's key of the layout (a compiled folder's packed.bin serves it).
+  QLinearConvVnniKernel(Node N, WindowAttrs W, int64_t Group, const ConstData &Wt, int32_t WOffset, bool Transposed,
+                        const std::string &Key)
       : N(std::move(N)), W(std::move(W)), Group(Group), Transposed(Transposed) {
     M = Wt.Dims[0], Cg = Wt.Dims[1], KH = Wt.Dims[2], KW = Wt.Dims[3];
     Mg = M / Group;
@@ -484,21 +487,27 @@ public:
     K4 = C4 * Taps;
     const int64_t Rows = Transposed ? kChanTile : kTileRows;
     MTiles = (Mg + Rows - 1) / Rows;
-    Packed.assign(static_cast<size_t>(Group * MTiles * K4 * Rows * 4), 0);
-    RowSum.assign(static_cast<size_t>(M), 0);
     const auto *Src = static_cast<const uint8_t *>(Wt.Data);
     const bool Signed = Wt.Type == ElementType::I8;
-    for (int64_t Mo = 0; Mo < M; ++Mo) {
-      const int64_t G = Mo / Mg, Tile = Mo % Mg / Rows, R = Mo % Mg % Rows;
-      int8_t *Dst = Packed.data() + (G * MTiles + Tile) * K4 * Rows * 4;
-      for (int64_t C = 0; C < Cg; ++C)
-        for (int64_t T = 0; T < Taps; ++T) {
-          const uint8_t Byte = Src[(Mo * Cg + C) * Taps + T];
-          const int32_t V = Signed ? static_cast<int8_t>(Byte) : static_cast<int32_t>(Byte) - WOffset;
-          Dst[((C / 4 * Taps + T) * Rows + R) * 4 + C % 4] = static_cast<int8_t>(V);
-          RowSum[static_cast<size_t>(Mo)] += V;
-        }
-    }
+    const auto value = [&](int64_t Mo, int64_t C, int64_t T) -> int32_t {
+      const uint8_t Byte = Src[(Mo * Cg + C) * Taps + T];
+      return Signed ? static_cast<int8_t>(Byte) : static_cast<int32_t>(Byte) - WOffset;
+    };
+    Packed.borrowOrPack(Key + "/tiles", static_cast<size_t>(Group * MTiles * K4 * Rows * 4), [&](int8_t *P) {
+      for (int64_t Mo = 0; Mo < M; ++Mo) {
+        const int64_t G = Mo / Mg, Tile = Mo % Mg / Rows, R = Mo % Mg % Rows;
+        int8_t *Dst = P + (G * MTiles + Tile) * K4 * Rows * 4;
+        for (int64_t C = 0; C < Cg; ++C)
+          for (int64_t T = 0; T < Taps; ++T)
+            Dst[((C / 4 * Taps + T) * Rows + R) * 4 + C % 4] = static_cast<int8_t>(value(Mo, C, T));
+      }
+    });
+    RowSum.borrowOrPack(Key + "/rowsum", static_cast<size_t>(M), [&](int32_t *Sum) {
+      for (int64_t Mo = 0; Mo < M; ++Mo)
+        for (int64_t C = 0; C < Cg; ++C)
+          for (int64_t T = 0; T < Taps; ++T)
+            Sum[Mo] += value(Mo, C, T);
+    });
   }
 
   Status run(const KernelContext &Ctx) const override {
@@ -635,8 +644,8 @@ private:
   int64_t Group;
   bool Transposed;
   int64_t M = 0, Cg = 0, KH = 0, KW = 0, Mg = 0, Taps = 0, C4 = 0, K4 = 0, MTiles = 0;
-  std::vector<int8_t> Packed;
-  std::vector<int32_t> RowSum;
+  PackedArray<int8_t> Packed;
+  PackedArray<int32_t> RowSum;
 };
 
 /// The VNNI variant handles 2-D convolutions with constant s8 weights of zero point 0 (or u8 of
@@ -670,8 +679,10 @@ KernelVariant vnniVariant() {
             const bool Small = YS.getRank() == 4 && YS[2].isConst() && YS[3].isConst() &&
                                YS[2].value() * YS[3].value() <= kSmallPlane && (Wt.Dims[0] / Group) % kChanTile == 0;
             markConstConsumed(I, 3);
+            const std::string Key =
+                packedWeightsKey(I, 3, std::string(QLinearConvVnniKernel::Name) + (Small ? "/chantiles" : "/rowtiles"));
             return makeKernel<QLinearConvVnniKernel>(I.N, std::move(W), Group, Wt, Wt.Type == ElementType::I8 ? 0 : 128,
-                                                     Small);
+                                                     Small, Key);
           }};
 }
 
@@ -764,7 +775,9 @@ __attribute__((target("avx2"))) void requantizeMaddTile(const int32_t *Tile, int
 /// plus each channel's weight sum for the x zero point. Tiles of 4 channels x 8 extended pixels.
 class QLinearConvAvx2Kernel : public Kernel {
 public:
-  QLinearConvAvx2Kernel(Node N, WindowAttrs W, int64_t Group, const ConstData &Wt, const std::vector<int32_t> &WZp)
+  /// Key: the packed-weights cache's key of the layout (a compiled folder's packed.bin serves it).
+  QLinearConvAvx2Kernel(Node N, WindowAttrs W, int64_t Group, const ConstData &Wt, const std::vector<int32_t> &WZp,
+                        const std::string &Key)
       : N(std::move(N)), W(std::move(W)), Group(Group) {
     M = Wt.Dims[0], Cg = Wt.Dims[1], KH = Wt.Dims[2], KW = Wt.Dims[3];
     Mg = M / Group;
@@ -772,22 +785,28 @@ public:
     C4 = (Cg + 3) / 4;
     K4 = C4 * Taps;
     MTiles = (Mg + kMaddRows - 1) / kMaddRows;
-    Packed.assign(static_cast<size_t>(Group * MTiles * K4 * kMaddRows * 4), 0);
-    RowSum.assign(static_cast<size_t>(M), 0);
     const auto *Src = static_cast<const uint8_t *>(Wt.Data);
     const bool Signed = Wt.Type == ElementType::I8;
-    for (int64_t Mo = 0; Mo < M; ++Mo) {
-      const int64_t G = Mo / Mg, Tile = Mo % Mg / kMaddRows, R = Mo % Mg % kMaddRows;
+    const auto value = [&](int64_t Mo, int64_t C, int64_t T) -> int32_t {
+      const uint8_t Byte = Src[(Mo * Cg + C) * Taps + T];
       const int32_t Zw = WZp[WZp.size() == 1 ? 0 : static_cast<size_t>(Mo)];
-      int16_t *Dst = Packed.data() + (G * MTiles + Tile) * K4 * kMaddRows * 4;
-      for (int64_t C = 0; C < Cg; ++C)
-        for (int64_t T = 0; T < Taps; ++T) {
-          const uint8_t Byte = Src[(Mo * Cg + C) * Taps + T];
-          const int32_t V = (Signed ? static_cast<int32_t>(static_cast<int8_t>(Byte)) : static_cast<int32_t>(Byte)) - Zw;
-          Dst[((C / 4 * Taps + T) * kMaddRows + R) * 4 + C % 4] = static_cast<int16_t>(V);
-          RowSum[static_cast<size_t>(Mo)] += V;
-        }
-    }
+      return (Signed ? static_cast<int32_t>(static_cast<int8_t>(Byte)) : static_cast<int32_t>(Byte)) - Zw;
+    };
+    Packed.borrowOrPack(Key + "/tiles", static_cast<size_t>(Group * MTiles * K4 * kMaddRows * 4), [&](int16_t *P) {
+      for (int64_t Mo = 0; Mo < M; ++Mo) {
+        const int64_t G = Mo / Mg, Tile = Mo % Mg / kMaddRows, R = Mo % Mg % kMaddRows;
+        int16_t *Dst = P + (G * MTiles + Tile) * K4 * kMaddRows * 4;
+        for (int64_t C = 0; C < Cg; ++C)
+          for (int64_t T = 0; T < Taps; ++T)
+            Dst[((C / 4 * Taps + T) * kMaddRows + R) * 4 + C % 4] = static_cast<int16_t>(value(Mo, C, T));
+      }
+    });
+    RowSum.borrowOrPack(Key + "/rowsum", static_cast<size_t>(M), [&](int32_t *Sum) {
+      for (int64_t Mo = 0; Mo < M; ++Mo)
+        for (int64_t C = 0; C < Cg; ++C)
+          for (int64_t T = 0; T < Taps; ++T)
+            Sum[Mo] += value(Mo, C, T);
+    });
   }
 
   Status run(const KernelContext &Ctx) const override {
@@ -865,8 +884,8 @@ private:
   WindowAttrs W;
   int64_t Group;
   int64_t M = 0, Cg = 0, KH = 0, KW = 0, Mg = 0, Taps = 0, C4 = 0, K4 = 0, MTiles = 0;
-  std::vector<int16_t> Packed;
-  std::vector<int32_t> RowSum;
+  PackedArray<int16_t> Packed;
+  PackedArray<int32_t> RowSum;
 };
 
 /// The AVX2 variant: 2-D convolutions with constant u8/s8 weights and constant weight zero points
@@ -895,7 +914,8 @@ KernelVariant avx2Variant() {
               WZp.push_back(Zp.Type == ElementType::I8 ? static_cast<const int8_t *>(Zp.Data)[E]
                                                        : static_cast<const uint8_t *>(Zp.Data)[E]);
             markConstConsumed(I, 3);
-            return makeKernel<QLinearConvAvx2Kernel>(I.N, std::move(W), Group, Wt, WZp);
+            return makeKernel<QLinearConvAvx2Kernel>(I.N, std::move(W), Group, Wt, WZp,
+                                                     packedWeightsKey(I, 3, QLinearConvAvx2Kernel::Name));
           }};
 }
 #endif

@@ -18,6 +18,7 @@
 
 #include "backends/native/ops/common/FusedActivation.h"
 #include "backends/native/ops/common/OpUtil.h"
+#include "backends/native/ops/common/PackedWeights.h"
 #include "backends/native/ops/common/SimdDispatch.h"
 #include "ir/FusedOps.h"
 
@@ -390,13 +391,11 @@ struct SeAvx2 {
   }
 };
 
-/// W2 [C, R] transposed to [R, C].
-std::vector<float> transposeW2(const float *W2, int64_t C, int64_t R) {
-  std::vector<float> T(static_cast<size_t>(C * R));
+/// W2 [C, R] transposed to [R, C] into T.
+void transposeW2(const float *W2, int64_t C, int64_t R, float *T) {
   for (int64_t I = 0; I < C; ++I)
     for (int64_t J = 0; J < R; ++J)
-      T[static_cast<size_t>(J * C + I)] = W2[I * R + J];
-  return T;
+      T[J * C + I] = W2[I * R + J];
 }
 
 /// The cost rule of SeSimdKernel's fan-outs, in units of about one plane float moved: a weight
@@ -418,7 +417,7 @@ size_t seGrain(int64_t Count, int Threads, int64_t Align) {
 template <typename Isa> class SeSimdKernel : public Kernel {
 public:
   /// W2T: the constant W2 transposed at creation (empty: W2 is transposed per run).
-  SeSimdKernel(SeAttrs A, std::vector<float> W2T) : A(A), W2T(std::move(W2T)) {}
+  SeSimdKernel(SeAttrs A, AlignedFloats W2T) : A(A), W2T(std::move(W2T)) {}
 
   Status run(const KernelContext &Ctx) const override {
     const char *Name = Isa::Name;
@@ -432,8 +431,10 @@ public:
     std::vector<float> Mean(static_cast<size_t>(S.C)), Hidden(static_cast<size_t>(S.R) + 1),
         Scale(static_cast<size_t>(S.C));
     std::vector<float> LocalW2T;
-    if (W2T.size() != static_cast<size_t>(S.C * S.R))
-      LocalW2T = transposeW2(W2, S.C, S.R);
+    if (W2T.size() != static_cast<size_t>(S.C * S.R)) {
+      LocalW2T.resize(static_cast<size_t>(S.C * S.R));
+      transposeW2(W2, S.C, S.R, LocalW2T.data());
+    }
     const float *W2t = LocalW2T.empty() ? W2T.data() : LocalW2T.data();
     // Up to three fan-outs per image, each only where its work pays for one (kSeMinParallelWork):
     // the channel means, the first product by hidden rows, then per channel range the second
@@ -465,7 +466,7 @@ public:
 
 private:
   SeAttrs A;
-  std::vector<float> W2T;
+  AlignedFloats W2T;
 };
 #endif
 
@@ -518,10 +519,12 @@ template <typename Isa> KernelVariant seSimdVariant(int Priority, bool (*CpuHas)
   return {Isa::Name, Priority, [CpuHas](const KernelCreateInfo &I) { return typesOk(I) && CpuHas(); },
           [](const KernelCreateInfo &I) -> Result<std::unique_ptr<Kernel>> {
             ASSIGN_OR_RETURN(const SeAttrs A, parseSeAttrs(I.N));
-            std::vector<float> W2T;
+            AlignedFloats W2T; // a compiled folder's packed.bin holds it (the load borrows it)
             const ConstData *W2 = I.Inputs[kW2].Const.get();
             if (W2 && W2->Dims.size() == 4)
-              W2T = transposeW2(W2->as<float>(), W2->Dims[0], W2->Dims[1]);
+              packFloatsCached(packedWeightsKey(I, kW2, std::string(Isa::Name) + "/w2t"),
+                               static_cast<size_t>(std::max<int64_t>(1, W2->Dims[0] * W2->Dims[1])), W2T,
+                               [&](float *T) { transposeW2(W2->as<float>(), W2->Dims[0], W2->Dims[1], T); });
             return makeKernel<SeSimdKernel<Isa>>(A, std::move(W2T));
           }};
 }

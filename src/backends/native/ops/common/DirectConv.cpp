@@ -298,12 +298,10 @@ bool directConvAvx2Supported(const DepthwiseGeometry &G, int64_t C) {
 #endif
 }
 
-std::vector<float> packDirectConvWeights(const float *W, int64_t M, int64_t Taps) {
-  std::vector<float> P(static_cast<size_t>(M * Taps));
+void packDirectConvWeights(const float *W, int64_t M, int64_t Taps, float *Out) {
   for (int64_t Mi = 0; Mi < M; ++Mi)
     for (int64_t T = 0; T < Taps; ++T)
-      P[static_cast<size_t>(T * M + Mi)] = W[Mi * Taps + T];
-  return P;
+      Out[T * M + Mi] = W[Mi * Taps + T];
 }
 
 int directConvAvx2GroupWidth(int64_t M, int64_t M0) {
@@ -311,17 +309,15 @@ int directConvAvx2GroupWidth(int64_t M, int64_t M0) {
   return Left >= 6 ? 6 : Left >= 4 ? 4 : Left >= 2 ? 2 : 1;
 }
 
-std::vector<float> packDirectConvWeightsAvx2(const float *W, int64_t M, int64_t Taps) {
-  std::vector<float> P(static_cast<size_t>(M * Taps));
+void packDirectConvWeightsAvx2(const float *W, int64_t M, int64_t Taps, float *Out) {
   for (int64_t M0 = 0; M0 < M;) {
     const int J = directConvAvx2GroupWidth(M, M0);
-    float *G = P.data() + M0 * Taps;
+    float *G = Out + M0 * Taps;
     for (int64_t T = 0; T < Taps; ++T)
       for (int K = 0; K < J; ++K)
         G[T * J + K] = W[(M0 + K) * Taps + T];
     M0 += J;
   }
-  return P;
 }
 
 void directConvRowsAvx512(const DirectConvGeometry &D, const DepthwisePlan &Plan, const float *X,

@@ -36,14 +36,14 @@ constexpr int64_t kDirectConvMaxTapsAvx2 = 160;
 /// or 2, at most kDirectConvMaxTapsAvx2 taps per output pixel).
 bool directConvAvx2Supported(const DepthwiseGeometry &G, int64_t C);
 
-/// W [M, C, KH, KW] as the kernel reads it: [C * KH * KW][M].
-std::vector<float> packDirectConvWeights(const float *W, int64_t M, int64_t Taps);
+/// W [M, C, KH, KW] as the kernel reads it, into Out (M * C * KH * KW floats): [C * KH * KW][M].
+void packDirectConvWeights(const float *W, int64_t M, int64_t Taps, float *Out);
 
-/// W [M, C, KH, KW] as directConvRowsAvx2 reads it: output channels in the kernel's groups (6 at
+/// W [M, C, KH, KW] as directConvRowsAvx2 reads it, into Out (M * C * KH * KW floats): output channels in the kernel's groups (6 at
 /// a time, then 4, 2, 1), each group's weights contiguous as [C * KH * KW][group width] at
 /// offset M0 * Taps, so a group streams one block instead of a stride-M column (the [tap][M]
 /// layout's 256-byte stride put ResNet's 147 taps into 16 of L1's 64 sets: conflict misses).
-std::vector<float> packDirectConvWeightsAvx2(const float *W, int64_t M, int64_t Taps);
+void packDirectConvWeightsAvx2(const float *W, int64_t M, int64_t Taps, float *Out);
 
 /// Output rows [Oh0, Oh1) of one image: Y[m] = clamp(Bias[m] + sum over taps of W * X), zero
 /// padding. X is [C, H, W], Y [M, OH, OW]; Plan is planDepthwise(D.G) (its column masks);

@@ -55,31 +55,35 @@ int64_t bf16DotKc(int64_t K) {
   return (ceilDiv(K, Blocks) + 1) / 2 * 2;
 }
 
-void packBf16DotB(int64_t K, int64_t N, MatrixRef B, Bf16DotB &Out, int64_t Kc) {
+void packBf16DotB(int64_t K, int64_t N, MatrixRef B, Bf16DotB &Out, int64_t Kc, const std::string &Key) {
   const int64_t NR = kBf16DotNR, Panels = ceilDiv(N, NR), Npad = Panels * NR;
   Out.K = K, Out.N = N, Out.Kc = Kc;
-  Out.Slots.assign(static_cast<size_t>(std::max<int64_t>(1, ceilDiv(K, 2) * Npad)), 0u);
-  for (int64_t K0 = 0; K0 < K; K0 += Kc) {
-    const int64_t Kb = std::min(Kc, K - K0), Pc = ceilDiv(Kb, 2);
-    for (int64_t P = 0; P < Panels; ++P) {
-      uint32_t *Panel = Out.Slots.data() + K0 / 2 * Npad + P * Pc * NR;
-      for (int64_t Pr = 0; Pr < Pc; ++Pr)
-        for (int64_t J = 0; J < std::min(NR, N - P * NR); ++J) {
-          const int64_t Col = P * NR + J, K1 = K0 + 2 * Pr;
-          const uint32_t Lo = bf16At(B, K1, Col), Hi = K1 + 1 < K ? bf16At(B, K1 + 1, Col) : 0u;
-          Panel[Pr * NR + J] = Lo | Hi << 16;
-        }
-    }
-  }
+  Out.Slots.borrowOrPack(Key + "/kc" + std::to_string(Kc), static_cast<size_t>(std::max<int64_t>(1, ceilDiv(K, 2) * Npad)),
+                         [&](uint32_t *Slots) {
+                           for (int64_t K0 = 0; K0 < K; K0 += Kc) {
+                             const int64_t Kb = std::min(Kc, K - K0), Pc = ceilDiv(Kb, 2);
+                             for (int64_t P = 0; P < Panels; ++P) {
+                               uint32_t *Panel = Slots + K0 / 2 * Npad + P * Pc * NR;
+                               for (int64_t Pr = 0; Pr < Pc; ++Pr)
+                                 for (int64_t J = 0; J < std::min(NR, N - P * NR); ++J) {
+                                   const int64_t Col = P * NR + J, K1 = K0 + 2 * Pr;
+                                   const uint32_t Lo = bf16At(B, K1, Col),
+                                                  Hi = K1 + 1 < K ? bf16At(B, K1 + 1, Col) : 0u;
+                                   Panel[Pr * NR + J] = Lo | Hi << 16;
+                                 }
+                             }
+                           }
+                         });
 }
 
-void packBf16DotA(int64_t M, int64_t K, MatrixRef A, Bf16DotA &Out) {
+void packBf16DotA(int64_t M, int64_t K, MatrixRef A, Bf16DotA &Out, const std::string &Key) {
   Out.M = M, Out.K = K;
   const int64_t Pairs = Out.pairsPerRow();
-  Out.Slots.assign(static_cast<size_t>(std::max<int64_t>(1, M * Pairs)), 0u);
-  for (int64_t I = 0; I < M; ++I)
-    for (int64_t Kk = 0; Kk < K; ++Kk)
-      Out.Slots[static_cast<size_t>(I * Pairs + Kk / 2)] |= bf16At(A, I, Kk) << (Kk % 2 ? 16 : 0);
+  Out.Slots.borrowOrPack(Key, static_cast<size_t>(std::max<int64_t>(1, M * Pairs)), [&](uint32_t *Slots) {
+    for (int64_t I = 0; I < M; ++I)
+      for (int64_t Kk = 0; Kk < K; ++Kk)
+        Slots[I * Pairs + Kk / 2] |= bf16At(A, I, Kk) << (Kk % 2 ? 16 : 0);
+  });
 }
 
 #ifdef OPT_BF16DOT_X86

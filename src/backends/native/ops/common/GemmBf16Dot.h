@@ -14,9 +14,11 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "backends/native/ops/common/Gemm.h"
+#include "backends/native/ops/common/PackedWeights.h"
 
 namespace optimium {
 namespace runtime {
@@ -37,19 +39,21 @@ int64_t bf16DotKc(int64_t K);
 /// B packed as bf16 pairs (layout above).
 struct Bf16DotB {
   int64_t K = 0, N = 0, Kc = 0;
-  std::vector<uint32_t> Slots;
+  PackedArray<uint32_t> Slots;
 };
-/// Packs the float32 B (K x N, any strides) as bf16 pairs in K blocks of Kc (even).
-void packBf16DotB(int64_t K, int64_t N, MatrixRef B, Bf16DotB &Out, int64_t Kc);
+/// Packs the float32 B (K x N, any strides) as bf16 pairs in K blocks of Kc (even); borrowed from
+/// the packed-weights cache (a compiled folder's packed.bin) under Key when it holds them.
+void packBf16DotB(int64_t K, int64_t N, MatrixRef B, Bf16DotB &Out, int64_t Kc, const std::string &Key);
 
 /// A packed as row-major bf16 pairs (layout above), ceil(K / 2) pairs per row.
 struct Bf16DotA {
   int64_t M = 0, K = 0;
-  std::vector<uint32_t> Slots;
+  PackedArray<uint32_t> Slots;
   int64_t pairsPerRow() const { return (K + 1) / 2; }
 };
-/// Packs the float32 A (M x K, any strides) as bf16 rows.
-void packBf16DotA(int64_t M, int64_t K, MatrixRef A, Bf16DotA &Out);
+/// Packs the float32 A (M x K, any strides: a convolution's weights) as bf16 rows; borrowed from
+/// the packed-weights cache under Key when it holds them.
+void packBf16DotA(int64_t M, int64_t K, MatrixRef A, Bf16DotA &Out, const std::string &Key);
 
 /// C (M x N, row stride Ldc) = A x B (+ Ep) with A's float32 rows read at A + i * Lda (k
 /// contiguous) and rounded to bf16 per run: MatMul / Gemm with constant weights.

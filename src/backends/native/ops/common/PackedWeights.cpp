@@ -49,7 +49,11 @@ std::string packedWeightsKey(const KernelCreateInfo &I, size_t Input, const std:
   return Key + Cpu;
 }
 
+static thread_local uint64_t Lookups = 0;
+uint64_t packedLookupCount() { return Lookups; }
+
 const void *lookupPackedWeights(const std::string &Key, size_t Bytes) {
+  ++Lookups;
   if (!Current)
     return nullptr;
   const void *Data = nullptr;

@@ -7,9 +7,12 @@
 // ScopedSourceFiles does for the file pages, so KernelCreateInfo and every op stay unchanged.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "Optimium/Runtime/Extension/Backend.h"
 #include "backends/native/Kernel.h"
@@ -74,6 +77,49 @@ void storePackedA(const std::string &Key, const PackedA &A);
 /// Generic float buffers (conv weight layouts): Out borrows a hit of exactly Floats floats.
 bool borrowPackedFloats(const std::string &Key, size_t Floats, AlignedFloats &Out);
 void storePackedFloats(const std::string &Key, const AlignedFloats &Data);
+
+/// Out becomes Key's packing of Floats floats: borrowed on a hit; else Out is resized to Floats
+/// zeros, Fill(Out.data()) writes the layout and the result is offered to the cache. Fill must
+/// produce the same bytes on every call with the same key (a later load borrows them).
+template <class Pack> void packFloatsCached(const std::string &Key, size_t Floats, AlignedFloats &Out, Pack &&Fill) {
+  if (borrowPackedFloats(Key, Floats, Out))
+    return;
+  Out.resize(Floats);
+  std::fill_n(Out.data(), Floats, 0.0f);
+  Fill(Out.data());
+  storePackedFloats(Key, Out);
+}
+
+/// A packed constant of another element type (the int8 kernels' int8 / int16 / int32 layouts):
+/// borrowed from the cache (read only) or owned.
+template <class T> class PackedArray {
+public:
+  /// Key's N elements borrowed on a hit of exactly N * sizeof(T) bytes; else N zeros, owned,
+  /// filled by Fill(T *) and offered to the cache.
+  template <class Pack> void borrowOrPack(const std::string &Key, size_t N, Pack &&Fill) {
+    Count = N;
+    Borrowed = N ? static_cast<const T *>(lookupPackedWeights(Key, N * sizeof(T))) : nullptr;
+    if (Borrowed)
+      return;
+    Owned.assign(N, T());
+    Fill(Owned.data());
+    if (N)
+      storePackedWeights(Key, Owned.data(), N * sizeof(T));
+  }
+  const T *data() const { return Borrowed ? Borrowed : Owned.data(); }
+  const T &operator[](size_t I) const { return data()[I]; }
+  size_t size() const { return Count; }
+  bool empty() const { return Count == 0; }
+
+private:
+  std::vector<T> Owned;
+  const T *Borrowed = nullptr;
+  size_t Count = 0;
+};
+
+/// Cache lookups made on this thread so far (the native backend's check that a factory which
+/// keeps a packed copy of a constant asked the cache for it).
+uint64_t packedLookupCount();
 
 } // namespace ops
 } // namespace detail

@@ -151,11 +151,11 @@ DepthwiseGeometry separableGeometry(const SeparableAttrs &A, const WindowGeometr
   return G;
 }
 
-RowPipelineWeights packRowPipelineWeights(const KernelCreateInfo &I, size_t Index) {
+RowPipelineWeights packRowPipelineWeights(const KernelCreateInfo &I, size_t Index, const std::string &Layout) {
   const ConstData &W = *I.Inputs[Index].Const;
   RowPipelineWeights P;
   P.M = W.Dims[0], P.C = W.Dims[1];
-  P.Packed = packPointwiseWeights(W.as<float>(), P.M, P.C);
+  P.Packed = packPointwiseWeightsCached(I, Index, Layout);
   markConstConsumed(I, Index);
   return P;
 }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "backends/native/ops/common/FusedConvPair.h"
+#include "backends/native/ops/common/Gemm.h"
 #include "backends/native/ops/common/PlaneWindow.h"
 
 namespace optimium {
@@ -53,10 +54,12 @@ DepthwiseGeometry separableGeometry(const SeparableAttrs &A, const WindowGeometr
 /// Input Index (a constant 1x1 weight [M, C, 1, 1]) packed for the row pipeline
 /// (packPointwiseWeights) and marked consumed.
 struct RowPipelineWeights {
-  std::vector<float> Packed;
+  AlignedFloats Packed;
   int64_t M, C;
 };
-RowPipelineWeights packRowPipelineWeights(const KernelCreateInfo &I, size_t Index);
+/// Input Index's 1x1 weights in the row pipeline's panels (packPointwiseWeights), borrowed from the
+/// packed-weights cache under Layout when it holds them.
+RowPipelineWeights packRowPipelineWeights(const KernelCreateInfo &I, size_t Index, const std::string &Layout);
 
 /// The reference variant (priority 0): both convolutions as written, the intermediate tensor in
 /// full (rounded to float32 as the unfused graph stores it), both accumulated in double.

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "backends/native/ops/common/FusedActivation.h"
+#include "backends/native/ops/common/PackedWeights.h"
 #include "backends/native/ops/common/SimdDispatch.h"
 #include "backends/native/ops/common/VecMath256.h"
 #include "backends/native/ops/common/VecMath512.h"
@@ -41,10 +42,8 @@ struct TileOut {
 } // namespace
 
 namespace {
-void packBlocks(const float *Wt, int64_t M, int64_t Steps, int64_t Width, AlignedFloats &Out) {
+void packBlocks(const float *Wt, int64_t M, int64_t Steps, int64_t Width, float *D) {
   const int64_t Blocks = (M + Width - 1) / Width;
-  Out.resize(static_cast<size_t>(std::max<int64_t>(1, Blocks * Steps * Width)));
-  float *D = Out.data();
   for (int64_t B = 0; B < Blocks; ++B)
     for (int64_t S = 0; S < Steps; ++S)
       for (int64_t I = 0; I < Width; ++I) {
@@ -52,14 +51,23 @@ void packBlocks(const float *Wt, int64_t M, int64_t Steps, int64_t Width, Aligne
         *D++ = Co < M ? Wt[Co * Steps + S] : 0.0f;
       }
 }
+
+void packBlocksCached(const KernelCreateInfo &I, size_t Input, const std::string &Layout, int64_t Width,
+                      AlignedFloats &Out) {
+  const ConstData &W = *I.Inputs[Input].Const;
+  const int64_t M = W.Dims[0], Steps = W.Dims[1] * W.Dims[2] * W.Dims[3];
+  const size_t Floats = static_cast<size_t>(std::max<int64_t>(1, (M + Width - 1) / Width * Steps * Width));
+  packFloatsCached(packedWeightsKey(I, Input, Layout + "/b" + std::to_string(Width)), Floats, Out,
+                   [&](float *D) { packBlocks(W.as<float>(), M, Steps, Width, D); });
+}
 } // namespace
 
-void packSmallConvWeights(const float *Wt, int64_t M, int64_t C, int64_t KH, int64_t KW, bool ForRows,
-                           bool ForPixels, SmallConvWeights &Out) {
+void packSmallConvWeights(const KernelCreateInfo &I, size_t Input, const std::string &Layout, bool ForRows,
+                          bool ForPixels, SmallConvWeights &Out) {
   if (ForRows)
-    packBlocks(Wt, M, C * KH * KW, CB, Out.Rows);
+    packBlocksCached(I, Input, Layout, CB, Out.Rows);
   if (ForPixels)
-    packBlocks(Wt, M, C * KH * KW, PB, Out.Pixels);
+    packBlocksCached(I, Input, Layout, PB, Out.Pixels);
 }
 
 #ifdef OPT_SIMD_X86

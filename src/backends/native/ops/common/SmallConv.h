@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "backends/native/Kernel.h"
@@ -47,9 +48,11 @@ bool smallConvAvx2Available();
 /// 7x7 planes) and at least 32 output channels.
 inline bool smallConvPixelTiles(int64_t OW, int64_t M) { return OW < 16 && M >= SmallConvPixelCB; }
 
-/// Packs the layouts runs may need: Rows when ForRows, Pixels when ForPixels.
-void packSmallConvWeights(const float *Wt, int64_t M, int64_t C, int64_t KH, int64_t KW, bool ForRows,
-                           bool ForPixels, SmallConvWeights &Out);
+/// Packs the layouts runs may need of constant input Input ([M, C, KH, KW]): Rows when ForRows,
+/// Pixels when ForPixels; each borrowed from the packed-weights cache (a compiled folder's
+/// packed.bin) under Layout when it holds it, else packed and offered to it.
+void packSmallConvWeights(const KernelCreateInfo &I, size_t Input, const std::string &Layout, bool ForRows,
+                          bool ForPixels, SmallConvWeights &Out);
 
 /// Y[M, OH, OW] = bias + conv(X[C, H, W]) for one image, then the activation G.Act. Bias may be null.
 /// W must hold the layout smallConvPixelTiles(G.OW, G.M) selects.

@@ -10,6 +10,7 @@
 #include <memory>
 #include <vector>
 
+#include "backends/native/ops/common/PackedWeights.h"
 #include "backends/native/ops/common/PlaneWindow.h"
 #include "backends/native/ops/common/SimdDispatch.h"
 #include "backends/native/ops/conv/ConvCommon.h"
@@ -239,10 +240,8 @@ int64_t stripRows(const BlockedGeometry &G, int64_t Items, int Threads) {
 
 class ConvDepthwiseBlockedKernel : public Kernel {
 public:
-  ConvDepthwiseBlockedKernel(ConvAttrs A, int64_t C, const std::vector<float> &PackedW)
-      : A(std::move(A)), C(C), Wt(PackedW.size()) {
-    std::copy(PackedW.begin(), PackedW.end(), Wt.data());
-  }
+  ConvDepthwiseBlockedKernel(ConvAttrs A, int64_t C, AlignedFloats PackedW)
+      : A(std::move(A)), C(C), Wt(std::move(PackedW)) {}
 
   Status run(const KernelContext &Ctx) const override {
 #ifdef OPT_SIMD_X86
@@ -328,13 +327,17 @@ KernelVariant depthwiseBlockedVariant() {
             ASSIGN_OR_RETURN(ConvAttrs A, attrsFor(I));
             const ConstData &W = *I.Inputs[1].Const;
             const int64_t C = W.Dims[0], Taps = W.Dims[2] * W.Dims[3], CB = (C + kLanes - 1) / kLanes;
-            std::vector<float> Wt(static_cast<size_t>(CB * Taps * kLanes), 0.0f);
-            const float *Wp = W.as<float>();
-            for (int64_t Ch = 0; Ch < C; ++Ch)
-              for (int64_t T = 0; T < Taps; ++T)
-                Wt[static_cast<size_t>(((Ch / kLanes) * Taps + T) * kLanes + Ch % kLanes)] = Wp[Ch * Taps + T];
+            // A compiled folder's packed.bin holds the layout (the load borrows it).
+            AlignedFloats Wt;
+            packFloatsCached(packedWeightsKey(I, 1, "f32_conv__depthwise_blocked_avx512/lanes16"),
+                             static_cast<size_t>(CB * Taps * kLanes), Wt, [&](float *Out) {
+                               const float *Wp = W.as<float>();
+                               for (int64_t Ch = 0; Ch < C; ++Ch)
+                                 for (int64_t T = 0; T < Taps; ++T)
+                                   Out[((Ch / kLanes) * Taps + T) * kLanes + Ch % kLanes] = Wp[Ch * Taps + T];
+                             });
             markConstConsumed(I, 1);
-            return makeKernel<ConvDepthwiseBlockedKernel>(std::move(A), C, Wt);
+            return makeKernel<ConvDepthwiseBlockedKernel>(std::move(A), C, std::move(Wt));
           }};
 }
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "backends/native/ops/common/DirectConv.h"
+#include "backends/native/ops/common/PackedWeights.h"
 #include "backends/native/ops/common/PlaneWindow.h"
 #include "backends/native/ops/common/SmallConv.h"
 #include "backends/native/ops/conv/ConvCommon.h"
@@ -54,7 +55,7 @@ private:
 /// activation in registers.
 class ConvDirectKernel : public Kernel {
 public:
-  ConvDirectKernel(ConvAttrs A, std::vector<float> PackedW, bool Avx512)
+  ConvDirectKernel(ConvAttrs A, AlignedFloats PackedW, bool Avx512)
       : A(std::move(A)), PackedW(std::move(PackedW)), Avx512(Avx512) {}
 
   Status run(const KernelContext &Ctx) const override {
@@ -93,7 +94,7 @@ public:
 
 private:
   ConvAttrs A;
-  std::vector<float> PackedW; ///< AVX-512: [C * KH * KW][M]; AVX2: packDirectConvWeightsAvx2's groups
+  AlignedFloats PackedW; ///< AVX-512: [C * KH * KW][M]; AVX2: packDirectConvWeightsAvx2's groups
   bool Avx512;
 };
 
@@ -123,8 +124,15 @@ KernelVariant directVariant(bool Avx512) {
             ASSIGN_OR_RETURN(ConvAttrs A, attrsFor(I));
             const ConstData &Wt = *I.Inputs[1].Const;
             const int64_t M = Wt.Dims[0], Taps = product(Wt.Dims, 1, 4);
-            std::vector<float> Packed = Avx512 ? packDirectConvWeights(Wt.as<float>(), M, Taps)
-                                               : packDirectConvWeightsAvx2(Wt.as<float>(), M, Taps);
+            // A compiled folder's packed.bin holds the layout (the load borrows it).
+            AlignedFloats Packed;
+            packFloatsCached(packedWeightsKey(I, 1, Avx512 ? "f32_conv__direct_avx512" : "f32_conv__direct_avx2"),
+                             static_cast<size_t>(M * Taps), Packed, [&](float *Out) {
+                               if (Avx512)
+                                 packDirectConvWeights(Wt.as<float>(), M, Taps, Out);
+                               else
+                                 packDirectConvWeightsAvx2(Wt.as<float>(), M, Taps, Out);
+                             });
             markConstConsumed(I, 1);
             return makeKernel<ConvDirectKernel>(std::move(A), std::move(Packed), Avx512);
           }};
@@ -167,8 +175,8 @@ KernelVariant smallVariant(bool Avx512) {
             const bool Known = YS.getRank() == 4 && YS[3].isConst();
             const bool Pixels = Known && smallConvPixelTiles(YS[3].value(), Wt.Dims[0]);
             SmallConvWeights Packed;
-            packSmallConvWeights(Wt.as<float>(), Wt.Dims[0], Wt.Dims[1], Wt.Dims[2], Wt.Dims[3], !Known || !Pixels,
-                                  !Known || Pixels, Packed);
+            packSmallConvWeights(I, 1, Avx512 ? "f32_conv__small_avx512" : "f32_conv__small_avx2", !Known || !Pixels,
+                                 !Known || Pixels, Packed);
             markConstConsumed(I, 1); // run() reads the packed copy only
             return makeKernel<ConvSmallKernel>(std::move(A), std::move(Packed), Avx512);
           }};

@@ -974,7 +974,7 @@ KernelVariant im2colBf16Variant() {
                     const ConstData &Wt = *I.Inputs[1].Const;
                     const int64_t M = Wt.Dims[0], KDim = product(Wt.Dims, 1, Wt.Dims.size());
                     std::unique_ptr<Bf16DotA> W(new Bf16DotA);
-                    packBf16DotA(M, KDim, MatrixRef{Wt.as<float>(), KDim, 1}, *W);
+                    packBf16DotA(M, KDim, MatrixRef{Wt.as<float>(), KDim, 1}, *W, packedWeightsKey(I, 1, Name + "/rows"));
                     markConstConsumed(I, 1);
                     return makeKernel<ConvIm2colKernel>(Name, gemmMicroKernel(GemmIsa::Avx512), std::move(A),
                                                         std::vector<PackedA>(), nullptr, std::move(W));

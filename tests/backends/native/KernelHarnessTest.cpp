@@ -343,7 +343,7 @@ std::string compare(const Buffer &Ref, const Buffer &Got, double Tolerance) {
     return Ref.Bytes == Got.Bytes ? "" : "integer output differs";
   for (size_t I = 0; I < Ref.count(); ++I) {
     const double R = Ref.get(I), G = Got.get(I);
-    if (std::isnan(R) && std::isnan(G))
+    if ((std::isnan(R) && std::isnan(G)) || R == G) // equal infinities too
       continue;
     const double Err = std::fabs(R - G) / std::max(1.0, std::fabs(R));
     if (!(Err <= Tolerance))

@@ -626,6 +626,56 @@ OpKernels maxPoolKernels() {
     Cases.push_back(testCase("k3s2_tiny_padded", {tensorInput({2, 12, 2, 2})},
                              {{"kernel_shape", attrInts({3, 3})}, {"strides", attrInts({2, 2})},
                               {"pads", attrInts({1, 2, 2, 2})}}));
+    // The AVX2 3-wide stride-2 kernel's plain rows (3-tall windows, left pad 0 or 1: plain maxima,
+    // the plane redone where the sum of its loaded rows is NaN): one NaN per plane, on each input
+    // row (the windows' first, middle and last rows, the plane's last row checked apart) at the
+    // first column, a middle odd one and the last odd one (a plain max drops an odd column's NaN),
+    // then planes without NaN after them, and +inf with -inf
+    // (a false alarm); vertical strides 1, 2 and 3 (rows summed per window: 1, 2, all three) and
+    // dilation 2; left pad 1 (ResNet's); ceil mode where the last window's right column lies
+    // outside the row (even rows, or odd ones with pad 1), rows narrower than a vector, a top pad
+    // (its first row by the checked kernel).
+    const auto OneNanPerPlane = [](int64_t Planes, int64_t H, int64_t W) {
+      std::vector<double> V = nanSprinkled(static_cast<size_t>(Planes * H * W), static_cast<size_t>(Planes * H * W) + 2);
+      const int64_t Cols[3] = {0, W / 2 | 1, (W - 2) | 1};
+      for (int64_t P = 0; P < Planes && P < 3 * H; ++P)
+        V[static_cast<size_t>((P * H + P / 3) * W + Cols[P % 3])] = NAN;
+      if (Planes > 3 * H + 1) {
+        V[static_cast<size_t>((3 * H + 1) * H * W + W + 2)] = INFINITY;
+        V[static_cast<size_t>((3 * H + 1) * H * W + 2 * W + 3)] = -INFINITY;
+      }
+      return valuesInput({1, Planes, H, W}, std::move(V), ElementType::F32, false);
+    };
+    Cases.push_back(testCase("k3s2_plain_nan_each_row", {OneNanPerPlane(31, 9, 21)},
+                             {{"kernel_shape", attrInts({3, 3})}, {"strides", attrInts({2, 2})}}));
+    Cases.push_back(testCase("k3s2_plain_nan_ceil_even", {OneNanPerPlane(27, 8, 18)},
+                             {{"kernel_shape", attrInts({3, 3})}, {"strides", attrInts({2, 2})},
+                              {"ceil_mode", attrInt(1)}}));
+    Cases.push_back(testCase("k3s2_plain_nan_vstride1", {OneNanPerPlane(23, 7, 19)},
+                             {{"kernel_shape", attrInts({3, 3})}, {"strides", attrInts({1, 2})}}));
+    Cases.push_back(testCase("k3s2_plain_nan_vstride3_dilated", {OneNanPerPlane(35, 11, 25)},
+                             {{"kernel_shape", attrInts({3, 3})}, {"strides", attrInts({3, 2})},
+                              {"dilations", attrInts({2, 1})}, {"pads", attrInts({1, 0, 2, 0})}}));
+    Cases.push_back(testCase("k3s2_plain_nan_pad1", {OneNanPerPlane(29, 9, 24)},
+                             {{"kernel_shape", attrInts({3, 3})}, {"strides", attrInts({2, 2})},
+                              {"pads", attrInts({1, 1, 1, 1})}}));
+    Cases.push_back(testCase("k3s2_plain_nan_pad1_ceil_odd", {OneNanPerPlane(30, 10, 25)},
+                             {{"kernel_shape", attrInts({3, 3})}, {"strides", attrInts({2, 2})},
+                              {"pads", attrInts({1, 1, 1, 1})}, {"ceil_mode", attrInt(1)}}));
+    Cases.push_back(testCase("k3s2_plain_pad1_narrow", {tensorInput({2, 3, 6, 5})},
+                             {{"kernel_shape", attrInts({3, 3})}, {"strides", attrInts({2, 2})},
+                              {"pads", attrInts({0, 1, 0, 1})}, {"ceil_mode", attrInt(1)}}));
+    Cases.push_back(testCase("k3s2_plain_ceil_even", {tensorInput({2, 3, 11, 32})},
+                             {{"kernel_shape", attrInts({3, 3})}, {"strides", attrInts({2, 2})},
+                              {"ceil_mode", attrInt(1)}}));
+    Cases.push_back(testCase("k3s2_plain_narrow_ceil", {tensorInput({1, 5, 7, 6})},
+                             {{"kernel_shape", attrInts({3, 3})}, {"strides", attrInts({2, 2})},
+                              {"ceil_mode", attrInt(1)}}));
+    Cases.push_back(testCase("k3s2_plain_three_wide", {tensorInput({2, 3, 5, 3})},
+                             {{"kernel_shape", attrInts({3, 3})}, {"strides", attrInts({2, 2})}}));
+    Cases.push_back(testCase("k3s2_plain_top_pad", {tensorInput({1, 4, 13, 29})},
+                             {{"kernel_shape", attrInts({3, 3})}, {"strides", attrInts({2, 2})},
+                              {"pads", attrInts({1, 0, 1, 0})}, {"ceil_mode", attrInt(1)}}));
     return Cases;
   };
   return K;

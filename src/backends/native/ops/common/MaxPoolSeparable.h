@@ -4,7 +4,9 @@
 // read from that buffer (stride 2: two loads and one in-lane shuffle per tap, one cross-lane
 // permute per 8 outputs). KH + KW maxima per output instead of KH * KW strided taps. 3-wide
 // stride-2 undilated windows (the common 3x3 / 2 pools) keep the column maxima in registers and
-// take the row maxima by in-register shuffles, without the buffer.
+// take the row maxima by in-register shuffles, without the buffer; 3 tall with left pad 0 or 1
+// (SqueezeNet's, ResNet's), their inner rows take plain maxima and a plane redoes them with the
+// NaN checks only where a NaN was seen.
 #pragma once
 
 #include <cstdint>

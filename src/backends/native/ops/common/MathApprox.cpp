@@ -239,6 +239,65 @@ OPT_AVX2_FMA void geluErfAvx2(const float *X, float *Y, size_t N) {
   }
 }
 
+OPT_AVX2_FMA inline float reduceMax256(__m256 V) {
+  __m128 H = _mm_max_ps(_mm256_castps256_ps128(V), _mm256_extractf128_ps(V, 1));
+  H = _mm_max_ps(H, _mm_movehl_ps(H, H));
+  return _mm_cvtss_f32(_mm_max_ss(H, _mm_movehdup_ps(H)));
+}
+
+OPT_AVX2_FMA inline float reduceAdd256(__m256 V) {
+  __m128 H = _mm_add_ps(_mm256_castps256_ps128(V), _mm256_extractf128_ps(V, 1));
+  H = _mm_add_ps(H, _mm_movehl_ps(H, H));
+  return _mm_cvtss_f32(_mm_add_ss(H, _mm_movehdup_ps(H)));
+}
+
+/// softmaxAvx512 on 8 lanes: exp(x - max) = 2^((x - max) log2 e) by vec256::exp2NonPos256 (0 below
+/// 2^-126), two accumulators for the sum, the tail through masked loads and stores.
+OPT_AVX2_FMA void softmaxAvx2(const float *X, float *Y, size_t N) {
+  if (N == 0)
+    return;
+  const size_t Full = N & ~static_cast<size_t>(7);
+  const __m256i Tail = vec256::lanesBelow256(static_cast<int64_t>(N - Full));
+  const __m256 NegInf = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
+  __m256 M0 = NegInf, M1 = NegInf;
+  size_t I = 0;
+  for (; I + 16 <= N; I += 16) {
+    M0 = _mm256_max_ps(M0, _mm256_loadu_ps(X + I));
+    M1 = _mm256_max_ps(M1, _mm256_loadu_ps(X + I + 8));
+  }
+  if (I < Full)
+    M0 = _mm256_max_ps(M0, _mm256_loadu_ps(X + I));
+  // Masked-off lanes load 0: blend -inf there. max(a, NaN) keeps the NaN (value second).
+  if (Full < N)
+    M1 = _mm256_max_ps(M1, _mm256_blendv_ps(NegInf, _mm256_maskload_ps(X + Full, Tail), _mm256_castsi256_ps(Tail)));
+  const __m256 Max = _mm256_set1_ps(reduceMax256(_mm256_max_ps(M0, M1))), L2e = _mm256_set1_ps(1.44269504088896341f);
+#define OPT_SOFTMAX_EXP(V) vec256::exp2NonPos256(_mm256_mul_ps(_mm256_sub_ps((V), Max), L2e))
+  __m256 S0 = _mm256_setzero_ps(), S1 = _mm256_setzero_ps();
+  for (I = 0; I + 16 <= N; I += 16) {
+    const __m256 E0 = OPT_SOFTMAX_EXP(_mm256_loadu_ps(X + I));
+    const __m256 E1 = OPT_SOFTMAX_EXP(_mm256_loadu_ps(X + I + 8));
+    _mm256_storeu_ps(Y + I, E0);
+    _mm256_storeu_ps(Y + I + 8, E1);
+    S0 = _mm256_add_ps(S0, E0), S1 = _mm256_add_ps(S1, E1);
+  }
+  if (I < Full) {
+    const __m256 E = OPT_SOFTMAX_EXP(_mm256_loadu_ps(X + I));
+    _mm256_storeu_ps(Y + I, E);
+    S0 = _mm256_add_ps(S0, E);
+  }
+  if (Full < N) {
+    const __m256 E = _mm256_and_ps(OPT_SOFTMAX_EXP(_mm256_maskload_ps(X + Full, Tail)), _mm256_castsi256_ps(Tail));
+    _mm256_maskstore_ps(Y + Full, Tail, E);
+    S1 = _mm256_add_ps(S1, E);
+  }
+#undef OPT_SOFTMAX_EXP
+  const __m256 Inv = _mm256_set1_ps(1.0f / reduceAdd256(_mm256_add_ps(S0, S1)));
+  for (I = 0; I < Full; I += 8)
+    _mm256_storeu_ps(Y + I, _mm256_mul_ps(_mm256_loadu_ps(Y + I), Inv));
+  if (Full < N)
+    _mm256_maskstore_ps(Y + Full, Tail, _mm256_mul_ps(_mm256_maskload_ps(Y + Full, Tail), Inv));
+}
+
 OPT_AVX512 void geluErfAvx512(const float *X, float *Y, size_t N) {
   size_t I = 0;
   for (; I + 16 <= N; I += 16)
@@ -375,6 +434,8 @@ void softmaxF32(const float *X, float *Y, size_t N) {
 #ifdef OPT_MATH_AVX512
   if (haveAvx512())
     return softmaxAvx512(X, Y, N);
+  if (haveAvx2Fma())
+    return softmaxAvx2(X, Y, N);
 #endif
   softmaxF32Generic(X, Y, N);
 }

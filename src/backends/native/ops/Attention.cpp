@@ -913,6 +913,13 @@ std::vector<OpTestCase> attentionCases() {
                           valuesInput({2, 1, 1, 29}, keyPadding(2, 29), ElementType::F32, false)},
                          {{"q_num_heads", Attr(4)}, {"kv_num_heads", Attr(4)}, {"scale", attrFloat(0.3f)}}),
                 23),
+      // BERT's layout at odd sizes: K^T packed by 8 x 8 transposes with a k tail (head 20) and a
+      // column tail (45 keys: panels of 16, 16, 13), softmax rows of 16 + 16 + 8 + 5 lanes.
+      withOpset(testCase("f32_3d_odd_keys_head20",
+                         {X({2, 45, 60}), X({2, 45, 60}), X({2, 45, 60}),
+                          valuesInput({2, 1, 1, 45}, keyPadding(2, 45), ElementType::F32, false)},
+                         {{"q_num_heads", Attr(3)}, {"kv_num_heads", Attr(3)}}),
+                23),
       // A per-query mask shorter than the keys (the rest are masked), GQA.
       withOpset(testCase("f32_mask_per_query_short", {X({1, 4, 20, 8}), X({1, 2, 25, 8}), X({1, 2, 25, 6}), X({20, 22})}),
                 23),

@@ -239,6 +239,65 @@ OPT_AVX2_FMA void geluErfAvx2(const float *X, float *Y, size_t N) {
   }
 }
 
+OPT_AVX2_FMA inline float reduceMax256(__m256 V) {
+  __m128 H = _mm_max_ps(_mm256_castps256_ps128(V), _mm256_extractf128_ps(V, 1));
+  H = _mm_max_ps(H, _mm_movehl_ps(H, H));
+  return _mm_cvtss_f32(_mm_max_ss(H, _mm_movehdup_ps(H)));
+}
+
+OPT_AVX2_FMA inline float reduceAdd256(__m256 V) {
+  __m128 H = _mm_add_ps(_mm256_castps256_ps128(V), _mm256_extractf128_ps(V, 1));
+  H = _mm_add_ps(H, _mm_movehl_ps(H, H));
+  return _mm_cvtss_f32(_mm_add_ss(H, _mm_movehdup_ps(H)));
+}
+
+/// softmaxAvx512 on 8 lanes: exp(x - max) = 2^((x - max) log2 e) by vec256::exp2NonPos256 (0 below
+/// 2^-126), two accumulators for the sum, the tail through masked loads and stores.
+OPT_AVX2_FMA void softmaxAvx2(const float *X, float *Y, size_t N) {
+  if (N == 0)
+    return;
+  const size_t Full = N & ~static_cast<size_t>(7);
+  const __m256i Tail = vec256::lanesBelow256(static_cast<int64_t>(N - Full));
+  const __m256 NegInf = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
+  __m256 M0 = NegInf, M1 = NegInf;
+  size_t I = 0;
+  for (; I + 16 <= N; I += 16) {
+    M0 = _mm256_max_ps(M0, _mm256_loadu_ps(X + I));
+    M1 = _mm256_max_ps(M1, _mm256_loadu_ps(X + I + 8));
+  }
+  if (I < Full)
+    M0 = _mm256_max_ps(M0, _mm256_loadu_ps(X + I));
+  // Masked-off lanes load 0: blend -inf there. max(a, NaN) keeps the NaN (value second).
+  if (Full < N)
+    M1 = _mm256_max_ps(M1, _mm256_blendv_ps(NegInf, _mm256_maskload_ps(X + Full, Tail), _mm256_castsi256_ps(Tail)));
+  const __m256 Max = _mm256_set1_ps(reduceMax256(_mm256_max_ps(M0, M1))), L2e = _mm256_set1_ps(1.44269504088896341f);
+#define OPT_SOFTMAX_EXP(V) vec256::exp2NonPos256(_mm256_mul_ps(_mm256_sub_ps((V), Max), L2e))
+  __m256 S0 = _mm256_setzero_ps(), S1 = _mm256_setzero_ps();
+  for (I = 0; I + 16 <= N; I += 16) {
+    const __m256 E0 = OPT_SOFTMAX_EXP(_mm256_loadu_ps(X + I));
+    const __m256 E1 = OPT_SOFTMAX_EXP(_mm256_loadu_ps(X + I + 8));
+    _mm256_storeu_ps(Y + I, E0);
+    _mm256_storeu_ps(Y + I + 8, E1);
+    S0 = _mm256_add_ps(S0, E0), S1 = _mm256_add_ps(S1, E1);
+  }
+  if (I < Full) {
+    const __m256 E = OPT_SOFTMAX_EXP(_mm256_loadu_ps(X + I));
+    _mm256_storeu_ps(Y + I, E);
+    S0 = _mm256_add_ps(S0, E);
+  }
+  if (Full < N) {
+    const __m256 E = _mm256_and_ps(OPT_SOFTMAX_EXP(_mm256_maskload_ps(X + Full, Tail)), _mm256_castsi256_ps(Tail));
+    _mm256_maskstore_ps(Y + Full, Tail, E);
+    S1 = _mm256_add_ps(S1, E);
+  }
+#undef OPT_SOFTMAX_EXP
+  const __m256 Inv = _mm256_set1_ps(1.0f / reduceAdd256(_mm256_add_ps(S0, S1)));
+  for (I = 0; I < Full; I += 8)
+    _mm256_storeu_ps(Y + I, _mm256_mul_ps(_mm256_loadu_ps(Y + I), Inv));
+  if (Full < N)
+    _mm256_maskstore_ps(Y + Full, Tail, _mm256_mul_ps(_mm256_maskload_ps(Y + Full, Tail), Inv));
+}
+
 OPT_AVX512 void geluErfAvx512(const float *X, float *Y, size_t N) {
   size_t I = 0;
   for (; I + 16 <= N; I += 16)
@@ -288,6 +347,93 @@ OPT_AVX512 void softmaxAvx512(const float *X, float *Y, size_t N) {
     _mm512_storeu_ps(Y + I, _mm512_mul_ps(_mm512_loadu_ps(Y + I), Inv));
   if (Tail)
     _mm512_mask_storeu_ps(Y + I, Tail, _mm512_mul_ps(_mm512_maskz_loadu_ps(Tail, Y + I), Inv));
+}
+
+/// 8 floats from P, or the lanes of M only (the others 0) when not Whole.
+OPT_AVX2_FMA inline __m256 load256(const float *P, bool Whole, __m256i M) {
+  return Whole ? _mm256_loadu_ps(P) : _mm256_maskload_ps(P, M);
+}
+
+OPT_AVX2_FMA inline void store256(float *P, __m256 V, bool Whole, __m256i M) {
+  if (Whole)
+    _mm256_storeu_ps(P, V);
+  else
+    _mm256_maskstore_ps(P, M, V);
+}
+
+/// 8 lanes of X + Residual (+ Bias2) from element I (lanes of M only; the others 0), stored to Y
+/// when either is given (the sum the statistics and the output read).
+OPT_AVX2_FMA inline __m256 skipSum256(const float *X, const float *Residual, const float *Bias2, float *Y, size_t I,
+                                      bool Whole, __m256i M) {
+  __m256 V = load256(X + I, Whole, M);
+  if (Residual)
+    V = _mm256_add_ps(V, load256(Residual + I, Whole, M));
+  if (Bias2)
+    V = _mm256_add_ps(V, load256(Bias2 + I, Whole, M));
+  if (Residual || Bias2)
+    store256(Y + I, V, Whole, M);
+  return V;
+}
+
+/// Y[J..J+8) = (Src - mean) * invstd * Scale (+ Bias), the lanes of M only when not Whole.
+OPT_AVX2_FMA inline void normOut256(const float *Src, const float *Scale, const float *Bias, float *Y, size_t J,
+                                    __m256 Mean, __m256 Inv, bool Whole, __m256i M) {
+  const __m256 D = _mm256_mul_ps(_mm256_sub_ps(load256(Src + J, Whole, M), Mean), Inv);
+  const __m256 Sc = load256(Scale + J, Whole, M);
+  store256(Y + J, Bias ? _mm256_fmadd_ps(D, Sc, load256(Bias + J, Whole, M)) : _mm256_mul_ps(D, Sc), Whole, M);
+}
+
+/// layerNormAvx512 on 8 lanes (AVX2 + FMA): the skip sum and its total, the centred sum of squares,
+/// then the scaled output, four accumulators per reduction, the tail by masked loads and stores.
+OPT_AVX2_FMA void layerNormAvx2(const float *X, const float *Residual, const float *Bias2, float *Y, size_t N,
+                                const float *Scale, const float *Bias, float Epsilon, float *MeanOut,
+                                float *InvStdOut) {
+  const size_t Full = N & ~static_cast<size_t>(7), Full4 = N & ~static_cast<size_t>(31);
+  const __m256i Tail = vec256::lanesBelow256(static_cast<int64_t>(N - Full)), All = _mm256_set1_epi32(-1);
+  __m256 S0 = _mm256_setzero_ps(), S1 = _mm256_setzero_ps(), S2 = _mm256_setzero_ps(), S3 = _mm256_setzero_ps();
+  size_t I = 0;
+  for (; I < Full4; I += 32) {
+    S0 = _mm256_add_ps(S0, skipSum256(X, Residual, Bias2, Y, I, true, All));
+    S1 = _mm256_add_ps(S1, skipSum256(X, Residual, Bias2, Y, I + 8, true, All));
+    S2 = _mm256_add_ps(S2, skipSum256(X, Residual, Bias2, Y, I + 16, true, All));
+    S3 = _mm256_add_ps(S3, skipSum256(X, Residual, Bias2, Y, I + 24, true, All));
+  }
+  for (; I < Full; I += 8)
+    S0 = _mm256_add_ps(S0, skipSum256(X, Residual, Bias2, Y, I, true, All));
+  if (Full < N)
+    S1 = _mm256_add_ps(S1, skipSum256(X, Residual, Bias2, Y, Full, false, Tail));
+  const float *Src = Residual || Bias2 ? Y : X;
+  const float Mean =
+      N ? reduceAdd256(_mm256_add_ps(_mm256_add_ps(S0, S1), _mm256_add_ps(S2, S3))) / static_cast<float>(N) : 0.0f;
+  const __m256 Mv = _mm256_set1_ps(Mean);
+  __m256 Q0 = _mm256_setzero_ps(), Q1 = _mm256_setzero_ps(), Q2 = _mm256_setzero_ps(), Q3 = _mm256_setzero_ps();
+  for (I = 0; I < Full4; I += 32) {
+    const __m256 D0 = _mm256_sub_ps(_mm256_loadu_ps(Src + I), Mv), D1 = _mm256_sub_ps(_mm256_loadu_ps(Src + I + 8), Mv);
+    const __m256 D2 = _mm256_sub_ps(_mm256_loadu_ps(Src + I + 16), Mv);
+    const __m256 D3 = _mm256_sub_ps(_mm256_loadu_ps(Src + I + 24), Mv);
+    Q0 = _mm256_fmadd_ps(D0, D0, Q0), Q1 = _mm256_fmadd_ps(D1, D1, Q1);
+    Q2 = _mm256_fmadd_ps(D2, D2, Q2), Q3 = _mm256_fmadd_ps(D3, D3, Q3);
+  }
+  for (; I < Full; I += 8) {
+    const __m256 D = _mm256_sub_ps(_mm256_loadu_ps(Src + I), Mv);
+    Q0 = _mm256_fmadd_ps(D, D, Q0);
+  }
+  if (Full < N) {
+    const __m256 D = _mm256_and_ps(_mm256_sub_ps(_mm256_maskload_ps(Src + Full, Tail), Mv), _mm256_castsi256_ps(Tail));
+    Q1 = _mm256_fmadd_ps(D, D, Q1);
+  }
+  const float Var =
+      N ? reduceAdd256(_mm256_add_ps(_mm256_add_ps(Q0, Q1), _mm256_add_ps(Q2, Q3))) / static_cast<float>(N) : 0.0f;
+  const float Inv = 1.0f / std::sqrt(Var + Epsilon);
+  const __m256 Iv = _mm256_set1_ps(Inv);
+  for (I = 0; I < Full; I += 8)
+    normOut256(Src, Scale, Bias, Y, I, Mv, Iv, true, All);
+  if (Full < N)
+    normOut256(Src, Scale, Bias, Y, Full, Mv, Iv, false, Tail);
+  if (MeanOut)
+    *MeanOut = Mean;
+  if (InvStdOut)
+    *InvStdOut = Inv;
 }
 
 /// 16 lanes of X + Residual (+ Bias2) from element I, stored to Y when either is given (the sum
@@ -375,6 +521,8 @@ void softmaxF32(const float *X, float *Y, size_t N) {
 #ifdef OPT_MATH_AVX512
   if (haveAvx512())
     return softmaxAvx512(X, Y, N);
+  if (haveAvx2Fma())
+    return softmaxAvx2(X, Y, N);
 #endif
   softmaxF32Generic(X, Y, N);
 }
@@ -384,6 +532,8 @@ void layerNormF32(const float *X, float *Y, size_t N, const float *Scale, const 
 #ifdef OPT_MATH_AVX512
   if (haveAvx512())
     return layerNormAvx512(X, nullptr, nullptr, Y, N, Scale, Bias, Epsilon, MeanOut, InvStdOut);
+  if (haveAvx2Fma())
+    return layerNormAvx2(X, nullptr, nullptr, Y, N, Scale, Bias, Epsilon, MeanOut, InvStdOut);
 #endif
   layerNormF32Generic(X, Y, N, Scale, Bias, Epsilon, MeanOut, InvStdOut);
 }
@@ -393,6 +543,8 @@ void skipLayerNormF32(const float *X, const float *Residual, const float *Bias2,
 #ifdef OPT_MATH_AVX512
   if (haveAvx512())
     return layerNormAvx512(X, Residual, Bias2, Y, N, Scale, Bias, Epsilon, MeanOut, InvStdOut);
+  if (haveAvx2Fma())
+    return layerNormAvx2(X, Residual, Bias2, Y, N, Scale, Bias, Epsilon, MeanOut, InvStdOut);
 #endif
   for (size_t I = 0; I < N; ++I) {
     float V = X[I];

@@ -35,12 +35,10 @@ OPT_VEC256_MASK inline __m256i lanesBelow256(int64_t N) {
 
 OPT_VEC256 inline __m256 set1(float V) { return _mm256_set1_ps(V); }
 
-/// 2^x with x clamped to [-126, 127] (NaN stays NaN): n = round(x), 2^(x - n) by
-/// vec512::exp2Neg512's degree-5 fit on [-1/2, 1/2] (relative error 1.6e-7), times 2^n built in
-/// the exponent field (AVX2 has no scalef; the clamp keeps n a normal exponent, so below 2^-126 the
-/// result is 2^-126 times the fit instead of a denormal: sigmoid and SiLU add 1 to it).
-OPT_VEC256 inline __m256 exp2Clamped256(__m256 X) {
-  X = _mm256_max_ps(set1(-126.0f), _mm256_min_ps(set1(127.0f), X)); // value second: NaN passes
+/// 2^x for x in [-127, 127] (or NaN): n = round(x), 2^(x - n) by vec512::exp2Neg512's degree-5 fit
+/// on [-1/2, 1/2] (relative error 1.6e-7), times 2^n built in the exponent field (AVX2 has no
+/// scalef): n = -127 gives the field 0, so the result 0.
+OPT_VEC256 inline __m256 exp2InRange256(__m256 X) {
   const __m256 N = _mm256_round_ps(X, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   const __m256 R = _mm256_sub_ps(X, N);
   __m256 P = set1(1.3278164e-3f);
@@ -53,6 +51,16 @@ OPT_VEC256 inline __m256 exp2Clamped256(__m256 X) {
   const __m256i E = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(N), _mm256_set1_epi32(127)), 23);
   return _mm256_mul_ps(P, _mm256_castsi256_ps(E));
 }
+
+/// 2^x with x clamped to [-126, 127] (NaN stays NaN): the clamp keeps n a normal exponent, so below
+/// 2^-126 the result is 2^-126 times the fit instead of a denormal (sigmoid and SiLU add 1 to it).
+OPT_VEC256 inline __m256 exp2Clamped256(__m256 X) {
+  return exp2InRange256(_mm256_max_ps(set1(-126.0f), _mm256_min_ps(set1(127.0f), X))); // value second: NaN passes
+}
+
+/// 2^x for x <= 0 (a softmax's exponent, x - max): x clamped at -127 (NaN passes), so below about
+/// 2^-126 the result is 0 (vec512's scalef keeps denormals there: differences under 2^-126).
+OPT_VEC256 inline __m256 exp2NonPos256(__m256 X) { return exp2InRange256(_mm256_max_ps(set1(-127.0f), X)); }
 
 /// GELU (erf form), vec512::gelu512's formula on 8 lanes: erf by Abramowitz-Stegun 7.1.26 with 1 /
 /// (1 + p z) by a division (AVX2 has no rcp14) and exp(-z^2) = 2^(-w^2) by exp2Clamped256

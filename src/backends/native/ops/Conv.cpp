@@ -537,6 +537,9 @@ std::vector<OpTestCase> convCases() {
       // clamp.
       testCase("pointwise_rows_avx2_9_row_panel_chunked", {X({1, 200, 17, 19}), W({33, 200, 1, 1}), W({33})},
                {{kFusedActMin, attrFloat(0.0f)}, {kFusedActMax, attrFloat(6.0f)}}, 1e-4),
+      // A 13x13 plane (10 whole 16-pixel blocks and 9 pixels), 22 panels split over the threads.
+      testCase("pointwise_rows_avx2_13x13_relu", {X({1, 64, 13, 13}), W({256, 64, 1, 1}), W({256})},
+               {{kFusedActMin, attrFloat(0.0f)}}, 1e-4),
       testCase("pointwise_rows_avx2_8_rows_residual",
                {X({1, 48, 23, 21}), W({8, 48, 1, 1}), W({8}), X({1, 8, 23, 21})},
                {{kFusedResidual, attrInt(1)}, {kFusedActMin, attrFloat(-0.5f)}, {kFusedActMax, attrFloat(0.5f)}},

@@ -393,7 +393,8 @@ KernelVariant pointwiseRowsVariant() {
 /// 14x14 1x1s 0.88-0.95x (672 input channels included); ResNet-50's 1x1s with up to 512 input
 /// channels 0.78-0.96x on 56x56 to 14x14 planes, whatever the output channels (up to 1024);
 /// SqueezeNet's 13x13 ones that the channels-in-lanes kernel leaves (fewer than 384 input
-/// channels: 48 from 256, 192 / 256 from 48 / 64) 0.87x / 0.82-0.85x at 1 / 2 threads. Left
+/// channels: 48 from 256, 192 / 256 from 48 / 64) 0.85-0.88x / 0.81-0.85x at 1 / 2 threads in
+/// the model. Left
 /// on the GEMM: 7x7 planes (MobileNetV2's 320 and 1280 from 960 and 320 channels 1.14x, 160 from
 /// 960 1.02-1.04x: 49 pixels are three 16-pixel tiles and a 1-pixel tail) and over 768 input
 /// channels (ResNet-50's 14x14 from 1024: 1.00-1.05x with the channel chunks, 1.02-1.08x without).

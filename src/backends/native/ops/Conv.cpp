@@ -532,6 +532,18 @@ std::vector<OpTestCase> convCases() {
       testCase("hswish_pointwise_rows_avx2_chunked_residual",
                {X({1, 400, 14, 15}), W({13, 400, 1, 1}), W({13}), X({1, 13, 14, 15})},
                hswish({{kFusedResidual, attrInt(1)}}), 1e-4),
+      // Panels of 12 + 12 + 9 channels (the 9 in passes of 5 and 4) over two chunks of 100 input
+      // channels, 17x19 pixels ending 3 into a tile; 8 channels (4 + 4) with a residual under a
+      // clamp.
+      testCase("pointwise_rows_avx2_9_row_panel_chunked", {X({1, 200, 17, 19}), W({33, 200, 1, 1}), W({33})},
+               {{kFusedActMin, attrFloat(0.0f)}, {kFusedActMax, attrFloat(6.0f)}}, 1e-4),
+      // A 13x13 plane (10 whole 16-pixel blocks and 9 pixels), 22 panels split over the threads.
+      testCase("pointwise_rows_avx2_13x13_relu", {X({1, 64, 13, 13}), W({256, 64, 1, 1}), W({256})},
+               {{kFusedActMin, attrFloat(0.0f)}}, 1e-4),
+      testCase("pointwise_rows_avx2_8_rows_residual",
+               {X({1, 48, 23, 21}), W({8, 48, 1, 1}), W({8}), X({1, 8, 23, 21})},
+               {{kFusedResidual, attrInt(1)}, {kFusedActMin, attrFloat(-0.5f)}, {kFusedActMax, attrFloat(0.5f)}},
+               1e-4),
       // The AVX2 channels-in-lanes 1x1 on small planes (up to 6 pixels x 16 channels per tile,
       // balanced where the last tile would hold 1-3 pixels; output channels padded to 8): 49
       // pixels (4 tiles of 6, 5 of 5), 25 (5 of 5), 81 (11 of 6, 3 of 5), 182 (27 of 6, 4 of 5),

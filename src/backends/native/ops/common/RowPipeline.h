@@ -59,9 +59,10 @@ void pointwiseRunAvx512(const float *Panel, int64_t Rows, int64_t K, const float
 bool rowPipelineAvx2Supported();
 
 /// pointwiseRunAvx512's AVX2 + FMA sibling, same arguments and panels: a panel's 12 channels as
-/// two halves of 6 channels x 16 pixels (12 ymm accumulators + 2 pixel vectors + 1 broadcast),
-/// each 16-pixel block's input (K rows of 64 bytes) loaded from memory by the first half and from
-/// L1 by the second; bias, residual, clamp and activation (Act256) in registers, NaN passing the
+/// two halves of 6 channels x 16 pixels (12 ymm accumulators + 2 pixel vectors + 1 broadcast; 7
+/// to 9 channels as 4 + 3, 4 + 4, 5 + 4), each 16-pixel block's input (K rows of 64 bytes) loaded
+/// from memory by the first half (which prefetches the next block's) and from L1 by the second;
+/// bias, residual, clamp and activation (Act256) in registers, NaN passing the
 /// clamp. Over 192 input channels they are taken in chunks whose partial sums go through Out (so
 /// Out must not overlap X or Res). Only after rowPipelineAvx2Supported().
 void pointwiseRunAvx2(const float *Panel, int64_t Rows, int64_t K, const float *X, int64_t Ldx, int64_t N,

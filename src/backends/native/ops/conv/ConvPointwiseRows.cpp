@@ -189,8 +189,8 @@ struct PointwiseRowsLimits {
 /// projections (24-32 output channels from 96-192): many input channels (each a row read in place)
 /// or output panels (each re-reading the run) are untried.
 constexpr PointwiseRowsLimits kAvx512Limits{784, 96, 256};
-/// AVX2 + FMA: 14x14 planes and up, at most 768 input channels (pointwiseRowsAvx2Variant).
-constexpr PointwiseRowsLimits kAvx2Limits{196, std::numeric_limits<int64_t>::max(), 768};
+/// AVX2 + FMA: 13x13 planes and up, at most 768 input channels (pointwiseRowsAvx2Variant).
+constexpr PointwiseRowsLimits kAvx2Limits{169, std::numeric_limits<int64_t>::max(), 768};
 
 KernelVariant rowsVariant(const char *Name, int Priority, bool (*Cpu)(), PointwiseRunFn RunFn,
                           PointwiseRowsLimits L, bool Strided = false) {
@@ -391,7 +391,10 @@ KernelVariant pointwiseRowsVariant() {
 /// Zen 3 (minima of alternating runs, 1 thread): MobileNetV2's 112x112, 56x56 and 28x28
 /// projections 0.60-0.83x, its 14x14 ones (64-96 from 192-576 channels) 0.90-0.95x; EfficientNet-B0's
 /// 14x14 1x1s 0.88-0.95x (672 input channels included); ResNet-50's 1x1s with up to 512 input
-/// channels 0.78-0.96x on 56x56 to 14x14 planes, whatever the output channels (up to 1024). Left
+/// channels 0.78-0.96x on 56x56 to 14x14 planes, whatever the output channels (up to 1024);
+/// SqueezeNet's 13x13 ones that the channels-in-lanes kernel leaves (fewer than 384 input
+/// channels: 48 from 256, 192 / 256 from 48 / 64) 0.85-0.88x / 0.81-0.85x at 1 / 2 threads in
+/// the model. Left
 /// on the GEMM: 7x7 planes (MobileNetV2's 320 and 1280 from 960 and 320 channels 1.14x, 160 from
 /// 960 1.02-1.04x: 49 pixels are three 16-pixel tiles and a 1-pixel tail) and over 768 input
 /// channels (ResNet-50's 14x14 from 1024: 1.00-1.05x with the channel chunks, 1.02-1.08x without).
@@ -401,7 +404,7 @@ KernelVariant pointwiseRowsAvx2Variant() {
 
 /// The rows kernel for strided 1x1 convolutions (no padding), on their input subsampled into
 /// compact planes (pointwiseInput: one fan-out over the channels, then the stride-1 kernel),
-/// output planes of 14x14 and up, at most 768 input channels: ResNet's downsample convolutions,
+/// output planes of 13x13 and up, at most 768 input channels: ResNet's downsample convolutions,
 /// which the im2col GEMM ran through a phase plane and B-panel copies. Per op on Zen 3 (minima of
 /// alternating runs against main, 1 / 2 threads): ResNet-50's layer2.0 (512 from 256, 56x56 ->
 /// 28x28) 0.86x / 0.83x, layer3.0 (1024 from 512, 28x28 -> 14x14) 0.82x / 0.81x; ResNet-18's

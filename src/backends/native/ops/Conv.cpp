@@ -226,6 +226,12 @@ std::vector<OpTestCase> convCases() {
                act({{"group", attrInt(3)}, {"pads", ints({1, 1, 1, 1})}}, kFusedActSilu)),
       testCase("silu_depthwise_stride2", {X({1, 16, 28, 28}), W({16, 1, 3, 3}), W({16})},
                act({{"group", attrInt(16)}, {"strides", ints({2, 2})}, {"pads", ints({0, 0, 1, 1})}}, kFusedActSilu)),
+      // Channels in lanes over the pool, ranges of several 8-channel items (depthwiseLanes8Grain) with a
+      // partial last block; and a stride-2 layer whose transposes make it worth a fan-out.
+      testCase("silu_depthwise_7x7_ranges", {X({1, 300, 7, 7}), W({300, 1, 5, 5}), W({300})},
+               act({{"group", attrInt(300)}, {"pads", ints({2, 2, 2, 2})}}, kFusedActSilu)),
+      testCase("depthwise_stride2_14x14_threaded", {X({1, 200, 14, 14}), W({200, 1, 3, 3}), W({200})},
+               {{"group", attrInt(200)}, {"strides", ints({2, 2})}, {"pads", ints({1, 1, 1, 1})}}),
       testCase("silu_pointwise_small_plane", {X({1, 64, 5, 6}), W({48, 64, 1, 1}), W({48})}, act({}, kFusedActSilu),
                1e-4),
       testCase("hswish_pointwise_threaded", {X({2, 200, 7, 7}), W({128, 200, 1, 1}), W({128})}, hswish({}), 1e-4),

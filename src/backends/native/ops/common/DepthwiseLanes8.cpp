@@ -237,6 +237,17 @@ int64_t depthwiseLanes8StripRows(const DwLanes8Geometry &G, int64_t Items, int T
   return std::min(Rows, G.OH);
 }
 
+int64_t dwLanes8RowsWork(const DwLanes8Geometry &G, int64_t Rows) {
+  const int64_t InRows = std::min(G.H, (Rows - 1) * G.SH + G.KH);
+  return Rows * G.OW * G.KH * G.KW + 4 * (InRows * G.W + Rows * G.OW);
+}
+
+size_t depthwiseLanes8Grain(const DwLanes8Geometry &G, int64_t Rows, int64_t Items, int Threads) {
+  const int64_t ItemWork = std::max<int64_t>(1, kLanes * dwLanes8RowsWork(G, Rows));
+  const int64_t Cap = Items / (4 * std::max(Threads, 1));
+  return static_cast<size_t>(std::max<int64_t>(1, std::min(Cap, ((int64_t{1} << 16) + ItemWork - 1) / ItemWork)));
+}
+
 int64_t dwLanes8InFloats(const DwLanes8Geometry &G, int64_t Rows) { return ((Rows - 1) * G.SH + G.KH) * G.Wp * kLanes; }
 
 int64_t dwLanes8OutFloats(const DwLanes8Geometry &G, int64_t Rows) { return Rows * G.OW * kLanes; }

@@ -8,6 +8,7 @@
 // before the outputs go back to NCHW through the same 8x8 transpose.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "backends/native/ops/common/FusedActivation.h"
@@ -38,6 +39,19 @@ bool depthwiseLanes8Supported(int64_t KH, int64_t KW, int64_t SH, int64_t SW, in
 /// KH rows a row reads are in L1), at least 4 rows, and enough items (channel blocks x strips)
 /// for the pool.
 int64_t depthwiseLanes8StripRows(const DwLanes8Geometry &G, int64_t Items, int Threads);
+
+/// The cost of Rows output rows of one channel, in multiply-adds: the taps, plus 4 per float
+/// packed or unpacked (the transposes: a 3x3 stride-2 layer from 14x14 to 7x7 planes, 576
+/// channels, is 254K multiply-adds and takes ~30 us on one Zen 3 core, as long as a stride-1
+/// 7x7 layer of 960 channels and 423K).
+int64_t dwLanes8RowsWork(const DwLanes8Geometry &G, int64_t Rows);
+
+/// Work items per parallel range, of Items items of 8 channels x Rows output rows each: enough
+/// that a range carries ~2^16 multiply-adds of work (dwLanes8RowsWork), at most a quarter of one
+/// thread's share (so 2+ threads still balance by stealing). Each range costs the pool a claim
+/// and a call, and an item of a 7x7 plane is only ~0.2-0.5 us of work (EfficientNet-B0's
+/// 1152-channel layers: 144 items).
+size_t depthwiseLanes8Grain(const DwLanes8Geometry &G, int64_t Rows, int64_t Items, int Threads);
 
 /// Floats of the two scratch buffers depthwiseLanes8Strip takes for strips of up to Rows output
 /// rows: the packed input rows (In) and the outputs before their transpose (Out).

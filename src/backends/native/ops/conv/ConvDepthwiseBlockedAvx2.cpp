@@ -43,10 +43,10 @@ public:
     const int64_t CB = (C + kLanes - 1) / kLanes, Items = R.N * CB;
     const int64_t SR = depthwiseLanes8StripRows(G, Items, Ctx.Par.threads());
     const int64_t Strips = (G.OH + SR - 1) / SR, Taps = G.KH * G.KW;
-    // Under ~256K multiply-adds the fan-out costs more than it saves.
-    const Parallel Serial;
-    const Parallel &Par = R.N * C * R.OutPlane * Taps < (int64_t{1} << 18) ? Serial : Ctx.Par;
-    Par.forRange(static_cast<size_t>(Items * Strips), 1, [&](size_t Lo, size_t Hi) {
+    // Under ~256K multiply-adds of work (the transposes counted) the fan-out costs more than it saves.
+    const Parallel &Par = Ctx.Par.ifWorth(R.N * C * dwLanes8RowsWork(G, G.OH));
+    const size_t Grain = depthwiseLanes8Grain(G, SR, Items * Strips, Par.threads());
+    Par.forRange(static_cast<size_t>(Items * Strips), Grain, [&](size_t Lo, size_t Hi) {
       // Packed input rows of the strip, then its outputs: on this worker's scratch stack.
       ScratchFrame Scratch;
       float *const In = Scratch.take<float>(static_cast<size_t>(dwLanes8InFloats(G, SR)));

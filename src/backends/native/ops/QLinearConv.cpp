@@ -473,6 +473,19 @@ Status preparePackedConvRun(const char *Name, const Node &N, const WindowAttrs &
   return Status::ok();
 }
 
+/// Each output channel's weight sum (for the x zero point's offset) from Value(m, c, tap), under
+/// Key in the packed-weights cache.
+template <class ValueFn>
+void packRowSums(PackedArray<int32_t> &RowSum, const std::string &Key, int64_t M, int64_t Cg, int64_t Taps,
+                 const ValueFn &Value) {
+  RowSum.borrowOrPack(Key + "/rowsum", static_cast<size_t>(M), [&](int32_t *Sum) {
+    for (int64_t Mo = 0; Mo < M; ++Mo)
+      for (int64_t C = 0; C < Cg; ++C)
+        for (int64_t T = 0; T < Taps; ++T)
+          Sum[Mo] += Value(Mo, C, T);
+  });
+}
+
 class QLinearConvVnniKernel : public Kernel {
 public:
   /// Transposed: pack for vnniTileT (Mg a multiple of 64) instead of vnniTile.
@@ -502,12 +515,7 @@ public:
             Dst[((C / 4 * Taps + T) * Rows + R) * 4 + C % 4] = static_cast<int8_t>(value(Mo, C, T));
       }
     });
-    RowSum.borrowOrPack(Key + "/rowsum", static_cast<size_t>(M), [&](int32_t *Sum) {
-      for (int64_t Mo = 0; Mo < M; ++Mo)
-        for (int64_t C = 0; C < Cg; ++C)
-          for (int64_t T = 0; T < Taps; ++T)
-            Sum[Mo] += value(Mo, C, T);
-    });
+    packRowSums(RowSum, Key, M, Cg, Taps, value);
   }
 
   Status run(const KernelContext &Ctx) const override {
@@ -801,12 +809,7 @@ public:
             Dst[((C / 4 * Taps + T) * kMaddRows + R) * 4 + C % 4] = static_cast<int16_t>(value(Mo, C, T));
       }
     });
-    RowSum.borrowOrPack(Key + "/rowsum", static_cast<size_t>(M), [&](int32_t *Sum) {
-      for (int64_t Mo = 0; Mo < M; ++Mo)
-        for (int64_t C = 0; C < Cg; ++C)
-          for (int64_t T = 0; T < Taps; ++T)
-            Sum[Mo] += value(Mo, C, T);
-    });
+    packRowSums(RowSum, Key, M, Cg, Taps, value);
   }
 
   Status run(const KernelContext &Ctx) const override {

@@ -630,10 +630,12 @@ TEST(InferRequest, RunIsInferPlusWaitOnTheCallersThread) {
       ASSERT_FLOAT_EQ(Y[0], V) << "run " << I << " threads " << C.Threads;
     }
     EXPECT_EQ(Runs.load(), 20);
-    if (C.AllOnCaller)
+    if (C.AllOnCaller) {
       EXPECT_EQ(Here.load(), 20) << "threads " << C.Threads;
-    if (C.Pinned)
+    }
+    if (C.Pinned) {
       EXPECT_EQ(Here.load(), 0) << "pinned workers run every request";
+    }
   }
 }
 

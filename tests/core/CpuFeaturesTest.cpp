@@ -59,6 +59,7 @@ TEST(CpuFeatures, TheEnvironmentMaskReachesTheRuntime) {
   dt::CpuFeatures Expected = dt::detectCpuFeatures();
   dt::disableCpuFeatures(Expected, Env);
   EXPECT_EQ(F.toString(), Expected.toString());
-  if (std::string(Env).find("avx512f") != std::string::npos)
+  if (std::string(Env).find("avx512f") != std::string::npos) {
     EXPECT_FALSE(F.AVX512F);
+  }
 }

@@ -651,8 +651,9 @@ TEST(CompiledModel, FusedPointwiseDepthwiseWeightsArePackedInTheFolder) {
   // without AVX-512 the channels-in-lanes kernel's panels (a small-plane projection).
   EXPECT_GE(countKeysWith(Keys, "f32_pointwise_depthwise__blocked_"), 1u);
   // On an AVX2 CPU without AVX-512 also W2 in the 8-lane depthwise's groups (blocked_avx2/lanes8).
-  if (rtd::cpuFeatures().avx2Fma() && !rtd::cpuFeatures().avx512Fma())
+  if (rtd::cpuFeatures().avx2Fma() && !rtd::cpuFeatures().avx512Fma()) {
     EXPECT_EQ(countKeysWith(Keys, "/lanes8/"), 1u);
+  }
   EXPECT_EQ(countKeysWith(Keys, "f32_conv__im2col_gemm_") + countKeysWith(Keys, "f32_conv__pointwise_transposed_avx2"),
             1u);
   rt::Model A = rt::loadModel(Onnx);
@@ -682,8 +683,9 @@ TEST(CompiledModel, WinogradTransformedWeightsAreInTheFolder) {
   writeFile(Onnx, std::vector<uint8_t>(Bytes.begin(), Bytes.end()));
   const std::string Folder = compileTo(Onnx);
   const std::vector<std::string> Keys = packedKeys(Folder);
-  if (rtd::cpuFeatures().avx2Fma())
+  if (rtd::cpuFeatures().avx2Fma()) {
     EXPECT_EQ(countKeysWith(Keys, "f32_conv__winograd_"), 1u);
+  }
   rt::Model A = rt::loadModel(Onnx);
   rt::Model M = rt::loadModel(Folder);
   EXPECT_EQ(M.impl()->PackedHits, Keys.size());
@@ -746,8 +748,9 @@ TEST(CompiledModel, ConvTransposeAndStemWeightsAreInTheFolder) {
   const std::string Folder = compileTo(Onnx);
   const std::vector<std::string> Keys = packedKeys(Folder);
   EXPECT_EQ(countKeysWith(Keys, "f32_convtranspose__col2im_"), 2u); // one per group
-  if (rtd::cpuFeatures().avx2Fma())
+  if (rtd::cpuFeatures().avx2Fma()) {
     EXPECT_EQ(countKeysWith(Keys, "f32_conv__direct_avx"), 1u);
+  }
   rt::Model A = rt::loadModel(Onnx);
   rt::Model M = rt::loadModel(Folder);
   EXPECT_EQ(M.impl()->PackedHits, Keys.size());
@@ -813,8 +816,9 @@ TEST(CompiledModel, StridedTapsWeightsAreInTheFolder) {
   const std::string Folder = compileTo(Onnx);
   const std::vector<std::string> Keys = packedKeys(Folder);
   EXPECT_EQ(Keys.size(), 1u);
-  if (rtd::cpuFeatures().avx2Fma() && !rtd::cpuFeatures().avx512Fma())
+  if (rtd::cpuFeatures().avx2Fma() && !rtd::cpuFeatures().avx512Fma()) {
     EXPECT_EQ(countKeysWith(Keys, "f32_conv__im2col_gemm_avx2_6x16/wt/"), 1u) << ::testing::PrintToString(Keys);
+  }
   rt::Model A = rt::loadModel(Onnx);
   rt::Model M = rt::loadModel(Folder);
   EXPECT_EQ(M.impl()->PackedHits, Keys.size());

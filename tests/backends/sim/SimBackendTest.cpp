@@ -175,8 +175,9 @@ TEST(SimBackend, DigitsOnTheSimEqualTheNativeBackendBitForBit) {
     // Deterministic time: every run adds the same modelled microseconds.
     const uint64_t Now = Sim.counter();
     EXPECT_GT(Now, Last);
-    if (I >= 2)
+    if (I >= 2) {
       EXPECT_EQ(Now - Last, Last / I) << "run " << I;
+    }
     Last = Now;
   }
 }

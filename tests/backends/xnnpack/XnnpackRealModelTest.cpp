@@ -97,8 +97,10 @@ TEST(XnnpackRealModels, MobileNetV2Float16) {
   // Every float16 Conv, Clip, Add, the GlobalAveragePool and the Gemm; the boundary Casts and the
   // Flatten stay on the CPU.
   for (const rt::OpInfo &Op : OnXnn.getOperations())
-    if (Op.Type == "Conv" || Op.Type == "Clip" || Op.Type == "Add" || Op.Type == "GlobalAveragePool" || Op.Type == "Gemm")
+    if (Op.Type == "Conv" || Op.Type == "Clip" || Op.Type == "Add" || Op.Type == "GlobalAveragePool" ||
+        Op.Type == "Gemm") {
       EXPECT_EQ(Op.Device, Xnn) << Op.Type << " '" << Op.Name << "'";
+    }
   const rt::Tensor X = readNpy(Dir + "/input_0.npy"), Torch = readNpy(Dir + "/output_0.npy");
   const rt::Tensor YX = runOnce(OnXnn, X), YN = runOnce(Native, X);
   const double Scale = scaleOf(Torch), DT = maxAbsDiff(YX, Torch), DN = maxAbsDiff(YX, YN),

@@ -20,6 +20,7 @@
 #include "backends/native/ops/common/OpUtil.h"
 #include "backends/native/ops/common/PackedWeights.h"
 #include "backends/native/ops/common/SimdDispatch.h"
+#include "backends/native/ops/common/VecMath256.h"
 #include "ir/FusedOps.h"
 
 namespace optimium {
@@ -225,14 +226,6 @@ OPT_TARGET_AVX512 void expandAvx512(const SeAttrs &A, const float *W2T, const fl
   applyFusedAct(A.Expand, Scale + Lo, static_cast<size_t>(Hi - Lo));
 }
 
-/// The sum of the 8 lanes of V.
-OPT_TARGET_AVX2 inline float sum256(__m256 V) {
-  __m128 S = _mm_add_ps(_mm256_castps256_ps128(V), _mm256_extractf128_ps(V, 1));
-  S = _mm_add_ps(S, _mm_movehl_ps(S, S));
-  S = _mm_add_ss(S, _mm_movehdup_ps(S));
-  return _mm_cvtss_f32(S);
-}
-
 /// planeMeansAvx512 on 8 lanes (two accumulators).
 OPT_TARGET_AVX2 void planeMeansAvx2(const float *X, int64_t P, int64_t Count, float *Mean) {
   const __m256i Tail = vec256::lanesBelow256(P % 8);
@@ -251,7 +244,7 @@ OPT_TARGET_AVX2 void planeMeansAvx2(const float *X, int64_t P, int64_t Count, fl
     }
     if (I < P)
       A1 = _mm256_add_ps(A1, _mm256_maskload_ps(Row + I, Tail));
-    Mean[C] = sum256(_mm256_add_ps(A0, A1)) * Inv;
+    Mean[C] = vec256::reduceAdd256(_mm256_add_ps(A0, A1)) * Inv;
   }
 }
 
@@ -292,7 +285,7 @@ OPT_TARGET_AVX2 inline float reduceRowAvx2(const float *Row, const float *Mean, 
     const __m256i M = vec256::lanesBelow256(C - J);
     S1 = _mm256_fmadd_ps(_mm256_maskload_ps(Row + J, M), _mm256_maskload_ps(Mean + J, M), S1);
   }
-  return sum256(_mm256_add_ps(S0, S1));
+  return vec256::reduceAdd256(_mm256_add_ps(S0, S1));
 }
 
 /// reduceAvx512 on 8 lanes, the activation by applyFusedActAvx2. Four rows at a time, each with
@@ -319,7 +312,7 @@ OPT_TARGET_AVX2 void reduceAvx2(const SeAttrs &A, const float *W1, const float *
       S[7] = _mm256_fmadd_ps(_mm256_loadu_ps(R3 + J + 8), M1, S[7]);
     }
     for (int64_t K = 0; K < 4; ++K)
-      Hidden[I + K] = sum256(_mm256_add_ps(S[2 * K], S[2 * K + 1])) +
+      Hidden[I + K] = vec256::reduceAdd256(_mm256_add_ps(S[2 * K], S[2 * K + 1])) +
                       (Full < C ? reduceRowAvx2(W1 + (I + K) * C + Full, Mean + Full, C - Full) : 0.0f) +
                       (B1 ? B1[I + K] : 0.0f);
   }

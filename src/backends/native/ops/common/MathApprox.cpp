@@ -239,18 +239,6 @@ OPT_AVX2_FMA void geluErfAvx2(const float *X, float *Y, size_t N) {
   }
 }
 
-OPT_AVX2_FMA inline float reduceMax256(__m256 V) {
-  __m128 H = _mm_max_ps(_mm256_castps256_ps128(V), _mm256_extractf128_ps(V, 1));
-  H = _mm_max_ps(H, _mm_movehl_ps(H, H));
-  return _mm_cvtss_f32(_mm_max_ss(H, _mm_movehdup_ps(H)));
-}
-
-OPT_AVX2_FMA inline float reduceAdd256(__m256 V) {
-  __m128 H = _mm_add_ps(_mm256_castps256_ps128(V), _mm256_extractf128_ps(V, 1));
-  H = _mm_add_ps(H, _mm_movehl_ps(H, H));
-  return _mm_cvtss_f32(_mm_add_ss(H, _mm_movehdup_ps(H)));
-}
-
 /// softmaxAvx512 on 8 lanes: exp(x - max) = 2^((x - max) log2 e) by vec256::exp2NonPos256 (0 below
 /// 2^-126), two accumulators for the sum, the tail through masked loads and stores.
 OPT_AVX2_FMA void softmaxAvx2(const float *X, float *Y, size_t N) {
@@ -270,7 +258,8 @@ OPT_AVX2_FMA void softmaxAvx2(const float *X, float *Y, size_t N) {
   // Masked-off lanes load 0: blend -inf there. max(a, NaN) keeps the NaN (value second).
   if (Full < N)
     M1 = _mm256_max_ps(M1, _mm256_blendv_ps(NegInf, _mm256_maskload_ps(X + Full, Tail), _mm256_castsi256_ps(Tail)));
-  const __m256 Max = _mm256_set1_ps(reduceMax256(_mm256_max_ps(M0, M1))), L2e = _mm256_set1_ps(1.44269504088896341f);
+  const __m256 Max = _mm256_set1_ps(vec256::reduceMax256(_mm256_max_ps(M0, M1)));
+  const __m256 L2e = _mm256_set1_ps(1.44269504088896341f);
 #define OPT_SOFTMAX_EXP(V) vec256::exp2NonPos256(_mm256_mul_ps(_mm256_sub_ps((V), Max), L2e))
   __m256 S0 = _mm256_setzero_ps(), S1 = _mm256_setzero_ps();
   for (I = 0; I + 16 <= N; I += 16) {
@@ -291,7 +280,7 @@ OPT_AVX2_FMA void softmaxAvx2(const float *X, float *Y, size_t N) {
     S1 = _mm256_add_ps(S1, E);
   }
 #undef OPT_SOFTMAX_EXP
-  const __m256 Inv = _mm256_set1_ps(1.0f / reduceAdd256(_mm256_add_ps(S0, S1)));
+  const __m256 Inv = _mm256_set1_ps(1.0f / vec256::reduceAdd256(_mm256_add_ps(S0, S1)));
   for (I = 0; I < Full; I += 8)
     _mm256_storeu_ps(Y + I, _mm256_mul_ps(_mm256_loadu_ps(Y + I), Inv));
   if (Full < N)
@@ -404,7 +393,8 @@ OPT_AVX2_FMA void layerNormAvx2(const float *X, const float *Residual, const flo
     S1 = _mm256_add_ps(S1, skipSum256(X, Residual, Bias2, Y, Full, false, Tail));
   const float *Src = Residual || Bias2 ? Y : X;
   const float Mean =
-      N ? reduceAdd256(_mm256_add_ps(_mm256_add_ps(S0, S1), _mm256_add_ps(S2, S3))) / static_cast<float>(N) : 0.0f;
+      N ? vec256::reduceAdd256(_mm256_add_ps(_mm256_add_ps(S0, S1), _mm256_add_ps(S2, S3))) / static_cast<float>(N)
+        : 0.0f;
   const __m256 Mv = _mm256_set1_ps(Mean);
   __m256 Q0 = _mm256_setzero_ps(), Q1 = _mm256_setzero_ps(), Q2 = _mm256_setzero_ps(), Q3 = _mm256_setzero_ps();
   for (I = 0; I < Full4; I += 32) {
@@ -423,7 +413,8 @@ OPT_AVX2_FMA void layerNormAvx2(const float *X, const float *Residual, const flo
     Q1 = _mm256_fmadd_ps(D, D, Q1);
   }
   const float Var =
-      N ? reduceAdd256(_mm256_add_ps(_mm256_add_ps(Q0, Q1), _mm256_add_ps(Q2, Q3))) / static_cast<float>(N) : 0.0f;
+      N ? vec256::reduceAdd256(_mm256_add_ps(_mm256_add_ps(Q0, Q1), _mm256_add_ps(Q2, Q3))) / static_cast<float>(N)
+        : 0.0f;
   const float Inv = 1.0f / std::sqrt(Var + Epsilon);
   const __m256 Iv = _mm256_set1_ps(Inv);
   for (I = 0; I < Full; I += 8)

@@ -35,6 +35,20 @@ OPT_VEC256_MASK inline __m256i lanesBelow256(int64_t N) {
 
 OPT_VEC256 inline __m256 set1(float V) { return _mm256_set1_ps(V); }
 
+/// The sum of the 8 lanes of V.
+OPT_VEC256_MASK inline float reduceAdd256(__m256 V) {
+  __m128 H = _mm_add_ps(_mm256_castps256_ps128(V), _mm256_extractf128_ps(V, 1));
+  H = _mm_add_ps(H, _mm_movehl_ps(H, H));
+  return _mm_cvtss_f32(_mm_add_ss(H, _mm_movehdup_ps(H)));
+}
+
+/// The largest of the 8 lanes of V (maxps order: a NaN in the second operand wins).
+OPT_VEC256_MASK inline float reduceMax256(__m256 V) {
+  __m128 H = _mm_max_ps(_mm256_castps256_ps128(V), _mm256_extractf128_ps(V, 1));
+  H = _mm_max_ps(H, _mm_movehl_ps(H, H));
+  return _mm_cvtss_f32(_mm_max_ss(H, _mm_movehdup_ps(H)));
+}
+
 /// 2^x for x in [-127, 127] (or NaN): n = round(x), 2^(x - n) by vec512::exp2Neg512's degree-5 fit
 /// on [-1/2, 1/2] (relative error 1.6e-7), times 2^n built in the exponent field (AVX2 has no
 /// scalef): n = -127 gives the field 0, so the result 0.

@@ -473,16 +473,28 @@ Status preparePackedConvRun(const char *Name, const Node &N, const WindowAttrs &
   return Status::ok();
 }
 
-/// Each output channel's weight sum (for the x zero point's offset) from Value(m, c, tap), under
-/// Key in the packed-weights cache.
-template <class ValueFn>
-void packRowSums(PackedArray<int32_t> &RowSum, const std::string &Key, int64_t M, int64_t Cg, int64_t Taps,
-                 const ValueFn &Value) {
+/// The weights [M][Cg][Taps] as the tile kernels read them, T per value Value(m, c, tap): per
+/// group and tile of Rows output channels [C4 * Taps steps][Rows channels][4 input channels], step
+/// c4 * Taps + tap, zero past Cg; and each output channel's weight sum (for the x zero point's
+/// offset). Both under Key in the packed-weights cache.
+template <class T, class ValueFn>
+void packWeightTiles(PackedArray<T> &Packed, PackedArray<int32_t> &RowSum, const std::string &Key, int64_t M,
+                     int64_t Group, int64_t Cg, int64_t Taps, int64_t Rows, const ValueFn &Value) {
+  const int64_t Mg = M / Group, K4 = (Cg + 3) / 4 * Taps, MTiles = (Mg + Rows - 1) / Rows;
+  Packed.borrowOrPack(Key + "/tiles", static_cast<size_t>(Group * MTiles * K4 * Rows * 4), [&](T *P) {
+    for (int64_t Mo = 0; Mo < M; ++Mo) {
+      const int64_t G = Mo / Mg, Tile = Mo % Mg / Rows, R = Mo % Mg % Rows;
+      T *Dst = P + (G * MTiles + Tile) * K4 * Rows * 4;
+      for (int64_t C = 0; C < Cg; ++C)
+        for (int64_t Tap = 0; Tap < Taps; ++Tap)
+          Dst[((C / 4 * Taps + Tap) * Rows + R) * 4 + C % 4] = static_cast<T>(Value(Mo, C, Tap));
+    }
+  });
   RowSum.borrowOrPack(Key + "/rowsum", static_cast<size_t>(M), [&](int32_t *Sum) {
     for (int64_t Mo = 0; Mo < M; ++Mo)
       for (int64_t C = 0; C < Cg; ++C)
-        for (int64_t T = 0; T < Taps; ++T)
-          Sum[Mo] += Value(Mo, C, T);
+        for (int64_t Tap = 0; Tap < Taps; ++Tap)
+          Sum[Mo] += Value(Mo, C, Tap);
   });
 }
 
@@ -506,16 +518,7 @@ public:
       const uint8_t Byte = Src[(Mo * Cg + C) * Taps + T];
       return Signed ? static_cast<int8_t>(Byte) : static_cast<int32_t>(Byte) - WOffset;
     };
-    Packed.borrowOrPack(Key + "/tiles", static_cast<size_t>(Group * MTiles * K4 * Rows * 4), [&](int8_t *P) {
-      for (int64_t Mo = 0; Mo < M; ++Mo) {
-        const int64_t G = Mo / Mg, Tile = Mo % Mg / Rows, R = Mo % Mg % Rows;
-        int8_t *Dst = P + (G * MTiles + Tile) * K4 * Rows * 4;
-        for (int64_t C = 0; C < Cg; ++C)
-          for (int64_t T = 0; T < Taps; ++T)
-            Dst[((C / 4 * Taps + T) * Rows + R) * 4 + C % 4] = static_cast<int8_t>(value(Mo, C, T));
-      }
-    });
-    packRowSums(RowSum, Key, M, Cg, Taps, value);
+    packWeightTiles(Packed, RowSum, Key, M, Group, Cg, Taps, Rows, value);
   }
 
   Status run(const KernelContext &Ctx) const override {
@@ -800,16 +803,7 @@ public:
       const int32_t Zw = WZp[WZp.size() == 1 ? 0 : static_cast<size_t>(Mo)];
       return (Signed ? static_cast<int32_t>(static_cast<int8_t>(Byte)) : static_cast<int32_t>(Byte)) - Zw;
     };
-    Packed.borrowOrPack(Key + "/tiles", static_cast<size_t>(Group * MTiles * K4 * kMaddRows * 4), [&](int16_t *P) {
-      for (int64_t Mo = 0; Mo < M; ++Mo) {
-        const int64_t G = Mo / Mg, Tile = Mo % Mg / kMaddRows, R = Mo % Mg % kMaddRows;
-        int16_t *Dst = P + (G * MTiles + Tile) * K4 * kMaddRows * 4;
-        for (int64_t C = 0; C < Cg; ++C)
-          for (int64_t T = 0; T < Taps; ++T)
-            Dst[((C / 4 * Taps + T) * kMaddRows + R) * 4 + C % 4] = static_cast<int16_t>(value(Mo, C, T));
-      }
-    });
-    packRowSums(RowSum, Key, M, Cg, Taps, value);
+    packWeightTiles(Packed, RowSum, Key, M, Group, Cg, Taps, kMaddRows, value);
   }
 
   Status run(const KernelContext &Ctx) const override {

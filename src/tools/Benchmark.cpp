@@ -476,7 +476,7 @@ int runBenchmarkImpl(const BenchmarkOptions &O, std::ostream &Out, std::ostream 
   const double Cpu0 = cpuSeconds();
   const auto Wall0 = std::chrono::steady_clock::now();
   for (int I = 0; I < MaxRuns; ++I) {
-    if (O.Duration > 0 && msSince(Wall0) >= O.Duration * 1e3)
+    if (I > 0 && O.Duration > 0 && msSince(Wall0) >= O.Duration * 1e3) // at least one run
       break;
     const auto T0 = std::chrono::steady_clock::now();
     Request.run(Inputs);

@@ -6,8 +6,11 @@ matching --ops, the min and median over the pairs of each binary's per-op minimu
     python bench/quiet_ab.py MODEL.onnx --a /work/base --b build --threads 2 --pairs 12 --runs 100 \
         --ops classifier,features.2/
 
---a / --b are folders holding optimium-benchmark and the runtime library it loads. A measurement
-tool, not a test.
+--a / --b are folders holding optimium-benchmark and the runtime library it loads. Whole-model
+figures are of unprofiled runs (optimium-benchmark's latency_ms); an optimium-benchmark that predates
+unprofiled latency (no profiled_latency_ms in its JSON) reports profiled runs there, so against one
+both sides' profiled latencies are compared instead, and the output says so. Per-op figures come
+from the profiled pass. A measurement tool, not a test.
 """
 import argparse
 import json
@@ -33,7 +36,9 @@ def run(folder, model, threads, runs, out):
                    capture_output=True, check=True)
     with open(out) as f:
         d = json.load(f)
-    return d["latency_ms"]["min"], d["latency_ms"]["median"], {o["name"]: o["min_us"] for o in d["ops"]}
+    # (unprofiled latency or None, profiled latency, per-op minima)
+    plain, profiled = (d["latency_ms"], d["profiled_latency_ms"]) if "profiled_latency_ms" in d else (None, d["latency_ms"])
+    return plain, profiled, {o["name"]: o["min_us"] for o in d["ops"]}
 
 
 def main():
@@ -62,9 +67,13 @@ def main():
     print(f"{a.model} threads {a.threads}: {len(res['A'])} quiet pairs ({skipped} busy checks skipped)")
     if not res["A"]:
         return
+    both_plain = all(r[0] is not None for k in ("A", "B") for r in res[k])
+    print("  whole runs: " + ("unprofiled" if both_plain else
+                              "profiled (one optimium-benchmark reports no unprofiled latency)"))
     for k in ("A", "B"):
-        mins = [r[0] for r in res[k]]
-        meds = [r[1] for r in res[k]]
+        lat = [r[0] if both_plain else r[1] for r in res[k]]
+        mins = [x["min"] for x in lat]
+        meds = [x["median"] for x in lat]
         print(f"  {k} ({folders[k]}): min {min(mins):.3f} ms, median of medians {statistics.median(meds):.3f} "
               f"[{' '.join(f'{m:.2f}' for m in meds)}]")
     for w in [w for w in a.ops.split(",") if w]:

@@ -3,8 +3,10 @@
     python bench/trace_idle.py TRACE.json [--threads N] [--top 15]
 
 For every op run (a 'layer' event on the request's thread) the busy time is the sum of the
-'range' events (parallel-for chunks, any thread) inside it; an op with no range event ran on one
-thread and counts as busy for its whole span. idle = threads x wall - busy: the capacity a
+'range' events inside it: one per thread and parallel-for, from the thread's first chunk to the end
+of its last (the chunks a thread runs in one parallel-for follow each other without a gap); an op
+with no range event ran on one thread and counts as busy for its whole span. 'ranges/run' counts
+these spans. idle = threads x wall - busy: the capacity a
 fan-out left unused (waiting for a straggler, wake-up latency, a chunk too small to split).
 Prints totals per run and the ops that leave the most idle time. Per op the median run is used
 (wall and busy of the run with the median wall), so a vCPU the hypervisor takes away for a few

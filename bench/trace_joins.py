@@ -5,7 +5,7 @@
 Per op that ran ranges on two or more threads (medians over the runs, us): wall; join (the first
 range of another thread after the op began: the kernel's set-up plus the pool's hand-off); the
 caller's wait after its own last range; busy time of the op's own thread and of the others; range
-counts. Sorted by the caller's wait; the last line sums the medians. Complements trace_idle.py. A
+counts (the trace has one range per thread and parallel-for: the thread's chunks, first to last). Sorted by the caller's wait; the last line sums the medians. Complements trace_idle.py. A
 measurement, not a test.
 """
 import argparse

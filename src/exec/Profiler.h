@@ -51,8 +51,8 @@ struct KernelProfileScope {
   void (*PoolParallelFor)(void *, size_t, size_t, OptRtRangeFn, void *) = nullptr;
 };
 
-/// OptRtExecContext::parallel_for for profiled runs: Pool is a KernelProfileScope; every range is
-/// wrapped in DeviceExecuteBegin/End on the thread that runs it.
+/// OptRtExecContext::parallel_for for profiled runs: Pool is a KernelProfileScope; each thread that
+/// runs ranges gets one DeviceExecuteBegin/End span (its first range's begin to its last's end).
 void profiledParallelFor(void *Scope, size_t N, size_t Grain, OptRtRangeFn Fn, void *User);
 
 /// CopyBegin/End of input (IsOutput false) or output Index of the current profiled kernel.

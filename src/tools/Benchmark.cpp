@@ -5,24 +5,20 @@
 #include <sys/resource.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <limits>
-#include <condition_variable>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <iostream>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <numeric>
 #include <random>
 #include <set>
 #include <sstream>
-#include <thread>
 #include <unordered_map>
 
 #include "tools/Devices.h"
@@ -190,8 +186,11 @@ std::string benchmarkUsage() {
          "  --warmup=N             warm-up runs (default 5)\n"
          "  --runs=N               measured runs (default 50, or unlimited with --duration)\n"
          "  --duration=SECONDS     measure for this long (stops at --runs if also given)\n"
+         "  --profile_runs=N       runs of the profiled pass behind the per-op table and the trace (default: as many\n"
+         "                         as measured, at most 1000; 0: none). The latency figures come from the measured\n"
+         "                         runs, which are not profiled\n"
          "  --json[=FILE]          JSON report to FILE, or to stdout instead of the text\n"
-         "  --trace=FILE           Chrome trace-event JSON of the measured runs (chrome://tracing, Perfetto)\n"
+         "  --trace=FILE           Chrome trace-event JSON of the profiled runs (chrome://tracing, Perfetto)\n"
          "  --seed=N               seed of the random inputs (default 1)\n"
          "  --event_buffer=N       profile event capacity (default 4194304; raise it for very many runs)\n"
          "  --help                 this text\n";
@@ -273,6 +272,8 @@ BenchmarkOptions parseBenchmarkFlags(int Argc, const char *const *Argv) {
       O.TraceFile = Value();
       if (O.TraceFile.empty())
         throw ToolError("--trace: missing file name");
+    } else if (Name == "--profile_runs") {
+      O.ProfileRuns = static_cast<int>(parseInt(Name, Value(), 0));
     } else if (Name == "--event_buffer") {
       O.EventBuffer = static_cast<size_t>(parseInt(Name, Value(), 1));
     } else if (Name == "--seed") {
@@ -283,6 +284,8 @@ BenchmarkOptions parseBenchmarkFlags(int Argc, const char *const *Argv) {
   }
   if (O.Module.empty() && !O.Help)
     throw ToolError("no model given (usage: optimium-benchmark MODEL [flags]; see --help)");
+  if (O.ProfileRuns == 0 && !O.TraceFile.empty())
+    throw ToolError("--trace needs a profiled pass (--profile_runs=0 turns it off)");
   return O;
 }
 
@@ -464,77 +467,57 @@ int runBenchmarkImpl(const BenchmarkOptions &O, std::ostream &Out, std::ostream 
   Request.wait();
   const double FirstMs = msSince(FirstStart);
 
-  rt::ProfileOptions P;
-  P.WarmUp = O.WarmUp;
-  P.WarmUpTime = std::chrono::microseconds(0);
-  P.Repeat = O.Runs > 0 ? O.Runs : (O.Duration > 0 ? 1000000000 : 50);
-  P.EventBufferSize = O.EventBuffer ? O.EventBuffer : rt::kDefaultEventBufferSize;
-  auto Stop = std::make_shared<std::atomic_bool>(false);
-  std::mutex TimerMu;
-  std::condition_variable TimerCv;
-  bool Done = false;
-  std::thread Timer;
-  // --duration counts measured runs only: the timer starts once the warm-up runs have completed
-  // (every run of the request calls back).
-  std::atomic<int> Completed{0};
-  if (O.Duration > 0) {
-    Request.addCallback([&](rt::InferStatus, std::exception_ptr) {
-      ++Completed;
-      std::lock_guard<std::mutex> L(TimerMu);
-      TimerCv.notify_all();
-    });
-    const int FirstRuns = 1 + O.WarmUp; // the first inference above, then the warm-up
-    Completed = 1;
-    Timer = std::thread([&, FirstRuns] {
-      std::unique_lock<std::mutex> L(TimerMu);
-      TimerCv.wait(L, [&] { return Done || Completed.load() >= FirstRuns; });
-      TimerCv.wait_for(L, std::chrono::duration<double>(O.Duration), [&] { return Done; });
-      Stop->store(true);
-    });
-  }
-  struct JoinTimer {
-    std::thread &T;
-    std::mutex &M;
-    std::condition_variable &Cv;
-    bool &Done;
-    ~JoinTimer() {
-      {
-        std::lock_guard<std::mutex> L(M);
-        Done = true;
-      }
-      Cv.notify_all();
-      if (T.joinable())
-        T.join();
-    }
-  } Join{Timer, TimerMu, TimerCv, Done};
-
+  // Warm-up, then the measured runs: unprofiled, run() timed on this thread (infer() to wait()
+  // returning, as one call). The latency statistics and the CPU use come from these runs alone.
+  for (int I = 0; I < O.WarmUp; ++I)
+    Request.run(Inputs);
+  const int MaxRuns = O.Runs > 0 ? O.Runs : (O.Duration > 0 ? std::numeric_limits<int>::max() : 50);
+  std::vector<double> Latencies;
   const double Cpu0 = cpuSeconds();
   const auto Wall0 = std::chrono::steady_clock::now();
-  Request.profile(Inputs, P, Stop);
-  const double WallS = std::chrono::duration<double>(std::chrono::steady_clock::now() - Wall0).count();
+  for (int I = 0; I < MaxRuns; ++I) {
+    if (I > 0 && O.Duration > 0 && msSince(Wall0) >= O.Duration * 1e3) // at least one run
+      break;
+    const auto T0 = std::chrono::steady_clock::now();
+    Request.run(Inputs);
+    Latencies.push_back(msSince(T0));
+  }
+  const double WallS = msSince(Wall0) / 1e3;
   const double CpuPercent = WallS > 0 ? 100.0 * (cpuSeconds() - Cpu0) / WallS : 0.0;
+  const LatencyStats S = computeLatencyStats(Latencies);
 
-  rt::ArrayRef<ProfileEvent> Events = Request.getProfileEvents();
-  // Latency per run: infer() (QueueBegin) to wait() returning (WaitEnd).
-  std::vector<double> Latencies;
-  {
+  // The per-op table and the trace: a separate profiled pass (its events cost the runs a little:
+  // per op four events, per parallel-for one span per thread).
+  const int ProfileRuns = O.ProfileRuns >= 0 ? O.ProfileRuns : static_cast<int>(std::min<size_t>(S.Count, 1000));
+  std::vector<double> ProfiledLatencies;
+  std::vector<rt::LayerDuration> Layers;
+  uint64_t Dropped = 0;
+  if (ProfileRuns > 0) {
+    rt::ProfileOptions P;
+    P.WarmUp = 0; // warm from the runs above
+    P.WarmUpTime = std::chrono::microseconds(0);
+    P.Repeat = ProfileRuns;
+    P.EventBufferSize = O.EventBuffer ? O.EventBuffer : rt::kDefaultEventBufferSize;
+    Request.profile(Inputs, P);
+    // Latency of a profiled run: infer() (QueueBegin) to wait() returning (WaitEnd).
     std::vector<TimePoint> Q, W;
-    for (const ProfileEvent &E : Events) {
+    for (const ProfileEvent &E : Request.getProfileEvents()) {
       if (E.Kind == Kind::QueueBegin)
         Q.push_back(E.TimeStamp);
       else if (E.Kind == Kind::WaitEnd)
         W.push_back(E.TimeStamp);
     }
     for (size_t I = 0; I < std::min(Q.size(), W.size()); ++I)
-      Latencies.push_back(std::chrono::duration<double, std::milli>(W[I] - Q[I]).count());
+      ProfiledLatencies.push_back(std::chrono::duration<double, std::milli>(W[I] - Q[I]).count());
+    Layers = Request.getLayerDurations();
+    Dropped = Request.getDroppedProfileEvents();
   }
-  const LatencyStats S = computeLatencyStats(Latencies);
-  const std::vector<rt::LayerDuration> Layers = Request.getLayerDurations();
+  const LatencyStats PS = computeLatencyStats(ProfiledLatencies);
+  rt::ArrayRef<ProfileEvent> Events = Request.getProfileEvents();
   int64_t LayerTotal = 0;
   for (const rt::LayerDuration &L : Layers)
     LayerTotal += L.TotalNs;
   const size_t Rss = peakRssKiB();
-  const uint64_t Dropped = Request.getDroppedProfileEvents();
 
   if (!O.TraceFile.empty()) {
     std::ofstream F(O.TraceFile, std::ios::binary | std::ios::trunc);
@@ -555,8 +538,10 @@ int runBenchmarkImpl(const BenchmarkOptions &O, std::ostream &Out, std::ostream 
       << ",\n  \"runs\": " << S.Count << ",\n  \"latency_ms\": {\"min\": " << num(S.Min, 4)
       << ", \"median\": " << num(S.Median, 4) << ", \"mean\": " << num(S.Mean, 4) << ", \"p90\": " << num(S.P90, 4)
       << ", \"p99\": " << num(S.P99, 4) << ", \"max\": " << num(S.Max, 4) << "},\n  \"peak_rss_kib\": " << Rss
-      << ",\n  \"avg_cpu_percent\": " << num(CpuPercent, 1) << ",\n  \"dropped_events\": " << Dropped
-      << ",\n  \"ops\": [";
+      << ",\n  \"avg_cpu_percent\": " << num(CpuPercent, 1) << ",\n  \"profiled_runs\": " << PS.Count
+      << ",\n  \"profiled_latency_ms\": {\"min\": " << num(PS.Min, 4) << ", \"median\": " << num(PS.Median, 4)
+      << ", \"mean\": " << num(PS.Mean, 4) << ", \"p90\": " << num(PS.P90, 4) << ", \"p99\": " << num(PS.P99, 4)
+      << ", \"max\": " << num(PS.Max, 4) << "},\n  \"dropped_events\": " << Dropped << ",\n  \"ops\": [";
     for (size_t I = 0; I < Layers.size(); ++I) {
       const rt::LayerDuration &L = Layers[I];
       J << (I ? "," : "") << "\n    {\"name\": \"" << jsonEscape(L.Name) << "\", \"type\": \"" << jsonEscape(L.Type)
@@ -583,24 +568,29 @@ int runBenchmarkImpl(const BenchmarkOptions &O, std::ostream &Out, std::ostream 
       << (O.Precision == rt::ComputePrecision::Float32 ? "" : ", compute bfloat16") << "\n";
   Out << "init (model load):  " << num(LoadMs) << " ms\n";
   Out << "first inference:    " << num(FirstMs) << " ms\n";
-  Out << "runs:               " << S.Count << " (after " << O.WarmUp << " warm-up)\n";
+  Out << "runs:               " << S.Count << " (after " << O.WarmUp << " warm-up), not profiled\n";
   Out << "latency (ms):       min " << num(S.Min) << "  median " << num(S.Median) << "  mean " << num(S.Mean)
       << "  p90 " << num(S.P90) << "  p99 " << num(S.P99) << "  max " << num(S.Max) << "\n";
   Out << "peak RSS:           " << Rss << " KiB\n";
   Out << "average CPU:        " << num(CpuPercent, 1) << "% (of one core)\n";
-  if (Dropped)
-    Out << "dropped events:     " << Dropped << " (the statistics cover the recorded runs; raise --event_buffer)\n";
-  Out << "per-op time (sorted by total):\n";
-  char Line[512];
-  std::snprintf(Line, sizeof(Line), "  %-40s %-18s %7s %11s %10s %10s %10s %6s\n", "op", "type", "count", "total ms",
-                "mean us", "min us", "max us", "%");
-  Out << Line;
-  for (const rt::LayerDuration &L : Layers) {
-    std::string Name = L.Name.size() > 40 ? "..." + L.Name.substr(L.Name.size() - 37) : L.Name;
-    std::snprintf(Line, sizeof(Line), "  %-40s %-18s %7llu %11.3f %10.2f %10.2f %10.2f %6.2f\n", Name.c_str(),
-                  L.Type.substr(0, 18).c_str(), static_cast<unsigned long long>(L.Count), L.TotalNs / 1e6,
-                  L.MeanNs / 1e3, L.MinNs / 1e3, L.MaxNs / 1e3, LayerTotal ? 100.0 * L.TotalNs / LayerTotal : 0.0);
+  if (ProfileRuns > 0) {
+    Out << "profiled runs:      " << PS.Count << ", latency (ms) min " << num(PS.Min) << "  median " << num(PS.Median)
+        << "  mean " << num(PS.Mean) << "; ops " << num(PS.Count ? LayerTotal / 1e6 / static_cast<double>(PS.Count) : 0.0)
+        << " ms a run\n";
+    if (Dropped)
+      Out << "dropped events:     " << Dropped << " (the per-op table covers the recorded runs; raise --event_buffer)\n";
+    Out << "per-op time of the profiled runs (sorted by total):\n";
+    char Line[512];
+    std::snprintf(Line, sizeof(Line), "  %-40s %-18s %7s %11s %10s %10s %10s %6s\n", "op", "type", "count", "total ms",
+                  "mean us", "min us", "max us", "%");
     Out << Line;
+    for (const rt::LayerDuration &L : Layers) {
+      std::string Name = L.Name.size() > 40 ? "..." + L.Name.substr(L.Name.size() - 37) : L.Name;
+      std::snprintf(Line, sizeof(Line), "  %-40s %-18s %7llu %11.3f %10.2f %10.2f %10.2f %6.2f\n", Name.c_str(),
+                    L.Type.substr(0, 18).c_str(), static_cast<unsigned long long>(L.Count), L.TotalNs / 1e6,
+                    L.MeanNs / 1e3, L.MinNs / 1e3, L.MaxNs / 1e3, LayerTotal ? 100.0 * L.TotalNs / LayerTotal : 0.0);
+      Out << Line;
+    }
   }
   if (!O.TraceFile.empty())
     Out << "trace: " << O.TraceFile << "\n";

@@ -1,17 +1,19 @@
-// optimium-benchmark: times a model with InferRequest::profile() and reports load time, first
-// inference, latency percentiles, peak RSS, CPU use and a per-operation table; optionally as JSON
-// and as a Chrome trace (chrome://tracing, Perfetto). Written only against the public C++ API;
-// main() (BenchmarkMain.cpp) only calls benchmarkMain().
+// optimium-benchmark: times a model and reports load time, first inference, latency percentiles,
+// peak RSS, CPU use and a per-operation table; optionally as JSON and as a Chrome trace
+// (chrome://tracing, Perfetto). Written only against the public C++ API; main() (BenchmarkMain.cpp)
+// only calls benchmarkMain().
 //
 //   optimium-benchmark MODEL [--threads=N] [--cores=0,1,..] [--scheduler=auto|exclusive|sequential|pipeline]
-//                      [--input=SPEC ...] [--warmup=N] [--runs=N] [--duration=SECONDS]
+//                      [--input=SPEC ...] [--warmup=N] [--runs=N] [--duration=SECONDS] [--profile_runs=N]
 //                      [--json[=FILE]] [--trace=FILE] [--seed=N] [--event_buffer=N]
 // Flags take "--flag=value" or "--flag value" (except --json, whose file needs "="). --input uses
 // optimium-run's syntax; without it, inputs are random: floats uniform in [-1, 1), integers and
-// booleans 0, symbolic dims 1. Latency of a run is from infer() (QueueBegin) to wait() returning
-// (WaitEnd). Average CPU is process CPU time / wall time over the measured runs, in percent of one
-// core (so up to threads x 100%). Statistics come from the profile's events: when the event buffer
-// fills (very many runs), later runs are not recorded and the report says how many events dropped.
+// booleans 0, symbolic dims 1. Latency and CPU use come from the measured runs, which are not
+// profiled: InferRequest::run() (infer() to wait() returning) timed on the calling thread. Average
+// CPU is process CPU time / wall time over them, in percent of one core (so up to threads x 100%).
+// The per-op table and the trace come from a second, profiled pass (InferRequest::profile(), whose
+// latency is reported beside): when its event buffer fills, later runs are not recorded and the
+// report says how many events dropped.
 #pragma once
 
 #include <cstdint>
@@ -42,6 +44,7 @@ struct BenchmarkOptions {
   std::string TraceFile; ///< Chrome trace-event JSON of the measured runs.
   uint64_t Seed = 1;
   size_t EventBuffer = 0; ///< Event capacity of the profile (0 = kDefaultEventBufferSize).
+  int ProfileRuns = -1;   ///< Runs of the profiled pass; -1: as many as measured, at most 1000; 0: none.
   bool Help = false;
 };
 

@@ -61,6 +61,11 @@ json checkReport(const std::string &Text, size_t Runs, size_t Ops) {
   EXPECT_GT(J.at("peak_rss_kib").get<double>(), 0.0);
   EXPECT_GE(J.at("avg_cpu_percent").get<double>(), 0.0);
   EXPECT_EQ(J.at("dropped_events").get<int>(), 0);
+  // The per-op table comes from a profiled pass of as many runs, whose latency is reported apart.
+  EXPECT_EQ(J.at("profiled_runs").get<size_t>(), Runs);
+  const json &PL = J.at("profiled_latency_ms");
+  EXPECT_GT(PL.at("min").get<double>(), 0.0);
+  EXPECT_LE(PL.at("min").get<double>(), PL.at("median").get<double>());
   const json &OpsJ = J.at("ops");
   EXPECT_EQ(OpsJ.size(), Ops);
   double Prev = 1e300, Percent = 0;
@@ -100,8 +105,11 @@ TEST(BenchmarkFlags, Forms) {
   EXPECT_EQ(O.Seed, 9u);
   EXPECT_EQ(O.Inputs, (std::vector<std::string>{"2x2xf32=1"}));
   EXPECT_EQ(O.SpinIterations, rt::kDefaultSpinIterations);
-  const char *B[] = {"optimium-benchmark", "--module=x", "--json=r.json", "--event_buffer=1000", "--spin_iterations=-1"};
-  O = parseBenchmarkFlags(5, B);
+  EXPECT_EQ(O.ProfileRuns, -1); // the default: as many as measured
+  const char *B[] = {"optimium-benchmark", "--module=x", "--json=r.json", "--event_buffer=1000", "--spin_iterations=-1",
+                     "--profile_runs", "25"};
+  O = parseBenchmarkFlags(7, B);
+  EXPECT_EQ(O.ProfileRuns, 25);
   EXPECT_EQ(O.Module, "x");
   EXPECT_EQ(O.JsonFile, "r.json");
   EXPECT_EQ(O.EventBuffer, 1000u);
@@ -258,8 +266,9 @@ TEST(BenchmarkTrace, SyntheticEvents) {
 TEST(BenchmarkCli, DigitsTextReport) {
   RunResult R = runBench({Digits, "--runs=5", "--warmup=1", "--threads=2"});
   ASSERT_EQ(R.Code, 0) << R.Err;
-  for (const char *S : {"init (model load):", "first inference:", "runs:               5", "latency (ms):", "p90",
-                        "p99", "peak RSS:", "average CPU:", "per-op time (sorted by total):", "Conv", "Gemm"})
+  for (const char *S : {"init (model load):", "first inference:", "runs:               5 (after 1 warm-up), not profiled",
+                        "latency (ms):", "p90", "p99", "peak RSS:", "average CPU:", "profiled runs:      5,",
+                        "per-op time of the profiled runs (sorted by total):", "Conv", "Gemm"})
     EXPECT_NE(R.Out.find(S), std::string::npos) << S << "\n" << R.Out;
 }
 
@@ -326,8 +335,9 @@ TEST(BenchmarkCli, SmallEventBufferReportsDrops) {
   ASSERT_EQ(R.Code, 0) << R.Err;
   json J = json::parse(R.Out);
   EXPECT_GT(J.at("dropped_events").get<int>(), 0);
-  EXPECT_GE(J.at("runs").get<int>(), 1);
-  EXPECT_LT(J.at("runs").get<int>(), 20);
+  EXPECT_EQ(J.at("runs").get<int>(), 20); // the measured runs record nothing
+  EXPECT_GE(J.at("profiled_runs").get<int>(), 1);
+  EXPECT_LT(J.at("profiled_runs").get<int>(), 20);
   R = runBench({Digits, "--runs=20", "--event_buffer=200"});
   ASSERT_EQ(R.Code, 0) << R.Err;
   EXPECT_NE(R.Out.find("dropped events:"), std::string::npos);
@@ -347,6 +357,31 @@ TEST(BenchmarkCli, DurationBoundsTheMeasuredRuns) {
   EXPECT_EQ(json::parse(R.Out).at("runs").get<int>(), 3);
 }
 
+TEST(BenchmarkCli, ProfileRunsSetTheProfiledPass) {
+  // Latency comes from the unprofiled runs; --profile_runs sizes the pass behind the per-op table.
+  RunResult R = runBench({Digits, "--runs=6", "--warmup=1", "--profile_runs=3", "--threads=2", "--json"});
+  ASSERT_EQ(R.Code, 0) << R.Err;
+  json J = json::parse(R.Out);
+  EXPECT_EQ(J.at("runs").get<int>(), 6);
+  EXPECT_EQ(J.at("profiled_runs").get<int>(), 3);
+  EXPECT_GT(J.at("latency_ms").at("min").get<double>(), 0.0);
+  ASSERT_EQ(J.at("ops").size(), opCount(Digits));
+  for (const json &O : J.at("ops"))
+    EXPECT_EQ(O.at("count").get<int>(), 3);
+  // 0: no profiled pass, no per-op table; the latency is still reported.
+  R = runBench({Digits, "--runs=4", "--profile_runs=0", "--json"});
+  ASSERT_EQ(R.Code, 0) << R.Err;
+  J = json::parse(R.Out);
+  EXPECT_EQ(J.at("runs").get<int>(), 4);
+  EXPECT_EQ(J.at("profiled_runs").get<int>(), 0);
+  EXPECT_TRUE(J.at("ops").empty());
+  EXPECT_GT(J.at("latency_ms").at("median").get<double>(), 0.0);
+  R = runBench({Digits, "--runs=4", "--profile_runs=0"});
+  ASSERT_EQ(R.Code, 0) << R.Err;
+  EXPECT_NE(R.Out.find("latency (ms):"), std::string::npos);
+  EXPECT_EQ(R.Out.find("per-op time"), std::string::npos) << R.Out;
+}
+
 TEST(BenchmarkCli, BadArgumentsGiveOneLineAndExitCode1) {
   const std::vector<std::vector<std::string>> Cases{
       {},
@@ -359,6 +394,8 @@ TEST(BenchmarkCli, BadArgumentsGiveOneLineAndExitCode1) {
       {Digits, "--input=2x2xf32=1"},
       {dataPath("tests/models/unsupported_op/model.onnx")},
       {Digits, "--trace=/no/such/dir/trace.json", "--runs=1"},
+      {Digits, "--profile_runs=-1"},
+      {Digits, "--profile_runs=0", "--trace=t.json"},
   };
   for (const auto &Args : Cases) {
     RunResult R = runBench(Args);

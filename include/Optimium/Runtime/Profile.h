@@ -47,8 +47,10 @@ enum class ProfileEventKind : uint8_t {
   LayerExecuteEnd,
   LaunchBegin,           ///< The backend kernel call of an operation.
   LaunchEnd,
-  DeviceExecuteBegin,    ///< One range of a kernel's parallel-for on the pool, on the thread running it
-                         ///< (none when a kernel does not fan out: 1 thread, or too little work).
+  DeviceExecuteBegin,    ///< A thread's share of a kernel's parallel-for on the pool, on that thread:
+                         ///< from its first range to the end of its last (one pair per thread and
+                         ///< parallel-for; none when a kernel does not fan out: 1 thread, or too
+                         ///< little work). Recorded when the parallel-for returns.
   DeviceExecuteEnd,
   CopyBegin,             ///< The runtime converts/copies a tensor's data (TensorID, devices).
   CopyEnd,

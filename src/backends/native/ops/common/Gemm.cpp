@@ -443,7 +443,7 @@ const GemmMicroKernel &gemmMicroKernel(GemmIsa Isa) {
 // zero-padded past M. B: for each kb, for each NR-column panel: kc x NR floats, zero-padded past N.
 // Every block before the last K block is KC deep, so a panel's offset is computable directly.
 int64_t gemmKcForWeights(int64_t K) {
-  constexpr int64_t Max = 256;
+  constexpr int64_t Max = 1024;
   if (K <= Max)
     return std::max<int64_t>(K, 1);
   const int64_t Blocks = ceilDiv(K, Max);
@@ -781,10 +781,11 @@ void gemmDriver(const GemmMicroKernel &MK, int64_t M, int64_t K, const GemmASour
   const float *PB = B.Packed && !PB16 ? B.Packed->Data.data() : nullptr;
   Par.forRange(static_cast<size_t>(TasksM * TasksN), 1, [&](size_t Begin, size_t End) {
     // B rows in place: each K block of the task's column panels is copied here, into a buffer of
-    // this worker (L1/L2-sized: at most BlockN panels), right before the task's tiles reuse it.
+    // this worker (L1/L2-sized: at most BlockN panels), right before the task's tiles reuse it; a
+    // bf16 B is unpacked into it one panel at a time.
     // (on its scratch stack, ThreadScratch.h: above a Winograd task's tile buffers when nested)
     ScratchFrame Scratch;
-    float *const PanelData = PB ? nullptr : Scratch.take<float>(static_cast<size_t>(BlockN * KC * NR));
+    float *const PanelData = PB ? nullptr : Scratch.take<float>(static_cast<size_t>((PB16 ? 1 : BlockN) * KC * NR));
     // Tiles of row panels [Pa, Pb) in column panel Q: the call's fields that do not depend on the
     // row panel are set once (a 16-k tile of a SqueezeNet 1x1 conv is ~100 cycles of FMAs, and
     // rebuilding the call per tile cost 8-10% of that model on AVX2).

@@ -145,8 +145,12 @@ int64_t gemmKcForWeights(int64_t K);
 
 void packA(const GemmMicroKernel &MK, int64_t M, int64_t K, MatrixRef A, PackedA &Out, int64_t Kc = GemmKC);
 void packB(const GemmMicroKernel &MK, int64_t K, int64_t N, MatrixRef B, PackedB &Out, const Parallel &Par);
-/// packB one K block at a time (in order), calling AfterRows(K0, K1) once rows [K0, K1) of B are
-/// packed (a weight packed from the model file releases those rows' pages); blocks of Kc.
+/// Rows of B packed between two AfterRows calls at most: a weight packed from the model file has
+/// at most this many rows resident beside the packed copy, whatever its K block.
+constexpr int64_t GemmReleaseRows = 256;
+/// packB in order of rows, calling AfterRows(K0, K1) once rows [K0, K1) of B are packed (a weight
+/// packed from the model file releases those rows' pages), GemmReleaseRows at most at a time;
+/// blocks of Kc.
 void packB(const GemmMicroKernel &MK, int64_t K, int64_t N, MatrixRef B, PackedB &Out, const Parallel &Par,
            const std::function<void(int64_t, int64_t)> &AfterRows, int64_t Kc = GemmKC);
 

@@ -18,7 +18,7 @@ using namespace optimium_test;
 
 namespace {
 
-constexpr int64_t K = 300, N = 70; // K over one packed block, N not a multiple of a panel
+constexpr int64_t K = 1030, N = 70; // K over one packed block (gemmKcForWeights), N not a multiple of a panel
 
 std::vector<uint16_t> weightBits() {
   std::vector<uint16_t> Bits;

@@ -749,6 +749,10 @@ OpKernels matMulKernels() {
         testCase("batch_of_vec", {T({3, 6}), T({2, 3, 6, 4})}),
         testCase("b_broadcast_ones", {T({2, 3, 4, 6}), T({1, 1, 6, 5})}),
         testCase("large", {T({2, 70, 300}), W({300, 90})}, {}, 1e-4),
+        // constant weights deeper than one K block (gemmKcForWeights: 1030 -> two blocks of 515)
+        testCase("deep_const_b", {T({2, 11, 1030}), W({1030, 40}), W({40})}, {{kFusedBias, attrInt(1)}, {kFusedGelu, attrInt(1)}},
+                 1e-4),
+        testCase("deep_const_b_gemv", {T({1, 1030}), W({1030, 40})}, {}, 1e-4),
         testCase("k_zero", {T({3, 0}), T({0, 4})}),
         testCase("gemv_const_b", {T({1, 1, 130}), W({130, 200})}, {}, 1e-4),
         testCase("fused_bias", {T({2, 7, 40}), W({40, 37}), W({37})}, {{kFusedBias, attrInt(1)}}, 1e-4),
@@ -779,11 +783,11 @@ OpKernels matMulKernels() {
         testCase("f64_batched", {tensorInput({2, 3, 4}, ElementType::F64), tensorInput({4, 5}, ElementType::F64)}),
         testCase("i64", {tensorInput({3, 4}, ElementType::I64), tensorInput({4, 2}, ElementType::I64)}),
         // bfloat16 weights (passes/Bf16Weights): GEMV and GEMM over bf16 panels, odd N and K, K
-        // over one block (300 -> two blocks of 150), a transposed B, the fused epilogues.
+        // over one block (1030 -> two blocks of 515), a transposed B, the fused epilogues.
         testCase("bf16w_gemv", {T({1, 1, 130}), W16({130, 200})}, {{kBf16Weights, attrInt(1)}}, 1e-4),
-        testCase("bf16w_gemv_deep", {T({1, 300}), W16({300, 45})}, {{kBf16Weights, attrInt(1)}}, 1e-4),
+        testCase("bf16w_gemv_deep", {T({1, 1030}), W16({1030, 45})}, {{kBf16Weights, attrInt(1)}}, 1e-4),
         testCase("bf16w_gemm", {T({2, 13, 70}), W16({70, 33})}, {{kBf16Weights, attrInt(1)}}, 1e-4),
-        testCase("bf16w_gemm_deep", {T({29, 300}), W16({300, 70})}, {{kBf16Weights, attrInt(1)}}, 1e-4),
+        testCase("bf16w_gemm_deep", {T({29, 1030}), W16({1030, 70})}, {{kBf16Weights, attrInt(1)}}, 1e-4),
         testCase("bf16w_trans_b", {T({5, 40}), W16({37, 40})}, {{kBf16Weights, attrInt(1)}, {kTransposeB, attrInt(1)}},
                  1e-4),
         testCase("bf16w_trans_b_gemv", {T({1, 40}), W16({37, 40})}, {{kBf16Weights, attrInt(1)}, {kTransposeB, attrInt(1)}},

@@ -443,7 +443,7 @@ const GemmMicroKernel &gemmMicroKernel(GemmIsa Isa) {
 // zero-padded past M. B: for each kb, for each NR-column panel: kc x NR floats, zero-padded past N.
 // Every block before the last K block is KC deep, so a panel's offset is computable directly.
 int64_t gemmKcForWeights(int64_t K) {
-  constexpr int64_t Max = 256;
+  constexpr int64_t Max = 1024;
   if (K <= Max)
     return std::max<int64_t>(K, 1);
   const int64_t Blocks = ceilDiv(K, Max);
@@ -483,44 +483,53 @@ void packB(const GemmMicroKernel &MK, int64_t K, int64_t N, MatrixRef B, PackedB
   Out.Kc = KC;
   Out.Data.resize(static_cast<size_t>(std::max<int64_t>(1, Npad * K)));
   float *Dst = Out.Data.data();
-  // All K blocks at once, or (AfterRows) one block after the other.
-  const int64_t Steps = AfterRows ? KBlocks : 1, PerStep = AfterRows ? Panels : KBlocks * Panels;
-  for (int64_t Step = 0; Step < Steps; ++Step) {
-    const size_t Base = static_cast<size_t>(Step * PerStep);
-    Par.forRange(static_cast<size_t>(PerStep), 4, [&](size_t Begin, size_t End) {
-      for (size_t T = Base + Begin; T < Base + End; ++T) {
-        const int64_t Kb = static_cast<int64_t>(T) / Panels, P = static_cast<int64_t>(T) % Panels;
-        const int64_t K0 = Kb * KC, Kc = std::min(KC, K - K0);
-        float *Panel = Dst + K0 * Npad + P * Kc * NR;
-        const int64_t Cols = std::min(NR, N - P * NR);
+  // Rows [R0, R1) of panel P of the K block starting at K0.
+  const auto packRows = [&](int64_t K0, int64_t P, int64_t R0, int64_t R1) {
+    const int64_t Kc = std::min(KC, K - K0);
+    float *Panel = Dst + K0 * Npad + P * Kc * NR + (R0 - K0) * NR;
+    const int64_t Cols = std::min(NR, N - P * NR);
 #ifdef OPT_GEMM_X86
-        if (B.RowStride == 1 && B.ColStride != 1 && MK.Isa == GemmIsa::Avx512 && NR == Avx512NR) {
-          // A transposed source (k contiguous within each column): 16 x 16 register transposes.
-          packPanelTransposedAvx512(Panel, B.Data + K0 + P * NR * B.ColStride, B.ColStride, Kc, Cols);
-          continue;
-        }
-        if (B.RowStride == 1 && B.ColStride != 1 && MK.Isa == GemmIsa::Avx2 && NR == Avx2NR) {
-          packPanelTransposedAvx2(Panel, B.Data + K0 + P * NR * B.ColStride, B.ColStride, Kc, Cols);
-          continue;
-        }
+    if (B.RowStride == 1 && B.ColStride != 1 && MK.Isa == GemmIsa::Avx512 && NR == Avx512NR) {
+      // A transposed source (k contiguous within each column): 16 x 16 register transposes.
+      packPanelTransposedAvx512(Panel, B.Data + R0 + P * NR * B.ColStride, B.ColStride, R1 - R0, Cols);
+      return;
+    }
+    if (B.RowStride == 1 && B.ColStride != 1 && MK.Isa == GemmIsa::Avx2 && NR == Avx2NR) {
+      packPanelTransposedAvx2(Panel, B.Data + R0 + P * NR * B.ColStride, B.ColStride, R1 - R0, Cols);
+      return;
+    }
 #endif
-        for (int64_t Kk = 0; Kk < Kc; ++Kk) {
-          const float *Src = B.Data + (K0 + Kk) * B.RowStride + P * NR * B.ColStride;
-          float *D = Panel + Kk * NR;
-          if (B.ColStride == 1) {
-            std::memcpy(D, Src, static_cast<size_t>(Cols) * sizeof(float));
-          } else {
-            for (int64_t J = 0; J < Cols; ++J)
-              D[J] = Src[J * B.ColStride];
-          }
-          for (int64_t J = Cols; J < NR; ++J)
-            D[J] = 0.0f;
-        }
+    for (int64_t Row = R0; Row < R1; ++Row) {
+      const float *Src = B.Data + Row * B.RowStride + P * NR * B.ColStride;
+      float *D = Panel + (Row - R0) * NR;
+      if (B.ColStride == 1) {
+        std::memcpy(D, Src, static_cast<size_t>(Cols) * sizeof(float));
+      } else {
+        for (int64_t J = 0; J < Cols; ++J)
+          D[J] = Src[J * B.ColStride];
+      }
+      for (int64_t J = Cols; J < NR; ++J)
+        D[J] = 0.0f;
+    }
+  };
+  if (!AfterRows) { // all panels of all K blocks at once
+    Par.forRange(static_cast<size_t>(KBlocks * Panels), 4, [&](size_t Begin, size_t End) {
+      for (size_t T = Begin; T < End; ++T) {
+        const int64_t K0 = static_cast<int64_t>(T) / Panels * KC;
+        packRows(K0, static_cast<int64_t>(T) % Panels, K0, std::min(K, K0 + KC));
       }
     });
-    if (AfterRows)
-      AfterRows(Step * KC, std::min(K, (Step + 1) * KC));
+    return;
   }
+  for (int64_t K0 = 0; K0 < K; K0 += KC)
+    for (int64_t R0 = K0; R0 < std::min(K, K0 + KC); R0 += GemmReleaseRows) {
+      const int64_t R1 = std::min({K, K0 + KC, R0 + GemmReleaseRows});
+      Par.forRange(static_cast<size_t>(Panels), 4, [&](size_t Begin, size_t End) {
+        for (size_t P = Begin; P < End; ++P)
+          packRows(K0, static_cast<int64_t>(P), R0, R1);
+      });
+      AfterRows(R0, R1);
+    }
 }
 
 namespace {
@@ -781,10 +790,11 @@ void gemmDriver(const GemmMicroKernel &MK, int64_t M, int64_t K, const GemmASour
   const float *PB = B.Packed && !PB16 ? B.Packed->Data.data() : nullptr;
   Par.forRange(static_cast<size_t>(TasksM * TasksN), 1, [&](size_t Begin, size_t End) {
     // B rows in place: each K block of the task's column panels is copied here, into a buffer of
-    // this worker (L1/L2-sized: at most BlockN panels), right before the task's tiles reuse it.
+    // this worker (L1/L2-sized: at most BlockN panels), right before the task's tiles reuse it; a
+    // bf16 B is unpacked into it one panel at a time.
     // (on its scratch stack, ThreadScratch.h: above a Winograd task's tile buffers when nested)
     ScratchFrame Scratch;
-    float *const PanelData = PB ? nullptr : Scratch.take<float>(static_cast<size_t>(BlockN * KC * NR));
+    float *const PanelData = PB ? nullptr : Scratch.take<float>(static_cast<size_t>((PB16 ? 1 : BlockN) * KC * NR));
     // Tiles of row panels [Pa, Pb) in column panel Q: the call's fields that do not depend on the
     // row panel are set once (a 16-k tile of a SqueezeNet 1x1 conv is ~100 cycles of FMAs, and
     // rebuilding the call per tile cost 8-10% of that model on AVX2).

@@ -147,27 +147,32 @@ void packBBf16(const GemmMicroKernel &MK, int64_t K, int64_t N, const void *Bits
   Out.Data.resize(static_cast<size_t>(std::max<int64_t>(1, ceilDiv(Npad * K, 2))));
   uint16_t *Dst = reinterpret_cast<uint16_t *>(Out.Data.data());
   const unsigned char *Src = static_cast<const unsigned char *>(Bits);
+  // Rows [R0, R1) of each K block at a time: GemmReleaseRows at most between AfterRows calls.
+  const int64_t Step = AfterRows ? GemmReleaseRows : KC;
   for (int64_t K0 = 0; K0 < K; K0 += KC) {
     const int64_t Kc = std::min(KC, K - K0);
-    for (int64_t P = 0; P < Panels; ++P) {
-      uint16_t *Panel = Dst + K0 * Npad + P * Kc * NR;
-      const int64_t Cols = std::min(NR, N - P * NR);
-      for (int64_t J = Cols; J < NR; ++J) // zero columns past N
-        for (int64_t Kk = 0; Kk < Kc; ++Kk)
-          Panel[Kk * NR + bf16Slot(J, NR)] = 0;
-      // Walk the source in its memory order: along a row, or (a transposed source) down k.
-      if (ColStride == 1) {
-        for (int64_t Kk = 0; Kk < Kc; ++Kk)
+    for (int64_t R0 = 0; R0 < Kc; R0 += Step) {
+      const int64_t R1 = std::min(Kc, R0 + Step);
+      for (int64_t P = 0; P < Panels; ++P) {
+        uint16_t *Panel = Dst + K0 * Npad + P * Kc * NR;
+        const int64_t Cols = std::min(NR, N - P * NR);
+        for (int64_t J = Cols; J < NR; ++J) // zero columns past N
+          for (int64_t Kk = R0; Kk < R1; ++Kk)
+            Panel[Kk * NR + bf16Slot(J, NR)] = 0;
+        // Walk the source in its memory order: along a row, or (a transposed source) down k.
+        if (ColStride == 1) {
+          for (int64_t Kk = R0; Kk < R1; ++Kk)
+            for (int64_t J = 0; J < Cols; ++J)
+              Panel[Kk * NR + bf16Slot(J, NR)] = loadBits(Src, (K0 + Kk) * RowStride + P * NR + J);
+        } else {
           for (int64_t J = 0; J < Cols; ++J)
-            Panel[Kk * NR + bf16Slot(J, NR)] = loadBits(Src, (K0 + Kk) * RowStride + P * NR + J);
-      } else {
-        for (int64_t J = 0; J < Cols; ++J)
-          for (int64_t Kk = 0; Kk < Kc; ++Kk)
-            Panel[Kk * NR + bf16Slot(J, NR)] = loadBits(Src, (K0 + Kk) * RowStride + (P * NR + J) * ColStride);
+            for (int64_t Kk = R0; Kk < R1; ++Kk)
+              Panel[Kk * NR + bf16Slot(J, NR)] = loadBits(Src, (K0 + Kk) * RowStride + (P * NR + J) * ColStride);
+        }
       }
+      if (AfterRows)
+        AfterRows(K0 + R0, K0 + R1);
     }
-    if (AfterRows)
-      AfterRows(K0, K0 + Kc);
   }
 }
 

@@ -26,7 +26,7 @@ inline int64_t bf16Slot(int64_t J, int64_t NR) {
 
 /// packB for a bfloat16 matrix: element (k, j) is the u16 at Bits + k * RowStride + j * ColStride
 /// (u16 units; any alignment, read with memcpy). Sets Out.Bf16. AfterRows(K0, K1), when set, runs
-/// once rows [K0, K1) are packed, as for packB.
+/// once rows [K0, K1) are packed, GemmReleaseRows at most at a time, as for packB.
 void packBBf16(const GemmMicroKernel &MK, int64_t K, int64_t N, const void *Bits, int64_t RowStride,
                int64_t ColStride, PackedB &Out, const std::function<void(int64_t, int64_t)> &AfterRows,
                int64_t Kc);

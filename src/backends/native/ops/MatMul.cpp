@@ -583,9 +583,9 @@ KernelVariant blockedVariant(GemmIsa Isa, int Priority, bool Bf16Weights = false
                 };
               ConstB.reset(new PackedB);
               const std::string Key = packedWeightsKey(I, 1, std::string("f32_matmul_bf16w__") + MK.Name +
-                                                                 (TransB ? "/t" : "/n") + "/kc" + std::to_string(gemmKcForWeights(K)));
-              if (!borrowPackedB(Key, MK, K, N, gemmKcForWeights(K), /*Bf16=*/true, *ConstB)) {
-                packBBf16(MK, K, N, Bits, TransB ? 1 : N, TransB ? K : 1, *ConstB, Release, gemmKcForWeights(K));
+                                                                 (TransB ? "/t" : "/n") + "/kc" + std::to_string(gemmKcForWeights(K, MK.Isa)));
+              if (!borrowPackedB(Key, MK, K, N, gemmKcForWeights(K, MK.Isa), /*Bf16=*/true, *ConstB)) {
+                packBBf16(MK, K, N, Bits, TransB ? 1 : N, TransB ? K : 1, *ConstB, Release, gemmKcForWeights(K, MK.Isa));
                 storePackedB(Key, *ConstB);
               }
               markConstConsumed(I, 1);
@@ -611,10 +611,10 @@ KernelVariant blockedVariant(GemmIsa Isa, int Priority, bool Bf16Weights = false
                   };
                 ConstB.reset(new PackedB);
                 const std::string Key = packedWeightsKey(I, 1, std::string("f32_matmul__") + MK.Name + (TransB ? "/t" : "/n") +
-                                                                   "/kc" + std::to_string(gemmKcForWeights(K)));
-                if (!borrowPackedB(Key, MK, K, N, gemmKcForWeights(K), /*Bf16=*/false, *ConstB)) {
+                                                                   "/kc" + std::to_string(gemmKcForWeights(K, MK.Isa)));
+                if (!borrowPackedB(Key, MK, K, N, gemmKcForWeights(K, MK.Isa), /*Bf16=*/false, *ConstB)) {
                   packB(MK, K, N, TransB ? MatrixRef{BData, 1, K} : MatrixRef{BData, N, 1}, *ConstB, Parallel(), Release,
-                        gemmKcForWeights(K));
+                        gemmKcForWeights(K, MK.Isa));
                   storePackedB(Key, *ConstB);
                 }
                 markConstConsumed(I, 1); // B's shape is fixed: run() always takes the packed copy
@@ -749,7 +749,7 @@ OpKernels matMulKernels() {
         testCase("batch_of_vec", {T({3, 6}), T({2, 3, 6, 4})}),
         testCase("b_broadcast_ones", {T({2, 3, 4, 6}), T({1, 1, 6, 5})}),
         testCase("large", {T({2, 70, 300}), W({300, 90})}, {}, 1e-4),
-        // constant weights deeper than one K block (gemmKcForWeights: 1030 -> two blocks of 515)
+        // constant weights deeper than one K block (gemmKcForWeights: 1030 -> two blocks of 515 on AVX2, five of 206 elsewhere)
         testCase("deep_const_b", {T({2, 11, 1030}), W({1030, 40}), W({40})}, {{kFusedBias, attrInt(1)}, {kFusedGelu, attrInt(1)}},
                  1e-4),
         testCase("deep_const_b_gemv", {T({1, 1030}), W({1030, 40})}, {}, 1e-4),
@@ -783,7 +783,7 @@ OpKernels matMulKernels() {
         testCase("f64_batched", {tensorInput({2, 3, 4}, ElementType::F64), tensorInput({4, 5}, ElementType::F64)}),
         testCase("i64", {tensorInput({3, 4}, ElementType::I64), tensorInput({4, 2}, ElementType::I64)}),
         // bfloat16 weights (passes/Bf16Weights): GEMV and GEMM over bf16 panels, odd N and K, K
-        // over one block (1030 -> two blocks of 515), a transposed B, the fused epilogues.
+        // over one block (1030: two or five blocks), a transposed B, the fused epilogues.
         testCase("bf16w_gemv", {T({1, 1, 130}), W16({130, 200})}, {{kBf16Weights, attrInt(1)}}, 1e-4),
         testCase("bf16w_gemv_deep", {T({1, 1030}), W16({1030, 45})}, {{kBf16Weights, attrInt(1)}}, 1e-4),
         testCase("bf16w_gemm", {T({2, 13, 70}), W16({70, 33})}, {{kBf16Weights, attrInt(1)}}, 1e-4),

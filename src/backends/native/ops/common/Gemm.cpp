@@ -442,8 +442,8 @@ const GemmMicroKernel &gemmMicroKernel(GemmIsa Isa) {
 // Packed layouts. A: for each K block kb, for each MR-row panel p: kc x MR floats (k-major),
 // zero-padded past M. B: for each kb, for each NR-column panel: kc x NR floats, zero-padded past N.
 // Every block before the last K block is KC deep, so a panel's offset is computable directly.
-int64_t gemmKcForWeights(int64_t K) {
-  constexpr int64_t Max = 1024;
+int64_t gemmKcForWeights(int64_t K, GemmIsa Isa) {
+  const int64_t Max = Isa == GemmIsa::Avx2 ? 1024 : 256;
   if (K <= Max)
     return std::max<int64_t>(K, 1);
   const int64_t Blocks = ceilDiv(K, Max);

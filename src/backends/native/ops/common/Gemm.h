@@ -135,13 +135,14 @@ struct PackedB {
   bool Bf16 = false;
 };
 
-/// The K block for a constant B of depth K that activations read in place (MatMul's weights): all
-/// of K up to 1024 (one block: C written once, no accumulating passes over it), else equal blocks
-/// of at most 1024. A Kc x NR panel (64 KiB for AVX2's 16 columns, 128 KiB for AVX-512's 32) stays
-/// in L2 while the row tiles reuse it. On Zen 3 (AVX2, one thread) against blocks of at most 256:
-/// BERT-mini's FFN down (M 128, K 1024, N 256) 752 -> 693 us min, 817 -> 754 median; ConvNeXt-T's
-/// M 784 K 768 N 192 2518 -> 2346 us min, M 49 K 3072 N 768 3095 -> 2865.
-int64_t gemmKcForWeights(int64_t K);
+/// The K block for a constant B of depth K that activations read in place (MatMul's weights) on
+/// Isa's kernel. AVX2: all of K up to 1024 (one block: C written once, no accumulating passes over
+/// it), else equal blocks of at most 1024; a Kc x 16 panel (64 KiB) stays in L2 while the row tiles
+/// reuse it. On Zen 3 (AVX2, one thread) against blocks of at most 256: BERT-mini's FFN down
+/// (M 128, K 1024, N 256) 752 -> 693 us min, 817 -> 754 median; ConvNeXt-T's M 784 K 768 N 192
+/// 2518 -> 2346 us min, M 49 K 3072 N 768 3095 -> 2865. The other kernels keep blocks of at most
+/// 256 (AVX-512's 32-column panel would be 128 KiB at 1024, unmeasured).
+int64_t gemmKcForWeights(int64_t K, GemmIsa Isa);
 
 void packA(const GemmMicroKernel &MK, int64_t M, int64_t K, MatrixRef A, PackedA &Out, int64_t Kc = GemmKC);
 void packB(const GemmMicroKernel &MK, int64_t K, int64_t N, MatrixRef B, PackedB &Out, const Parallel &Par);

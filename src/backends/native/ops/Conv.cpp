@@ -533,8 +533,8 @@ std::vector<OpTestCase> convCases() {
                {X({1, 40, 14, 14}), W({96, 40, 1, 1}), W({96}), X({1, 96, 14, 14})},
                {{kFusedResidual, attrInt(1)}, {kFusedActMin, attrFloat(0.0f)}, {kFusedActMax, attrFloat(6.0f)}},
                1e-4),
-      // 400 input channels: three chunks of 134, 134 and 132 (partial sums through the output), the
-      // residual and HardSwish on the last only.
+      // 400 input channels: four chunks of 100 (partial sums through the output), the residual and
+      // HardSwish on the last only.
       testCase("hswish_pointwise_rows_avx2_chunked_residual",
                {X({1, 400, 14, 15}), W({13, 400, 1, 1}), W({13}), X({1, 13, 14, 15})},
                hswish({{kFusedResidual, attrInt(1)}}), 1e-4),

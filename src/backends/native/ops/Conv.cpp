@@ -533,8 +533,8 @@ std::vector<OpTestCase> convCases() {
                {X({1, 40, 14, 14}), W({96, 40, 1, 1}), W({96}), X({1, 96, 14, 14})},
                {{kFusedResidual, attrInt(1)}, {kFusedActMin, attrFloat(0.0f)}, {kFusedActMax, attrFloat(6.0f)}},
                1e-4),
-      // 400 input channels: three chunks of 134, 134 and 132 (partial sums through the output), the
-      // residual and HardSwish on the last only.
+      // 400 input channels: four chunks of 100 (partial sums through the output), the residual and
+      // HardSwish on the last only.
       testCase("hswish_pointwise_rows_avx2_chunked_residual",
                {X({1, 400, 14, 15}), W({13, 400, 1, 1}), W({13}), X({1, 13, 14, 15})},
                hswish({{kFusedResidual, attrInt(1)}}), 1e-4),
@@ -543,6 +543,14 @@ std::vector<OpTestCase> convCases() {
       // clamp.
       testCase("pointwise_rows_avx2_9_row_panel_chunked", {X({1, 200, 17, 19}), W({33, 200, 1, 1}), W({33})},
                {{kFusedActMin, attrFloat(0.0f)}, {kFusedActMax, attrFloat(6.0f)}}, 1e-4),
+      // Over 192 input channels on planes of 56x56 and up whole panels go in pairs: 40 channels as
+      // a pair, 12 and 4, over 56x57 pixels (runs ending in an 8-pixel half block), with a residual
+      // and a clamp; 48 channels as two pairs over two images of 59x55 (a 13-pixel tail), no bias.
+      testCase("pointwise_rows_avx2_panel_pairs_residual",
+               {X({1, 200, 56, 57}), W({40, 200, 1, 1}), W({40}), X({1, 40, 56, 57})},
+               {{kFusedResidual, attrInt(1)}, {kFusedActMin, attrFloat(0.0f)}, {kFusedActMax, attrFloat(6.0f)}},
+               1e-4),
+      testCase("pointwise_rows_avx2_panel_pairs_tail", {X({2, 256, 59, 55}), W({48, 256, 1, 1})}, {}, 1e-4),
       // A 13x13 plane (10 whole 16-pixel blocks and 9 pixels), 22 panels split over the threads.
       testCase("pointwise_rows_avx2_13x13_relu", {X({1, 64, 13, 13}), W({256, 64, 1, 1}), W({256})},
                {{kFusedActMin, attrFloat(0.0f)}}, 1e-4),

@@ -674,52 +674,74 @@ pointwiseTile256(const float *A, int64_t K, const float *X, int64_t Ldx, __m256i
 }
 
 /// One 16-pixel block of a panel: its first R0 channels, then the next R1 (0..6), the block's
-/// input rows still in L1 for the second pass.
-template <int R0, int R1, Cols256 Mode>
+/// input rows still in L1 for the second pass. Prefetch: the first pass fetches the next block's
+/// rows (the block's first panel).
+template <int R0, int R1, Cols256 Mode, bool Prefetch = Mode == Cols256::Full>
 __attribute__((target("avx2,fma"), always_inline)) inline void
 pointwiseBlock256(const float *Panel, int64_t K, const float *X, int64_t Ldx, __m256i M0, __m256i M1,
                   const float *Bias, const FusedAct &Act, float *Out, int64_t Ldo, const float *Res, KChunk256 C) {
-  pointwiseTile256<R0, Mode, Mode == Cols256::Full>(Panel, K, X, Ldx, M0, M1, Bias, Act, Out, Ldo, Res, C);
+  pointwiseTile256<R0, Mode, Prefetch>(Panel, K, X, Ldx, M0, M1, Bias, Act, Out, Ldo, Res, C);
   if (R1 > 0)
     pointwiseTile256<(R1 > 0 ? R1 : 1), Mode>(Panel + R0, K, X, Ldx, M0, M1, Bias ? Bias + R0 : nullptr, Act,
                                              Out + R0 * Ldo, Ldo, Res ? Res + R0 * Ldo : nullptr, C);
 }
 
-/// One chunk of the input channels over the N pixels, block by block.
-template <int R0, int R1>
+/// One chunk of the input channels over the N pixels, block by block. Pair: a second whole panel
+/// (12 channels, Next floats after the first, its rows of Out / Res and its bias 12 on) takes each
+/// block right after the first, from the rows the first panel brought into L1.
+template <int R0, int R1, bool Pair = false>
 __attribute__((target("avx2,fma"))) void pointwiseChunk256(const float *Panel, int64_t K, const float *X, int64_t Ldx,
                                                            int64_t N, const float *Bias, const FusedAct &Act,
-                                                           float *Out, int64_t Ldo, const float *Res, KChunk256 C) {
+                                                           float *Out, int64_t Ldo, const float *Res, KChunk256 C,
+                                                           int64_t Next = 0) {
   const __m256i All = _mm256_set1_epi32(-1);
+  const float *Bias2 = Pair && Bias ? Bias + MR : nullptr;
+  const auto Res2 = [&](int64_t J) { return Res ? Res + MR * Ldo + J : nullptr; };
   int64_t J = 0;
-  for (; J + kTile256 <= N; J += kTile256)
+  for (; J + kTile256 <= N; J += kTile256) {
     pointwiseBlock256<R0, R1, Cols256::Full>(Panel, K, X + J, Ldx, All, All, Bias, Act, Out + J, Ldo,
                                               Res ? Res + J : nullptr, C);
+    if (Pair)
+      pointwiseBlock256<6, 6, Cols256::Full, false>(Panel + Next, K, X + J, Ldx, All, All, Bias2, Act,
+                                                    Out + MR * Ldo + J, Ldo, Res2(J), C);
+  }
   const int64_t Left = N - J;
-  if (Left > kLanes256)
-    pointwiseBlock256<R0, R1, Cols256::Tail>(Panel, K, X + J, Ldx, All, vec256::lanesBelow256(Left - kLanes256),
-                                              Bias, Act, Out + J, Ldo, Res ? Res + J : nullptr, C);
-  else if (Left > 0)
-    pointwiseBlock256<R0, R1, Cols256::Half>(Panel, K, X + J, Ldx, vec256::lanesBelow256(Left), All, Bias, Act,
-                                              Out + J, Ldo, Res ? Res + J : nullptr, C);
+  if (Left > kLanes256) {
+    const __m256i M1 = vec256::lanesBelow256(Left - kLanes256);
+    pointwiseBlock256<R0, R1, Cols256::Tail>(Panel, K, X + J, Ldx, All, M1, Bias, Act, Out + J, Ldo,
+                                              Res ? Res + J : nullptr, C);
+    if (Pair)
+      pointwiseBlock256<6, 6, Cols256::Tail>(Panel + Next, K, X + J, Ldx, All, M1, Bias2, Act, Out + MR * Ldo + J,
+                                             Ldo, Res2(J), C);
+  } else if (Left > 0) {
+    const __m256i M0 = vec256::lanesBelow256(Left);
+    pointwiseBlock256<R0, R1, Cols256::Half>(Panel, K, X + J, Ldx, M0, All, Bias, Act, Out + J, Ldo,
+                                              Res ? Res + J : nullptr, C);
+    if (Pair)
+      pointwiseBlock256<6, 6, Cols256::Half>(Panel + Next, K, X + J, Ldx, M0, All, Bias2, Act, Out + MR * Ldo + J,
+                                             Ldo, Res2(J), C);
+  }
 }
 
-/// The input channels in chunks of at most kChunkK256: a 16-pixel block's rows of one chunk (64
-/// bytes each) and the panel's part (48 bytes per channel) stay in L1 for both 6-channel passes;
-/// all K of them would not past ~200 channels. Later chunks add to the partial sums in Out.
-constexpr int64_t kChunkK256 = 192;
+/// Over kOneChunkK256 input channels they are taken in chunks of at most kChunkK256: a 16-pixel
+/// block's rows of one chunk (64 bytes each) and the panel's part (48 bytes per channel) stay in
+/// L1 for both 6-channel passes; all K of them would not past ~200 channels. Later chunks add to
+/// the partial sums in Out. Zen 3, 1 thread, one-Conv models, minima of alternated runs: ResNet-50's
+/// 128 from 512 on 28x28 1.098 -> 1.082 ms with chunks of 128 instead of 171 (96: 1.100); 1024 from
+/// 256 on 14x14 as one chunk of 256 1.111 -> 1.168 against two of 128.
+constexpr int64_t kChunkK256 = 128, kOneChunkK256 = 192;
 
-template <int R0, int R1>
+template <int R0, int R1, bool Pair = false>
 __attribute__((target("avx2,fma"))) void pointwiseRun256(const float *Panel, int64_t K, const float *X, int64_t Ldx,
                                                          int64_t N, const float *Bias, const FusedAct &Act, float *Out,
                                                          int64_t Ldo, const float *Res) {
-  const int64_t Chunks = std::max<int64_t>(1, (K + kChunkK256 - 1) / kChunkK256);
+  const int64_t Chunks = K <= kOneChunkK256 ? 1 : (K + kChunkK256 - 1) / kChunkK256;
   const int64_t Step = std::max<int64_t>(1, (K + Chunks - 1) / Chunks);
   for (int64_t K0 = 0; K0 < K || K0 == 0; K0 += Step) {
     const int64_t Kn = std::min(Step, K - K0);
     const KChunk256 C{K0 > 0, K0 + Kn >= K};
-    pointwiseChunk256<R0, R1>(Panel + K0 * MR, Kn, X + K0 * Ldx, Ldx, N, K0 > 0 ? nullptr : Bias, Act, Out, Ldo,
-                              Res, C);
+    pointwiseChunk256<R0, R1, Pair>(Panel + K0 * MR, Kn, X + K0 * Ldx, Ldx, N, K0 > 0 ? nullptr : Bias, Act, Out,
+                                    Ldo, Res, C, K * MR);
   }
 }
 
@@ -847,11 +869,21 @@ void pointwiseRunAvx2(const float *Panel, int64_t Rows, int64_t K, const float *
     // accumulators, whose FMA latency then sets its pace).
     OPT_CASE(7, 4, 3) OPT_CASE(8, 4, 4) OPT_CASE(9, 5, 4) OPT_CASE(10, 6, 4) OPT_CASE(11, 6, 5) OPT_CASE(12, 6, 6)
 #undef OPT_CASE
+  case 2 * MR: return pointwiseRun256<6, 6, true>(Panel, K, X, Ldx, N, Bias, Act, Out, Ldo, Res);
   default: return;
   }
 #else
   (void)Panel, (void)Rows, (void)K, (void)X, (void)Ldx, (void)N, (void)Bias, (void)Act;
   (void)Out, (void)Ldo, (void)Res;
+#endif
+}
+
+bool pointwiseAvx2PairsPanels(int64_t K, int64_t Plane) {
+#if defined(OPT_SIMD_X86) && defined(OPT_HAVE_VECMATH256)
+  return K > kOneChunkK256 && Plane >= 56 * 56;
+#else
+  (void)K, (void)Plane;
+  return false;
 #endif
 }
 

@@ -64,9 +64,21 @@ bool rowPipelineAvx2Supported();
 /// from memory by the first half (which prefetches the next block's) and from L1 by the second;
 /// bias, residual, clamp and activation (Act256) in registers, NaN passing the
 /// clamp. Over 192 input channels they are taken in chunks whose partial sums go through Out (so
-/// Out must not overlap X or Res). Only after rowPipelineAvx2Supported().
+/// Out must not overlap X or Res). Rows 2 * kRowPipelineMR: two whole consecutive panels, each
+/// block's rows (of a chunk) fetched into L1 once for the four passes (pointwiseAvx2PairsPanels
+/// says where that pays). Only after rowPipelineAvx2Supported().
 void pointwiseRunAvx2(const float *Panel, int64_t Rows, int64_t K, const float *X, int64_t Ldx, int64_t N,
                       const float *Bias, const FusedAct &Act, float *Out, int64_t Ldo, const float *Res = nullptr);
+
+/// Whether pointwiseRunAvx2 should take two whole panels at a time over K input channels and
+/// Plane pixels: where they come in chunks (over 192), whose rows then serve four 6-channel passes
+/// from L1, not two, on planes of 56x56 and up. Zen 3, one-Conv models and per op in the models,
+/// minima of alternated runs: ResNet-50's layer1 conv1 (64 from 256 on 56x56) 1.118-1.124 ->
+/// 1.103-1.106 ms at 1 thread, 0.575 -> 0.566 at 2; layer2.0 conv1 (128 from 256 on 56x56) in
+/// the model 2241 -> 2210 us. Not paired: SqueezeNet's 32 from 256 on 27x27 143 -> 152 us and
+/// 48 from 256 on 13x13 49.2 -> 50.9 (1 thread, in the model); 128 from 512 on 28x28 and 1024
+/// from 256 on 14x14 1.00x; unchunked inputs (256 from 64 on 56x56 with a residual 1.004x).
+bool pointwiseAvx2PairsPanels(int64_t K, int64_t Plane);
 
 /// pointwiseTransposedAvx512's AVX2 + FMA sibling for small planes (7x7, 14x14: 49 pixels fill
 /// 16-pixel tiles badly), the pixels as the GEMM's rows and output channels in lanes:

@@ -108,7 +108,8 @@ class ConvPointwiseRowsKernel : public Kernel {
 public:
   ConvPointwiseRowsKernel(const char *Name, PointwiseRunFn RunFn, ConvAttrs A, AlignedFloats Packed, int64_t M,
                           int64_t C, bool Strided)
-      : Name(Name), RunFn(RunFn), A(std::move(A)), Packed(std::move(Packed)), M(M), C(C), Strided(Strided) {}
+      : Name(Name), RunFn(RunFn), A(std::move(A)), Packed(std::move(Packed)), M(M), C(C), Strided(Strided),
+        PairPanels(RunFn == pointwiseRunAvx2) {}
 
   Status run(const KernelContext &Ctx) const override {
     ASSIGN_OR_RETURN(const ConvRun R, planConv(Name, A, Ctx));
@@ -152,16 +153,21 @@ public:
       if (Saved * 16 * kRowPipelineMR > 8 * (P - Run)) // per input channel
         Runs = 1, Run = P, Groups = ChannelGroups;
     }
+    const bool Paired = PairPanels && pointwiseAvx2PairsPanels(C, P);
     Par.forRange(static_cast<size_t>(R.N * Runs * Groups), 1, [&](size_t Lo, size_t Hi) {
       for (size_t T = Lo; T < Hi; ++T) {
         const int64_t Gi = static_cast<int64_t>(T) % Groups, Item = static_cast<int64_t>(T) / Groups;
         const int64_t N = Item / Runs, J0 = Item % Runs * Run;
         const int64_t Nj = std::min(Run, P - J0);
-        for (int64_t Pn = Gi * Panels / Groups; Pn < (Gi + 1) * Panels / Groups; ++Pn) {
+        const int64_t PnEnd = (Gi + 1) * Panels / Groups;
+        for (int64_t Pn = Gi * Panels / Groups; Pn < PnEnd;) {
           const int64_t M0 = Pn * kRowPipelineMR;
           const int64_t Off = (N * M + M0) * P + J0;
-          RunFn(Packed.data() + Pn * C * kRowPipelineMR, std::min(kRowPipelineMR, M - M0), C, X + N * C * P + J0, P,
-                Nj, B ? B + M0 : nullptr, A.Act, Y + Off, P, Res ? Res + Off : nullptr);
+          // Two whole panels at a time where the kernel takes them (PairPanels).
+          const int64_t Take = Paired && Pn + 1 < PnEnd && M0 + 2 * kRowPipelineMR <= M ? 2 : 1;
+          RunFn(Packed.data() + Pn * C * kRowPipelineMR, std::min(Take * kRowPipelineMR, M - M0), C,
+                X + N * C * P + J0, P, Nj, B ? B + M0 : nullptr, A.Act, Y + Off, P, Res ? Res + Off : nullptr);
+          Pn += Take;
         }
       }
     });
@@ -175,6 +181,7 @@ private:
   AlignedFloats Packed; ///< W in panels of kRowPipelineMR channels (packPointwiseWeights)
   int64_t M, C;
   bool Strided; ///< strides over 1: X subsampled first (pointwiseInput)
+  bool PairPanels; ///< RunFn takes two whole panels at once (pointwiseRunAvx2)
 };
 /// Where one ISA's ConvPointwiseRowsKernel runs: output planes of at least MinPlane pixels, at
 /// most MaxM output and MaxC input channels.

@@ -141,7 +141,7 @@ int main() {
     const std::vector<float> A = randomFloats(static_cast<size_t>(S.M * S.K), 5), B = randomFloats(static_cast<size_t>(S.K * S.N), 6);
     std::vector<float> Y(static_cast<size_t>(S.M * S.N));
     PackedB PB;
-    packB(MK, S.K, S.N, MatrixRef{B.data(), S.N, 1}, PB, Serial, nullptr, gemmKcForWeights(S.K));
+    packB(MK, S.K, S.N, MatrixRef{B.data(), S.N, 1}, PB, Serial, nullptr, gemmKcForWeights(S.K, MK.Isa));
     const double Flop = 2.0 * S.M * S.K * S.N;
     const double TRows = bestOf(30, [&] { gemmRowsA(MK, S.M, S.K, A.data(), S.K, PB, 1.0f, 0.0f, Y.data(), S.N, Serial); });
     PackedA PA;

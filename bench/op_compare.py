@@ -6,7 +6,11 @@ Our fused ops carry the names of the nodes they replaced ("a+b+c"); ORT's fused 
 (Conv+Relu, NCHWc reorders) are matched by the original name they start with, the rest listed as
 ORT-only. A diagnostic, never a test: run it on a quiet machine.
 
-    python bench/op_compare.py MODEL.onnx [--threads 1] [--runs 30] [--benchmark build/optimium-benchmark]
+    python bench/op_compare.py MODEL.onnx [--threads 1] [--runs 30] [--rounds 3] [--benchmark build/optimium-benchmark]
+
+Ours and ORT run in alternating blocks (--rounds, the runs split over them; ours a fresh
+optimium-benchmark process per block, ORT's two sessions kept): per-op figures are minima over
+all blocks, our whole-run median the median of the blocks' medians.
 """
 import argparse
 import collections
@@ -28,45 +32,60 @@ def ours(benchmark, model, threads, runs):
     return d["latency_ms"], d.get("profiled_latency_ms"), [(o["name"], o["type"], o["min_us"]) for o in d["ops"]]
 
 
-def ort(model, threads, runs):
+class Ort:
     """ORT's per-node minima (its profiler) and model_run times, and the sess.run times of a second
     session without the profiler, run alternately with the profiled one: ORT's profiler adds to its
     node and run times (MNIST CNN 0.080 -> 0.123 ms, MobileNetV2 9.5 -> 9.8 ms, 1 thread, Zen 3), so
-    its node minima overstate what its unprofiled run spends in them; ours are not inflated that way."""
-    import onnxruntime as ort_mod
+    its node minima overstate what its unprofiled run spends in them; ours are not inflated that way.
+    Both sessions live across the rounds (run() per round, finish() once)."""
 
-    def session(profile):
-        so = ort_mod.SessionOptions()
-        so.intra_op_num_threads = threads
-        so.inter_op_num_threads = 1
-        if profile:
-            so.enable_profiling = True
-            so.profile_file_prefix = os.path.join(tempfile.mkdtemp(), "ort")
-        return ort_mod.InferenceSession(model, so, providers=["CPUExecutionProvider"])
+    def __init__(self, model, threads):
+        import onnxruntime as ort_mod
 
-    s, plain = session(True), session(False)
-    rng = np.random.default_rng(1)
-    feeds = {}
-    for i in s.get_inputs():
-        shape = [d if isinstance(d, int) else 1 for d in i.shape]
-        dt = {"tensor(float)": np.float32, "tensor(int64)": np.int64, "tensor(int32)": np.int32}.get(i.type, np.float32)
-        feeds[i.name] = (rng.standard_normal(shape) if dt == np.float32 else np.ones(shape)).astype(dt)
-    plain_ms = []
-    for k in range(5 + runs):
-        s.run(None, feeds)
-        t0 = time.perf_counter()
-        plain.run(None, feeds)
-        if k >= 5:
-            plain_ms.append((time.perf_counter() - t0) * 1e3)
-    path = s.end_profiling()
-    per = collections.defaultdict(list)
-    runs_ms = []
-    for e in json.load(open(path)):
-        if e.get("cat") == "Node" and e["name"].endswith("_kernel_time"):
-            per[(e["name"][: -len("_kernel_time")], e["args"].get("op_name", "?"))].append(e["dur"])
-        elif e.get("cat") == "Session" and e["name"] == "model_run":
-            runs_ms.append(e["dur"] / 1000.0)
-    return runs_ms[5:], plain_ms, {k: min(v[-runs:]) for k, v in per.items()}
+        def session(profile):
+            so = ort_mod.SessionOptions()
+            so.intra_op_num_threads = threads
+            so.inter_op_num_threads = 1
+            if profile:
+                so.enable_profiling = True
+                so.profile_file_prefix = os.path.join(tempfile.mkdtemp(), "ort")
+            return ort_mod.InferenceSession(model, so, providers=["CPUExecutionProvider"])
+
+        self.s, self.plain = session(True), session(False)
+        rng = np.random.default_rng(1)
+        self.feeds = {}
+        for i in self.s.get_inputs():
+            shape = [d if isinstance(d, int) else 1 for d in i.shape]
+            dt = {"tensor(float)": np.float32, "tensor(int64)": np.int64, "tensor(int32)": np.int32}.get(i.type, np.float32)
+            self.feeds[i.name] = (rng.standard_normal(shape) if dt == np.float32 else np.ones(shape)).astype(dt)
+        self.plain_ms = []
+        self.measured = []  # per profiled run: True when measured (after a round's warm-up)
+
+    def run(self, runs, warmup=5):
+        for k in range(warmup + runs):
+            self.s.run(None, self.feeds)
+            self.measured.append(k >= warmup)
+            t0 = time.perf_counter()
+            self.plain.run(None, self.feeds)
+            if k >= warmup:
+                self.plain_ms.append((time.perf_counter() - t0) * 1e3)
+
+    def finish(self):
+        """(profiled model_run ms, unprofiled sess.run ms, {(node, op): min us}) of the measured runs."""
+        path = self.s.end_profiling()
+        per = collections.defaultdict(list)
+        runs_ms = []
+        run_index = -1
+        for e in json.load(open(path)):
+            if e.get("cat") == "Session" and e["name"] == "model_run":
+                run_index += 1
+                if self.measured[run_index]:
+                    runs_ms.append(e["dur"] / 1000.0)
+            elif e.get("cat") == "Node" and e["name"].endswith("_kernel_time"):
+                per[(e["name"][: -len("_kernel_time")], e["args"].get("op_name", "?"))].append(e["dur"])
+        # Node events carry no run index: each node's minimum over every run but the very first
+        # (later rounds' warm-up runs are as warm as measured ones).
+        return runs_ms, self.plain_ms, {k: min(v[1:] or v) for k, v in per.items()}
 
 
 def graph_producers(model):
@@ -85,9 +104,29 @@ def main():
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--runs", type=int, default=30)
     ap.add_argument("--benchmark", default=os.path.join(os.path.dirname(__file__), "..", "build", "optimium-benchmark"))
+    ap.add_argument("--rounds", type=int, default=3,
+                    help="alternate ours and ORT this many times (--runs split over them): on a VM whose speed "
+                         "shifts between processes, one block each compares two machine states")
     a = ap.parse_args()
-    lat, lat_profiled, mine = ours(a.benchmark, a.model, a.threads, a.runs)
-    ort_runs, ort_plain, theirs = ort(a.model, a.threads, a.runs)
+    rounds = max(1, a.rounds)
+    per_round = max(1, a.runs // rounds)
+    ort_side = Ort(a.model, a.threads)
+    lats, lats_profiled, mins = [], [], {}
+    for r in range(rounds):
+        for side in (("ours", "ort") if r % 2 == 0 else ("ort", "ours")):
+            if side == "ort":
+                ort_side.run(per_round)
+                continue
+            lat, lat_profiled, mine = ours(a.benchmark, a.model, a.threads, per_round)
+            lats.append(lat)
+            lats_profiled.append(lat_profiled)
+            for name, typ, us in mine:
+                mins[(name, typ)] = min(us, mins.get((name, typ), us))
+    mine = [(name, typ, us) for (name, typ), us in mins.items()]
+    merge = lambda ls: None if ls[0] is None else {"min": min(l["min"] for l in ls),
+                                                   "median": float(np.median([l["median"] for l in ls]))}
+    lat, lat_profiled = merge(lats), merge(lats_profiled)
+    ort_runs, ort_plain, theirs = ort_side.finish()
     left = dict(theirs)
     rows = [[name, typ, us, 0.0, set()] for name, typ, us in mine]
 

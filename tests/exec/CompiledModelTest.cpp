@@ -639,6 +639,26 @@ size_t countKeysWith(const std::vector<std::string> &Keys, const std::string &Pa
   return N;
 }
 
+/// B's model written to tempDir()/Name; returns the file's path.
+std::string writeModel(const OnnxBuilder &B, const std::string &Name) {
+  const std::string Path = tempDir() + "/" + Name;
+  const std::string Bytes = B.bytes();
+  writeFile(Path, std::vector<uint8_t>(Bytes.begin(), Bytes.end()));
+  return Path;
+}
+
+/// Folder (compiled from Onnx, Keys entries in its packed.bin) loads borrowing every entry and
+/// packing nothing at load, with outputs identical to the ONNX file's.
+void expectFolderBorrowsEveryEntry(const std::string &Onnx, const std::string &Folder, size_t Keys,
+                                   const std::string &What) {
+  rt::Model A = rt::loadModel(Onnx);
+  rt::Model M = rt::loadModel(Folder);
+  EXPECT_EQ(M.impl()->PackedHits, Keys) << What;
+  EXPECT_EQ(M.impl()->PackedMisses, 0u) << What;
+  std::vector<rt::Tensor> In = inputsFor(A, "");
+  expectIdentical(A, M, In, What);
+}
+
 } // namespace
 
 TEST(CompiledModel, FusedPointwiseDepthwiseWeightsArePackedInTheFolder) {
@@ -656,12 +676,7 @@ TEST(CompiledModel, FusedPointwiseDepthwiseWeightsArePackedInTheFolder) {
   }
   EXPECT_EQ(countKeysWith(Keys, "f32_conv__im2col_gemm_") + countKeysWith(Keys, "f32_conv__pointwise_transposed_avx2"),
             1u);
-  rt::Model A = rt::loadModel(Onnx);
-  rt::Model B = rt::loadModel(Folder);
-  EXPECT_EQ(B.impl()->PackedHits, Keys.size());
-  EXPECT_EQ(B.impl()->PackedMisses, 0u);
-  std::vector<rt::Tensor> In = inputsFor(A, "");
-  expectIdentical(A, B, In, "inverted residual");
+  expectFolderBorrowsEveryEntry(Onnx, Folder, Keys.size(), "inverted residual");
 }
 
 TEST(CompiledModel, WinogradTransformedWeightsAreInTheFolder) {
@@ -678,20 +693,13 @@ TEST(CompiledModel, WinogradTransformedWeightsAreInTheFolder) {
   OnnxBuilder::attrInts(Conv, "pads", {1, 1, 1, 1});
   B.node("Relu", {"c"}, {"y"}, "relu");
   B.output("y", onnx::TensorProto_DataType_FLOAT);
-  const std::string Onnx = tempDir() + "/winograd.onnx";
-  const std::string Bytes = B.bytes();
-  writeFile(Onnx, std::vector<uint8_t>(Bytes.begin(), Bytes.end()));
+  const std::string Onnx = writeModel(B, "winograd.onnx");
   const std::string Folder = compileTo(Onnx);
   const std::vector<std::string> Keys = packedKeys(Folder);
   if (rtd::cpuFeatures().avx2Fma()) {
     EXPECT_EQ(countKeysWith(Keys, "f32_conv__winograd_"), 1u);
   }
-  rt::Model A = rt::loadModel(Onnx);
-  rt::Model M = rt::loadModel(Folder);
-  EXPECT_EQ(M.impl()->PackedHits, Keys.size());
-  EXPECT_EQ(M.impl()->PackedMisses, 0u);
-  std::vector<rt::Tensor> In = inputsFor(A, "");
-  expectIdentical(A, M, In, "winograd");
+  expectFolderBorrowsEveryEntry(Onnx, Folder, Keys.size(), "winograd");
 }
 
 TEST(CompiledModel, BlockedDepthwiseWeightsAreInTheFolder) {
@@ -708,20 +716,13 @@ TEST(CompiledModel, BlockedDepthwiseWeightsAreInTheFolder) {
   OnnxBuilder::attrInts(Conv, "pads", {3, 3, 3, 3});
   OnnxBuilder::attrInt(Conv, "group", C);
   B.output("y", onnx::TensorProto_DataType_FLOAT);
-  const std::string Onnx = tempDir() + "/depthwise7x7.onnx";
-  const std::string Bytes = B.bytes();
-  writeFile(Onnx, std::vector<uint8_t>(Bytes.begin(), Bytes.end()));
+  const std::string Onnx = writeModel(B, "depthwise7x7.onnx");
   const std::string Folder = compileTo(Onnx);
   const std::vector<std::string> Keys = packedKeys(Folder);
   if (rtd::cpuFeatures().avx2Fma() && !rtd::cpuFeatures().AVX512F) {
     EXPECT_EQ(countKeysWith(Keys, "f32_conv__depthwise_blocked_avx2"), 1u);
   }
-  rt::Model A = rt::loadModel(Onnx);
-  rt::Model M = rt::loadModel(Folder);
-  EXPECT_EQ(M.impl()->PackedHits, Keys.size());
-  EXPECT_EQ(M.impl()->PackedMisses, 0u);
-  std::vector<rt::Tensor> In = inputsFor(A, "");
-  expectIdentical(A, M, In, "depthwise7x7");
+  expectFolderBorrowsEveryEntry(Onnx, Folder, Keys.size(), "depthwise7x7");
 }
 
 TEST(CompiledModel, ConvTransposeAndStemWeightsAreInTheFolder) {
@@ -742,21 +743,14 @@ TEST(CompiledModel, ConvTransposeAndStemWeightsAreInTheFolder) {
   OnnxBuilder::attrInts(Up, "strides", {2, 2});
   OnnxBuilder::attrInt(Up, "group", 2);
   B.output("y", onnx::TensorProto_DataType_FLOAT);
-  const std::string Onnx = tempDir() + "/stem_convtranspose.onnx";
-  const std::string Bytes = B.bytes();
-  writeFile(Onnx, std::vector<uint8_t>(Bytes.begin(), Bytes.end()));
+  const std::string Onnx = writeModel(B, "stem_convtranspose.onnx");
   const std::string Folder = compileTo(Onnx);
   const std::vector<std::string> Keys = packedKeys(Folder);
   EXPECT_EQ(countKeysWith(Keys, "f32_convtranspose__col2im_"), 2u); // one per group
   if (rtd::cpuFeatures().avx2Fma()) {
     EXPECT_EQ(countKeysWith(Keys, "f32_conv__direct_avx"), 1u);
   }
-  rt::Model A = rt::loadModel(Onnx);
-  rt::Model M = rt::loadModel(Folder);
-  EXPECT_EQ(M.impl()->PackedHits, Keys.size());
-  EXPECT_EQ(M.impl()->PackedMisses, 0u);
-  std::vector<rt::Tensor> In = inputsFor(A, "");
-  expectIdentical(A, M, In, "stem + convtranspose");
+  expectFolderBorrowsEveryEntry(Onnx, Folder, Keys.size(), "stem + convtranspose");
 }
 
 TEST(CompiledModel, StridedPointwiseWeightsAreInTheFolder) {
@@ -778,9 +772,7 @@ TEST(CompiledModel, StridedPointwiseWeightsAreInTheFolder) {
   OnnxBuilder::attrInts(Lanes, "strides", {2, 2});
   B.output("y1", onnx::TensorProto_DataType_FLOAT);
   B.output("y2", onnx::TensorProto_DataType_FLOAT);
-  const std::string Onnx = tempDir() + "/strided_pointwise.onnx";
-  const std::string Bytes = B.bytes();
-  writeFile(Onnx, std::vector<uint8_t>(Bytes.begin(), Bytes.end()));
+  const std::string Onnx = writeModel(B, "strided_pointwise.onnx");
   const std::string Folder = compileTo(Onnx);
   const std::vector<std::string> Keys = packedKeys(Folder);
   EXPECT_EQ(Keys.size(), 2u);
@@ -788,12 +780,7 @@ TEST(CompiledModel, StridedPointwiseWeightsAreInTheFolder) {
     EXPECT_EQ(countKeysWith(Keys, "f32_conv__pointwise_rows_strided_avx2"), 1u);
     EXPECT_EQ(countKeysWith(Keys, "f32_conv__pointwise_transposed_strided_avx2"), 1u);
   }
-  rt::Model A = rt::loadModel(Onnx);
-  rt::Model M = rt::loadModel(Folder);
-  EXPECT_EQ(M.impl()->PackedHits, Keys.size());
-  EXPECT_EQ(M.impl()->PackedMisses, 0u);
-  std::vector<rt::Tensor> In = inputsFor(A, "");
-  expectIdentical(A, M, In, "strided pointwise");
+  expectFolderBorrowsEveryEntry(Onnx, Folder, Keys.size(), "strided pointwise");
 }
 
 TEST(CompiledModel, StridedTapsWeightsAreInTheFolder) {
@@ -810,21 +797,14 @@ TEST(CompiledModel, StridedTapsWeightsAreInTheFolder) {
   OnnxBuilder::attrInts(Conv, "strides", {2, 2});
   OnnxBuilder::attrInts(Conv, "pads", {1, 1, 1, 1});
   B.output("y", onnx::TensorProto_DataType_FLOAT);
-  const std::string Onnx = tempDir() + "/strided_taps.onnx";
-  const std::string Bytes = B.bytes();
-  writeFile(Onnx, std::vector<uint8_t>(Bytes.begin(), Bytes.end()));
+  const std::string Onnx = writeModel(B, "strided_taps.onnx");
   const std::string Folder = compileTo(Onnx);
   const std::vector<std::string> Keys = packedKeys(Folder);
   EXPECT_EQ(Keys.size(), 1u);
   if (rtd::cpuFeatures().avx2Fma() && !rtd::cpuFeatures().avx512Fma()) {
     EXPECT_EQ(countKeysWith(Keys, "f32_conv__im2col_gemm_avx2_6x16/wt/"), 1u) << ::testing::PrintToString(Keys);
   }
-  rt::Model A = rt::loadModel(Onnx);
-  rt::Model M = rt::loadModel(Folder);
-  EXPECT_EQ(M.impl()->PackedHits, Keys.size());
-  EXPECT_EQ(M.impl()->PackedMisses, 0u);
-  std::vector<rt::Tensor> In = inputsFor(A, "");
-  expectIdentical(A, M, In, "strided taps");
+  expectFolderBorrowsEveryEntry(Onnx, Folder, Keys.size(), "strided taps");
 }
 
 TEST(CompiledModel, PackedWeightsReachTheNativeKernelsTheSimulatedNpuCreates) {
@@ -879,9 +859,7 @@ TEST(CompiledModel, SubgraphNodesHaveTheirOwnPackedWeights) {
   OnnxBuilder::attrGraph(If, "then_branch", Branch("a", 1.0f));
   OnnxBuilder::attrGraph(If, "else_branch", Branch("b", 2.0f));
   B.output("y", onnx::TensorProto_DataType_FLOAT);
-  const std::string Onnx = tempDir() + "/if.onnx";
-  const std::string Bytes = B.bytes();
-  writeFile(Onnx, std::vector<uint8_t>(Bytes.begin(), Bytes.end()));
+  const std::string Onnx = writeModel(B, "if.onnx");
   const std::string Folder = compileTo(Onnx);
   const std::vector<std::string> Keys = packedKeys(Folder);
   EXPECT_EQ(countKeysWith(Keys, "then_branch#0:mm|in1/f32_matmul__"), 1u);
@@ -920,9 +898,7 @@ TEST(CompiledModel, SmallConstantsComeFirstInTheWeightsFile) {
   B.initializer("s", {128}, wave(128, 2.0f, 5.0f));
   B.node("Mul", {"a2", "s"}, {"y"}, "scale");
   B.output("y", onnx::TensorProto_DataType_FLOAT);
-  const std::string Onnx = tempDir() + "/layout.onnx";
-  const std::string Bytes = B.bytes();
-  writeFile(Onnx, std::vector<uint8_t>(Bytes.begin(), Bytes.end()));
+  const std::string Onnx = writeModel(B, "layout.onnx");
   const std::string Folder = compileTo(Onnx);
   rt::Model A = rt::loadModel(Onnx);
   rt::Model C = rt::loadModel(Folder);
@@ -991,9 +967,7 @@ TEST(CompiledModel, AGatherTablesRowsAreReadFromTheFileWithoutMappingIt) {
   B.node("Gather", {"table", "ids"}, {"emb"}, "embed");
   B.node("MatMul", {"emb", "w"}, {"y"}, "proj");
   B.output("y", onnx::TensorProto_DataType_FLOAT);
-  const std::string Onnx = tempDir() + "/table.onnx";
-  const std::string Bytes = B.bytes();
-  writeFile(Onnx, std::vector<uint8_t>(Bytes.begin(), Bytes.end()));
+  const std::string Onnx = writeModel(B, "table.onnx");
   const std::string Folder = compileTo(Onnx);
   const std::string Weights = Folder + "/" + rtd::kCompiledWeightsFile;
   rt::TypedTensor<int64_t> Ids = rt::tensor<int64_t>({1, 8});

@@ -312,6 +312,11 @@ LatencyStats computeLatencyStats(std::vector<double> Ms) {
 }
 
 namespace {
+/// S as a JSON object of milliseconds (min, median, mean, p90, p99, max).
+std::string latencyJson(const LatencyStats &S) {
+  return "{\"min\": " + num(S.Min, 4) + ", \"median\": " + num(S.Median, 4) + ", \"mean\": " + num(S.Mean, 4) +
+         ", \"p90\": " + num(S.P90, 4) + ", \"p99\": " + num(S.P99, 4) + ", \"max\": " + num(S.Max, 4) + "}";
+}
 
 /// Begin/end pairs: same-thread kinds by nesting, Model/Queue in order.
 std::vector<Interval> pairEvents(rt::ArrayRef<ProfileEvent> Events) {
@@ -535,13 +540,10 @@ int runBenchmarkImpl(const BenchmarkOptions &O, std::ostream &Out, std::ostream 
       << "\",\n  \"scheduler\": \"" << rt::toString(O.Scheduler)
       << "\",\n  \"inputs\": \"" << (O.Inputs.empty() ? "random" : "given") << "\",\n  \"init_ms\": " << num(LoadMs)
       << ",\n  \"first_inference_ms\": " << num(FirstMs) << ",\n  \"warmup_runs\": " << O.WarmUp
-      << ",\n  \"runs\": " << S.Count << ",\n  \"latency_ms\": {\"min\": " << num(S.Min, 4)
-      << ", \"median\": " << num(S.Median, 4) << ", \"mean\": " << num(S.Mean, 4) << ", \"p90\": " << num(S.P90, 4)
-      << ", \"p99\": " << num(S.P99, 4) << ", \"max\": " << num(S.Max, 4) << "},\n  \"peak_rss_kib\": " << Rss
+      << ",\n  \"runs\": " << S.Count << ",\n  \"latency_ms\": " << latencyJson(S) << ",\n  \"peak_rss_kib\": " << Rss
       << ",\n  \"avg_cpu_percent\": " << num(CpuPercent, 1) << ",\n  \"profiled_runs\": " << PS.Count
-      << ",\n  \"profiled_latency_ms\": {\"min\": " << num(PS.Min, 4) << ", \"median\": " << num(PS.Median, 4)
-      << ", \"mean\": " << num(PS.Mean, 4) << ", \"p90\": " << num(PS.P90, 4) << ", \"p99\": " << num(PS.P99, 4)
-      << ", \"max\": " << num(PS.Max, 4) << "},\n  \"dropped_events\": " << Dropped << ",\n  \"ops\": [";
+      << ",\n  \"profiled_latency_ms\": " << latencyJson(PS) << ",\n  \"dropped_events\": " << Dropped
+      << ",\n  \"ops\": [";
     for (size_t I = 0; I < Layers.size(); ++I) {
       const rt::LayerDuration &L = Layers[I];
       J << (I ? "," : "") << "\n    {\"name\": \"" << jsonEscape(L.Name) << "\", \"type\": \"" << jsonEscape(L.Type)

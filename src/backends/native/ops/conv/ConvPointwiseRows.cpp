@@ -108,8 +108,7 @@ class ConvPointwiseRowsKernel : public Kernel {
 public:
   ConvPointwiseRowsKernel(const char *Name, PointwiseRunFn RunFn, ConvAttrs A, AlignedFloats Packed, int64_t M,
                           int64_t C, bool Strided)
-      : Name(Name), RunFn(RunFn), A(std::move(A)), Packed(std::move(Packed)), M(M), C(C), Strided(Strided),
-        PairPanels(RunFn == pointwiseRunAvx2) {}
+      : Name(Name), RunFn(RunFn), A(std::move(A)), Packed(std::move(Packed)), M(M), C(C), Strided(Strided) {}
 
   Status run(const KernelContext &Ctx) const override {
     ASSIGN_OR_RETURN(const ConvRun R, planConv(Name, A, Ctx));
@@ -153,7 +152,8 @@ public:
       if (Saved * 16 * kRowPipelineMR > 8 * (P - Run)) // per input channel
         Runs = 1, Run = P, Groups = ChannelGroups;
     }
-    const bool Paired = PairPanels && pointwiseAvx2PairsPanels(C, P);
+    // Two whole panels at a time where the AVX2 kernel takes them and it pays.
+    const bool Paired = RunFn == pointwiseRunAvx2 && pointwiseAvx2PairsPanels(C, P);
     Par.forRange(static_cast<size_t>(R.N * Runs * Groups), 1, [&](size_t Lo, size_t Hi) {
       for (size_t T = Lo; T < Hi; ++T) {
         const int64_t Gi = static_cast<int64_t>(T) % Groups, Item = static_cast<int64_t>(T) / Groups;
@@ -163,7 +163,6 @@ public:
         for (int64_t Pn = Gi * Panels / Groups; Pn < PnEnd;) {
           const int64_t M0 = Pn * kRowPipelineMR;
           const int64_t Off = (N * M + M0) * P + J0;
-          // Two whole panels at a time where the kernel takes them (PairPanels).
           const int64_t Take = Paired && Pn + 1 < PnEnd && M0 + 2 * kRowPipelineMR <= M ? 2 : 1;
           RunFn(Packed.data() + Pn * C * kRowPipelineMR, std::min(Take * kRowPipelineMR, M - M0), C,
                 X + N * C * P + J0, P, Nj, B ? B + M0 : nullptr, A.Act, Y + Off, P, Res ? Res + Off : nullptr);
@@ -181,7 +180,6 @@ private:
   AlignedFloats Packed; ///< W in panels of kRowPipelineMR channels (packPointwiseWeights)
   int64_t M, C;
   bool Strided; ///< strides over 1: X subsampled first (pointwiseInput)
-  bool PairPanels; ///< RunFn takes two whole panels at once (pointwiseRunAvx2)
 };
 /// Where one ISA's ConvPointwiseRowsKernel runs: output planes of at least MinPlane pixels, at
 /// most MaxM output and MaxC input channels.
